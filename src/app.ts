@@ -1,0 +1,120 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.js';
+import type { Db } from './db/client.js';
+import { installAuth } from './http/auth.js';
+import { installErrorHandling } from './http/errors.js';
+import { installIdempotency, pruneIdempotencyKeys } from './http/idempotency.js';
+import { installMetrics } from './http/metrics.js';
+import { metaRoutes } from './http/meta-routes.js';
+import { installNegotiation } from './http/negotiation.js';
+import { installOpenApi } from './http/openapi.js';
+import { DatabaseBucketStore, MemoryBucketStore } from './http/rate-limit.js';
+import { genRequestId, installRequestId } from './http/request-id.js';
+import type { App } from './http/routes.js';
+import { ProblemSchema } from './http/schemas.js';
+import { installValidation } from './http/validation.js';
+import { DEPRECATIONS, installVersioning, type DeprecationRegistry } from './http/versioning.js';
+import { JOBS } from './jobs/names.js';
+import { PgBossQueue, type JobQueue } from './jobs/queue.js';
+import { systemClock, type Clock } from './lib/time.js';
+import { accountRoutes, accountSchemas } from './modules/accounts/routes.js';
+import { accountsService, cancelTermination } from './modules/accounts/service.js';
+import type { ServiceDeps } from './modules/deps.js';
+import { pruneEvents } from './modules/events/repo.js';
+import { eventRoutes, eventSchemas } from './modules/events/routes.js';
+import { eventsService } from './modules/events/service.js';
+import { operationRoutes, operationSchemas } from './modules/operations/routes.js';
+import { operationsService } from './modules/operations/service.js';
+import { planRoutes, planSchemas } from './modules/plans/routes.js';
+import { plansService } from './modules/plans/service.js';
+import { resellerRoutes, resellerSchemas } from './modules/resellers/routes.js';
+import { resellersService } from './modules/resellers/service.js';
+import { TokenResolver } from './modules/tokens/resolver.js';
+import { tokenRoutes, tokenSchemas } from './modules/tokens/routes.js';
+import { tokensService } from './modules/tokens/service.js';
+
+export interface AppDeps {
+  config: Readonly<Config>;
+  db: Db;
+  clock?: Clock;
+  /** A job queue; by default pg-boss on the same database, started with the app. */
+  jobs?: JobQueue;
+  deprecations?: DeprecationRegistry;
+  /** Extra routes (tests register test-only routes here). */
+  extraRoutes?: (app: App) => void;
+  logger?: boolean;
+}
+
+const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** Builds the Fastify app with every plugin and route; does not listen (tests inject). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, db } = deps;
+  const clock = deps.clock ?? systemClock;
+  const app = Fastify({
+    logger: deps.logger === false ? false : { level: config.logLevel, redact: ['req.headers.authorization'] },
+    genReqId: genRequestId,
+    requestIdHeader: false,
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+    ajv: { customOptions: { removeAdditional: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  const jobs = deps.jobs ?? new PgBossQueue(db, { runWorkers: config.jobs, onError: (err) => app.log.error({ err }, 'job queue error') });
+  const resolver = new TokenResolver({
+    db,
+    clock,
+    ttlMs: config.tokenCacheTtlMs,
+    bootstrapToken: config.bootstrapToken,
+    onBackgroundError: (err) => app.log.warn({ err }, 'could not record token use'),
+  });
+  const svc: ServiceDeps = { db, clock, config, jobs, resolver };
+
+  for (const schema of [ProblemSchema, ...resellerSchemas, ...planSchemas, ...operationSchemas, ...accountSchemas, ...tokenSchemas, ...eventSchemas]) {
+    app.addSchema(schema);
+  }
+  installValidation(app);
+  installErrorHandling(app, config.baseUrl);
+  installRequestId(app);
+  installNegotiation(app);
+  const metrics = installMetrics(app);
+  metrics.addGauge('berth_job_queue_depth', 'Jobs waiting or running per queue.', () => jobs.depth());
+  const perMinute = (name: string, quota: number) => ({ name, quota, windowSeconds: 60 });
+  installAuth(app, {
+    resolver,
+    buckets: config.rateLimit.store === 'database' ? new DatabaseBucketStore(db) : new MemoryBucketStore(),
+    policies: {
+      read: perMinute('read', config.rateLimit.readPerMinute),
+      write: perMinute('write', config.rateLimit.writePerMinute),
+      authFailures: perMinute('auth_failures', config.rateLimit.authFailuresPerMinute),
+    },
+    concurrent: config.rateLimit.concurrent,
+  });
+  installIdempotency(app, db, clock);
+  app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  await installOpenApi(app);
+  installVersioning(app, deps.deprecations ?? DEPRECATIONS);
+  metaRoutes(app, db, metrics);
+
+  const accounts = accountsService(svc);
+  resellerRoutes(app, resellersService(svc));
+  planRoutes(app, plansService(svc));
+  accountRoutes(app, accounts);
+  tokenRoutes(app, tokensService(svc));
+  operationRoutes(app, operationsService(svc, new Map([['account.terminate', cancelTermination]])));
+  eventRoutes(app, eventsService(svc));
+  deps.extraRoutes?.(app);
+
+  await jobs.work(JOBS.accountTerminate, async (data) => accounts.runTermination(String(data.operation_id)));
+  await jobs.work(JOBS.housekeeping, async () => {
+    const now = clock.now();
+    await pruneEvents(db, new Date(now.getTime() - EVENT_RETENTION_MS));
+    await pruneIdempotencyKeys(db, now);
+    await db.query(`DELETE FROM rate_buckets WHERE updated_at < now() - interval '1 hour'`);
+  });
+  await jobs.start();
+  await jobs.schedule(JOBS.housekeeping, '17 * * * *');
+  app.addHook('onClose', async () => jobs.stop());
+  return app;
+}

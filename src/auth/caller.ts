@@ -1,0 +1,75 @@
+import type { Scope } from './scopes.js';
+import { grants } from './scopes.js';
+import { AppError } from '../lib/errors.js';
+
+export type PrincipalKind = 'operator' | 'reseller' | 'account';
+
+export interface Principal {
+  kind: PrincipalKind;
+  /** null for the operator (there is one). */
+  id: string | null;
+}
+
+/** Who is calling: the authenticated token and what it may reach. */
+export interface Caller {
+  tokenId: string;
+  principal: Principal;
+  /** The reseller the caller acts for or belongs to (an account's reseller), if any. */
+  resellerId: string | null;
+  resellerSuspended: boolean;
+  scopes: string[];
+  /** Narrowed reach: only these accounts (null: the principal's whole reach). */
+  accountIds: string[] | null;
+  expiresAt: Date | null;
+}
+
+export function requireScope(caller: Caller, scope: Scope): void {
+  if (!grants(caller.scopes, scope)) {
+    throw new AppError('insufficient_scope', `This token lacks the scope ${scope}.`, { scope });
+  }
+}
+
+/**
+ * SQL that keeps only rows in the caller's reach. `accountCol`/`resellerCol` name the row's
+ * account and reseller columns; parameters are appended to `params`.
+ */
+export function reachSql(caller: Caller, cols: { account: string; reseller: string }, params: unknown[]): string {
+  const parts: string[] = [];
+  const p = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  if (caller.principal.kind === 'reseller') parts.push(`${cols.reseller} = ${p(caller.principal.id)}`);
+  if (caller.principal.kind === 'account') parts.push(`${cols.account} = ${p(caller.principal.id)}`);
+  if (caller.accountIds) parts.push(`${cols.account} = ANY(${p(caller.accountIds)}::text[])`);
+  return parts.length ? parts.join(' AND ') : 'TRUE';
+}
+
+/** Whether one account (with its reseller) lies in the caller's reach. */
+export function reachesAccount(caller: Caller, accountId: string, resellerId: string | null): boolean {
+  if (caller.accountIds && !caller.accountIds.includes(accountId)) return false;
+  switch (caller.principal.kind) {
+    case 'operator':
+      return true;
+    case 'reseller':
+      return resellerId === caller.principal.id;
+    case 'account':
+      return accountId === caller.principal.id;
+  }
+}
+
+/** Operator-only actions: others get 403 (or 404 earlier, where the resource is out of reach). */
+export function requireKind(caller: Caller, kinds: PrincipalKind[], action: string): void {
+  if (!kinds.includes(caller.principal.kind)) {
+    throw new AppError('forbidden', `A ${caller.principal.kind} token may not ${action}.`);
+  }
+}
+
+/** Writes by a principal of a suspended reseller (or suspended account) are refused. */
+export function requireWritable(caller: Caller, account?: { status: string }): void {
+  if (caller.principal.kind === 'operator') return;
+  if (caller.resellerSuspended) throw new AppError('account_suspended', 'The reseller is suspended; its accounts are read-only.');
+  if (caller.principal.kind === 'account' && account?.status === 'suspended') {
+    throw new AppError('account_suspended', 'The account is suspended; its resources are read-only.');
+  }
+}

@@ -1,0 +1,72 @@
+import { buildApp } from '../app.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { DirLockedError } from '../db/lock.js';
+import { openDb } from '../db/client.js';
+import { migrate } from '../db/migrate.js';
+import { generateTokenSecret } from '../auth/secret.js';
+import { mintOperatorToken } from '../modules/tokens/service.js';
+import { openMigratedDb } from '../runtime.js';
+
+const USAGE = `usage: berth <command>
+
+  serve                              start the API (same as npm start)
+  migrate                            apply pending database migrations
+  token create --operator [--name N] mint an operator token directly in the database
+  openapi                            print the OpenAPI document
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const config = loadConfig();
+  switch (command) {
+    case 'serve':
+      await import('../server.js');
+      return -1;
+    case 'migrate': {
+      const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      try {
+        const applied = await migrate(db);
+        process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'up to date\n');
+      } finally {
+        await db.close();
+      }
+      return 0;
+    }
+    case 'token': {
+      if (rest[0] !== 'create' || !rest.includes('--operator')) break;
+      const nameAt = rest.indexOf('--name');
+      const name = nameAt >= 0 ? (rest[nameAt + 1] ?? '') : 'operator (cli)';
+      const db = await openMigratedDb(config);
+      try {
+        const secret = generateTokenSecret();
+        await db.transaction((tx) => mintOperatorToken(tx, secret, name));
+        process.stdout.write(`${secret}\n`);
+      } finally {
+        await db.close();
+      }
+      return 0;
+    }
+    case 'openapi': {
+      const db = await openDb({ databaseUrl: null, dataDir: config.dataDir, inMemory: true });
+      await migrate(db);
+      const app = await buildApp({ config: loadConfig({ ...process.env, BERTH_JOBS: 'false' }), db, logger: false });
+      await app.ready();
+      process.stdout.write(JSON.stringify(app.swagger(), null, 2) + '\n');
+      await app.close();
+      await db.close();
+      return 0;
+    }
+  }
+  process.stderr.write(USAGE);
+  return 2;
+}
+
+main(process.argv.slice(2))
+  .then((code) => {
+    if (code >= 0) process.exit(code);
+  })
+  .catch((err: unknown) => {
+    const known = err instanceof ConfigError || err instanceof DirLockedError;
+    process.stderr.write(`berth: ${known || !(err instanceof Error) ? String((err as Error).message ?? err) : err.message}\n`);
+    process.exit(1);
+  });

@@ -1,0 +1,112 @@
+import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
+
+/** One typed, frozen configuration built from BERTH_* environment variables (SPEC §8). */
+const LogLevel = Type.Unsafe<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>({
+  type: 'string',
+  enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+});
+const Driver = Type.Unsafe<'embedded'>({ type: 'string', enum: ['embedded'] });
+
+const ConfigSchema = Type.Object({
+  host: Type.String({ minLength: 1 }),
+  port: Type.Integer({ minimum: 0, maximum: 65535 }),
+  dataDir: Type.String({ minLength: 1 }),
+  databaseUrl: Type.Union([Type.String({ pattern: '^postgres(ql)?://' }), Type.Null()]),
+  bootstrapToken: Type.Union([Type.String({ minLength: 32, pattern: '^[\\x21-\\x7e]+$' }), Type.Null()]),
+  logLevel: LogLevel,
+  baseUrl: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
+  webhookAllowHosts: Type.Array(Type.String({ minLength: 1 })),
+  drivers: Type.Object({ dns: Driver, web: Driver, mail: Driver }),
+  nameservers: Type.Array(Type.String({ minLength: 1 })),
+  webIpv4: Type.Union([Type.String({ format: 'ipv4' }), Type.Null()]),
+  webIpv6: Type.Union([Type.String({ format: 'ipv6' }), Type.Null()]),
+  rateLimit: Type.Object({
+    store: Type.Unsafe<'memory' | 'database'>({ type: 'string', enum: ['memory', 'database'] }),
+    readPerMinute: Type.Integer({ minimum: 1 }),
+    writePerMinute: Type.Integer({ minimum: 1 }),
+    concurrent: Type.Integer({ minimum: 1 }),
+    authFailuresPerMinute: Type.Integer({ minimum: 1 }),
+  }),
+  tokenCacheTtlMs: Type.Integer({ minimum: 0 }),
+  jobs: Type.Boolean(),
+});
+export type Config = Static<typeof ConfigSchema>;
+
+export class ConfigError extends Error {}
+
+const ENV_NAMES: Record<string, string> = {
+  host: 'BERTH_HOST',
+  port: 'BERTH_PORT',
+  dataDir: 'BERTH_DATA_DIR',
+  databaseUrl: 'DATABASE_URL',
+  bootstrapToken: 'BERTH_BOOTSTRAP_TOKEN (32+ printable characters)',
+  logLevel: 'BERTH_LOG_LEVEL',
+  baseUrl: 'BERTH_BASE_URL',
+  drivers: 'BERTH_DRIVER_DNS|WEB|MAIL',
+  webIpv4: 'BERTH_WEB_IPV4',
+  webIpv6: 'BERTH_WEB_IPV6',
+  rateLimit: 'BERTH_RATE_LIMIT_*',
+};
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  return Number(raw);
+}
+
+function list(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^(true|false|1|0)$/.test(raw)) throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+  return raw === 'true' || raw === '1';
+}
+
+/** Builds the config from an environment; throws ConfigError naming the bad variable. */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Readonly<Config> {
+  const config: Config = {
+    host: env.BERTH_HOST || '127.0.0.1',
+    port: int(env, 'BERTH_PORT', 8080),
+    dataDir: env.BERTH_DATA_DIR || './data',
+    databaseUrl: env.DATABASE_URL || null,
+    bootstrapToken: env.BERTH_BOOTSTRAP_TOKEN || null,
+    logLevel: (env.BERTH_LOG_LEVEL || 'info') as Config['logLevel'],
+    baseUrl: env.BERTH_BASE_URL || null,
+    webhookAllowHosts: list(env.BERTH_WEBHOOK_ALLOW_HOSTS),
+    drivers: {
+      dns: (env.BERTH_DRIVER_DNS || 'embedded') as 'embedded',
+      web: (env.BERTH_DRIVER_WEB || 'embedded') as 'embedded',
+      mail: (env.BERTH_DRIVER_MAIL || 'embedded') as 'embedded',
+    },
+    nameservers: list(env.BERTH_NAMESERVERS || 'ns1.berth.invalid,ns2.berth.invalid'),
+    webIpv4: env.BERTH_WEB_IPV4 || null,
+    webIpv6: env.BERTH_WEB_IPV6 || null,
+    rateLimit: {
+      store: (env.BERTH_RATE_LIMIT_STORE || 'memory') as 'memory',
+      readPerMinute: int(env, 'BERTH_RATE_LIMIT_READ', 1200),
+      writePerMinute: int(env, 'BERTH_RATE_LIMIT_WRITE', 240),
+      concurrent: int(env, 'BERTH_RATE_LIMIT_CONCURRENT', 20),
+      authFailuresPerMinute: int(env, 'BERTH_AUTH_FAILURES_PER_MINUTE', 20),
+    },
+    tokenCacheTtlMs: int(env, 'BERTH_TOKEN_CACHE_TTL_MS', 10_000),
+    jobs: bool(env, 'BERTH_JOBS', true),
+    ...overrides,
+  };
+  const firstError = Value.Errors(ConfigSchema, config)[0];
+  if (firstError) {
+    const path = firstError.instancePath;
+    const name = ENV_NAMES[path.split('/')[1] ?? ''] ?? path;
+    throw new ConfigError(`${name} is invalid: ${firstError.message}`);
+  }
+  return Object.freeze(config);
+}

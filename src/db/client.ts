@@ -1,0 +1,136 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { acquireDirLock, type DirLock } from './lock.js';
+
+export interface QueryResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+/** Something that runs SQL: the database itself or an open transaction. */
+export interface Queryable {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>;
+}
+
+/**
+ * One database interface over PostgreSQL (`pg`) and the embedded PGlite, so every repository
+ * writes the same SQL for both.
+ */
+export interface Db extends Queryable {
+  readonly kind: 'postgres' | 'pglite';
+  /** Runs fn in a transaction; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Runs several statements without parameters (migrations, pg-boss DDL). */
+  exec(text: string): Promise<QueryResult<Record<string, unknown>>>;
+  close(): Promise<void>;
+}
+
+// bigint and numeric arrive as strings from both drivers; counts are cast to int in SQL instead.
+class PostgresDb implements Db {
+  readonly kind = 'postgres' as const;
+  constructor(private readonly pool: pg.Pool) {}
+
+  async query<T>(text: string, params: unknown[] = []): Promise<QueryResult<T>> {
+    const r = await this.pool.query(text, params);
+    return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
+  }
+
+  async exec(text: string): Promise<QueryResult<Record<string, unknown>>> {
+    const r = (await this.pool.query(text)) as pg.QueryResult | pg.QueryResult[];
+    const last = Array.isArray(r) ? r[r.length - 1] : r;
+    return { rows: last?.rows ?? [], rowCount: last?.rowCount ?? 0 };
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const tx: Queryable = {
+        query: async <R>(text: string, params: unknown[] = []) => {
+          const r = await client.query(text, params);
+          return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
+        },
+      };
+      const result = await fn(tx);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+class PgliteDb implements Db {
+  readonly kind = 'pglite' as const;
+  constructor(
+    private readonly pg: PGlite,
+    private readonly lock: DirLock | null,
+  ) {}
+
+  async query<T>(text: string, params: unknown[] = []): Promise<QueryResult<T>> {
+    const r = await this.pg.query<T>(text, params);
+    return { rows: r.rows, rowCount: Math.max(r.affectedRows ?? 0, r.rows.length) };
+  }
+
+  async exec(text: string): Promise<QueryResult<Record<string, unknown>>> {
+    const results = await this.pg.exec(text);
+    const last = results[results.length - 1];
+    return { rows: (last?.rows ?? []) as Record<string, unknown>[], rowCount: last?.affectedRows ?? 0 };
+  }
+
+  // PGlite is one session: its transaction() holds a mutex so other queries wait, and rolls
+  // the shared session back when fn throws, so a failed transaction never poisons later queries.
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.pg.transaction(async (t) =>
+      fn({
+        query: async <R>(text: string, params: unknown[] = []) => {
+          const r = await t.query<R>(text, params);
+          return { rows: r.rows, rowCount: Math.max(r.affectedRows ?? 0, r.rows.length) };
+        },
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.pg.close();
+    this.lock?.release();
+  }
+}
+
+export interface OpenDbOptions {
+  databaseUrl: string | null;
+  dataDir: string;
+  /** PGlite only: keep the database in memory (tests). */
+  inMemory?: boolean;
+  poolSize?: number;
+}
+
+export async function openDb(opts: OpenDbOptions): Promise<Db> {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 20 });
+    // An idle client losing its connection must not crash the process.
+    pool.on('error', () => undefined);
+    const db = new PostgresDb(pool);
+    await db.query('SELECT 1');
+    return db;
+  }
+  if (opts.inMemory) return new PgliteDb(await PGlite.create(), null);
+  const dir = path.resolve(opts.dataDir, 'pglite');
+  mkdirSync(dir, { recursive: true });
+  const lock = acquireDirLock(dir);
+  try {
+    return new PgliteDb(await PGlite.create(dir), lock);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}

@@ -1,0 +1,15 @@
+/** PostgreSQL error classes, recognised by SQLSTATE and constraint name (never by message text). */
+interface PgError {
+  code?: string;
+  constraint?: string;
+}
+
+const pgError = (err: unknown): PgError => (typeof err === 'object' && err !== null ? (err as PgError) : {});
+
+export const isUniqueViolation = (err: unknown, constraint?: string): boolean =>
+  pgError(err).code === '23505' && (constraint === undefined || pgError(err).constraint === constraint);
+
+export const isForeignKeyViolation = (err: unknown, constraint?: string): boolean =>
+  pgError(err).code === '23503' && (constraint === undefined || pgError(err).constraint === constraint);
+
+export const isCheckViolation = (err: unknown): boolean => pgError(err).code === '23514';

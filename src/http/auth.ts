@@ -1,0 +1,126 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Caller } from '../auth/caller.js';
+import { grants, type Scope } from '../auth/scopes.js';
+import { AppError } from '../lib/errors.js';
+import type { TokenResolver } from '../modules/tokens/resolver.js';
+import { rateLimitHeaders, type BucketStore, type Policy } from './rate-limit.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: no token needed (health, docs, problem pages). */
+    auth?: boolean;
+    /** The scope the operation needs; checked after reach (SPEC §2: 404 before 403). */
+    scope?: Scope;
+    /** Throws not_found when the addressed resource is outside the caller's reach. */
+    reach?: (request: FastifyRequest) => Promise<unknown>;
+    /** false: no rate limit (liveness and readiness probes). */
+    rateLimit?: boolean;
+  }
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+}
+
+export interface AuthOptions {
+  resolver: TokenResolver;
+  buckets: BucketStore;
+  policies: { read: Policy; write: Policy; authFailures: Policy };
+  concurrent: number;
+}
+
+const UNAUTHENTICATED_HEADERS = { 'www-authenticate': 'Bearer realm="berth", error="invalid_token"' };
+
+/** The authenticated caller of a route that requires one. */
+export function callerOf(request: FastifyRequest): Caller {
+  if (!request.caller) throw new AppError('unauthenticated', 'Authentication required.', {}, UNAUTHENTICATED_HEADERS);
+  return request.caller;
+}
+
+function bearer(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const m = /^Bearer[ ]+([\x21-\x7e]{1,512})[ ]*$/i.exec(header);
+  return m?.[1] ?? null;
+}
+
+/**
+ * Authentication, rate limits and scope checks for every route: a route opts out with
+ * `config.auth: false`, never by re-implementing them.
+ */
+export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
+  const inFlight = new Map<string, number>();
+  app.decorateRequest('caller', null);
+
+  const limit = async (request: FastifyRequest, key: string, policy: Policy) => {
+    const charge = await opts.buckets.charge(`${policy.name}:${key}`, policy);
+    const headers = rateLimitHeaders(policy, charge);
+    if (!charge.allowed) {
+      throw new AppError('rate_limited', `Rate limit "${policy.name}" exceeded.`, { policy: policy.name }, {
+        ...headers,
+        'retry-after': String(charge.retryAfterSeconds),
+      });
+    }
+    request.raw.rateLimitHeaders = headers;
+  };
+
+  app.addHook('onRequest', async (request, reply) => {
+    const config = request.routeOptions.config;
+    const policy = request.method === 'GET' || request.method === 'HEAD' ? opts.policies.read : opts.policies.write;
+    if (config.auth === false || !request.routeOptions.url) {
+      if (config.rateLimit !== false) await limit(request, `ip:${request.ip}`, policy);
+    } else {
+      const failureKey = `ip:${request.ip}`;
+      const failures = await opts.buckets.peek(`${opts.policies.authFailures.name}:${failureKey}`, opts.policies.authFailures);
+      if (!failures.allowed) {
+        throw new AppError('rate_limited', 'Too many failed authentication attempts from this address.', { policy: opts.policies.authFailures.name }, {
+          ...rateLimitHeaders(opts.policies.authFailures, failures),
+          'retry-after': String(failures.retryAfterSeconds),
+        });
+      }
+      const secret = bearer(request);
+      const caller = secret ? await opts.resolver.resolve(secret, request.ip) : null;
+      if (!caller) {
+        await opts.buckets.charge(`${opts.policies.authFailures.name}:${failureKey}`, opts.policies.authFailures);
+        throw new AppError(
+          'unauthenticated',
+          secret ? 'The token is invalid, expired, revoked or not allowed from this address.' : 'Send Authorization: Bearer <token>.',
+          {},
+          UNAUTHENTICATED_HEADERS,
+        );
+      }
+      request.caller = caller;
+      await limit(request, `tok:${caller.tokenId}`, policy);
+      const key = caller.tokenId;
+      const running = inFlight.get(key) ?? 0;
+      if (running >= opts.concurrent) {
+        throw new AppError('rate_limited', `More than ${opts.concurrent} requests in flight for this token.`, { policy: 'concurrent' }, {
+          'retry-after': '1',
+        });
+      }
+      inFlight.set(key, running + 1);
+      reply.raw.once('close', () => {
+        const n = (inFlight.get(key) ?? 1) - 1;
+        if (n <= 0) inFlight.delete(key);
+        else inFlight.set(key, n);
+      });
+    }
+  });
+
+  app.addHook('onSend', async (request, reply) => {
+    const headers = request.raw.rateLimitHeaders;
+    if (headers) void reply.headers(headers);
+  });
+
+  app.addHook('preHandler', async (request) => {
+    const { scope, reach } = request.routeOptions.config;
+    if (!scope || !request.caller || grants(request.caller.scopes, scope)) return;
+    if (reach) await reach(request);
+    throw new AppError('insufficient_scope', `This token lacks the scope ${scope}.`, { scope });
+  });
+}
+
+declare module 'node:http' {
+  interface IncomingMessage {
+    rateLimitHeaders?: Record<string, string>;
+  }
+}

@@ -1,0 +1,162 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { AppError, type ErrorCode, type FieldError } from '../lib/errors.js';
+import { PROBLEMS } from './problems.js';
+import { SUPPORTED_VERSIONS } from './versioning.js';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
+
+export function baseUrl(request: FastifyRequest, configured: string | null): string {
+  return configured ?? `${request.protocol}://${request.host}`;
+}
+
+/** Writes a problem+json response (RFC 9457) for a stable code. */
+export function sendProblem(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  code: ErrorCode,
+  detail: string,
+  extra: Record<string, unknown> = {},
+  configuredBase: string | null = null,
+): FastifyReply {
+  const doc = PROBLEMS[code];
+  return reply
+    .code(doc.status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send({
+      type: `${baseUrl(request, configuredBase)}/problems/${code}`,
+      title: doc.title,
+      status: doc.status,
+      detail,
+      instance: request.url,
+      code,
+      request_id: request.id,
+      ...extra,
+    });
+}
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+const KEYWORD_CODES: Record<string, string> = {
+  required: 'required',
+  additionalProperties: 'unknown_field',
+  type: 'invalid_type',
+  format: 'invalid_format',
+  pattern: 'invalid_format',
+  minLength: 'too_short',
+  maxLength: 'too_long',
+  minimum: 'out_of_range',
+  maximum: 'out_of_range',
+  minItems: 'too_few',
+  maxItems: 'too_many',
+  uniqueItems: 'duplicate',
+  enum: 'invalid_value',
+  const: 'invalid_value',
+};
+
+/** Every ajv failure as a field error with a JSON Pointer; `prefix` places query errors. */
+export function toFieldErrors(errors: AjvError[], prefix = ''): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const e of errors) {
+    // anyOf branches (nullable fields) repeat the same failure; the summary line says enough.
+    if (e.keyword === 'anyOf') continue;
+    let pointer = e.instancePath;
+    let detail = e.message ?? 'is invalid';
+    if (e.keyword === 'required') {
+      pointer += `/${String(e.params.missingProperty)}`;
+      detail = 'is required';
+    } else if (e.keyword === 'additionalProperties') {
+      pointer += `/${String(e.params.additionalProperty)}`;
+      detail = 'is not a known field';
+    } else if (e.keyword === 'enum') {
+      detail = `must be one of: ${(e.params.allowedValues as unknown[]).join(', ')}`;
+    }
+    const code = KEYWORD_CODES[e.keyword] ?? 'invalid';
+    const key = `${prefix}${pointer}|${code}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ pointer: prefix + pointer, code, detail });
+  }
+  return out;
+}
+
+function fromFastifyError(error: FastifyError): { code: ErrorCode; detail: string; extra?: Record<string, unknown> } {
+  if (error.validation) {
+    const context = error.validationContext;
+    if (context === 'params') return { code: 'not_found', detail: 'No such resource.' };
+    const ajvErrors = error.validation as unknown as AjvError[];
+    if (context === 'body') {
+      return { code: 'validation_failed', detail: 'The request body did not validate.', extra: { errors: toFieldErrors(ajvErrors) } };
+    }
+    const where = context === 'querystring' ? '/query' : '/headers';
+    return {
+      code: 'malformed_request',
+      detail: `Invalid ${context === 'querystring' ? 'query parameters' : 'headers'}.`,
+      extra: { errors: toFieldErrors(ajvErrors, where) },
+    };
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { code: 'payload_too_large', detail: 'The request body is too large.' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { code: 'unsupported_media_type', detail: `Unsupported Content-Type.` };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { code: 'malformed_request', detail: 'The body is empty but Content-Type says JSON.' };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { code: 'malformed_request', detail: 'The body is not valid JSON.' };
+  }
+  if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.code ?? ''))) {
+    return { code: 'malformed_request', detail: 'The body is not valid JSON.' };
+  }
+  if (error.statusCode === 413) return { code: 'payload_too_large', detail: 'The request body is too large.' };
+  if (error.statusCode === 415) return { code: 'unsupported_media_type', detail: 'Unsupported Content-Type.' };
+  if (error.statusCode === 400) return { code: 'malformed_request', detail: 'The request could not be read.' };
+  return { code: 'internal_error', detail: 'The server failed to handle the request.' };
+}
+
+const ALL_METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/**
+ * Every error — ours and Fastify's own (bad JSON, 404 route, 405, 413, 415) — leaves as
+ * problem+json with a stable code and the request id; never a stack trace or SQL.
+ */
+export function installErrorHandling(app: FastifyInstance, configuredBase: string | null): void {
+  // A mirror of the routes, to tell "no such path" (404) from "wrong method" (405 + Allow).
+  const mirror = FindMyWay();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const m of methods) if (!mirror.find(m as HTTPMethod, route.url)) mirror.on(m as HTTPMethod, route.url, () => undefined);
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof AppError) {
+      void reply.headers(error.headers);
+      return sendProblem(request, reply, error.code, error.message, error.extra, configuredBase);
+    }
+    const mapped = fromFastifyError(error);
+    if (mapped.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
+    return sendProblem(request, reply, mapped.code, mapped.detail, mapped.extra, configuredBase);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const version = /^\/(v\d+)(\/|$)/.exec(path)?.[1];
+    if (version && !SUPPORTED_VERSIONS.includes(version)) {
+      return sendProblem(request, reply, 'unknown_api_version', `API version ${version} does not exist.`, {
+        supported_versions: SUPPORTED_VERSIONS,
+      }, configuredBase);
+    }
+    const allow = ALL_METHODS.filter((m) => mirror.find(m, path));
+    if (allow.length > 0) {
+      void reply.header('allow', allow.join(', '));
+      return sendProblem(request, reply, 'method_not_allowed', `${request.method} is not allowed here.`, {}, configuredBase);
+    }
+    return sendProblem(request, reply, 'not_found', `No route ${path}.`, {}, configuredBase);
+  });
+}

@@ -1,0 +1,28 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+export const etagOf = (version: number): string => `"${version}"`;
+
+/**
+ * Sends one resource with its ETag (derived from `version`), answering 304 when the client's
+ * If-None-Match already names it.
+ */
+export function sendResource<T extends { version: number }>(request: FastifyRequest, reply: FastifyReply, resource: T, status = 200) {
+  const etag = etagOf(resource.version);
+  void reply.header('etag', etag);
+  const inm = request.headers['if-none-match'];
+  if (status === 200 && inm && (inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))) {
+    return reply.code(304).send();
+  }
+  return reply.code(status).send(resource);
+}
+
+/**
+ * The version the client's If-Match demands: undefined without the header (or with `*`);
+ * a value that cannot match any version yields -1, which always fails (412).
+ */
+export function ifMatchVersion(request: FastifyRequest): number | undefined {
+  const raw = request.headers['if-match'];
+  if (raw === undefined || raw.trim() === '*') return undefined;
+  const m = /^\s*"(\d{1,10})"\s*$/.exec(raw);
+  return m ? Number(m[1]) : -1;
+}
+

@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Db } from '../db/client.js';
+import { AppError } from '../lib/errors.js';
+import type { Clock } from '../lib/time.js';
+
+const TTL_MS = 24 * 60 * 60 * 1000;
+const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+const REPLAYED_HEADERS = ['content-type', 'location', 'etag'];
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency: { principal: string; key: string } | null;
+  }
+}
+
+function parseKey(raw: string): string {
+  const key = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
+  if (!KEY_PATTERN.test(key)) {
+    throw new AppError('malformed_request', 'Idempotency-Key must be 1-255 printable ASCII characters.', {
+      errors: [{ pointer: '/headers/idempotency-key', code: 'invalid_format', detail: 'must be 1-255 printable ASCII characters' }],
+    });
+  }
+  return key;
+}
+
+const fingerprint = (request: FastifyRequest): string =>
+  createHash('sha256')
+    .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
+    .digest('hex');
+
+interface KeyRow {
+  fingerprint: string;
+  state: 'running' | 'done';
+  status_code: number | null;
+  headers: Record<string, string> | null;
+  body: string | null;
+  expires_at: Date;
+}
+
+/**
+ * Idempotency-Key on every POST (SPEC §1): the first completed response (< 500) is stored for
+ * 24 hours per principal and replayed; a concurrent duplicate is 409, a different request 422.
+ */
+export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): void {
+  app.decorateRequest('idempotency', null);
+
+  const reserve = async (principal: string, key: string, fp: string): Promise<boolean> => {
+    const now = clock.now();
+    // An expired key is free again: drop it, then claim it through the primary key.
+    await db.query('DELETE FROM idempotency_keys WHERE principal = $1 AND key = $2 AND expires_at <= $3', [principal, key, now]);
+    const r = await db.query(
+      `INSERT INTO idempotency_keys (principal, key, fingerprint, state, expires_at) VALUES ($1, $2, $3, 'running', $4)
+       ON CONFLICT (principal, key) DO NOTHING`,
+      [principal, key, fp, new Date(now.getTime() + TTL_MS)],
+    );
+    return r.rowCount === 1;
+  };
+
+  app.addHook('preHandler', async (request, reply) => {
+    const raw = request.headers['idempotency-key'];
+    if (request.method !== 'POST' || typeof raw !== 'string' || !request.caller) return;
+    const key = parseKey(raw);
+    const principal = `${request.caller.principal.kind}:${request.caller.principal.id ?? '-'}`;
+    const fp = fingerprint(request);
+    if (await reserve(principal, key, fp)) {
+      request.idempotency = { principal, key };
+      return;
+    }
+    const r = await db.query<KeyRow>('SELECT * FROM idempotency_keys WHERE principal = $1 AND key = $2', [principal, key]);
+    const row = r.rows[0];
+    if (!row) throw new AppError('idempotency_key_in_use', 'The key is being released; retry.', {}, { 'retry-after': '1' });
+    if (row.fingerprint !== fp) {
+      throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used with a different request.');
+    }
+    if (row.state === 'running') {
+      throw new AppError('idempotency_key_in_use', 'A request with this Idempotency-Key is still in progress.', {}, { 'retry-after': '1' });
+    }
+    void reply
+      .code(row.status_code ?? 200)
+      .headers({ ...(row.headers ?? {}), 'idempotent-replayed': 'true' })
+      .serializer((p: unknown) => p as string);
+    return reply.send(row.body ?? '');
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const claim = request.idempotency;
+    if (!claim) return payload;
+    request.idempotency = null;
+    if (reply.statusCode >= 500) {
+      await db.query('DELETE FROM idempotency_keys WHERE principal = $1 AND key = $2', [claim.principal, claim.key]);
+      return payload;
+    }
+    const headers: Record<string, string> = {};
+    for (const h of REPLAYED_HEADERS) {
+      const v = reply.getHeader(h);
+      if (v !== undefined) headers[h] = String(v);
+    }
+    await db.query(
+      `UPDATE idempotency_keys SET state = 'done', status_code = $3, headers = $4, body = $5 WHERE principal = $1 AND key = $2`,
+      [claim.principal, claim.key, reply.statusCode, JSON.stringify(headers), typeof payload === 'string' ? payload : ''],
+    );
+    return payload;
+  });
+}
+
+export const pruneIdempotencyKeys = (db: Db, now: Date) => db.query('DELETE FROM idempotency_keys WHERE expires_at <= $1', [now]);

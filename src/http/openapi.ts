@@ -1,0 +1,128 @@
+import type { FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import scalar from '@scalar/fastify-api-reference';
+import { NoQuery } from './schemas.js';
+
+const DESCRIPTION = `Berth is the automation API of a web-hosting provider.
+
+Conventions (the choices where the product specification is silent are written down here):
+- JSON in and out, snake_case fields, RFC 3339 UTC timestamps, TypeID identifiers (opaque).
+- Authentication: \`Authorization: Bearer berth_...\`. Each operation lists the scope it needs
+  in its security requirement; \`<area>:write\` implies \`<area>:read\`, \`*\` grants all.
+- A resource outside the token's reach answers 404, exactly as if it did not exist; a missing
+  scope on a reachable resource answers 403 \`insufficient_scope\`.
+- Lists: \`{data, next_cursor}\`, newest first, \`limit\` 1-200 (default 50), RFC 8288 \`Link\`
+  header for the next page. Unknown query parameters are a 400, unknown body fields a 422.
+- \`GET\` of one resource returns an \`ETag\` derived from its \`version\`; \`If-None-Match\` gives 304,
+  \`If-Match\` on PUT/PATCH/DELETE gives 412 when stale. The ETag covers the stored resource; live
+  measurements such as an account's \`usage\` are not part of it.
+- PATCH takes a JSON Merge Patch (RFC 7396) as \`application/merge-patch+json\` or \`application/json\`.
+- Every POST accepts \`Idempotency-Key\`; the first response below 500 is replayed for 24 hours
+  with \`Idempotent-Replayed: true\`.
+- Errors are RFC 9457 problem documents with a stable \`code\`; \`type\` links to a page that
+  documents the code.
+- Rate limits: token buckets per token (per address when unauthenticated), announced in the IETF
+  \`RateLimit-Policy\` and \`RateLimit\` headers; 429 carries \`Retry-After\`.`;
+
+const problemResponse = (description: string, extraHeaders: Record<string, unknown> = {}) => ({
+  description,
+  headers: { ...extraHeaders },
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+});
+
+const RATE_HEADERS = {
+  RateLimit: { description: 'Remaining quota (IETF draft, structured field).', schema: { type: 'string', maxLength: 200 } },
+  'RateLimit-Policy': { description: 'The quota policy (IETF draft, structured field).', schema: { type: 'string', maxLength: 200 } },
+};
+const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86400 } } };
+
+const STANDARD_ERRORS: Record<string, string> = {
+  '400': 'Malformed request (bad JSON, bad or unknown query parameter).',
+  '401': 'Missing, invalid, expired or revoked token.',
+  '403': 'Insufficient scope, forbidden for this principal, suspended, or quota exceeded.',
+  '404': 'Not found or outside the token\'s reach.',
+  '429': 'Rate limited.',
+  '500': 'Internal error.',
+};
+
+type Operation = { responses?: Record<string, Record<string, unknown>>; requestBody?: unknown; security?: unknown };
+
+/** Adds the responses every operation shares, and rate-limit headers, to the generated document. */
+function decorate(doc: Record<string, unknown>): Record<string, unknown> {
+  const paths = (doc.paths ?? {}) as Record<string, Record<string, Operation>>;
+  for (const [path, ops] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const responses = (op.responses ??= {});
+      const codes = { ...STANDARD_ERRORS };
+      if (op.requestBody) Object.assign(codes, { '413': 'Body too large.', '415': 'Unsupported Content-Type.', '422': 'Validation failed; every field error listed.' });
+      if (['put', 'patch', 'delete'].includes(method)) codes['412'] = 'If-Match does not match the current ETag.';
+      if (['post', 'delete'].includes(method) || path.includes('{')) codes['409'] = 'Conflict with the current state.';
+      if (op.security && Array.isArray(op.security) && op.security.length === 0) {
+        delete codes['401'];
+        delete codes['403'];
+      }
+      for (const [code, description] of Object.entries(codes)) responses[code] ??= problemResponse(description);
+      for (const [code, response] of Object.entries(responses)) {
+        if (/^[24]/.test(code)) response.headers = { ...RATE_HEADERS, ...(response.headers as object) };
+        if (code === '429' || code === '503') response.headers = { ...RETRY_AFTER, ...(response.headers as object) };
+      }
+    }
+  }
+  return doc;
+}
+
+export async function installOpenApi(app: FastifyInstance): Promise<void> {
+  app.addHook('onRoute', (route) => {
+    if (!(route.url.startsWith('/v1') || route.url === '/')) return;
+    const schema = (route.schema ??= {});
+    schema.querystring ??= NoQuery;
+    const scope = route.config?.scope;
+    if (route.config?.auth === false) (schema as { security?: unknown }).security = [];
+    else (schema as { security?: unknown }).security = [{ bearerAuth: scope ? [scope] : [] }];
+    if (!route.url.startsWith('/v1')) return;
+    if (scope) (schema as Record<string, unknown>)['x-required-scope'] = scope;
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Berth API',
+        version: '1.0.0',
+        description: DESCRIPTION,
+        contact: { name: 'Berth', url: 'https://berth.example.com' },
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+      },
+      servers: [{ url: 'https://api.berth.example.com', description: 'Production' }],
+      tags: [
+        { name: 'meta', description: 'Versions, health and documentation.' },
+        { name: 'me', description: 'The calling token.' },
+        { name: 'tokens', description: 'API tokens.' },
+        { name: 'resellers', description: 'Resellers (operator only).' },
+        { name: 'plans', description: 'Hosting plans and their limits.' },
+        { name: 'accounts', description: 'Hosting accounts.' },
+        { name: 'operations', description: 'Asynchronous operations.' },
+        { name: 'events', description: 'The event feed.' },
+      ],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'berth_<40 base62>', description: 'A Berth API token.' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String((json as { $id?: string }).$id ?? `def-${i}`) },
+    transformObject: (documentObject) => decorate((documentObject as { openapiObject: Record<string, unknown> }).openapiObject),
+    hideUntagged: true,
+  });
+
+  app.get('/v1/openapi.json', {
+    config: { auth: false },
+    schema: { tags: ['meta'], operationId: 'getOpenApi', summary: 'The OpenAPI 3.1 document', hide: true },
+  }, async () => app.swagger());
+
+  await app.register(scalar, {
+    routePrefix: '/docs',
+    configuration: { url: '/v1/openapi.json', withDefaultFonts: false, hideClientButton: true },
+    logLevel: 'warn',
+  });
+}

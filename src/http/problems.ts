@@ -1,0 +1,129 @@
+import type { ErrorCode } from '../lib/errors.js';
+
+export interface ProblemDoc {
+  status: number;
+  title: string;
+  description: string;
+}
+
+/** The one place where each stable error code gets its status, title and documentation. */
+export const PROBLEMS: Record<ErrorCode, ProblemDoc> = {
+  malformed_request: {
+    status: 400,
+    title: 'Malformed request',
+    description: 'The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.',
+  },
+  unauthenticated: {
+    status: 401,
+    title: 'Unauthenticated',
+    description:
+      'The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.',
+  },
+  insufficient_scope: {
+    status: 403,
+    title: 'Insufficient scope',
+    description: 'The token can see the resource but lacks the scope named in `scope` for this operation.',
+  },
+  forbidden: {
+    status: 403,
+    title: 'Forbidden',
+    description: 'The principal behind the token may not perform this operation (for example an account creating plans).',
+  },
+  account_suspended: {
+    status: 403,
+    title: 'Account suspended',
+    description: "The hosting account (or its reseller) is suspended: its resources are read-only for its own principal.",
+  },
+  quota_exceeded: {
+    status: 403,
+    title: 'Quota exceeded',
+    description: 'The change would exceed a plan limit. `limit` and `usage` describe the first; `exceeded` lists all.',
+  },
+  not_found: {
+    status: 404,
+    title: 'Not found',
+    description: 'The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.',
+  },
+  unknown_api_version: {
+    status: 404,
+    title: 'Unknown API version',
+    description: 'The first path segment names an API version this server does not serve. `supported_versions` lists those it does.',
+  },
+  method_not_allowed: {
+    status: 405,
+    title: 'Method not allowed',
+    description: 'The path exists but not with this method. The `Allow` header lists the methods it accepts.',
+  },
+  not_acceptable: {
+    status: 406,
+    title: 'Not acceptable',
+    description: 'The `Accept` header asks for a representation the endpoint cannot produce.',
+  },
+  already_exists: {
+    status: 409,
+    title: 'Already exists',
+    description: 'A resource with the same unique value (a username, a name) already exists.',
+  },
+  in_use: {
+    status: 409,
+    title: 'In use',
+    description: 'The resource is still used by others (listed in `used_by`) and cannot be removed.',
+  },
+  invalid_state: {
+    status: 409,
+    title: 'Invalid state',
+    description: 'The resource is in a state that does not allow this operation (for example canceling a finished operation).',
+  },
+  idempotency_key_in_use: {
+    status: 409,
+    title: 'Idempotency key in use',
+    description: 'A request with this `Idempotency-Key` is still being processed. Retry after it completes.',
+  },
+  precondition_failed: {
+    status: 412,
+    title: 'Precondition failed',
+    description: 'The `If-Match` header does not match the current `ETag`: the resource changed since it was read.',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'Payload too large',
+    description: 'The request body exceeds the limit of this endpoint (1 MiB for JSON).',
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported media type',
+    description: 'The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).',
+  },
+  validation_failed: {
+    status: 422,
+    title: 'Validation failed',
+    description: 'The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    title: 'Idempotency key reused',
+    description: 'This `Idempotency-Key` was already used with a different method, path or body.',
+  },
+  precondition_required: {
+    status: 428,
+    title: 'Precondition required',
+    description: 'This operation replaces state and requires an `If-Match` header with the current `ETag`.',
+  },
+  rate_limited: {
+    status: 429,
+    title: 'Rate limited',
+    description: 'Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.',
+  },
+  internal_error: {
+    status: 500,
+    title: 'Internal error',
+    description: 'The server failed. The `request_id` identifies the failure in its logs.',
+  },
+  unavailable: {
+    status: 503,
+    title: 'Unavailable',
+    description: 'The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.',
+  },
+};
+
+export const PROBLEM_CODES = Object.keys(PROBLEMS) as ErrorCode[];

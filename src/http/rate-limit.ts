@@ -1,0 +1,110 @@
+import type { Db } from '../db/client.js';
+
+export interface Policy {
+  name: string;
+  /** Quota: requests a window (the bucket's capacity). */
+  quota: number;
+  windowSeconds: number;
+}
+
+export interface Charge {
+  allowed: boolean;
+  remaining: number;
+  /** Seconds until the bucket is full again. */
+  resetSeconds: number;
+  /** Seconds until one request is allowed again (when refused). */
+  retryAfterSeconds: number;
+}
+
+/** Token buckets: capacity `quota`, refilled continuously at quota/window per second. */
+export interface BucketStore {
+  charge(key: string, policy: Policy): Promise<Charge>;
+  /** Looks without charging. */
+  peek(key: string, policy: Policy): Promise<Charge>;
+}
+
+function describe(tokens: number, allowed: boolean, policy: Policy): Charge {
+  const rate = policy.quota / policy.windowSeconds;
+  return {
+    allowed,
+    remaining: Math.max(0, Math.floor(tokens)),
+    resetSeconds: Math.ceil((policy.quota - tokens) / rate),
+    retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / rate)),
+  };
+}
+
+/** Fast, per process. Buckets idle long enough to be full are dropped to bound memory. */
+export class MemoryBucketStore implements BucketStore {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(private readonly now: () => number = Date.now) {}
+
+  private refill(key: string, policy: Policy): { tokens: number; at: number } {
+    const t = this.now();
+    const b = this.buckets.get(key) ?? { tokens: policy.quota, at: t };
+    b.tokens = Math.min(policy.quota, b.tokens + ((t - b.at) / 1000) * (policy.quota / policy.windowSeconds));
+    b.at = t;
+    return b;
+  }
+
+  async charge(key: string, policy: Policy): Promise<Charge> {
+    const b = this.refill(key, policy);
+    const allowed = b.tokens >= 1;
+    if (allowed) b.tokens -= 1;
+    this.buckets.delete(key);
+    this.buckets.set(key, b);
+    if (this.buckets.size > 100_000) this.sweep(policy);
+    return describe(b.tokens, allowed, policy);
+  }
+
+  async peek(key: string, policy: Policy): Promise<Charge> {
+    const b = this.refill(key, policy);
+    return describe(b.tokens, b.tokens >= 1, policy);
+  }
+
+  private sweep(policy: Policy): void {
+    const fullAfterMs = policy.windowSeconds * 1000;
+    const t = this.now();
+    for (const [k, b] of this.buckets) {
+      if (t - b.at < fullAfterMs) break; // insertion order: the rest are newer
+      this.buckets.delete(k);
+    }
+  }
+}
+
+const REFILLED = `least($2::float8, b.tokens + extract(epoch from clock_timestamp() - b.updated_at)::float8 * $3::float8)`;
+
+/** Shared by every process on one database: one atomic upsert a request. */
+export class DatabaseBucketStore implements BucketStore {
+  constructor(private readonly db: Db) {}
+
+  async charge(key: string, policy: Policy): Promise<Charge> {
+    const r = await this.db.query<{ tokens: number; allowed: boolean }>(
+      `INSERT INTO rate_buckets AS b (key, tokens, allowed, updated_at) VALUES ($1, $2::float8 - 1, true, clock_timestamp())
+       ON CONFLICT (key) DO UPDATE SET
+         tokens = CASE WHEN ${REFILLED} >= 1 THEN ${REFILLED} - 1 ELSE ${REFILLED} END,
+         allowed = ${REFILLED} >= 1,
+         updated_at = clock_timestamp()
+       RETURNING tokens, allowed`,
+      [key, policy.quota, policy.quota / policy.windowSeconds],
+    );
+    const row = r.rows[0] ?? { tokens: 0, allowed: false };
+    return describe(Number(row.tokens), row.allowed, policy);
+  }
+
+  async peek(key: string, policy: Policy): Promise<Charge> {
+    const r = await this.db.query<{ tokens: number }>(
+      `SELECT ${REFILLED} AS tokens FROM rate_buckets b WHERE key = $1`,
+      [key, policy.quota, policy.quota / policy.windowSeconds],
+    );
+    const tokens = r.rows[0] ? Number(r.rows[0].tokens) : policy.quota;
+    return describe(tokens, tokens >= 1, policy);
+  }
+}
+
+/** IETF draft-ietf-httpapi-ratelimit-headers, structured-field syntax. */
+export function rateLimitHeaders(policy: Policy, c: Charge): Record<string, string> {
+  return {
+    'ratelimit-policy': `"${policy.name}";q=${policy.quota};w=${policy.windowSeconds}`,
+    ratelimit: `"${policy.name}";r=${c.remaining};t=${c.resetSeconds}`,
+  };
+}

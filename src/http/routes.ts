@@ -1,0 +1,30 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type, type TSchema } from 'typebox';
+
+export type App = FastifyInstance<
+  import('node:http').Server,
+  import('node:http').IncomingMessage,
+  import('node:http').ServerResponse,
+  import('fastify').FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** Body of PATCH: every mutable field optional, null clears a nullable one (RFC 7396). */
+export const PatchBody = <T extends Record<string, TSchema>>(fields: T) =>
+  Type.Object(
+    Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Type.Optional(v)])) as { [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>> },
+    { additionalProperties: false, minProperties: 0 },
+  );
+
+/** 201 with Location, for creations. */
+export function sendCreated<T extends { id: string; version: number }>(reply: FastifyReply, location: string, resource: T) {
+  return reply.code(201).header('location', `${location}/${resource.id}`).header('etag', `"${resource.version}"`).send(resource);
+}
+
+/** 202 for async work: the resource in its new status with its operation embedded. */
+export function sendAccepted<T extends { operation: { id: string } }>(reply: FastifyReply, body: T) {
+  return reply.code(202).header('location', `/v1/operations/${body.operation.id}`).send(body);
+}
+
+export const paramId = (request: FastifyRequest): string => (request.params as { id: string }).id;

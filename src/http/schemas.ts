@@ -1,0 +1,63 @@
+import { Type, type TSchema, type Static } from 'typebox';
+import { idPattern, type IdPrefix } from '../lib/ids.js';
+
+/** Shared schemas: one definition validates, types and documents (OpenAPI). */
+
+export const StringEnum = <const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+
+export const Id = (prefix: IdPrefix, description?: string) =>
+  Type.String({ pattern: idPattern(prefix), minLength: prefix.length + 27, maxLength: prefix.length + 27, description, examples: [`${prefix}_01jd3x9v6ef8tb2q4w5n7k8m9p`] });
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const Timestamp = Type.String({ format: 'date-time', maxLength: 40 });
+
+export const Email = Type.String({ format: 'email', maxLength: 254 });
+
+export const Name = Type.String({ minLength: 1, maxLength: 200 });
+
+/** Fields every resource carries (SPEC §1). */
+export const ResourceMeta = {
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  version: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Increases on each change; the ETag derives from it.' }),
+};
+
+export const IdParams = (prefix: IdPrefix) => Type.Object({ id: Id(prefix) }, { additionalProperties: false });
+
+export const PageQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size (1-200).' })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Opaque cursor from `next_cursor`.' })),
+};
+
+export const Page = <T extends TSchema>(item: T) =>
+  Type.Object({
+    data: Type.Array(item, { maxItems: 200 }),
+    next_cursor: Nullable(Type.String({ maxLength: 500 })),
+  });
+
+export const FieldErrorSchema = Type.Object({
+  pointer: Type.String({ maxLength: 1000 }),
+  code: Type.String({ maxLength: 100 }),
+  detail: Type.String({ maxLength: 2000 }),
+});
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ format: 'uri', maxLength: 500 }),
+    title: Type.String({ maxLength: 200 }),
+    status: Type.Integer({ minimum: 400, maximum: 599 }),
+    detail: Type.String({ maxLength: 2000 }),
+    instance: Type.String({ maxLength: 2000 }),
+    code: Type.String({ maxLength: 100 }),
+    request_id: Type.String({ maxLength: 200 }),
+    errors: Type.Optional(Type.Array(FieldErrorSchema, { maxItems: 1000 })),
+  },
+  { $id: 'Problem', additionalProperties: true, description: 'RFC 9457 problem details.' },
+);
+export type Problem = Static<typeof ProblemSchema>;
+
+export const ProblemRef = Type.Unsafe<Problem>(Type.Ref('Problem'));
+
+export const NoQuery = Type.Object({}, { additionalProperties: false });

@@ -1,0 +1,62 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+
+export const SUPPORTED_VERSIONS = ['v1'];
+
+/** A deprecated operation (RFC 9745 Deprecation, RFC 8594 Sunset, Link rel="deprecation"). */
+export interface Deprecation {
+  since: Date;
+  sunset?: Date;
+  /** Where the replacement is documented. */
+  link: string;
+}
+
+/** Deprecations are declared in one place, keyed by `METHOD /route/pattern`. */
+export type DeprecationRegistry = ReadonlyMap<string, Deprecation>;
+
+/** The project's deprecated operations. None yet. */
+export const DEPRECATIONS: DeprecationRegistry = new Map();
+
+export function installVersioning(app: FastifyInstance, deprecations: DeprecationRegistry): void {
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.some((m) => deprecations.has(`${m} ${route.url}`))) {
+      route.schema = { ...route.schema, deprecated: true } as typeof route.schema;
+    }
+  });
+  app.addHook('onSend', async (request, reply) => {
+    const d = deprecations.get(`${request.method} ${request.routeOptions.url}`);
+    if (!d) return;
+    void reply.header('deprecation', `@${Math.floor(d.since.getTime() / 1000)}`);
+    if (d.sunset) void reply.header('sunset', d.sunset.toUTCString());
+    void reply.header('link', `<${d.link}>; rel="deprecation"; type="text/html"`);
+  });
+
+  app.get(
+    '/',
+    {
+      config: { auth: false },
+      schema: {
+        tags: ['meta'],
+        summary: 'List API versions',
+        operationId: 'listVersions',
+        security: [],
+        response: {
+          200: Type.Object({
+            versions: Type.Array(
+              Type.Object({ version: Type.String({ maxLength: 10 }), status: Type.String({ maxLength: 20 }), links: Type.Object({ self: Type.String({ maxLength: 200 }), openapi: Type.String({ maxLength: 200 }), docs: Type.String({ maxLength: 200 }) }) }),
+              { maxItems: 10 },
+            ),
+          }),
+        },
+      },
+    },
+    async () => ({
+      versions: SUPPORTED_VERSIONS.map((v) => ({
+        version: v,
+        status: 'current',
+        links: { self: `/${v}`, openapi: `/${v}/openapi.json`, docs: '/docs' },
+      })),
+    }),
+  );
+}

@@ -1,0 +1,7 @@
+/** Every job queue of the service, created at start. */
+export const JOBS = {
+  accountTerminate: 'account.terminate',
+  housekeeping: 'housekeeping',
+} as const;
+
+export const QUEUE_NAMES: string[] = Object.values(JOBS);

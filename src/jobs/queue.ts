@@ -1,0 +1,91 @@
+import PgBoss from 'pg-boss';
+import type { Db, Queryable } from '../db/client.js';
+import { QUEUE_NAMES } from './names.js';
+
+type Handler = (data: Record<string, unknown>) => Promise<void>;
+
+export interface JobQueue {
+  /** Enqueues inside the caller's transaction: the job exists if and only if the change does. */
+  send(tx: Queryable, name: string, data: Record<string, unknown>, opts?: { startAfter?: Date; singletonKey?: string }): Promise<void>;
+  work(name: string, handler: Handler): Promise<void>;
+  /** A cron schedule that runs once per slot across every process. */
+  schedule(name: string, cron: string): Promise<void>;
+  /** Jobs waiting or running, per queue (for /metrics). */
+  depth(): Promise<Record<string, number>>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const executor = (q: Queryable) => ({
+  executeSql: async (text: string, values: unknown[] = []) => q.query(text, values),
+});
+
+/** pg-boss over our Db: on PostgreSQL and PGlite alike, jobs survive restarts and run once. */
+export class PgBossQueue implements JobQueue {
+  private readonly boss: PgBoss;
+  private readonly queues = new Set<string>();
+  private started = false;
+  private readonly pending: [string, Handler][] = [];
+
+  constructor(
+    private readonly db: Db,
+    private readonly opts: { runWorkers: boolean; onError: (err: unknown) => void; pollingIntervalSeconds?: number },
+  ) {
+    // Multi-statement DDL (pg-boss's own migrations) goes through exec; the rest is parameterised.
+    const exec = {
+      executeSql: async (text: string, values: unknown[] = []) => (values.length ? db.query(text, values) : db.exec(text)),
+    };
+    this.boss = new PgBoss({ db: exec, schedule: opts.runWorkers, supervise: opts.runWorkers, migrate: true } as PgBoss.ConstructorOptions);
+    this.boss.on('error', opts.onError);
+  }
+
+  /** Creates every queue up front: creating one inside a caller's transaction would deadlock PGlite. */
+  async start(): Promise<void> {
+    await this.boss.start();
+    for (const name of QUEUE_NAMES) await this.ensureQueue(name);
+    this.started = true;
+    for (const [name, handler] of this.pending.splice(0)) await this.work(name, handler);
+  }
+
+  private async ensureQueue(name: string): Promise<void> {
+    if (this.queues.has(name)) return;
+    await this.boss.createQueue(name, { name, retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 15 * 60 });
+    this.queues.add(name);
+  }
+
+  async send(tx: Queryable, name: string, data: Record<string, unknown>, opts: { startAfter?: Date; singletonKey?: string } = {}): Promise<void> {
+    await this.boss.send(name, data, { ...opts, db: executor(tx) } as PgBoss.SendOptions);
+  }
+
+  async work(name: string, handler: Handler): Promise<void> {
+    if (!this.opts.runWorkers) return;
+    if (!this.started) {
+      this.pending.push([name, handler]);
+      return;
+    }
+    await this.ensureQueue(name);
+    await this.boss.work<Record<string, unknown>>(
+      name,
+      { pollingIntervalSeconds: this.opts.pollingIntervalSeconds ?? 2, batchSize: 1 },
+      async ([job]) => {
+        if (job) await handler(job.data);
+      },
+    );
+  }
+
+  async schedule(name: string, cron: string): Promise<void> {
+    if (this.opts.runWorkers) await this.boss.schedule(name, cron, {}, { tz: 'UTC' });
+  }
+
+  async depth(): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    for (const name of QUEUE_NAMES) out[`queue="${name}"`] = await this.boss.getQueueSize(name);
+    return out;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    await this.boss.stop({ graceful: true, wait: true, close: false, timeout: 20_000 });
+  }
+}

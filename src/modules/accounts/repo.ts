@@ -1,0 +1,112 @@
+import type { Queryable } from '../../db/client.js';
+import type { Caller } from '../../auth/caller.js';
+import { reachSql } from '../../auth/caller.js';
+import { pageSql, type PageParams } from '../../http/pagination.js';
+import { LIMIT_FIELDS, type Limits } from '../plans/repo.js';
+
+export type AccountStatus = 'active' | 'suspended' | 'terminating';
+
+export interface AccountRow {
+  id: string;
+  username: string;
+  display_name: string;
+  contact_email: string;
+  plan_id: string;
+  reseller_id: string | null;
+  status: AccountStatus;
+  suspension_reason: string | null;
+  suspended_at: Date | null;
+  limit_overrides: Partial<Limits>;
+  created_at: Date;
+  updated_at: Date;
+  version: number;
+  /** The plan's limits, joined in. */
+  plan_limits: Limits;
+}
+
+export interface AccountFields {
+  display_name: string;
+  contact_email: string;
+  plan_id: string;
+  limit_overrides: Partial<Limits>;
+}
+
+const SELECT = `SELECT a.*, json_build_object(${LIMIT_FIELDS.map((f) => `'${f}', p.${f}`).join(', ')}) AS plan_limits
+  FROM accounts a JOIN plans p ON p.id = a.plan_id`;
+
+const reach = (caller: Caller, params: unknown[]) => reachSql(caller, { account: 'a.id', reseller: 'a.reseller_id' }, params);
+
+export async function insertAccount(
+  tx: Queryable,
+  a: { id: string; username: string; reseller_id: string | null } & AccountFields,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO accounts (id, username, display_name, contact_email, plan_id, reseller_id, limit_overrides)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [a.id, a.username, a.display_name, a.contact_email, a.plan_id, a.reseller_id, JSON.stringify(a.limit_overrides)],
+  );
+}
+
+export async function findAccount(db: Queryable, caller: Caller, id: string, forUpdate = false): Promise<AccountRow | undefined> {
+  const params: unknown[] = [id];
+  const lock = forUpdate ? ' FOR UPDATE OF a' : '';
+  return (await db.query<AccountRow>(`${SELECT} WHERE a.id = $1 AND ${reach(caller, params)}${lock}`, params)).rows[0];
+}
+
+export async function findAccountById(db: Queryable, id: string, forUpdate = false): Promise<AccountRow | undefined> {
+  return (await db.query<AccountRow>(`${SELECT} WHERE a.id = $1${forUpdate ? ' FOR UPDATE OF a' : ''}`, [id])).rows[0];
+}
+
+export interface AccountFilter {
+  status?: string;
+  reseller_id?: string;
+  plan_id?: string;
+  username?: string;
+  q?: string;
+  updated_since?: string;
+}
+
+export async function listAccounts(db: Queryable, caller: Caller, f: AccountFilter, page: PageParams): Promise<AccountRow[]> {
+  const params: unknown[] = [];
+  const where = [reach(caller, params)];
+  if (f.status) where.push(`a.status = $${params.push(f.status)}`);
+  if (f.reseller_id) where.push(`a.reseller_id = $${params.push(f.reseller_id)}`);
+  if (f.plan_id) where.push(`a.plan_id = $${params.push(f.plan_id)}`);
+  if (f.username) where.push(`a.username = $${params.push(f.username)}`);
+  if (f.q) {
+    const n = params.push(f.q);
+    where.push(`(strpos(a.username, lower($${n})) > 0 OR strpos(lower(a.display_name), lower($${n})) > 0)`);
+  }
+  if (f.updated_since) where.push(`a.updated_at >= $${params.push(f.updated_since)}`);
+  const p = pageSql(page, 'a.id', params);
+  return (await db.query<AccountRow>(`${SELECT} WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params)).rows;
+}
+
+export async function updateAccount(tx: Queryable, id: string, version: number, f: AccountFields): Promise<boolean> {
+  const r = await tx.query(
+    `UPDATE accounts SET display_name = $3, contact_email = $4, plan_id = $5, limit_overrides = $6, updated_at = now(), version = version + 1
+     WHERE id = $1 AND version = $2`,
+    [id, version, f.display_name, f.contact_email, f.plan_id, JSON.stringify(f.limit_overrides)],
+  );
+  return r.rowCount === 1;
+}
+
+export async function setStatus(
+  tx: Queryable,
+  id: string,
+  from: AccountStatus[],
+  to: { status: AccountStatus; reason?: string | null; suspendedAt?: Date | null },
+): Promise<boolean> {
+  const r = await tx.query(
+    `UPDATE accounts SET status = $3, suspension_reason = $4, suspended_at = $5, updated_at = now(), version = version + 1
+     WHERE id = $1 AND status = ANY($2::text[])`,
+    [id, from, to.status, to.reason ?? null, to.suspendedAt ?? null],
+  );
+  return r.rowCount === 1;
+}
+
+export const deleteAccount = (tx: Queryable, id: string) => tx.query('DELETE FROM accounts WHERE id = $1', [id]);
+
+export async function countAccounts(db: Queryable): Promise<number> {
+  return (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM accounts')).rows[0]?.n ?? 0;
+}

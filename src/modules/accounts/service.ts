@@ -1,0 +1,239 @@
+import { rm } from 'node:fs/promises';
+import { type Caller, requireKind, requireWritable } from '../../auth/caller.js';
+import type { Queryable } from '../../db/client.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { conflict, forbidden, invalid, notFound, quotaExceeded } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import { isoRequired } from '../../lib/time.js';
+import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
+import type { PageParams } from '../../http/pagination.js';
+import { JOBS } from '../../jobs/names.js';
+import type { ServiceDeps } from '../deps.js';
+import { appendEvent } from '../events/repo.js';
+import * as ops from '../operations/repo.js';
+import { toOperation, type CancelHandler } from '../operations/service.js';
+import * as plans from '../plans/repo.js';
+import { lockResellerAccountCount } from '../resellers/repo.js';
+import * as repo from './repo.js';
+import { accountHome, exceededLimits, measureUsage, type ResourceCounter, type Usage } from './usage.js';
+
+export const limitsOf = (r: repo.AccountRow): plans.Limits => ({ ...r.plan_limits, ...r.limit_overrides });
+
+export const toAccount = (r: repo.AccountRow, usage?: Usage) => ({
+  id: r.id,
+  username: r.username,
+  display_name: r.display_name,
+  contact_email: r.contact_email,
+  plan_id: r.plan_id,
+  reseller_id: r.reseller_id,
+  status: r.status,
+  suspension: r.suspended_at ? { reason: r.suspension_reason ?? '', suspended_at: isoRequired(r.suspended_at) } : null,
+  limits: limitsOf(r),
+  limit_overrides: r.limit_overrides,
+  ...(usage ? { usage } : {}),
+  created_at: isoRequired(r.created_at),
+  updated_at: isoRequired(r.updated_at),
+  version: r.version,
+});
+export type Account = ReturnType<typeof toAccount>;
+
+export interface CreateAccountInput {
+  username: string;
+  display_name?: string;
+  contact_email: string;
+  plan_id: string;
+  reseller_id?: string | null;
+  limit_overrides?: Partial<plans.Limits>;
+}
+
+const accountEvent = (tx: Queryable, type: string, row: repo.AccountRow) =>
+  appendEvent(tx, {
+    type,
+    accountId: row.id,
+    resellerId: row.reseller_id,
+    resource: { type: 'account', id: row.id, version: row.version },
+    data: toAccount(row),
+  });
+
+export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] = []) {
+  const { db, config } = deps;
+
+  async function load(caller: Caller, id: string): Promise<repo.AccountRow> {
+    const row = await repo.findAccount(db, caller, id);
+    if (!row) throw notFound('account');
+    return row;
+  }
+
+  const usageOf = (id: string) => measureUsage(db, config.dataDir, id, counters);
+
+  /** The plan must be visible to the caller and belong to the account's reseller (or be global). */
+  async function usablePlan(caller: Caller, planId: string, resellerId: string | null, pointer: string): Promise<plans.Limits> {
+    const plan = await plans.findPlan(db, caller, planId);
+    if (!plan || (plan.reseller_id !== null && plan.reseller_id !== resellerId)) {
+      throw invalid([{ pointer, code: 'unknown_plan', detail: 'is not a plan this account can use' }]);
+    }
+    return plan;
+  }
+
+  /** Reloads inside a transaction with a row lock, then writes the change and its event. */
+  async function changeStatus(
+    caller: Caller,
+    id: string,
+    to: { status: repo.AccountStatus; reason?: string | null; suspendedAt?: Date | null },
+    event: string,
+  ): Promise<Account> {
+    const current = await load(caller, id);
+    requireKind(caller, ['operator', 'reseller'], `${event.split('.')[1]} accounts`);
+    requireWritable(caller);
+    if (current.status === 'terminating') throw conflict('invalid_state', 'The account is being terminated.');
+    if (current.status === to.status) return toAccount(current);
+    const row = await db.transaction(async (tx) => {
+      if (!(await repo.setStatus(tx, id, [current.status], to))) throw staleVersion();
+      const updated = (await repo.findAccountById(tx, id)) as repo.AccountRow;
+      await accountEvent(tx, event, updated);
+      return updated;
+    });
+    return toAccount(row);
+  }
+
+  return {
+    load,
+    async get(caller: Caller, id: string): Promise<Account> {
+      const row = await load(caller, id);
+      return toAccount(row, await usageOf(row.id));
+    },
+
+    async usage(caller: Caller, id: string) {
+      const row = await load(caller, id);
+      const usage = await usageOf(row.id);
+      return { account_id: row.id, limits: limitsOf(row), usage, exceeded: exceededLimits(limitsOf(row), usage) };
+    },
+
+    async list(caller: Caller, filter: repo.AccountFilter, page: PageParams): Promise<Account[]> {
+      return (await repo.listAccounts(db, caller, filter, page)).map((r) => toAccount(r));
+    },
+
+    async create(caller: Caller, input: CreateAccountInput): Promise<Account> {
+      requireKind(caller, ['operator', 'reseller'], 'create accounts');
+      requireWritable(caller);
+      if (caller.accountIds) throw forbidden('A token narrowed to some accounts cannot create accounts.');
+      if (input.reseller_id && caller.principal.kind !== 'operator') {
+        throw invalid([{ pointer: '/reseller_id', code: 'not_allowed', detail: 'is set from the caller' }]);
+      }
+      const resellerId = caller.principal.kind === 'reseller' ? caller.principal.id : (input.reseller_id ?? null);
+      await usablePlan(caller, input.plan_id, resellerId, '/plan_id');
+      const id = newId('acc');
+      try {
+        const row = await db.transaction(async (tx) => {
+          if (resellerId) {
+            const count = await lockResellerAccountCount(tx, resellerId);
+            if (!count) throw invalid([{ pointer: '/reseller_id', code: 'unknown_reseller', detail: 'is not a reseller' }]);
+            if (count.max_accounts !== null && count.count >= count.max_accounts) {
+              throw quotaExceeded([{ limit: 'max_accounts', allowed: count.max_accounts, usage: count.count }]);
+            }
+          }
+          await repo.insertAccount(tx, {
+            id,
+            username: input.username,
+            reseller_id: resellerId,
+            display_name: input.display_name ?? input.username,
+            contact_email: input.contact_email,
+            plan_id: input.plan_id,
+            limit_overrides: input.limit_overrides ?? {},
+          });
+          const created = (await repo.findAccountById(tx, id)) as repo.AccountRow;
+          await accountEvent(tx, 'account.created', created);
+          return created;
+        });
+        return toAccount(row, await usageOf(id));
+      } catch (err) {
+        if (isUniqueViolation(err, 'accounts_username_key')) throw conflict('already_exists', `The username ${input.username} is taken.`);
+        throw err;
+      }
+    },
+
+    async update(caller: Caller, id: string, patch: Partial<repo.AccountFields>, expectedVersion?: number): Promise<Account> {
+      const current = await load(caller, id);
+      requireWritable(caller, current);
+      checkVersion(expectedVersion, current.version);
+      if (current.status === 'terminating') throw conflict('invalid_state', 'The account is being terminated.');
+      if (caller.principal.kind === 'account' && (patch.plan_id !== undefined || patch.limit_overrides !== undefined)) {
+        throw forbidden('An account cannot change its own plan or limits.');
+      }
+      const next = mergeFields<repo.AccountFields>(
+        { display_name: current.display_name, contact_email: current.contact_email, plan_id: current.plan_id, limit_overrides: current.limit_overrides },
+        patch,
+      );
+      next.limit_overrides ??= {};
+      const planLimits = next.plan_id === current.plan_id ? current.plan_limits : await usablePlan(caller, next.plan_id, current.reseller_id, '/plan_id');
+      const usage = await usageOf(id);
+      const exceeded = exceededLimits({ ...planLimits, ...next.limit_overrides }, usage);
+      const wasExceeded = new Set(exceededLimits(limitsOf(current), usage).map((e) => e.limit));
+      // Only a change that lowers a limit below current usage is refused; unrelated edits pass.
+      if (exceeded.some((e) => !wasExceeded.has(e.limit))) throw quotaExceeded(exceeded, 'The current usage exceeds the new limits.');
+      const row = await db.transaction(async (tx) => {
+        if (!(await repo.updateAccount(tx, id, current.version, next))) throw staleVersion();
+        const updated = (await repo.findAccountById(tx, id)) as repo.AccountRow;
+        await accountEvent(tx, 'account.updated', updated);
+        return updated;
+      });
+      return toAccount(row, usage);
+    },
+
+    suspend: (caller: Caller, id: string, reason: string) =>
+      changeStatus(caller, id, { status: 'suspended', reason, suspendedAt: deps.clock.now() }, 'account.suspended'),
+
+    unsuspend: (caller: Caller, id: string) => changeStatus(caller, id, { status: 'active' }, 'account.unsuspended'),
+
+    /** DELETE: 202 terminating, removal runs as a job; a repeated DELETE shares the operation. */
+    async terminate(caller: Caller, id: string, expectedVersion?: number) {
+      const current = await load(caller, id);
+      requireKind(caller, ['operator', 'reseller'], 'terminate accounts');
+      requireWritable(caller);
+      checkVersion(expectedVersion, current.version);
+      const { row, op } = await db.transaction(async (tx) => {
+        const locked = (await repo.findAccountById(tx, id, true)) as repo.AccountRow;
+        if (locked.status !== 'terminating') await repo.setStatus(tx, id, [locked.status], { status: 'terminating', reason: locked.suspension_reason, suspendedAt: locked.suspended_at });
+        const started = await ops.startOperation(tx, { type: 'account.terminate', resourceType: 'account', resourceId: id, accountId: id, resellerId: locked.reseller_id });
+        if (started.created) await deps.jobs.send(tx, JOBS.accountTerminate, { operation_id: started.row.id });
+        return { row: (await repo.findAccountById(tx, id)) as repo.AccountRow, op: started.row };
+      });
+      return { ...toAccount(row), operation: toOperation(op) };
+    },
+
+    /** The job: removes the account's files, then the account (its tokens go with it). */
+    async runTermination(operationId: string): Promise<void> {
+      const op = await ops.findOperationById(db, operationId);
+      if (!op || !['queued', 'running'].includes(op.status)) return;
+      await ops.transition(db, op.id, ['queued', 'running'], { status: 'running', progress: 10 });
+      // Sites, mailboxes, zones and backups are removed here through the provisioning layer as
+      // those modules land; the account's own files go now.
+      await rm(accountHome(config.dataDir, op.resource_id), { recursive: true, force: true });
+      await db.transaction(async (tx) => {
+        const account = await repo.findAccountById(tx, op.resource_id, true);
+        if (account) {
+          await accountEvent(tx, 'account.deleted', account);
+          await repo.deleteAccount(tx, account.id);
+        }
+        await ops.transition(tx, op.id, ['running'], { status: 'succeeded', progress: 100, error: null });
+      });
+      deps.resolver.clear();
+    },
+  };
+}
+export type AccountsService = ReturnType<typeof accountsService>;
+
+/** Canceling a queued termination gives the account back its previous status. */
+export const cancelTermination: CancelHandler = {
+  scope: 'accounts:write',
+  async undo(tx, op) {
+    const account = await repo.findAccountById(tx, op.resource_id, true);
+    if (!account) return;
+    await repo.setStatus(tx, account.id, ['terminating'], {
+      status: account.suspended_at ? 'suspended' : 'active',
+      reason: account.suspension_reason,
+      suspendedAt: account.suspended_at,
+    });
+  },
+};
+

@@ -1,0 +1,61 @@
+import { lstat, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Queryable } from '../../db/client.js';
+import type { Limits } from '../plans/repo.js';
+import type { ExceededLimit } from '../../lib/errors.js';
+
+export interface Usage {
+  sites: number;
+  domains: number;
+  email_accounts: number;
+  disk_bytes: number;
+  backups: number;
+}
+
+/** Where an account's files live (site releases, maildirs); its size is the account's disk usage. */
+export const accountHome = (dataDir: string, accountId: string): string => path.resolve(dataDir, 'accounts', accountId);
+
+/** Bytes of every regular file under dir (symlinks are not followed). */
+export async function directoryBytes(dir: string): Promise<number> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw err;
+  }
+  let total = 0;
+  for (const e of entries) {
+    const full = path.join(dir, e.name);
+    if (e.isDirectory()) total += await directoryBytes(full);
+    else if (e.isFile()) total += (await lstat(full)).size;
+  }
+  return total;
+}
+
+/**
+ * Counts an account's resources. Each resource module registers its counter here as it
+ * lands; a kind without a module yet counts zero.
+ */
+export type ResourceCounter = (db: Queryable, accountId: string) => Promise<Partial<Omit<Usage, 'disk_bytes'>>>;
+
+export async function measureUsage(db: Queryable, dataDir: string, accountId: string, counters: ResourceCounter[]): Promise<Usage> {
+  const usage: Usage = { sites: 0, domains: 0, email_accounts: 0, disk_bytes: 0, backups: 0 };
+  for (const count of counters) Object.assign(usage, await count(db, accountId));
+  usage.disk_bytes = await directoryBytes(accountHome(dataDir, accountId));
+  return usage;
+}
+
+const MIB = 1024 * 1024;
+
+/** Every limit the usage exceeds (all of them, so a downgrade is refused as a whole). */
+export function exceededLimits(limits: Limits, usage: Usage): ExceededLimit[] {
+  const checks: [string, number, number][] = [
+    ['max_sites', limits.max_sites, usage.sites],
+    ['max_domains', limits.max_domains, usage.domains],
+    ['max_email_accounts', limits.max_email_accounts, usage.email_accounts],
+    ['max_backups', limits.max_backups, usage.backups],
+    ['disk_quota_mb', limits.disk_quota_mb * MIB, usage.disk_bytes],
+  ];
+  return checks.filter(([, allowed, used]) => used > allowed).map(([limit, allowed, used]) => ({ limit, allowed, usage: used }));
+}

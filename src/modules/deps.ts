@@ -1,0 +1,14 @@
+import type { Config } from '../config.js';
+import type { Db } from '../db/client.js';
+import type { JobQueue } from '../jobs/queue.js';
+import type { Clock } from '../lib/time.js';
+import type { TokenResolver } from './tokens/resolver.js';
+
+/** What services need; built once per app by buildApp, never global. */
+export interface ServiceDeps {
+  db: Db;
+  clock: Clock;
+  config: Readonly<Config>;
+  jobs: JobQueue;
+  resolver: TokenResolver;
+}

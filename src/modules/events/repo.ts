@@ -1,0 +1,37 @@
+import type { Queryable } from '../../db/client.js';
+import { newId } from '../../lib/ids.js';
+
+export interface NewEvent {
+  type: string;
+  accountId: string | null;
+  resellerId: string | null;
+  resource: { type: string; id: string; version: number };
+  /** The resource as the API returns it after the change (or before a deletion). */
+  data: unknown;
+}
+
+export interface EventRow {
+  id: string;
+  type: string;
+  account_id: string | null;
+  reseller_id: string | null;
+  resource_type: string;
+  resource_id: string;
+  resource_version: number;
+  data: unknown;
+  created_at: Date;
+}
+
+/** Written inside the transaction of the change it describes: no event without the change. */
+export async function appendEvent(tx: Queryable, e: NewEvent): Promise<string> {
+  const id = newId('evt');
+  await tx.query(
+    `INSERT INTO events (id, type, account_id, reseller_id, resource_type, resource_id, resource_version, data)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [id, e.type, e.accountId, e.resellerId, e.resource.type, e.resource.id, e.resource.version, JSON.stringify(e.data)],
+  );
+  return id;
+}
+
+export const pruneEvents = (db: Queryable, olderThan: Date) =>
+  db.query('DELETE FROM events WHERE created_at < $1', [olderThan]);

@@ -1,0 +1,54 @@
+import { Type } from 'typebox';
+import { callerOf } from '../../http/auth.js';
+import { sendResource } from '../../http/etag.js';
+import { pageParams, sendPage } from '../../http/pagination.js';
+import type { App } from '../../http/routes.js';
+import { Id, IdParams, Nullable, Page, PageQuery, ProblemRef, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import type { OperationsService } from './service.js';
+
+const Status = StringEnum(['queued', 'running', 'succeeded', 'failed', 'canceled'] as const);
+const OpType = Type.String({ maxLength: 50, description: 'site.provision, site.delete, site.deploy, backup.create, backup.restore, account.terminate, dns.change.apply' });
+
+export const OperationSchema = Type.Object(
+  {
+    id: Id('op'),
+    type: OpType,
+    status: Status,
+    progress: Type.Integer({ minimum: 0, maximum: 100, format: 'int32' }),
+    resource: Type.Object({ type: Type.String({ maxLength: 50 }), id: Type.String({ maxLength: 100 }) }),
+    account_id: Nullable(Id('acc')),
+    error: Nullable(ProblemRef),
+    started_at: Nullable(Timestamp),
+    finished_at: Nullable(Timestamp),
+    ...ResourceMeta,
+  },
+  { $id: 'Operation', description: 'Asynchronous work on real systems. Survives restarts; a queued one can be canceled.' },
+);
+
+export function operationRoutes(app: App, svc: OperationsService): void {
+  const tags = ['operations'];
+  app.get('/v1/operations', {
+    schema: {
+      tags, operationId: 'listOperations', summary: 'List operations', description: 'Operations on resources in the token\'s reach; any scope may read them.',
+      querystring: Type.Object({ ...PageQuery, status: Type.Optional(Status), type: Type.Optional(OpType), resource_id: Type.Optional(Type.String({ maxLength: 100 })), account_id: Type.Optional(Id('acc')) }, { additionalProperties: false }),
+      response: { 200: Page(Type.Ref('Operation')) },
+    },
+  }, async (req, reply) => {
+    const page = pageParams(req.query);
+    return sendPage(req, reply, await svc.list(callerOf(req), req.query, page), page);
+  });
+
+  app.get('/v1/operations/:id', {
+    schema: { tags, operationId: 'getOperation', summary: 'Get an operation', params: IdParams('op'), response: { 200: Type.Ref('Operation') } },
+  }, async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)));
+
+  app.post('/v1/operations/:id/cancel', {
+    schema: {
+      tags, operationId: 'cancelOperation', summary: 'Cancel a queued operation',
+      description: 'Needs the write scope of the resource\'s area (accounts:write for account.terminate). 409 invalid_state once it runs.',
+      params: IdParams('op'), response: { 200: Type.Ref('Operation') },
+    },
+  }, async (req, reply) => sendResource(req, reply, await svc.cancel(callerOf(req), req.params.id)));
+}
+
+export const operationSchemas = [OperationSchema];

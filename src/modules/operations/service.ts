@@ -1,0 +1,65 @@
+import type { Caller } from '../../auth/caller.js';
+import { requireScope } from '../../auth/caller.js';
+import type { Scope } from '../../auth/scopes.js';
+import type { Queryable } from '../../db/client.js';
+import { conflict, notFound } from '../../lib/errors.js';
+import { iso, isoRequired } from '../../lib/time.js';
+import type { PageParams } from '../../http/pagination.js';
+import type { ServiceDeps } from '../deps.js';
+import * as repo from './repo.js';
+
+export const toOperation = (r: repo.OperationRow) => ({
+  id: r.id,
+  type: r.type,
+  status: r.status,
+  progress: r.progress,
+  resource: { type: r.resource_type, id: r.resource_id },
+  account_id: r.account_id,
+  error: r.error,
+  started_at: iso(r.started_at),
+  finished_at: iso(r.finished_at),
+  created_at: isoRequired(r.created_at),
+  updated_at: isoRequired(r.updated_at),
+  version: r.version,
+});
+export type Operation = ReturnType<typeof toOperation>;
+
+/** What canceling a queued operation of a type undoes, inside the cancel transaction. */
+export interface CancelHandler {
+  scope: Scope;
+  undo(tx: Queryable, op: repo.OperationRow): Promise<void>;
+}
+
+export function operationsService(deps: ServiceDeps, cancelHandlers: Map<string, CancelHandler>) {
+  const { db } = deps;
+
+  async function load(caller: Caller, id: string): Promise<repo.OperationRow> {
+    const row = await repo.findOperation(db, caller, id);
+    if (!row) throw notFound('operation');
+    return row;
+  }
+
+  return {
+    load,
+    async get(caller: Caller, id: string): Promise<Operation> {
+      return toOperation(await load(caller, id));
+    },
+    async list(caller: Caller, filter: Parameters<typeof repo.listOperations>[2], page: PageParams): Promise<Operation[]> {
+      return (await repo.listOperations(db, caller, filter, page)).map(toOperation);
+    },
+    /** Cancels while queued; the worker skips canceled operations. */
+    async cancel(caller: Caller, id: string): Promise<Operation> {
+      const current = await load(caller, id);
+      const handler = cancelHandlers.get(current.type);
+      if (handler) requireScope(caller, handler.scope);
+      const row = await db.transaction(async (tx) => {
+        const canceled = await repo.transition(tx, id, ['queued'], { status: 'canceled' });
+        if (!canceled) throw conflict('invalid_state', `The operation is ${current.status}; only queued operations can be canceled.`);
+        if (handler) await handler.undo(tx, canceled);
+        return canceled;
+      });
+      return toOperation(row);
+    },
+  };
+}
+export type OperationsService = ReturnType<typeof operationsService>;

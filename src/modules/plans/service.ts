@@ -1,0 +1,101 @@
+import { type Caller, requireKind, requireWritable } from '../../auth/caller.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
+import { conflict, forbidden, notFound } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import { isoRequired } from '../../lib/time.js';
+import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
+import type { PageParams } from '../../http/pagination.js';
+import type { ServiceDeps } from '../deps.js';
+import * as repo from './repo.js';
+
+export const toPlan = (r: repo.PlanRow) => ({
+  id: r.id,
+  reseller_id: r.reseller_id,
+  name: r.name,
+  description: r.description,
+  ...Object.fromEntries(repo.LIMIT_FIELDS.map((k) => [k, r[k]])) as repo.Limits,
+  features: r.features,
+  created_at: isoRequired(r.created_at),
+  updated_at: isoRequired(r.updated_at),
+  version: r.version,
+});
+export type Plan = ReturnType<typeof toPlan>;
+
+const fieldsOf = (r: repo.PlanRow): repo.PlanFields => ({
+  name: r.name,
+  description: r.description,
+  features: r.features,
+  ...(Object.fromEntries(repo.LIMIT_FIELDS.map((k) => [k, r[k]])) as repo.Limits),
+});
+
+const duplicateName = () => conflict('already_exists', 'A plan with this name already exists.');
+
+export function plansService(deps: ServiceDeps) {
+  const { db } = deps;
+
+  async function load(caller: Caller, id: string): Promise<repo.PlanRow> {
+    const row = await repo.findPlan(db, caller, id);
+    if (!row) throw notFound('plan');
+    return row;
+  }
+
+  /** Operators change any plan, resellers only their own; global plans are read-only to them. */
+  function requireOwner(caller: Caller, plan: repo.PlanRow): void {
+    requireKind(caller, ['operator', 'reseller'], 'change plans');
+    requireWritable(caller);
+    if (caller.principal.kind === 'reseller' && plan.reseller_id !== caller.principal.id) {
+      throw forbidden('Global plans can be changed by the operator only.');
+    }
+  }
+
+  return {
+    load,
+    async get(caller: Caller, id: string): Promise<Plan> {
+      return toPlan(await load(caller, id));
+    },
+
+    async list(caller: Caller, filter: { name?: string; q?: string }, page: PageParams): Promise<Plan[]> {
+      return (await repo.listPlans(db, caller, filter, page)).map(toPlan);
+    },
+
+    async create(caller: Caller, input: Omit<repo.PlanFields, 'description' | 'features'> & { description?: string; features?: string[] }): Promise<Plan> {
+      requireKind(caller, ['operator', 'reseller'], 'create plans');
+      requireWritable(caller);
+      const resellerId = caller.principal.kind === 'reseller' ? caller.principal.id : null;
+      try {
+        const row = await repo.insertPlan(db, newId('pln'), resellerId, { ...input, description: input.description ?? '', features: input.features ?? [] });
+        return toPlan(row);
+      } catch (err) {
+        if (isUniqueViolation(err, 'plans_owner_name_key')) throw duplicateName();
+        throw err;
+      }
+    },
+
+    async update(caller: Caller, id: string, patch: Partial<repo.PlanFields>, expectedVersion?: number): Promise<Plan> {
+      const current = await load(caller, id);
+      requireOwner(caller, current);
+      checkVersion(expectedVersion, current.version);
+      try {
+        const row = await repo.updatePlan(db, id, current.version, mergeFields(fieldsOf(current), patch));
+        if (!row) throw staleVersion();
+        return toPlan(row);
+      } catch (err) {
+        if (isUniqueViolation(err, 'plans_owner_name_key')) throw duplicateName();
+        throw err;
+      }
+    },
+
+    async remove(caller: Caller, id: string, expectedVersion?: number): Promise<void> {
+      const current = await load(caller, id);
+      requireOwner(caller, current);
+      checkVersion(expectedVersion, current.version);
+      try {
+        await repo.deletePlan(db, id);
+      } catch (err) {
+        if (isForeignKeyViolation(err)) throw conflict('in_use', 'Hosting accounts still use this plan.');
+        throw err;
+      }
+    },
+  };
+}
+export type PlansService = ReturnType<typeof plansService>;

@@ -1,0 +1,86 @@
+import { type Caller, requireKind } from '../../auth/caller.js';
+import { isForeignKeyViolation } from '../../db/errors.js';
+import { conflict, notFound } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import { isoRequired } from '../../lib/time.js';
+import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
+import type { PageParams } from '../../http/pagination.js';
+import type { ServiceDeps } from '../deps.js';
+import * as repo from './repo.js';
+
+export const toReseller = (r: repo.ResellerRow) => ({
+  id: r.id,
+  name: r.name,
+  contact_email: r.contact_email,
+  status: r.status,
+  max_accounts: r.max_accounts,
+  created_at: isoRequired(r.created_at),
+  updated_at: isoRequired(r.updated_at),
+  version: r.version,
+});
+export type Reseller = ReturnType<typeof toReseller>;
+
+const fieldsOf = (r: repo.ResellerRow): repo.ResellerFields => ({
+  name: r.name,
+  contact_email: r.contact_email,
+  status: r.status,
+  max_accounts: r.max_accounts,
+});
+
+export function resellersService(deps: ServiceDeps) {
+  const { db } = deps;
+
+  async function load(caller: Caller, id: string): Promise<repo.ResellerRow> {
+    const row = await repo.findReseller(db, caller, id);
+    if (!row) throw notFound('reseller');
+    return row;
+  }
+
+  return {
+    load,
+    async get(caller: Caller, id: string): Promise<Reseller> {
+      return toReseller(await load(caller, id));
+    },
+
+    async list(caller: Caller, filter: { status?: string; q?: string }, page: PageParams): Promise<Reseller[]> {
+      return (await repo.listResellers(db, caller, filter, page)).map(toReseller);
+    },
+
+    async create(caller: Caller, input: Partial<repo.ResellerFields> & { name: string; contact_email: string }): Promise<Reseller> {
+      requireKind(caller, ['operator'], 'create resellers');
+      const row = await repo.insertReseller(db, newId('rsl'), {
+        name: input.name,
+        contact_email: input.contact_email,
+        status: input.status ?? 'active',
+        max_accounts: input.max_accounts ?? null,
+      });
+      return toReseller(row);
+    },
+
+    async update(caller: Caller, id: string, patch: Partial<repo.ResellerFields>, expectedVersion?: number): Promise<Reseller> {
+      const current = await load(caller, id);
+      requireKind(caller, ['operator'], 'change resellers');
+      checkVersion(expectedVersion, current.version);
+      const next = mergeFields(fieldsOf(current), patch);
+      const row = await repo.updateReseller(db, id, current.version, next);
+      if (!row) throw staleVersion();
+      // A suspension changes what every token of the reseller may do: drop cached callers.
+      if (next.status !== current.status) deps.resolver.clear();
+      return toReseller(row as repo.ResellerRow);
+    },
+
+    async remove(caller: Caller, id: string, expectedVersion?: number): Promise<void> {
+      const current = await load(caller, id);
+      requireKind(caller, ['operator'], 'delete resellers');
+      checkVersion(expectedVersion, current.version);
+      try {
+        await repo.deleteReseller(db, id);
+      } catch (err) {
+        if (isForeignKeyViolation(err)) throw conflict('in_use', 'The reseller still has hosting accounts.');
+        throw err;
+      }
+      deps.resolver.clear();
+    },
+  };
+}
+export type ResellersService = ReturnType<typeof resellersService>;

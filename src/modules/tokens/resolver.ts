@@ -1,0 +1,99 @@
+import type { Db } from '../../db/client.js';
+import type { Caller } from '../../auth/caller.js';
+import { hashSecret, hasValidFormat } from '../../auth/secret.js';
+import { cidrMatcher } from '../../lib/cidr.js';
+import type { Clock } from '../../lib/time.js';
+import { findBySecretHash, touchLastUsed, type ResolvedTokenRow } from './repo.js';
+
+interface Entry {
+  row: ResolvedTokenRow;
+  ipAllowed: (ip: string) => boolean;
+  cachedAt: number;
+}
+
+const MAX_ENTRIES = 10_000;
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export interface TokenResolverOptions {
+  db: Db;
+  clock: Clock;
+  ttlMs: number;
+  /** The bootstrap token is exempt from the format rule (SPEC §2). */
+  bootstrapToken: string | null;
+  onBackgroundError: (err: unknown) => void;
+}
+
+/**
+ * Turns a bearer secret into a Caller. Lookups are cached for a short TTL so authentication
+ * does not cost a database round trip per request; revoking in this process evicts at once,
+ * other processes see it within the TTL.
+ */
+export class TokenResolver {
+  private readonly byHash = new Map<string, Entry>();
+  private readonly hashById = new Map<string, string>();
+
+  constructor(private readonly opts: TokenResolverOptions) {}
+
+  async resolve(secret: string, ip: string): Promise<Caller | null> {
+    if (!hasValidFormat(secret) && secret !== this.opts.bootstrapToken) return null;
+    const hash = hashSecret(secret);
+    const now = this.opts.clock.now();
+    let entry = this.byHash.get(hash);
+    if (!entry || now.getTime() - entry.cachedAt > this.opts.ttlMs) {
+      const row = await findBySecretHash(this.opts.db, hash);
+      if (!row) {
+        this.evictHash(hash);
+        return null;
+      }
+      entry = { row, ipAllowed: cidrMatcher(row.allowed_ips), cachedAt: now.getTime() };
+      this.remember(hash, entry);
+    }
+    const { row } = entry;
+    if (row.expires_at && row.expires_at.getTime() <= now.getTime()) return null;
+    if (row.allowed_ips.length > 0 && !entry.ipAllowed(ip)) return null;
+    this.touch(row, now);
+    return {
+      tokenId: row.id,
+      principal: { kind: row.principal_kind, id: row.account_id ?? row.reseller_id },
+      resellerId: row.effective_reseller_id,
+      resellerSuspended: row.reseller_status === 'suspended',
+      scopes: row.scopes,
+      accountIds: row.account_ids,
+      expiresAt: row.expires_at,
+    };
+  }
+
+  /** Forget a token now (revocation, or a change to its principal). */
+  invalidate(tokenId: string): void {
+    const hash = this.hashById.get(tokenId);
+    if (hash) this.evictHash(hash);
+  }
+
+  /** Forget every cached token (a principal's status changed: suspension). */
+  clear(): void {
+    this.byHash.clear();
+    this.hashById.clear();
+  }
+
+  private remember(hash: string, entry: Entry): void {
+    if (this.byHash.size >= MAX_ENTRIES) {
+      const oldest = this.byHash.keys().next().value;
+      if (oldest !== undefined) this.evictHash(oldest);
+    }
+    this.byHash.set(hash, entry);
+    this.hashById.set(entry.row.id, hash);
+  }
+
+  private evictHash(hash: string): void {
+    const entry = this.byHash.get(hash);
+    if (entry) this.hashById.delete(entry.row.id);
+    this.byHash.delete(hash);
+  }
+
+  // last_used_at is kept to the minute: one write a minute per token, off the request path.
+  private touch(row: ResolvedTokenRow, now: Date): void {
+    if (row.last_used_at && now.getTime() - row.last_used_at.getTime() < LAST_USED_RESOLUTION_MS) return;
+    row.last_used_at = now;
+    touchLastUsed(this.opts.db, row.id, now).catch(this.opts.onBackgroundError);
+  }
+}

@@ -1,0 +1,193 @@
+import { type Caller, type Principal, reachesAccount, requireWritable } from '../../auth/caller.js';
+import { coversAll } from '../../auth/scopes.js';
+import { displayPrefix, generateTokenSecret, hashSecret } from '../../auth/secret.js';
+import type { Db, Queryable } from '../../db/client.js';
+import { parseCidr } from '../../lib/cidr.js';
+import { AppError, forbidden, invalid, notFound, type FieldError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import { iso, isoRequired } from '../../lib/time.js';
+import type { PageParams } from '../../http/pagination.js';
+import type { ServiceDeps } from '../deps.js';
+import { findAccountById } from '../accounts/repo.js';
+import { appendEvent } from '../events/repo.js';
+import * as repo from './repo.js';
+
+export const toToken = (r: repo.TokenRow) => ({
+  id: r.id,
+  name: r.name,
+  principal: { kind: r.principal_kind, id: r.account_id ?? r.reseller_id } as Principal,
+  scopes: r.scopes,
+  account_ids: r.account_ids,
+  expires_at: iso(r.expires_at),
+  allowed_ips: r.allowed_ips,
+  last_used_at: iso(r.last_used_at),
+  prefix: r.prefix,
+  created_at: isoRequired(r.created_at),
+  updated_at: isoRequired(r.updated_at),
+  version: r.version,
+});
+export type Token = ReturnType<typeof toToken>;
+
+export interface CreateTokenInput {
+  name: string;
+  principal?: Principal;
+  scopes: string[];
+  account_ids?: string[] | null;
+  expires_at?: string | null;
+  allowed_ips?: string[];
+}
+
+interface Target {
+  kind: Principal['kind'];
+  resellerId: string | null;
+  accountId: string | null;
+  /** For events: the reseller the new token's principal belongs to. */
+  eventReseller: string | null;
+}
+
+const tokenEvent = (tx: Queryable, type: string, row: repo.TokenRow, resellerId: string | null) =>
+  appendEvent(tx, { type, accountId: row.account_id, resellerId, resource: { type: 'token', id: row.id, version: row.version }, data: toToken(row) });
+
+export function tokensService(deps: ServiceDeps) {
+  const { db, clock } = deps;
+
+  async function load(caller: Caller, id: string): Promise<repo.TokenRow> {
+    const row = await repo.findToken(db, caller, id);
+    if (!row) throw notFound('token');
+    return row;
+  }
+
+  /** Tokens are minted only downwards: for the caller itself or a principal below it. */
+  async function resolveTarget(caller: Caller, principal: Principal | undefined): Promise<Target> {
+    const p = principal ?? caller.principal;
+    const self = p.kind === caller.principal.kind && (p.id ?? null) === caller.principal.id;
+    if (p.kind === 'operator') {
+      if (caller.principal.kind !== 'operator') throw forbidden('Only the operator can mint operator tokens.');
+      return { kind: 'operator', resellerId: null, accountId: null, eventReseller: null };
+    }
+    if (p.kind === 'reseller') {
+      if (!self && caller.principal.kind !== 'operator') throw forbidden('Tokens can be minted only for the caller or principals below it.');
+      const exists = await db.query('SELECT 1 FROM resellers WHERE id = $1', [p.id]);
+      if (exists.rowCount === 0) throw notFound('reseller');
+      return { kind: 'reseller', resellerId: p.id, accountId: null, eventReseller: p.id };
+    }
+    const account = p.id ? await findAccountById(db, p.id) : undefined;
+    if (!account || !reachesAccount(caller, account.id, account.reseller_id)) throw notFound('account');
+    return { kind: 'account', resellerId: null, accountId: account.id, eventReseller: account.reseller_id };
+  }
+
+  /** Never broader than the minting token: scopes, accounts, lifetime. */
+  function narrowedFields(caller: Caller, target: Target, input: CreateTokenInput) {
+    if (!coversAll(caller.scopes, input.scopes)) {
+      const missing = input.scopes.find((s) => !coversAll(caller.scopes, [s]));
+      throw new AppError('insufficient_scope', `The new token cannot have ${missing}: the minting token lacks it.`, { scope: missing });
+    }
+    const errors: FieldError[] = [];
+    let accountIds = input.account_ids ?? caller.accountIds;
+    if (target.kind === 'account') accountIds = null;
+    else if (accountIds && caller.accountIds) {
+      accountIds.forEach((id, i) => {
+        if (!caller.accountIds?.includes(id)) errors.push({ pointer: `/account_ids/${i}`, code: 'out_of_reach', detail: 'is not in the minting token\'s reach' });
+      });
+    }
+    const now = clock.now();
+    let expiresAt = input.expires_at ? new Date(input.expires_at) : caller.expiresAt;
+    if (expiresAt && expiresAt.getTime() <= now.getTime()) {
+      errors.push({ pointer: '/expires_at', code: 'in_the_past', detail: 'must be in the future' });
+    }
+    if (expiresAt && caller.expiresAt && expiresAt > caller.expiresAt) expiresAt = caller.expiresAt;
+    (input.allowed_ips ?? []).forEach((c, i) => {
+      if (!parseCidr(c)) errors.push({ pointer: `/allowed_ips/${i}`, code: 'invalid_format', detail: 'must be an IP address or CIDR block' });
+    });
+    if (errors.length) throw invalid(errors);
+    return { accountIds, expiresAt };
+  }
+
+  return {
+    load,
+    async get(caller: Caller, id: string): Promise<Token> {
+      return toToken(await load(caller, id));
+    },
+
+    async current(caller: Caller): Promise<Token> {
+      const row = await repo.findToken(db, { ...caller, principal: { kind: 'operator', id: null }, accountIds: null }, caller.tokenId);
+      if (!row) throw notFound('token');
+      return toToken(row);
+    },
+
+    async list(caller: Caller, page: PageParams): Promise<Token[]> {
+      return (await repo.listTokens(db, caller, page)).map(toToken);
+    },
+
+    async create(caller: Caller, input: CreateTokenInput): Promise<Token & { secret: string }> {
+      requireWritable(caller);
+      const target = await resolveTarget(caller, input.principal);
+      const { accountIds, expiresAt } = narrowedFields(caller, target, input);
+      const secret = generateTokenSecret();
+      const row = await db.transaction(async (tx) => {
+        const created = await repo.insertToken(tx, {
+          id: newId('tok'),
+          name: input.name,
+          principal_kind: target.kind,
+          reseller_id: target.resellerId,
+          account_id: target.accountId,
+          scopes: [...new Set(input.scopes)],
+          account_ids: accountIds,
+          expires_at: expiresAt,
+          allowed_ips: input.allowed_ips ?? [],
+          prefix: displayPrefix(secret),
+          secret_hash: hashSecret(secret),
+          created_by: caller.tokenId,
+        });
+        await tokenEvent(tx, 'token.created', created, target.eventReseller);
+        return created;
+      });
+      return { ...toToken(row), secret };
+    },
+
+    async revoke(caller: Caller, id: string): Promise<void> {
+      const current = await load(caller, id);
+      requireWritable(caller);
+      const reseller = current.reseller_id ?? (current.account_id ? (await findAccountById(db, current.account_id))?.reseller_id ?? null : null);
+      await db.transaction(async (tx) => {
+        await tokenEvent(tx, 'token.revoked', current, reseller);
+        await repo.deleteToken(tx, id);
+      });
+      deps.resolver.invalidate(id);
+    },
+  };
+}
+export type TokensService = ReturnType<typeof tokensService>;
+
+/**
+ * First start: creates the operator's token. BERTH_BOOTSTRAP_TOKEN is taken as-is (and kept
+ * present on later starts); without it a token is generated and returned to be printed once.
+ */
+export async function bootstrapOperator(db: Db, bootstrapToken: string | null): Promise<string | null> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock(748213902)');
+    const secret = bootstrapToken ?? ((await repo.hasOperatorToken(tx)) ? null : generateTokenSecret());
+    if (!secret) return null;
+    const created = await mintOperatorToken(tx, secret, bootstrapToken ? 'bootstrap' : 'operator (generated at first start)');
+    return bootstrapToken || !created ? null : secret;
+  });
+}
+
+/** Inserts an operator token with every scope; false when that secret already exists. */
+export async function mintOperatorToken(tx: Queryable, secret: string, name: string): Promise<boolean> {
+  const row = await repo.insertToken(tx, {
+    id: newId('tok'),
+    name,
+    principal_kind: 'operator',
+    reseller_id: null,
+    account_id: null,
+    scopes: ['*'],
+    account_ids: null,
+    expires_at: null,
+    allowed_ips: [],
+    prefix: displayPrefix(secret),
+    secret_hash: hashSecret(secret),
+    created_by: null,
+  });
+  return row !== undefined;
+}

@@ -1,0 +1,46 @@
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { DirLockedError } from './db/lock.js';
+import { openMigratedDb } from './runtime.js';
+import { bootstrapOperator } from './modules/tokens/service.js';
+
+/** Entry: config → database → migrations → bootstrap → app → listen; clean shutdown on SIGTERM. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const db = await openMigratedDb(config);
+  const generated = await bootstrapOperator(db, config.bootstrapToken);
+  if (generated) {
+    // Printed once to the terminal, never logged: it is the only copy of the operator's secret.
+    process.stdout.write(
+      `\nBerth created the operator. Its API token (shown only this once):\n\n  ${generated}\n\n` +
+        'Store it now. More tokens: POST /v1/tokens, or `npm run berth -- token create --operator`.\n\n',
+    );
+  }
+  const app = await buildApp({ config, db });
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'stopping: finishing requests in flight and running job steps');
+    try {
+      await app.close();
+      await db.close();
+      process.exit(0);
+    } catch (err) {
+      app.log.error({ err }, 'unclean shutdown');
+      process.exit(1);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+  await app.listen({ host: config.host, port: config.port });
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError || err instanceof DirLockedError) {
+    process.stderr.write(`berth: ${err.message}\n`);
+  } else {
+    process.stderr.write(`berth: could not start: ${err instanceof Error ? err.message : String(err)}\n`);
+  }
+  process.exit(1);
+});

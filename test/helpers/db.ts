@@ -1,0 +1,38 @@
+import pg from 'pg';
+import { randomBytes } from 'node:crypto';
+import { openDb, type Db } from '../../src/db/client.js';
+import { migrate } from '../../src/db/migrate.js';
+
+/**
+ * A fresh database for one test app: in-memory PGlite by default, or a throwaway database on
+ * the PostgreSQL server named by TEST_DATABASE_URL (created here, dropped by `drop`).
+ */
+export async function freshDb(): Promise<{ db: Db; url: string | null; drop: () => Promise<void> }> {
+  const admin = process.env.TEST_DATABASE_URL;
+  if (!admin) {
+    const db = await openDb({ databaseUrl: null, dataDir: '', inMemory: true });
+    await migrate(db);
+    return { db, url: null, drop: async () => undefined };
+  }
+  const name = `berth_t_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  const db = await openDb({ databaseUrl: url.toString(), dataDir: '', poolSize: 10 });
+  await migrate(db);
+  return {
+    db,
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export const onPostgres = (): boolean => Boolean(process.env.TEST_DATABASE_URL);
