@@ -7,7 +7,7 @@ import { rateLimitHeaders, type BucketStore, type Policy } from './rate-limit.js
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** false: no token needed (health, docs, problem pages). */
+    /** false: no token needed. Routes under /v1/ and routes with a scope need one by default. */
     auth?: boolean;
     /** The scope the operation needs; checked after reach (SPEC §2: 404 before 403). */
     scope?: Scope;
@@ -66,7 +66,9 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
   app.addHook('onRequest', async (request, reply) => {
     const config = request.routeOptions.config;
     const policy = request.method === 'GET' || request.method === 'HEAD' ? opts.policies.read : opts.policies.write;
-    if (config.auth === false || !request.routeOptions.url) {
+    const url = request.routeOptions.url;
+    const needsToken = config.auth !== false && url !== undefined && (url.startsWith('/v1/') || config.scope !== undefined);
+    if (!needsToken) {
       if (config.rateLimit !== false) await limit(request, `ip:${request.ip}`, policy);
     } else {
       const failureKey = `ip:${request.ip}`;

@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Type } from 'typebox';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { PROBLEM_CODES } from '../../src/http/problems.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({
+    deps: {
+      // A test-only deprecated route, declared the same way real ones are.
+      deprecations: new Map([
+        ['GET /v1/_test/deprecated', { since: new Date('2026-01-01T00:00:00Z'), sunset: new Date('2027-01-01T00:00:00Z'), link: 'https://docs.example.com/migrate' }],
+      ]),
+      extraRoutes: (app) => {
+        app.get('/v1/_test/deprecated', { schema: { hide: true, response: { 200: Type.Object({ ok: Type.Boolean() }) } } }, async () => ({ ok: true }));
+        app.get('/v1/_test/boom', { schema: { hide: true } }, async () => {
+          throw new Error('SELECT secret FROM tokens -- must never leak');
+        });
+      },
+    },
+  });
+});
+afterAll(async () => t.close());
+
+describe('versions and health', () => {
+  it('GET / lists versions without a token', async () => {
+    const r = await t.get('/', null);
+    expect(r.status).toBe(200);
+    expect(r.body.versions[0]).toMatchObject({ version: 'v1', links: { openapi: '/v1/openapi.json' } });
+  });
+
+  it('an unknown version is 404 unknown_api_version listing the supported ones', async () => {
+    const r = await t.get('/v2/domains', null);
+    expect(r.status).toBe(404);
+    expect(r.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(r.body).toMatchObject({ code: 'unknown_api_version', supported_versions: ['v1'] });
+  });
+
+  it('healthz and readyz answer without authentication', async () => {
+    expect((await t.get('/healthz', null)).body).toEqual({ status: 'ok' });
+    expect((await t.get('/readyz', null)).body).toEqual({ status: 'ready' });
+  });
+
+  it('metrics are served to operator tokens only', async () => {
+    await t.get('/v1/plans');
+    const r = await t.get('/metrics');
+    expect(r.status).toBe(200);
+    expect(r.text).toContain('berth_http_requests_total{method="GET",route="/v1/plans",status="200"}');
+    expect(r.text).toContain('berth_http_request_duration_seconds_bucket');
+    expect(r.text).toContain('berth_job_queue_depth');
+    expect((await t.get('/metrics', null)).status).toBe(401);
+  });
+});
+
+describe('request ids', () => {
+  it('echoes a sane X-Request-Id and repeats it in problems', async () => {
+    const r = await t.get('/v1/nothing-here', null, { 'x-request-id': 'client-id-123' });
+    expect(r.headers['x-request-id']).toBe('client-id-123');
+    expect(r.body.request_id).toBe('client-id-123');
+  });
+
+  it('replaces an insane one with a generated req_ id', async () => {
+    const r = await t.get('/', null, { 'x-request-id': 'bad id with spaces <script>' });
+    expect(r.headers['x-request-id']).toMatch(/^req_[0-9a-z]{26}$/);
+  });
+});
+
+describe('Fastify errors become problems', () => {
+  it('unknown route: 404 not_found', async () => {
+    const r = await t.get('/v1/nothing-here');
+    expect(r.status).toBe(404);
+    expect(r.body).toMatchObject({ code: 'not_found', status: 404, title: 'Not found' });
+    expect(r.body.type).toMatch(/\/problems\/not_found$/);
+  });
+
+  it('wrong method: 405 with Allow', async () => {
+    const r = await t.request('PATCH', '/v1/plans');
+    expect(r.status).toBe(405);
+    expect(r.headers.allow).toContain('GET');
+    expect(r.headers.allow).toContain('POST');
+    expect(r.body.code).toBe('method_not_allowed');
+  });
+
+  it('406 when Accept rules out JSON', async () => {
+    const r = await t.get('/v1/plans', undefined, { accept: 'text/html' });
+    expect(r.status).toBe(406);
+    expect(r.body.code).toBe('not_acceptable');
+    expect((await t.get('/v1/plans', undefined, { accept: 'application/json' })).status).toBe(200);
+  });
+
+  it('a crash is 500 internal_error without stack or SQL', async () => {
+    const r = await t.get('/v1/_test/boom');
+    expect(r.status).toBe(500);
+    expect(r.body.code).toBe('internal_error');
+    expect(r.text).not.toMatch(/SELECT|secret|at .*\.ts/);
+  });
+});
+
+describe('problem pages', () => {
+  it.each(PROBLEM_CODES)('documents %s', async (code) => {
+    const r = await t.get(`/problems/${code}`, null);
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toMatch(/text\/html/);
+    expect(r.text).toContain(code);
+  });
+
+  it('unknown problem code is a 404 problem', async () => {
+    expect((await t.get('/problems/nope', null)).body.code).toBe('not_found');
+  });
+});
+
+describe('deprecation', () => {
+  it('a deprecated route sends Deprecation, Sunset and Link', async () => {
+    const r = await t.get('/v1/_test/deprecated');
+    expect(r.status).toBe(200);
+    expect(r.headers.deprecation).toBe(`@${Date.parse('2026-01-01T00:00:00Z') / 1000}`);
+    expect(r.headers.sunset).toBe('Fri, 01 Jan 2027 00:00:00 GMT');
+    expect(r.headers.link).toBe('<https://docs.example.com/migrate>; rel="deprecation"; type="text/html"');
+  });
+
+  it('other routes do not', async () => {
+    expect((await t.get('/v1/plans')).headers.deprecation).toBeUndefined();
+  });
+});
+
+describe('OpenAPI', () => {
+  it('serves a 3.1 document generated from the route schemas, with scopes', async () => {
+    const r = await t.get('/v1/openapi.json', null);
+    expect(r.status).toBe(200);
+    expect(r.body.openapi).toBe('3.1.0');
+    const create = r.body.paths['/v1/accounts'].post;
+    expect(create.security).toEqual([{ bearerAuth: ['accounts:write'] }]);
+    expect(create.responses['201']).toBeDefined();
+    expect(create.responses['422'].content['application/problem+json']).toBeDefined();
+    expect(create.responses['429'].headers['Retry-After']).toBeDefined();
+    expect(create.responses['201'].headers.RateLimit).toBeDefined();
+    expect(r.body.paths['/v1/_test/deprecated']).toBeUndefined();
+    expect(r.body.components.schemas.Account).toBeDefined();
+  });
+
+  it('/docs renders it for people, without external assets', async () => {
+    expect((await t.get('/docs', null)).headers.location).toBe('/docs/');
+    const r = await t.get('/docs/', null);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain('/v1/openapi.json');
+    expect(r.text).not.toMatch(/src="https?:\/\//);
+    const js = await t.get('/docs/js/scalar.js', null);
+    expect(js.status).toBe(200);
+  });
+});
