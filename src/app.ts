@@ -83,7 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const perMinute = (name: string, quota: number) => ({ name, quota, windowSeconds: 60 });
   installAuth(app, {
     resolver,
-    buckets: config.rateLimit.store === 'database' ? new DatabaseBucketStore(db) : new MemoryBucketStore(),
+    buckets: config.rateLimit.store === 'database' ? new DatabaseBucketStore(db) : new MemoryBucketStore(() => clock.now().getTime()),
     policies: {
       read: perMinute('read', config.rateLimit.readPerMinute),
       write: perMinute('write', config.rateLimit.writePerMinute),
