@@ -10,11 +10,23 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** Body of PATCH: every mutable field optional, null clears a nullable one (RFC 7396). */
+/** In a merge patch, members of a nested object may be null: null removes them (RFC 7396). */
+function nestedPatch(schema: TSchema): TSchema {
+  const s = schema as { type?: string; properties?: Record<string, TSchema> };
+  if (s.type !== 'object' || !s.properties) return schema;
+  const props = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, Type.Optional(Type.Union([v, Type.Null()]))]));
+  const { description } = schema as { description?: string };
+  return Type.Object(props, { additionalProperties: false, description });
+}
+
+/**
+ * Body of PATCH: every mutable field optional; a top-level null clears a nullable field;
+ * nested objects merge (RFC 7396). The same fields as PUT, so both share one schema source.
+ */
 export const PatchBody = <T extends Record<string, TSchema>>(fields: T) =>
   Type.Object(
-    Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Type.Optional(v)])) as { [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>> },
-    { additionalProperties: false, minProperties: 0 },
+    Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Type.Optional(nestedPatch(v))])) as { [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>> },
+    { additionalProperties: false },
   );
 
 /** 201 with Location, for creations. */
