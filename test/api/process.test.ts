@@ -1,0 +1,106 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { acquireDirLock, DirLockedError } from '../../src/db/lock.js';
+
+/** The real entry points, as separate processes: start, bootstrap, lock, SIGTERM, CLI. */
+const root = path.resolve(import.meta.dirname, '../..');
+const tsx = path.join(root, 'node_modules/tsx/dist/cli.mjs');
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function tempDir(): string {
+  const d = mkdtempSync(path.join(tmpdir(), 'berth-proc-'));
+  dirs.push(d);
+  return d;
+}
+
+function start(dataDir: string, port: number, env: Record<string, string> = {}): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [tsx, path.join(root, 'src/server.ts')], {
+    env: { ...process.env, BERTH_DATA_DIR: dataDir, BERTH_PORT: String(port), BERTH_LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d) => (out += String(d)));
+  child.stderr?.on('data', (d) => (out += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+async function waitReady(port: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/readyz`);
+      if (r.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('server did not become ready');
+}
+
+describe('server process', () => {
+  it('first start creates the data dir, prints a generated operator token once, and stops cleanly on SIGTERM', async () => {
+    const dataDir = path.join(tempDir(), 'data');
+    const port = 18000 + Math.floor(Math.random() * 1000);
+    const s = start(dataDir, port);
+    await waitReady(port);
+    const token = /berth_[0-9A-Za-z]{40}/.exec(s.output())?.[0];
+    expect(token).toBeDefined();
+    const me = await fetch(`http://127.0.0.1:${port}/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+    expect(me.status).toBe(200);
+
+    // A second process on the same PGlite directory must refuse to start.
+    const second = start(dataDir, port + 1);
+    expect(await second.exited).toBe(1);
+    expect(second.output()).toMatch(/already open in process \d+/);
+
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+
+    // The next start on the same directory prints no new token.
+    const again = start(dataDir, port + 2);
+    await waitReady(port + 2);
+    expect(again.output()).not.toMatch(/berth_[0-9A-Za-z]{40}/);
+    const stillWorks = await fetch(`http://127.0.0.1:${port + 2}/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+    expect(stillWorks.status).toBe(200);
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toBe(0);
+  }, 60_000);
+
+  it('a bad configuration value exits 1 with a clear message', async () => {
+    const s = start(tempDir(), 0, { BERTH_PORT: 'http' });
+    expect(await s.exited).toBe(1);
+    expect(s.output()).toMatch(/BERTH_PORT must be a whole number/);
+  }, 30_000);
+});
+
+describe('berth CLI', () => {
+  it('migrate and token create --operator work against the data dir', () => {
+    const dataDir = tempDir();
+    const env = { ...process.env, BERTH_DATA_DIR: dataDir, DATABASE_URL: '' };
+    const cli = (...args: string[]) => spawnSync(process.execPath, [tsx, path.join(root, 'src/cli/main.ts'), ...args], { env, encoding: 'utf8' });
+    expect(cli('migrate').stdout).toMatch(/applied: 0001_foundation/);
+    expect(cli('migrate').stdout).toMatch(/up to date/);
+    const minted = cli('token', 'create', '--operator', '--name', 'ci');
+    expect(minted.status).toBe(0);
+    expect(minted.stdout.trim()).toMatch(/^berth_[0-9A-Za-z]{40}$/);
+    expect(cli('frobnicate').status).toBe(2);
+  }, 60_000);
+});
+
+describe('PGlite directory lock', () => {
+  it('refuses a second holder and takes over a stale lock', () => {
+    const dir = tempDir();
+    const lock = acquireDirLock(dir);
+    expect(() => acquireDirLock(dir)).toThrow(DirLockedError);
+    lock.release();
+    // A lock file left by a process that no longer exists is taken over.
+    writeFileSync(path.join(dir, 'berth.lock'), '2147483646');
+    const again = acquireDirLock(dir);
+    again.release();
+  });
+});
