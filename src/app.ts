@@ -61,7 +61,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  const jobs = deps.jobs ?? new PgBossQueue(db, { runWorkers: config.jobs, onError: (err) => app.log.error({ err }, 'job queue error') });
+  const jobs =
+    deps.jobs ?? new PgBossQueue(db, { runWorkers: config.jobs, onError: (err) => app.log.error({ err }, 'job queue error') });
   const resolver = new TokenResolver({
     db,
     clock,
@@ -71,7 +72,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const svc: ServiceDeps = { db, clock, config, jobs, resolver };
 
-  for (const schema of [ProblemSchema, ...resellerSchemas, ...planSchemas, ...operationSchemas, ...accountSchemas, ...tokenSchemas, ...eventSchemas]) {
+  for (const schema of [
+    ProblemSchema,
+    ...resellerSchemas,
+    ...planSchemas,
+    ...operationSchemas,
+    ...accountSchemas,
+    ...tokenSchemas,
+    ...eventSchemas,
+  ]) {
     app.addSchema(schema);
   }
   installValidation(app);
@@ -83,7 +92,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const perMinute = (name: string, quota: number) => ({ name, quota, windowSeconds: 60 });
   installAuth(app, {
     resolver,
-    buckets: config.rateLimit.store === 'database' ? new DatabaseBucketStore(db) : new MemoryBucketStore(() => clock.now().getTime()),
+    buckets:
+      config.rateLimit.store === 'database' ? new DatabaseBucketStore(db) : new MemoryBucketStore(() => clock.now().getTime()),
     policies: {
       read: perMinute('read', config.rateLimit.readPerMinute),
       write: perMinute('write', config.rateLimit.writePerMinute),

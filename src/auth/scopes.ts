@@ -1,5 +1,15 @@
 export const SCOPE_AREAS = [
-  'accounts', 'plans', 'resellers', 'domains', 'dns', 'emails', 'sites', 'backups', 'webhooks', 'events', 'tokens',
+  'accounts',
+  'plans',
+  'resellers',
+  'domains',
+  'dns',
+  'emails',
+  'sites',
+  'backups',
+  'webhooks',
+  'events',
+  'tokens',
 ] as const;
 export type ScopeArea = (typeof SCOPE_AREAS)[number];
 export type Scope = `${ScopeArea}:${'read' | 'write'}` | '*';

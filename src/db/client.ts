@@ -38,7 +38,8 @@ class PostgresDb implements Db {
   }
 
   async exec(text: string): Promise<QueryResult<Record<string, unknown>>> {
-    const r = (await this.pool.query(text)) as pg.QueryResult | pg.QueryResult[];
+    const r = (await this.pool.query(text)) as
+      pg.QueryResult<Record<string, unknown>> | pg.QueryResult<Record<string, unknown>>[];
     const last = Array.isArray(r) ? r[r.length - 1] : r;
     return { rows: last?.rows ?? [], rowCount: last?.rowCount ?? 0 };
   }
@@ -84,7 +85,7 @@ class PgliteDb implements Db {
   async exec(text: string): Promise<QueryResult<Record<string, unknown>>> {
     const results = await this.pg.exec(text);
     const last = results[results.length - 1];
-    return { rows: (last?.rows ?? []) as Record<string, unknown>[], rowCount: last?.affectedRows ?? 0 };
+    return { rows: last?.rows ?? [], rowCount: last?.affectedRows ?? 0 };
   }
 
   // PGlite is one session: its transaction() holds a mutex so other queries wait, and rolls

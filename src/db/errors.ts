@@ -4,7 +4,7 @@ interface PgError {
   constraint?: string;
 }
 
-const pgError = (err: unknown): PgError => (typeof err === 'object' && err !== null ? (err as PgError) : {});
+const pgError = (err: unknown): PgError => (typeof err === 'object' && err !== null ? err : {});
 
 export const isUniqueViolation = (err: unknown, constraint?: string): boolean =>
   pgError(err).code === '23505' && (constraint === undefined || pgError(err).constraint === constraint);

@@ -55,10 +55,15 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
     const charge = await opts.buckets.charge(`${policy.name}:${key}`, policy);
     const headers = rateLimitHeaders(policy, charge);
     if (!charge.allowed) {
-      throw new AppError('rate_limited', `Rate limit "${policy.name}" exceeded.`, { policy: policy.name }, {
-        ...headers,
-        'retry-after': String(charge.retryAfterSeconds),
-      });
+      throw new AppError(
+        'rate_limited',
+        `Rate limit "${policy.name}" exceeded.`,
+        { policy: policy.name },
+        {
+          ...headers,
+          'retry-after': String(charge.retryAfterSeconds),
+        },
+      );
     }
     request.raw.rateLimitHeaders = headers;
   };
@@ -74,10 +79,15 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
       const failureKey = `ip:${request.ip}`;
       const failures = await opts.buckets.peek(`${opts.policies.authFailures.name}:${failureKey}`, opts.policies.authFailures);
       if (!failures.allowed) {
-        throw new AppError('rate_limited', 'Too many failed authentication attempts from this address.', { policy: opts.policies.authFailures.name }, {
-          ...rateLimitHeaders(opts.policies.authFailures, failures),
-          'retry-after': String(failures.retryAfterSeconds),
-        });
+        throw new AppError(
+          'rate_limited',
+          'Too many failed authentication attempts from this address.',
+          { policy: opts.policies.authFailures.name },
+          {
+            ...rateLimitHeaders(opts.policies.authFailures, failures),
+            'retry-after': String(failures.retryAfterSeconds),
+          },
+        );
       }
       const secret = bearer(request);
       const caller = secret ? await opts.resolver.resolve(secret, request.ip) : null;
@@ -85,7 +95,9 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
         await opts.buckets.charge(`${opts.policies.authFailures.name}:${failureKey}`, opts.policies.authFailures);
         throw new AppError(
           'unauthenticated',
-          secret ? 'The token is invalid, expired, revoked or not allowed from this address.' : 'Send Authorization: Bearer <token>.',
+          secret
+            ? 'The token is invalid, expired, revoked or not allowed from this address.'
+            : 'Send Authorization: Bearer <token>.',
           {},
           UNAUTHENTICATED_HEADERS,
         );
@@ -95,9 +107,14 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
       const key = caller.tokenId;
       const running = inFlight.get(key) ?? 0;
       if (running >= opts.concurrent) {
-        throw new AppError('rate_limited', `More than ${opts.concurrent} requests in flight for this token.`, { policy: 'concurrent' }, {
-          'retry-after': '1',
-        });
+        throw new AppError(
+          'rate_limited',
+          `More than ${opts.concurrent} requests in flight for this token.`,
+          { policy: 'concurrent' },
+          {
+            'retry-after': '1',
+          },
+        );
       }
       inFlight.set(key, running + 1);
       reply.raw.once('close', () => {

@@ -92,7 +92,11 @@ function fromFastifyError(error: FastifyError): { code: ErrorCode; detail: strin
     if (context === 'params') return { code: 'not_found', detail: 'No such resource.' };
     const ajvErrors = error.validation as unknown as AjvError[];
     if (context === 'body') {
-      return { code: 'validation_failed', detail: 'The request body did not validate.', extra: { errors: toFieldErrors(ajvErrors) } };
+      return {
+        code: 'validation_failed',
+        detail: 'The request body did not validate.',
+        extra: { errors: toFieldErrors(ajvErrors) },
+      };
     }
     const where = context === 'querystring' ? '/query' : '/headers';
     return {
@@ -148,9 +152,16 @@ export function installErrorHandling(app: FastifyInstance, configuredBase: strin
     const path = request.url.split('?')[0] ?? '/';
     const version = /^\/(v\d+)(\/|$)/.exec(path)?.[1];
     if (version && !SUPPORTED_VERSIONS.includes(version)) {
-      return sendProblem(request, reply, 'unknown_api_version', `API version ${version} does not exist.`, {
-        supported_versions: SUPPORTED_VERSIONS,
-      }, configuredBase);
+      return sendProblem(
+        request,
+        reply,
+        'unknown_api_version',
+        `API version ${version} does not exist.`,
+        {
+          supported_versions: SUPPORTED_VERSIONS,
+        },
+        configuredBase,
+      );
     }
     const allow = ALL_METHODS.filter((m) => mirror.find(m, path));
     if (allow.length > 0) {

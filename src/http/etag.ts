@@ -5,7 +5,12 @@ export const etagOf = (version: number): string => `"${version}"`;
  * Sends one resource with its ETag (derived from `version`), answering 304 when the client's
  * If-None-Match already names it.
  */
-export function sendResource<T extends { version: number }>(request: FastifyRequest, reply: FastifyReply, resource: T, status = 200) {
+export function sendResource<T extends { version: number }>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  resource: T,
+  status = 200,
+) {
   const etag = etagOf(resource.version);
   void reply.header('etag', etag);
   const inm = request.headers['if-none-match'];
@@ -25,4 +30,3 @@ export function ifMatchVersion(request: FastifyRequest): number | undefined {
   const m = /^\s*"(\d{1,10})"\s*$/.exec(raw);
   return m ? Number(m[1]) : -1;
 }
-

@@ -18,7 +18,9 @@ function parseKey(raw: string): string {
   const key = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
   if (!KEY_PATTERN.test(key)) {
     throw new AppError('malformed_request', 'Idempotency-Key must be 1-255 printable ASCII characters.', {
-      errors: [{ pointer: '/headers/idempotency-key', code: 'invalid_format', detail: 'must be 1-255 printable ASCII characters' }],
+      errors: [
+        { pointer: '/headers/idempotency-key', code: 'invalid_format', detail: 'must be 1-255 printable ASCII characters' },
+      ],
     });
   }
   return key;
@@ -74,7 +76,12 @@ export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): 
       throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used with a different request.');
     }
     if (row.state === 'running') {
-      throw new AppError('idempotency_key_in_use', 'A request with this Idempotency-Key is still in progress.', {}, { 'retry-after': '1' });
+      throw new AppError(
+        'idempotency_key_in_use',
+        'A request with this Idempotency-Key is still in progress.',
+        {},
+        { 'retry-after': '1' },
+      );
     }
     void reply
       .code(row.status_code ?? 200)

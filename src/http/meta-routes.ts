@@ -32,21 +32,31 @@ export function metaRoutes(app: App, db: Db, metrics: Metrics): void {
     return reply.type('text/plain; version=0.0.4').send(await metrics.render());
   });
 
-  app.get('/problems/:code', {
-    config: { auth: false },
-    schema: { hide: true, params: Type.Object({ code: Type.String({ maxLength: 100 }) }) },
-  }, async (request, reply) => {
-    const code = request.params.code as keyof typeof PROBLEMS;
-    const doc = PROBLEM_CODES.includes(code) ? PROBLEMS[code] : undefined;
-    if (!doc) throw new AppError('not_found', `No problem type ${request.params.code}.`);
-    const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(doc.title)}</title></head>
+  app.get(
+    '/problems/:code',
+    {
+      config: { auth: false },
+      schema: { hide: true, params: Type.Object({ code: Type.String({ maxLength: 100 }) }) },
+    },
+    async (request, reply) => {
+      const code = request.params.code as keyof typeof PROBLEMS;
+      const doc = PROBLEM_CODES.includes(code) ? PROBLEMS[code] : undefined;
+      if (!doc) throw new AppError('not_found', `No problem type ${request.params.code}.`);
+      const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(doc.title)}</title></head>
 <body><h1>${escapeHtml(doc.title)}</h1><p>HTTP status <strong>${doc.status}</strong>, code <code>${escapeHtml(code)}</code>.</p>
 <p>${escapeHtml(doc.description)}</p><p><a href="/problems">All problem types</a></p></body></html>`;
-    return reply.type('text/html; charset=utf-8').send(html);
-  });
+      return reply.type('text/html; charset=utf-8').send(html);
+    },
+  );
 
   app.get('/problems', { config: { auth: false }, schema: { hide: true } }, async (_request, reply) => {
-    const items = PROBLEM_CODES.map((c) => `<li><a href="/problems/${c}"><code>${c}</code></a> (${PROBLEMS[c].status}): ${escapeHtml(PROBLEMS[c].title)}</li>`);
-    return reply.type('text/html; charset=utf-8').send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Berth problem types</title></head><body><h1>Problem types</h1><ul>${items.join('')}</ul></body></html>`);
+    const items = PROBLEM_CODES.map(
+      (c) => `<li><a href="/problems/${c}"><code>${c}</code></a> (${PROBLEMS[c].status}): ${escapeHtml(PROBLEMS[c].title)}</li>`,
+    );
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Berth problem types</title></head><body><h1>Problem types</h1><ul>${items.join('')}</ul></body></html>`,
+      );
   });
 }

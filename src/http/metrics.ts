@@ -35,13 +35,22 @@ export function installMetrics(app: FastifyInstance): Metrics {
       gauges.push({ name, help, read });
     },
     async render() {
-      const lines = ['# HELP berth_http_requests_total HTTP requests by route and status.', '# TYPE berth_http_requests_total counter'];
+      const lines = [
+        '# HELP berth_http_requests_total HTTP requests by route and status.',
+        '# TYPE berth_http_requests_total counter',
+      ];
       for (const [k, v] of counts) lines.push(`berth_http_requests_total{${k}} ${v}`);
-      lines.push('# HELP berth_http_request_duration_seconds Request latency.', '# TYPE berth_http_request_duration_seconds histogram');
+      lines.push(
+        '# HELP berth_http_request_duration_seconds Request latency.',
+        '# TYPE berth_http_request_duration_seconds histogram',
+      );
       for (const [k, h] of histograms) {
         BUCKETS.forEach((b, i) => lines.push(`berth_http_request_duration_seconds_bucket{${k},le="${b}"} ${h.buckets[i]}`));
         lines.push(`berth_http_request_duration_seconds_bucket{${k},le="+Inf"} ${h.count}`);
-        lines.push(`berth_http_request_duration_seconds_sum{${k}} ${h.sum}`, `berth_http_request_duration_seconds_count{${k}} ${h.count}`);
+        lines.push(
+          `berth_http_request_duration_seconds_sum{${k}} ${h.sum}`,
+          `berth_http_request_duration_seconds_count{${k}} ${h.count}`,
+        );
       }
       for (const g of gauges) {
         lines.push(`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} gauge`);

@@ -32,15 +32,20 @@ const problemResponse = (description: string, extraHeaders: Record<string, unkno
 
 const RATE_HEADERS = {
   RateLimit: { description: 'Remaining quota (IETF draft, structured field).', schema: { type: 'string', maxLength: 200 } },
-  'RateLimit-Policy': { description: 'The quota policy (IETF draft, structured field).', schema: { type: 'string', maxLength: 200 } },
+  'RateLimit-Policy': {
+    description: 'The quota policy (IETF draft, structured field).',
+    schema: { type: 'string', maxLength: 200 },
+  },
 };
-const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86400 } } };
+const RETRY_AFTER = {
+  'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86400 } },
+};
 
 const STANDARD_ERRORS: Record<string, string> = {
   '400': 'Malformed request (bad JSON, bad or unknown query parameter).',
   '401': 'Missing, invalid, expired or revoked token.',
   '403': 'Insufficient scope, forbidden for this principal, suspended, or quota exceeded.',
-  '404': 'Not found or outside the token\'s reach.',
+  '404': "Not found or outside the token's reach.",
   '429': 'Rate limited.',
   '500': 'Internal error.',
 };
@@ -54,7 +59,12 @@ function decorate(doc: Record<string, unknown>): Record<string, unknown> {
     for (const [method, op] of Object.entries(ops)) {
       const responses = (op.responses ??= {});
       const codes = { ...STANDARD_ERRORS };
-      if (op.requestBody) Object.assign(codes, { '413': 'Body too large.', '415': 'Unsupported Content-Type.', '422': 'Validation failed; every field error listed.' });
+      if (op.requestBody)
+        Object.assign(codes, {
+          '413': 'Body too large.',
+          '415': 'Unsupported Content-Type.',
+          '422': 'Validation failed; every field error listed.',
+        });
       if (['put', 'patch', 'delete'].includes(method)) codes['412'] = 'If-Match does not match the current ETag.';
       if (['post', 'delete'].includes(method) || path.includes('{')) codes['409'] = 'Conflict with the current state.';
       if (op.security && Array.isArray(op.security) && op.security.length === 0) {
@@ -115,10 +125,14 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     hideUntagged: true,
   });
 
-  app.get('/v1/openapi.json', {
-    config: { auth: false },
-    schema: { tags: ['meta'], operationId: 'getOpenApi', summary: 'The OpenAPI 3.1 document', hide: true },
-  }, async () => app.swagger());
+  app.get(
+    '/v1/openapi.json',
+    {
+      config: { auth: false },
+      schema: { tags: ['meta'], operationId: 'getOpenApi', summary: 'The OpenAPI 3.1 document', hide: true },
+    },
+    async () => app.swagger(),
+  );
 
   await app.register(scalar, {
     routePrefix: '/docs',

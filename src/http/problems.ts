@@ -32,7 +32,7 @@ export const PROBLEMS: Record<ErrorCode, ProblemDoc> = {
   account_suspended: {
     status: 403,
     title: 'Account suspended',
-    description: "The hosting account (or its reseller) is suspended: its resources are read-only for its own principal.",
+    description: 'The hosting account (or its reseller) is suspended: its resources are read-only for its own principal.',
   },
   quota_exceeded: {
     status: 403,
@@ -42,12 +42,14 @@ export const PROBLEMS: Record<ErrorCode, ProblemDoc> = {
   not_found: {
     status: 404,
     title: 'Not found',
-    description: 'The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.',
+    description:
+      'The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.',
   },
   unknown_api_version: {
     status: 404,
     title: 'Unknown API version',
-    description: 'The first path segment names an API version this server does not serve. `supported_versions` lists those it does.',
+    description:
+      'The first path segment names an API version this server does not serve. `supported_versions` lists those it does.',
   },
   method_not_allowed: {
     status: 405,

@@ -92,10 +92,11 @@ export class DatabaseBucketStore implements BucketStore {
   }
 
   async peek(key: string, policy: Policy): Promise<Charge> {
-    const r = await this.db.query<{ tokens: number }>(
-      `SELECT ${REFILLED} AS tokens FROM rate_buckets b WHERE key = $1`,
-      [key, policy.quota, policy.quota / policy.windowSeconds],
-    );
+    const r = await this.db.query<{ tokens: number }>(`SELECT ${REFILLED} AS tokens FROM rate_buckets b WHERE key = $1`, [
+      key,
+      policy.quota,
+      policy.quota / policy.windowSeconds,
+    ]);
     const tokens = r.rows[0] ? Number(r.rows[0].tokens) : policy.quota;
     return describe(tokens, tokens >= 1, policy);
   }

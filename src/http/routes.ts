@@ -14,7 +14,9 @@ export type App = FastifyInstance<
 function nestedPatch(schema: TSchema): TSchema {
   const s = schema as { type?: string; properties?: Record<string, TSchema> };
   if (s.type !== 'object' || !s.properties) return schema;
-  const props = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, Type.Optional(Type.Union([v, Type.Null()]))]));
+  const props = Object.fromEntries(
+    Object.entries(s.properties).map(([k, v]) => [k, Type.Optional(Type.Union([v, Type.Null()]))]),
+  );
   const { description } = schema as { description?: string };
   return Type.Object(props, { additionalProperties: false, description });
 }
@@ -25,7 +27,9 @@ function nestedPatch(schema: TSchema): TSchema {
  */
 export const PatchBody = <T extends Record<string, TSchema>>(fields: T) =>
   Type.Object(
-    Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Type.Optional(nestedPatch(v))])) as { [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>> },
+    Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Type.Optional(nestedPatch(v))])) as {
+      [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>>;
+    },
     { additionalProperties: false },
   );
 

@@ -7,7 +7,13 @@ export const StringEnum = <const T extends readonly string[]>(values: T, options
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 
 export const Id = (prefix: IdPrefix, description?: string) =>
-  Type.String({ pattern: idPattern(prefix), minLength: prefix.length + 27, maxLength: prefix.length + 27, description, examples: [`${prefix}_01jd3x9v6ef8tb2q4w5n7k8m9p`] });
+  Type.String({
+    pattern: idPattern(prefix),
+    minLength: prefix.length + 27,
+    maxLength: prefix.length + 27,
+    description,
+    examples: [`${prefix}_01jd3x9v6ef8tb2q4w5n7k8m9p`],
+  });
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 

@@ -17,7 +17,5 @@ export function installValidation(app: FastifyInstance): void {
     body.addSchema(s);
     text.addSchema(s);
   }
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? body : text).compile(schema as object) as never,
-  );
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema as object) as never);
 }

@@ -21,7 +21,7 @@ export function installVersioning(app: FastifyInstance, deprecations: Deprecatio
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (methods.some((m) => deprecations.has(`${m} ${route.url}`))) {
-      route.schema = { ...route.schema, deprecated: true } as typeof route.schema;
+      route.schema = { ...route.schema, deprecated: true };
     }
   });
   app.addHook('onSend', async (request, reply) => {
@@ -44,7 +44,15 @@ export function installVersioning(app: FastifyInstance, deprecations: Deprecatio
         response: {
           200: Type.Object({
             versions: Type.Array(
-              Type.Object({ version: Type.String({ maxLength: 10 }), status: Type.String({ maxLength: 20 }), links: Type.Object({ self: Type.String({ maxLength: 200 }), openapi: Type.String({ maxLength: 200 }), docs: Type.String({ maxLength: 200 }) }) }),
+              Type.Object({
+                version: Type.String({ maxLength: 10 }),
+                status: Type.String({ maxLength: 20 }),
+                links: Type.Object({
+                  self: Type.String({ maxLength: 200 }),
+                  openapi: Type.String({ maxLength: 200 }),
+                  docs: Type.String({ maxLength: 200 }),
+                }),
+              }),
               { maxItems: 10 },
             ),
           }),

@@ -6,7 +6,12 @@ type Handler = (data: Record<string, unknown>) => Promise<void>;
 
 export interface JobQueue {
   /** Enqueues inside the caller's transaction: the job exists if and only if the change does. */
-  send(tx: Queryable, name: string, data: Record<string, unknown>, opts?: { startAfter?: Date; singletonKey?: string }): Promise<void>;
+  send(
+    tx: Queryable,
+    name: string,
+    data: Record<string, unknown>,
+    opts?: { startAfter?: Date; singletonKey?: string },
+  ): Promise<void>;
   work(name: string, handler: Handler): Promise<void>;
   /** A cron schedule that runs once per slot across every process. */
   schedule(name: string, cron: string): Promise<void>;
@@ -35,7 +40,7 @@ export class PgBossQueue implements JobQueue {
     const exec = {
       executeSql: async (text: string, values: unknown[] = []) => (values.length ? db.query(text, values) : db.exec(text)),
     };
-    this.boss = new PgBoss({ db: exec, schedule: opts.runWorkers, supervise: opts.runWorkers, migrate: true } as PgBoss.ConstructorOptions);
+    this.boss = new PgBoss({ db: exec, schedule: opts.runWorkers, supervise: opts.runWorkers, migrate: true });
     this.boss.on('error', opts.onError);
   }
 
@@ -53,7 +58,12 @@ export class PgBossQueue implements JobQueue {
     this.queues.add(name);
   }
 
-  async send(tx: Queryable, name: string, data: Record<string, unknown>, opts: { startAfter?: Date; singletonKey?: string } = {}): Promise<void> {
+  async send(
+    tx: Queryable,
+    name: string,
+    data: Record<string, unknown>,
+    opts: { startAfter?: Date; singletonKey?: string } = {},
+  ): Promise<void> {
     await this.boss.send(name, data, { ...opts, db: executor(tx) } as PgBoss.SendOptions);
   }
 

@@ -2,8 +2,24 @@ import { typeid } from 'typeid-js';
 
 /** TypeID prefixes of SPEC §1. */
 export type IdPrefix =
-  | 'acc' | 'pln' | 'rsl' | 'dom' | 'rec' | 'chg' | 'eml' | 'fwd' | 'site' | 'dpl'
-  | 'bak' | 'bks' | 'op' | 'evt' | 'whk' | 'whd' | 'tok' | 'req';
+  | 'acc'
+  | 'pln'
+  | 'rsl'
+  | 'dom'
+  | 'rec'
+  | 'chg'
+  | 'eml'
+  | 'fwd'
+  | 'site'
+  | 'dpl'
+  | 'bak'
+  | 'bks'
+  | 'op'
+  | 'evt'
+  | 'whk'
+  | 'whd'
+  | 'tok'
+  | 'req';
 
 export const newId = (prefix: IdPrefix): string => typeid(prefix).toString();
 

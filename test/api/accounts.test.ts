@@ -18,7 +18,12 @@ const eventTypes = async (resourceId: string) =>
 
 describe('accounts', () => {
   it('creates an account with limits, usage and an event in the same transaction', async () => {
-    const r = await t.post('/v1/accounts', { username: 'alice1', contact_email: 'alice@example.com', plan_id: plan.id, limit_overrides: { max_sites: 9 } });
+    const r = await t.post('/v1/accounts', {
+      username: 'alice1',
+      contact_email: 'alice@example.com',
+      plan_id: plan.id,
+      limit_overrides: { max_sites: 9 },
+    });
     expect(r.status).toBe(201);
     expect(r.headers.location).toBe(`/v1/accounts/${r.body.id}`);
     expect(r.body).toMatchObject({
@@ -33,7 +38,11 @@ describe('accounts', () => {
     });
     expect(r.body.id).toMatch(/^acc_[0-9a-z]{26}$/);
     const events = await t.get(`/v1/events?resource_id=${r.body.id}`);
-    expect(events.body.data[0]).toMatchObject({ type: 'account.created', account_id: r.body.id, resource: { type: 'account', id: r.body.id, version: 1 } });
+    expect(events.body.data[0]).toMatchObject({
+      type: 'account.created',
+      account_id: r.body.id,
+      resource: { type: 'account', id: r.body.id, version: 1 },
+    });
     expect(events.body.data[0].data.username).toBe('alice1');
   });
 
@@ -58,7 +67,9 @@ describe('accounts', () => {
     const r = await t.post('/v1/accounts', { username: 'planless', contact_email: 'x@example.com', plan_id: own.id });
     expect(r.status).toBe(422);
     expect(r.body.errors[0]).toMatchObject({ pointer: '/plan_id', code: 'unknown_plan' });
-    expect((await t.post('/v1/accounts', { username: 'withplan', contact_email: 'x@example.com', plan_id: own.id }, tok)).status).toBe(201);
+    expect(
+      (await t.post('/v1/accounts', { username: 'withplan', contact_email: 'x@example.com', plan_id: own.id }, tok)).status,
+    ).toBe(201);
   });
 
   it('lists with filters', async () => {
@@ -83,7 +94,7 @@ describe('reseller limits', () => {
     expect(r.body).toMatchObject({ code: 'quota_exceeded', limit: 1, usage: 1 });
   });
 
-  it('a suspended reseller\'s principals cannot write', async () => {
+  it("a suspended reseller's principals cannot write", async () => {
     const reseller = await createReseller(t);
     const tok = await createToken(t, { principal: { kind: 'reseller', id: reseller.id } });
     const acc = await createAccount(t, plan.id, tok);
@@ -92,7 +103,9 @@ describe('reseller limits', () => {
     const r = await t.request('PATCH', `/v1/accounts/${acc.id}`, { body: { display_name: 'x' }, token: accTok });
     expect(r.status).toBe(403);
     expect(r.body.code).toBe('account_suspended');
-    expect((await t.post('/v1/accounts', { username: 'blocked', contact_email: 'x@example.com', plan_id: plan.id }, tok)).body.code).toBe('account_suspended');
+    expect(
+      (await t.post('/v1/accounts', { username: 'blocked', contact_email: 'x@example.com', plan_id: plan.id }, tok)).body.code,
+    ).toBe('account_suspended');
     expect((await t.get(`/v1/accounts/${acc.id}`, accTok)).status).toBe(200);
   });
 });
@@ -111,7 +124,9 @@ describe('suspension', () => {
     expect((await t.post(`/v1/accounts/${acc.id}/suspend`, { reason: 'x' }, owner)).body.code).toBe('forbidden');
     const u = await t.post(`/v1/accounts/${acc.id}/unsuspend`);
     expect(u.body).toMatchObject({ status: 'active', suspension: null });
-    expect((await t.request('PATCH', `/v1/accounts/${acc.id}`, { body: { display_name: 'Back' }, token: owner })).status).toBe(200);
+    expect((await t.request('PATCH', `/v1/accounts/${acc.id}`, { body: { display_name: 'Back' }, token: owner })).status).toBe(
+      200,
+    );
     expect(await eventTypes(acc.id)).toEqual(['account.updated', 'account.unsuspended', 'account.suspended', 'account.created']);
   });
 

@@ -61,7 +61,11 @@ describe('authentication', () => {
   });
 
   it('an expired token is 401', async () => {
-    const r = await t.post('/v1/tokens', { name: 'short', scopes: ['plans:read'], expires_at: new Date(t.clock.now().getTime() + 60_000).toISOString() });
+    const r = await t.post('/v1/tokens', {
+      name: 'short',
+      scopes: ['plans:read'],
+      expires_at: new Date(t.clock.now().getTime() + 60_000).toISOString(),
+    });
     expect((await t.get('/v1/plans', r.body.secret)).status).toBe(200);
     t.clock.advance(61_000);
     expect((await t.get('/v1/plans', r.body.secret)).status).toBe(401);
@@ -95,15 +99,31 @@ describe('minting tokens: only downwards, never broader', () => {
     const accA = await createAccount(t, plan.id, tokenA);
     const accB = await createAccount(t, plan.id, tokenB);
     expect((await t.post('/v1/tokens', { name: 'self', scopes: ['accounts:read'] }, tokenA)).status).toBe(201);
-    const forAccount = await t.post('/v1/tokens', { name: 'acc', scopes: ['accounts:read'], principal: { kind: 'account', id: accA.id } }, tokenA);
+    const forAccount = await t.post(
+      '/v1/tokens',
+      { name: 'acc', scopes: ['accounts:read'], principal: { kind: 'account', id: accA.id } },
+      tokenA,
+    );
     expect(forAccount.status).toBe(201);
     expect(forAccount.body.principal).toEqual({ kind: 'account', id: accA.id });
-    const foreign = await t.post('/v1/tokens', { name: 'x', scopes: ['accounts:read'], principal: { kind: 'account', id: accB.id } }, tokenA);
+    const foreign = await t.post(
+      '/v1/tokens',
+      { name: 'x', scopes: ['accounts:read'], principal: { kind: 'account', id: accB.id } },
+      tokenA,
+    );
     expect(foreign.status).toBe(404);
-    const up = await t.post('/v1/tokens', { name: 'x', scopes: ['accounts:read'], principal: { kind: 'operator', id: null } }, tokenA);
+    const up = await t.post(
+      '/v1/tokens',
+      { name: 'x', scopes: ['accounts:read'], principal: { kind: 'operator', id: null } },
+      tokenA,
+    );
     expect(up.status).toBe(403);
     expect(up.body.code).toBe('forbidden');
-    const sideways = await t.post('/v1/tokens', { name: 'x', scopes: ['accounts:read'], principal: { kind: 'reseller', id: rb.id } }, tokenA);
+    const sideways = await t.post(
+      '/v1/tokens',
+      { name: 'x', scopes: ['accounts:read'], principal: { kind: 'reseller', id: rb.id } },
+      tokenA,
+    );
     expect(sideways.status).toBe(403);
   });
 
@@ -112,7 +132,15 @@ describe('minting tokens: only downwards, never broader', () => {
     const other = await createAccount(t, plan.id);
     const tokenAcc = await createToken(t, { principal: { kind: 'account', id: acc.id } });
     expect((await t.post('/v1/tokens', { name: 'me', scopes: ['accounts:read'] }, tokenAcc)).status).toBe(201);
-    expect((await t.post('/v1/tokens', { name: 'x', scopes: ['accounts:read'], principal: { kind: 'account', id: other.id } }, tokenAcc)).status).toBe(404);
+    expect(
+      (
+        await t.post(
+          '/v1/tokens',
+          { name: 'x', scopes: ['accounts:read'], principal: { kind: 'account', id: other.id } },
+          tokenAcc,
+        )
+      ).status,
+    ).toBe(404);
   });
 
   it('never with more scopes than the minting token', async () => {
@@ -132,14 +160,23 @@ describe('minting tokens: only downwards, never broader', () => {
     const wider = await t.post('/v1/tokens', { name: 'x', scopes: ['*'], account_ids: [a1.id, a2.id] }, narrowed);
     expect(wider.status).toBe(422);
     expect(wider.body.errors[0]).toMatchObject({ pointer: '/account_ids/1', code: 'out_of_reach' });
-    const inherited = await t.post('/v1/tokens', { name: 'x', scopes: ['*'], expires_at: new Date(t.clock.now().getTime() + 86_400_000).toISOString() }, narrowed);
+    const inherited = await t.post(
+      '/v1/tokens',
+      { name: 'x', scopes: ['*'], expires_at: new Date(t.clock.now().getTime() + 86_400_000).toISOString() },
+      narrowed,
+    );
     expect(inherited.status).toBe(201);
     expect(inherited.body.account_ids).toEqual([a1.id]);
     expect(inherited.body.expires_at).toBe(expires);
   });
 
   it('rejects a past expiry and bad CIDRs, listing both', async () => {
-    const r = await t.post('/v1/tokens', { name: 'x', scopes: ['*'], expires_at: '2000-01-01T00:00:00Z', allowed_ips: ['300.1.1.1/8'] });
+    const r = await t.post('/v1/tokens', {
+      name: 'x',
+      scopes: ['*'],
+      expires_at: '2000-01-01T00:00:00Z',
+      allowed_ips: ['300.1.1.1/8'],
+    });
     expect(r.status).toBe(422);
     expect(r.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/expires_at', '/allowed_ips/0']);
   });

@@ -65,11 +65,17 @@ describe('ETag and conditional requests', () => {
 
   it('If-Match with a stale ETag is 412 and changes nothing; the current one succeeds', async () => {
     const acc = await createAccount(t, plan.id);
-    const stale = await t.request('PATCH', `/v1/accounts/${acc.id}`, { body: { display_name: 'New' }, headers: { 'if-match': '"999"' } });
+    const stale = await t.request('PATCH', `/v1/accounts/${acc.id}`, {
+      body: { display_name: 'New' },
+      headers: { 'if-match': '"999"' },
+    });
     expect(stale.status).toBe(412);
     expect(stale.body.code).toBe('precondition_failed');
     expect((await t.get(`/v1/accounts/${acc.id}`)).body.display_name).toBe(acc.display_name);
-    const ok = await t.request('PATCH', `/v1/accounts/${acc.id}`, { body: { display_name: 'New' }, headers: { 'if-match': `"${acc.version}"` } });
+    const ok = await t.request('PATCH', `/v1/accounts/${acc.id}`, {
+      body: { display_name: 'New' },
+      headers: { 'if-match': `"${acc.version}"` },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.version).toBe(acc.version + 1);
     expect(ok.headers.etag).toBe(`"${acc.version + 1}"`);
@@ -105,7 +111,11 @@ describe('JSON Merge Patch', () => {
     const acc = await createAccount(t, plan.id);
     const r = await t.request('PUT', `/v1/accounts/${acc.id}`, { body: { display_name: 'Only this' } });
     expect(r.status).toBe(422);
-    expect(r.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/contact_email', '/limit_overrides', '/plan_id']);
+    expect(r.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual([
+      '/contact_email',
+      '/limit_overrides',
+      '/plan_id',
+    ]);
   });
 });
 
@@ -125,16 +135,35 @@ describe('Idempotency-Key', () => {
 
   it('the same key with a different body is 422 idempotency_key_reused', async () => {
     await t.post('/v1/resellers', { name: 'R1', contact_email: 'x@y.example.com' }, undefined, { 'idempotency-key': 'key-2' });
-    const r = await t.post('/v1/resellers', { name: 'R2', contact_email: 'x@y.example.com' }, undefined, { 'idempotency-key': 'key-2' });
+    const r = await t.post('/v1/resellers', { name: 'R2', contact_email: 'x@y.example.com' }, undefined, {
+      'idempotency-key': 'key-2',
+    });
     expect(r.status).toBe(422);
     expect(r.body.code).toBe('idempotency_key_reused');
   });
 
   it('keys are per principal', async () => {
     const reseller = await createReseller(t);
-    const tok = (await t.post('/v1/tokens', { name: 'r', scopes: ['*'], principal: { kind: 'reseller', id: reseller.id } })).body.secret;
-    const mine = await t.post('/v1/plans', { name: 'p-idem', max_sites: 1, max_domains: 1, max_email_accounts: 1, max_email_quota_mb: 1, disk_quota_mb: 1, max_backups: 1, max_dns_records_per_domain: 1 }, tok, { 'idempotency-key': 'shared' });
-    const theirs = await t.post('/v1/resellers', { name: 'other', contact_email: 'x@y.example.com' }, undefined, { 'idempotency-key': 'shared' });
+    const tok = (await t.post('/v1/tokens', { name: 'r', scopes: ['*'], principal: { kind: 'reseller', id: reseller.id } })).body
+      .secret;
+    const mine = await t.post(
+      '/v1/plans',
+      {
+        name: 'p-idem',
+        max_sites: 1,
+        max_domains: 1,
+        max_email_accounts: 1,
+        max_email_quota_mb: 1,
+        disk_quota_mb: 1,
+        max_backups: 1,
+        max_dns_records_per_domain: 1,
+      },
+      tok,
+      { 'idempotency-key': 'shared' },
+    );
+    const theirs = await t.post('/v1/resellers', { name: 'other', contact_email: 'x@y.example.com' }, undefined, {
+      'idempotency-key': 'shared',
+    });
     expect(mine.status).toBe(201);
     expect(theirs.status).toBe(201);
     expect(theirs.headers['idempotent-replayed']).toBeUndefined();
@@ -181,7 +210,9 @@ describe('Idempotency-Key', () => {
   });
 
   it('a malformed key is 400', async () => {
-    const r = await t.post('/v1/resellers', { name: 'x', contact_email: 'x@y.example.com' }, undefined, { 'idempotency-key': 'é'.repeat(3) });
+    const r = await t.post('/v1/resellers', { name: 'x', contact_email: 'x@y.example.com' }, undefined, {
+      'idempotency-key': 'é'.repeat(3),
+    });
     expect(r.status).toBe(400);
   });
 });

@@ -9,10 +9,21 @@ beforeAll(async () => {
     deps: {
       // A test-only deprecated route, declared the same way real ones are.
       deprecations: new Map([
-        ['GET /v1/_test/deprecated', { since: new Date('2026-01-01T00:00:00Z'), sunset: new Date('2027-01-01T00:00:00Z'), link: 'https://docs.example.com/migrate' }],
+        [
+          'GET /v1/_test/deprecated',
+          {
+            since: new Date('2026-01-01T00:00:00Z'),
+            sunset: new Date('2027-01-01T00:00:00Z'),
+            link: 'https://docs.example.com/migrate',
+          },
+        ],
       ]),
       extraRoutes: (app) => {
-        app.get('/v1/_test/deprecated', { schema: { hide: true, response: { 200: Type.Object({ ok: Type.Boolean() }) } } }, async () => ({ ok: true }));
+        app.get(
+          '/v1/_test/deprecated',
+          { schema: { hide: true, response: { 200: Type.Object({ ok: Type.Boolean() }) } } },
+          async () => ({ ok: true }),
+        );
         app.get('/v1/_test/boom', { schema: { hide: true } }, async () => {
           throw new Error('SELECT secret FROM tokens -- must never leak');
         });

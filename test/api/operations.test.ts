@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
+import { createTestApp, eventually } from '../helpers/app.js';
 import { freshDb } from '../helpers/db.js';
 import { createAccount, createPlan, createToken, world } from '../helpers/fixtures.js';
 
@@ -71,7 +71,9 @@ describe('reach of operations and events', () => {
       expect((await t.post(`/v1/operations/${opA}/cancel`, undefined, w.tokenB)).status).toBe(404);
       const eventsB = await t.get('/v1/events?limit=200', w.tokenB);
       expect(eventsB.body.data.length).toBeGreaterThan(0);
-      expect(eventsB.body.data.every((e: { account_id: string | null }) => e.account_id === null || e.account_id === w.accountB.id)).toBe(true);
+      expect(
+        eventsB.body.data.every((e: { account_id: string | null }) => e.account_id === null || e.account_id === w.accountB.id),
+      ).toBe(true);
       const createdA = (await t.get(`/v1/events?resource_id=${w.accountA.id}`, w.tokenA)).body.data.at(-1);
       expect((await t.get(`/v1/events/${createdA.id}`, w.tokenA)).status).toBe(200);
       expect((await t.get(`/v1/events/${createdA.id}`, w.tokenB)).status).toBe(404);

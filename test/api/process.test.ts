@@ -17,7 +17,11 @@ function tempDir(): string {
   return d;
 }
 
-function start(dataDir: string, port: number, env: Record<string, string> = {}): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+function start(
+  dataDir: string,
+  port: number,
+  env: Record<string, string> = {},
+): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   const child = spawn(process.execPath, [tsx, path.join(root, 'src/server.ts')], {
     env: { ...process.env, BERTH_DATA_DIR: dataDir, BERTH_PORT: String(port), BERTH_LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -82,7 +86,8 @@ describe('berth CLI', () => {
   it('migrate and token create --operator work against the data dir', () => {
     const dataDir = tempDir();
     const env = { ...process.env, BERTH_DATA_DIR: dataDir, DATABASE_URL: '' };
-    const cli = (...args: string[]) => spawnSync(process.execPath, [tsx, path.join(root, 'src/cli/main.ts'), ...args], { env, encoding: 'utf8' });
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, [tsx, path.join(root, 'src/cli/main.ts'), ...args], { env, encoding: 'utf8' });
     expect(cli('migrate').stdout).toMatch(/applied: 0001_foundation/);
     expect(cli('migrate').stdout).toMatch(/up to date/);
     const minted = cli('token', 'create', '--operator', '--name', 'ci');

@@ -42,10 +42,14 @@ describe('concurrency limit', () => {
       env: { BERTH_RATE_LIMIT_CONCURRENT: '2' },
       deps: {
         extraRoutes: (app) =>
-          app.get('/v1/_test/wait', { schema: { hide: true, response: { 200: Type.Object({ ok: Type.Boolean() }) } } }, async () => {
-            await new Promise((r) => setTimeout(r, 200));
-            return { ok: true };
-          }),
+          app.get(
+            '/v1/_test/wait',
+            { schema: { hide: true, response: { 200: Type.Object({ ok: Type.Boolean() }) } } },
+            async () => {
+              await new Promise((r) => setTimeout(r, 200));
+              return { ok: true };
+            },
+          ),
       },
     });
     try {
@@ -59,7 +63,7 @@ describe('concurrency limit', () => {
 });
 
 describe('database-backed buckets', () => {
-  it('two processes on one database share a token\'s bucket', async () => {
+  it("two processes on one database share a token's bucket", async () => {
     const shared = await freshDb();
     const env = { BERTH_RATE_LIMIT_STORE: 'database', BERTH_RATE_LIMIT_READ: '4' };
     const a = await createTestApp({ db: shared.db, env, jobs: false });

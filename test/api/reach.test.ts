@@ -14,12 +14,18 @@ beforeAll(async () => {
   t = await createTestApp({ jobs: false });
   w = await world(t);
   const planA = await createPlan(t, w.tokenA);
-  const tokenOfAccountA = (await t.post('/v1/tokens', { name: 'acc-a', scopes: ['accounts:read'], principal: { kind: 'account', id: w.accountA.id } })).body.id;
+  const tokenOfAccountA = (
+    await t.post('/v1/tokens', { name: 'acc-a', scopes: ['accounts:read'], principal: { kind: 'account', id: w.accountA.id } })
+  ).body.id;
   const suspendedTwice = await t.post(`/v1/accounts/${w.accountA.id}/suspend`, { reason: 'r' });
   expect(suspendedTwice.status).toBe(200);
   await t.post(`/v1/accounts/${w.accountA.id}/unsuspend`);
   const event = (await t.get(`/v1/events?resource_id=${w.accountA.id}`)).body.data[0].id;
-  const spare = await t.post('/v1/accounts', { username: 'spareofa', contact_email: 'x@example.com', plan_id: w.plan.id }, w.tokenA);
+  const spare = await t.post(
+    '/v1/accounts',
+    { username: 'spareofa', contact_email: 'x@example.com', plan_id: w.plan.id },
+    w.tokenA,
+  );
   const operation = (await t.request('DELETE', `/v1/accounts/${spare.body.id}`)).body.operation.id;
   items = {
     reseller: `/v1/resellers/${w.resellerA.id}`,
@@ -30,7 +36,13 @@ beforeAll(async () => {
     operation: `/v1/operations/${operation}`,
     event: `/v1/events/${event}`,
   };
-  callers = { operator: OPERATOR_TOKEN, resellerA: w.tokenA, resellerB: w.tokenB, accountA: w.tokenAccountA, readOnlyA: w.readOnly };
+  callers = {
+    operator: OPERATOR_TOKEN,
+    resellerA: w.tokenA,
+    resellerB: w.tokenB,
+    accountA: w.tokenAccountA,
+    readOnlyA: w.readOnly,
+  };
 });
 afterAll(async () => t.close());
 
@@ -56,7 +68,8 @@ describe('item reads', () => {
 });
 
 describe('collections hold only what is in reach', () => {
-  const ids = async (url: string, who: string) => (await t.get(`${url}?limit=200`, callers[who])).body.data.map((x: { id: string }) => x.id);
+  const ids = async (url: string, who: string) =>
+    (await t.get(`${url}?limit=200`, callers[who])).body.data.map((x: { id: string }) => x.id);
 
   it('accounts', async () => {
     expect(await ids('/v1/accounts', 'operator')).toEqual(expect.arrayContaining([w.accountA.id, w.accountB.id]));
@@ -72,7 +85,7 @@ describe('collections hold only what is in reach', () => {
     expect((await ids('/v1/resellers', 'operator')).length).toBeGreaterThanOrEqual(2);
   });
 
-  it('plans: global ones plus the reseller\'s own', async () => {
+  it("plans: global ones plus the reseller's own", async () => {
     const planOfA = items.plan?.split('/').pop();
     expect(await ids('/v1/plans', 'resellerA')).toEqual(expect.arrayContaining([w.plan.id, planOfA]));
     expect(await ids('/v1/plans', 'resellerB')).not.toContain(planOfA);
@@ -81,7 +94,9 @@ describe('collections hold only what is in reach', () => {
 
   it('tokens, operations and events', async () => {
     const tokensB = await t.get('/v1/tokens?limit=200', w.tokenB);
-    expect(tokensB.body.data.every((x: { principal: { id: string } }) => [w.resellerB.id, w.accountB.id].includes(x.principal.id))).toBe(true);
+    expect(
+      tokensB.body.data.every((x: { principal: { id: string } }) => [w.resellerB.id, w.accountB.id].includes(x.principal.id)),
+    ).toBe(true);
     const tokensAcc = await t.get('/v1/tokens?limit=200', w.tokenAccountA);
     expect(tokensAcc.body.data.every((x: { principal: { id: string } }) => x.principal.id === w.accountA.id)).toBe(true);
     expect(await ids('/v1/operations', 'resellerB')).toEqual([]);
@@ -97,11 +112,14 @@ describe('writes', () => {
     expect(mine.body).toMatchObject({ code: 'insufficient_scope', scope: 'accounts:write' });
     const theirs = await t.request('PATCH', `/v1/accounts/${w.accountB.id}`, { body: { display_name: 'x' }, token: w.readOnly });
     expect(theirs.status).toBe(404);
-    expect((await t.post('/v1/accounts', { username: 'nope1', contact_email: 'x@example.com', plan_id: w.plan.id }, w.readOnly)).status).toBe(403);
+    expect(
+      (await t.post('/v1/accounts', { username: 'nope1', contact_email: 'x@example.com', plan_id: w.plan.id }, w.readOnly))
+        .status,
+    ).toBe(403);
     expect((await t.request('DELETE', `/v1/resellers/${w.resellerA.id}`, { token: w.readOnly })).status).toBe(403);
   });
 
-  it('reseller B cannot touch reseller A\'s things', async () => {
+  it("reseller B cannot touch reseller A's things", async () => {
     for (const [method, url, body] of [
       ['PATCH', `/v1/accounts/${w.accountA.id}`, { display_name: 'x' }],
       ['DELETE', `/v1/accounts/${w.accountA.id}`, undefined],
@@ -116,15 +134,35 @@ describe('writes', () => {
   });
 
   it('resellers cannot change themselves or global plans; accounts cannot create plans', async () => {
-    expect((await t.request('PATCH', `/v1/resellers/${w.resellerA.id}`, { body: { max_accounts: 1000 }, token: w.tokenA })).body.code).toBe('forbidden');
-    expect((await t.request('PATCH', `/v1/plans/${w.plan.id}`, { body: { max_sites: 1000 }, token: w.tokenA })).body.code).toBe('forbidden');
-    const accPlan = await t.post('/v1/plans', { name: 'mine', max_sites: 1, max_domains: 1, max_email_accounts: 1, max_email_quota_mb: 1, disk_quota_mb: 1, max_backups: 1, max_dns_records_per_domain: 1 }, w.tokenAccountA);
+    expect(
+      (await t.request('PATCH', `/v1/resellers/${w.resellerA.id}`, { body: { max_accounts: 1000 }, token: w.tokenA })).body.code,
+    ).toBe('forbidden');
+    expect((await t.request('PATCH', `/v1/plans/${w.plan.id}`, { body: { max_sites: 1000 }, token: w.tokenA })).body.code).toBe(
+      'forbidden',
+    );
+    const accPlan = await t.post(
+      '/v1/plans',
+      {
+        name: 'mine',
+        max_sites: 1,
+        max_domains: 1,
+        max_email_accounts: 1,
+        max_email_quota_mb: 1,
+        disk_quota_mb: 1,
+        max_backups: 1,
+        max_dns_records_per_domain: 1,
+      },
+      w.tokenAccountA,
+    );
     expect(accPlan.body.code).toBe('forbidden');
     expect((await t.post('/v1/resellers', { name: 'x', contact_email: 'x@example.com' }, w.tokenA)).body.code).toBe('forbidden');
   });
 
   it('a token narrowed to account A by a reseller cannot create accounts', async () => {
     const narrowed = await createToken(t, { account_ids: [w.accountA.id] }, w.tokenA);
-    expect((await t.post('/v1/accounts', { username: 'narrowx', contact_email: 'x@example.com', plan_id: w.plan.id }, narrowed)).body.code).toBe('forbidden');
+    expect(
+      (await t.post('/v1/accounts', { username: 'narrowx', contact_email: 'x@example.com', plan_id: w.plan.id }, narrowed)).body
+        .code,
+    ).toBe('forbidden');
   });
 });

@@ -13,7 +13,9 @@ describe('resellers', () => {
     const r = await t.post('/v1/resellers', { name: 'Acme Hosting', contact_email: 'ops@acme.example.com', max_accounts: 10 });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ name: 'Acme Hosting', status: 'active', max_accounts: 10, version: 1 });
-    const put = await t.request('PUT', `/v1/resellers/${r.body.id}`, { body: { name: 'Acme', contact_email: 'ops@acme.example.com', status: 'active', max_accounts: null } });
+    const put = await t.request('PUT', `/v1/resellers/${r.body.id}`, {
+      body: { name: 'Acme', contact_email: 'ops@acme.example.com', status: 'active', max_accounts: null },
+    });
     expect(put.status).toBe(200);
     expect(put.body).toMatchObject({ name: 'Acme', max_accounts: null, version: 2 });
     expect((await t.get(`/v1/resellers?q=acme`)).body.data.map((x: { id: string }) => x.id)).toContain(r.body.id);
@@ -33,7 +35,12 @@ describe('resellers', () => {
 
   it('an operator can place an account under a reseller; an unknown reseller is 422', async () => {
     const plan = await createPlan(t);
-    const r = await t.post('/v1/accounts', { username: 'ghostly', contact_email: 'x@example.com', plan_id: plan.id, reseller_id: 'rsl_01jd3x9v6ef8tb2q4w5n7k8m9p' });
+    const r = await t.post('/v1/accounts', {
+      username: 'ghostly',
+      contact_email: 'x@example.com',
+      plan_id: plan.id,
+      reseller_id: 'rsl_01jd3x9v6ef8tb2q4w5n7k8m9p',
+    });
     expect(r.status).toBe(422);
     expect(r.body.errors[0].pointer).toBe('/reseller_id');
   });
@@ -62,7 +69,9 @@ describe('plans', () => {
   it('features are a closed set, limits non-negative', async () => {
     const r = await t.post('/v1/plans', { name: 'Bad', ...PLAN_LIMITS, max_sites: -1, features: ['ssl', 'ftp'] });
     expect(r.status).toBe(422);
-    expect(r.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(expect.arrayContaining(['/max_sites', '/features/1']));
+    expect(r.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(
+      expect.arrayContaining(['/max_sites', '/features/1']),
+    );
   });
 
   it('a plan in use cannot be deleted: 409 in_use', async () => {

@@ -26,7 +26,11 @@ export async function createReseller(t: TestApp, extra: Record<string, unknown> 
 }
 
 export async function createAccount(t: TestApp, planId: string, token?: string, extra: Record<string, unknown> = {}) {
-  const r = await t.post('/v1/accounts', { username: unique('u'), contact_email: 'owner@customer.example.com', plan_id: planId, ...extra }, token);
+  const r = await t.post(
+    '/v1/accounts',
+    { username: unique('u'), contact_email: 'owner@customer.example.com', plan_id: planId, ...extra },
+    token,
+  );
   if (r.status !== 201) throw new Error(`account: ${r.status} ${r.text}`);
   return r.body;
 }

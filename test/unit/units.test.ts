@@ -62,7 +62,11 @@ describe('JSON Merge Patch (RFC 7396 appendix A)', () => {
     [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
     [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
     [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
-    [['a', 'b'], ['c', 'd'], ['c', 'd']],
+    [
+      ['a', 'b'],
+      ['c', 'd'],
+      ['c', 'd'],
+    ],
     [{ a: 'b' }, ['c'], ['c']],
     [{ e: null }, { a: 1 }, { e: null, a: 1 }],
     [[1, 2], { a: 'b', c: null }, { a: 'b' }],
@@ -72,7 +76,7 @@ describe('JSON Merge Patch (RFC 7396 appendix A)', () => {
   });
 
   it('mergeFields: top-level null sets a field to null', () => {
-    expect(mergeFields({ a: 1, b: { x: 1, y: 2 } as Record<string, number> | null }, { a: null, b: { x: null } })).toEqual({ a: null, b: { y: 2 } });
+    expect(mergeFields({ a: 1, b: { x: 1, y: 2 } }, { a: null, b: { x: null } })).toEqual({ a: null, b: { y: 2 } });
   });
 });
 
@@ -99,7 +103,15 @@ describe('config', () => {
 
 describe('quota checks', () => {
   it('lists every exceeded limit', () => {
-    const limits = { max_sites: 1, max_domains: 1, max_email_accounts: 1, max_email_quota_mb: 1, disk_quota_mb: 1, max_backups: 0, max_dns_records_per_domain: 1 };
+    const limits = {
+      max_sites: 1,
+      max_domains: 1,
+      max_email_accounts: 1,
+      max_email_quota_mb: 1,
+      disk_quota_mb: 1,
+      max_backups: 0,
+      max_dns_records_per_domain: 1,
+    };
     const usage = { sites: 2, domains: 1, email_accounts: 0, disk_bytes: 2 * 1024 * 1024, backups: 1 };
     expect(exceededLimits(limits, usage).map((e) => e.limit)).toEqual(['max_sites', 'max_backups', 'disk_quota_mb']);
   });

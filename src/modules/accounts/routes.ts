@@ -8,18 +8,30 @@ import { LimitSchemas } from '../plans/routes.js';
 import type { AccountsService } from './service.js';
 
 const Status = StringEnum(['active', 'suspended', 'terminating'] as const);
-const Username = Type.String({ pattern: '^[a-z][a-z0-9]{2,31}$', minLength: 3, maxLength: 32, description: 'Unique and immutable.' });
-const Limits = Type.Object(LimitSchemas, { description: 'The plan\'s limits with the account\'s overrides applied.' });
+const Username = Type.String({
+  pattern: '^[a-z][a-z0-9]{2,31}$',
+  minLength: 3,
+  maxLength: 32,
+  description: 'Unique and immutable.',
+});
+const Limits = Type.Object(LimitSchemas, { description: "The plan's limits with the account's overrides applied." });
 const Overrides = Type.Object(
-  Object.fromEntries(Object.entries(LimitSchemas).map(([k, v]) => [k, Type.Optional(v)])) as { [K in keyof typeof LimitSchemas]: ReturnType<typeof Type.Optional<(typeof LimitSchemas)[K]>> },
-  { additionalProperties: false, description: 'Per-account limits that replace the plan\'s.' },
+  Object.fromEntries(Object.entries(LimitSchemas).map(([k, v]) => [k, Type.Optional(v)])) as {
+    [K in keyof typeof LimitSchemas]: ReturnType<typeof Type.Optional<(typeof LimitSchemas)[K]>>;
+  },
+  { additionalProperties: false, description: "Per-account limits that replace the plan's." },
 );
 const Count = (d: string) => Type.Integer({ minimum: 0, maximum: 2_000_000_000, format: 'int32', description: d });
 const UsageSchema = Type.Object({
   sites: Count('Websites'),
   domains: Count('Domains'),
   email_accounts: Count('Mailboxes'),
-  disk_bytes: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, format: 'int64', description: 'Measured from the files on disk' }),
+  disk_bytes: Type.Integer({
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    format: 'int64',
+    description: 'Measured from the files on disk',
+  }),
   backups: Count('Retained backups'),
 });
 
@@ -35,12 +47,20 @@ const Account = Type.Object(
     suspension: Nullable(Type.Object({ reason: Type.String({ maxLength: 500 }), suspended_at: Timestamp })),
     limits: Limits,
     limit_overrides: Overrides,
-    usage: Type.Optional(Type.Unsafe({ ...UsageSchema, description: 'Live usage; present on single-account responses, omitted from lists (it is measured from disk).' })),
+    usage: Type.Optional(
+      Type.Unsafe({
+        ...UsageSchema,
+        description: 'Live usage; present on single-account responses, omitted from lists (it is measured from disk).',
+      }),
+    ),
     ...ResourceMeta,
   },
   { $id: 'Account', description: 'A hosting account. States: active ⇄ suspended; active|suspended → terminating → gone.' },
 );
-const AccountWithOperation = Type.Object({ ...Account.properties, operation: Type.Ref('Operation') }, { $id: 'AccountTermination' });
+const AccountWithOperation = Type.Object(
+  { ...Account.properties, operation: Type.Ref('Operation') },
+  { $id: 'AccountTermination' },
+);
 const Mutable = { display_name: Name, contact_email: Email, plan_id: Id('pln'), limit_overrides: Overrides };
 const CreateBody = Type.Object(
   {
@@ -60,80 +80,162 @@ export function accountRoutes(app: App, svc: AccountsService): void {
   const params = IdParams('acc');
   const item = { params, response: { 200: Type.Ref('Account') } };
 
-  app.get('/v1/accounts', {
-    config: { scope: 'accounts:read' },
-    schema: {
-      tags, operationId: 'listAccounts', summary: 'List hosting accounts',
-      querystring: Type.Object({
-        ...PageQuery,
-        status: Type.Optional(Status),
-        reseller_id: Type.Optional(Id('rsl')),
-        plan_id: Type.Optional(Id('pln')),
-        username: Type.Optional(Type.String({ maxLength: 32 })),
-        q: Type.Optional(Type.String({ maxLength: 200 })),
-        updated_since: Type.Optional(Timestamp),
-      }, { additionalProperties: false }),
-      response: { 200: Page(Type.Ref('Account')) },
-    },
-  }, async (req, reply) => {
-    const page = pageParams(req.query);
-    return sendPage(req, reply, await svc.list(callerOf(req), req.query, page), page);
-  });
-
-  app.post('/v1/accounts', {
-    config: { scope: 'accounts:write' },
-    schema: { tags, operationId: 'createAccount', summary: 'Create a hosting account', description: '`reseller_id` is the caller\'s for resellers; operators may set it.', body: CreateBody, response: { 201: Type.Ref('Account') } },
-  }, async (req, reply) => sendCreated(reply, '/v1/accounts', await svc.create(callerOf(req), req.body)));
-
-  app.get('/v1/accounts/:id', { config: { scope: 'accounts:read', reach }, schema: { tags, operationId: 'getAccount', summary: 'Get a hosting account', ...item } },
-    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)));
-
-  app.put('/v1/accounts/:id', {
-    config: { scope: 'accounts:write', reach },
-    schema: { tags, operationId: 'replaceAccount', summary: 'Replace a hosting account\'s mutable fields', description: 'A plan whose limits the usage exceeds is refused (403 quota_exceeded listing each limit).', body: Type.Object(Mutable, { additionalProperties: false }), ...item },
-  }, async (req, reply) => sendResource(req, reply, await svc.update(callerOf(req), req.params.id, req.body, ifMatchVersion(req))));
-
-  app.patch('/v1/accounts/:id', {
-    config: { scope: 'accounts:write', reach },
-    schema: { tags, operationId: 'updateAccount', summary: 'Update a hosting account (JSON Merge Patch)', body: PatchBody(Mutable), ...item },
-  }, async (req, reply) => sendResource(req, reply, await svc.update(callerOf(req), req.params.id, req.body, ifMatchVersion(req))));
-
-  app.delete('/v1/accounts/:id', {
-    config: { scope: 'accounts:write', reach },
-    schema: {
-      tags, operationId: 'terminateAccount', summary: 'Terminate a hosting account',
-      description: '202: the account turns `terminating`; an operation removes its sites, mailboxes, zones, backups and tokens, then the account (404 afterwards). A repeated DELETE returns the same operation.',
-      params, response: { 202: Type.Ref('AccountTermination') },
-    },
-  }, async (req, reply) => sendAccepted(reply, await svc.terminate(callerOf(req), req.params.id, ifMatchVersion(req))));
-
-  app.post('/v1/accounts/:id/suspend', {
-    config: { scope: 'accounts:write', reach },
-    schema: {
-      tags, operationId: 'suspendAccount', summary: 'Suspend a hosting account', description: 'Its resources become read-only for its own principal.',
-      params, body: Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false }), response: { 200: Type.Ref('Account') },
-    },
-  }, async (req, reply) => sendResource(req, reply, await svc.suspend(callerOf(req), req.params.id, req.body.reason)));
-
-  app.post('/v1/accounts/:id/unsuspend', {
-    config: { scope: 'accounts:write', reach },
-    schema: { tags, operationId: 'unsuspendAccount', summary: 'Unsuspend a hosting account', ...item },
-  }, async (req, reply) => sendResource(req, reply, await svc.unsuspend(callerOf(req), req.params.id)));
-
-  app.get('/v1/accounts/:id/usage', {
-    config: { scope: 'accounts:read', reach },
-    schema: {
-      tags, operationId: 'getAccountUsage', summary: 'Usage against limits', params,
-      response: {
-        200: Type.Object({
-          account_id: Id('acc'),
-          limits: Limits,
-          usage: UsageSchema,
-          exceeded: Type.Array(Type.Object({ limit: Type.String({ maxLength: 50 }), allowed: Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), usage: Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) }), { maxItems: 10 }),
-        }),
+  app.get(
+    '/v1/accounts',
+    {
+      config: { scope: 'accounts:read' },
+      schema: {
+        tags,
+        operationId: 'listAccounts',
+        summary: 'List hosting accounts',
+        querystring: Type.Object(
+          {
+            ...PageQuery,
+            status: Type.Optional(Status),
+            reseller_id: Type.Optional(Id('rsl')),
+            plan_id: Type.Optional(Id('pln')),
+            username: Type.Optional(Type.String({ maxLength: 32 })),
+            q: Type.Optional(Type.String({ maxLength: 200 })),
+            updated_since: Type.Optional(Timestamp),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Page(Type.Ref('Account')) },
       },
     },
-  }, async (req) => svc.usage(callerOf(req), req.params.id));
+    async (req, reply) => {
+      const page = pageParams(req.query);
+      return sendPage(req, reply, await svc.list(callerOf(req), req.query, page), page);
+    },
+  );
+
+  app.post(
+    '/v1/accounts',
+    {
+      config: { scope: 'accounts:write' },
+      schema: {
+        tags,
+        operationId: 'createAccount',
+        summary: 'Create a hosting account',
+        description: "`reseller_id` is the caller's for resellers; operators may set it.",
+        body: CreateBody,
+        response: { 201: Type.Ref('Account') },
+      },
+    },
+    async (req, reply) => sendCreated(reply, '/v1/accounts', await svc.create(callerOf(req), req.body)),
+  );
+
+  app.get(
+    '/v1/accounts/:id',
+    {
+      config: { scope: 'accounts:read', reach },
+      schema: { tags, operationId: 'getAccount', summary: 'Get a hosting account', ...item },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
+  );
+
+  app.put(
+    '/v1/accounts/:id',
+    {
+      config: { scope: 'accounts:write', reach },
+      schema: {
+        tags,
+        operationId: 'replaceAccount',
+        summary: "Replace a hosting account's mutable fields",
+        description: 'A plan whose limits the usage exceeds is refused (403 quota_exceeded listing each limit).',
+        body: Type.Object(Mutable, { additionalProperties: false }),
+        ...item,
+      },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.update(callerOf(req), req.params.id, req.body, ifMatchVersion(req))),
+  );
+
+  app.patch(
+    '/v1/accounts/:id',
+    {
+      config: { scope: 'accounts:write', reach },
+      schema: {
+        tags,
+        operationId: 'updateAccount',
+        summary: 'Update a hosting account (JSON Merge Patch)',
+        body: PatchBody(Mutable),
+        ...item,
+      },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.update(callerOf(req), req.params.id, req.body, ifMatchVersion(req))),
+  );
+
+  app.delete(
+    '/v1/accounts/:id',
+    {
+      config: { scope: 'accounts:write', reach },
+      schema: {
+        tags,
+        operationId: 'terminateAccount',
+        summary: 'Terminate a hosting account',
+        description:
+          '202: the account turns `terminating`; an operation removes its sites, mailboxes, zones, backups and tokens, then the account (404 afterwards). A repeated DELETE returns the same operation.',
+        params,
+        response: { 202: Type.Ref('AccountTermination') },
+      },
+    },
+    async (req, reply) => sendAccepted(reply, await svc.terminate(callerOf(req), req.params.id, ifMatchVersion(req))),
+  );
+
+  app.post(
+    '/v1/accounts/:id/suspend',
+    {
+      config: { scope: 'accounts:write', reach },
+      schema: {
+        tags,
+        operationId: 'suspendAccount',
+        summary: 'Suspend a hosting account',
+        description: 'Its resources become read-only for its own principal.',
+        params,
+        body: Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false }),
+        response: { 200: Type.Ref('Account') },
+      },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.suspend(callerOf(req), req.params.id, req.body.reason)),
+  );
+
+  app.post(
+    '/v1/accounts/:id/unsuspend',
+    {
+      config: { scope: 'accounts:write', reach },
+      schema: { tags, operationId: 'unsuspendAccount', summary: 'Unsuspend a hosting account', ...item },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.unsuspend(callerOf(req), req.params.id)),
+  );
+
+  app.get(
+    '/v1/accounts/:id/usage',
+    {
+      config: { scope: 'accounts:read', reach },
+      schema: {
+        tags,
+        operationId: 'getAccountUsage',
+        summary: 'Usage against limits',
+        params,
+        response: {
+          200: Type.Object({
+            account_id: Id('acc'),
+            limits: Limits,
+            usage: UsageSchema,
+            exceeded: Type.Array(
+              Type.Object({
+                limit: Type.String({ maxLength: 50 }),
+                allowed: Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+                usage: Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+              }),
+              { maxItems: 10 },
+            ),
+          }),
+        },
+      },
+    },
+    async (req) => svc.usage(callerOf(req), req.params.id),
+  );
 }
 
 export const accountSchemas = [Account, AccountWithOperation];

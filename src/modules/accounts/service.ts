@@ -147,7 +147,8 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
         });
         return toAccount(row, await usageOf(id));
       } catch (err) {
-        if (isUniqueViolation(err, 'accounts_username_key')) throw conflict('already_exists', `The username ${input.username} is taken.`);
+        if (isUniqueViolation(err, 'accounts_username_key'))
+          throw conflict('already_exists', `The username ${input.username} is taken.`);
         throw err;
       }
     },
@@ -161,16 +162,25 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
         throw forbidden('An account cannot change its own plan or limits.');
       }
       const next = mergeFields<repo.AccountFields>(
-        { display_name: current.display_name, contact_email: current.contact_email, plan_id: current.plan_id, limit_overrides: current.limit_overrides },
+        {
+          display_name: current.display_name,
+          contact_email: current.contact_email,
+          plan_id: current.plan_id,
+          limit_overrides: current.limit_overrides,
+        },
         patch,
       );
       next.limit_overrides ??= {};
-      const planLimits = next.plan_id === current.plan_id ? current.plan_limits : await usablePlan(caller, next.plan_id, current.reseller_id, '/plan_id');
+      const planLimits =
+        next.plan_id === current.plan_id
+          ? current.plan_limits
+          : await usablePlan(caller, next.plan_id, current.reseller_id, '/plan_id');
       const usage = await usageOf(id);
       const exceeded = exceededLimits({ ...planLimits, ...next.limit_overrides }, usage);
       const wasExceeded = new Set(exceededLimits(limitsOf(current), usage).map((e) => e.limit));
       // Only a change that lowers a limit below current usage is refused; unrelated edits pass.
-      if (exceeded.some((e) => !wasExceeded.has(e.limit))) throw quotaExceeded(exceeded, 'The current usage exceeds the new limits.');
+      if (exceeded.some((e) => !wasExceeded.has(e.limit)))
+        throw quotaExceeded(exceeded, 'The current usage exceeds the new limits.');
       const row = await db.transaction(async (tx) => {
         if (!(await repo.updateAccount(tx, id, current.version, next))) throw staleVersion();
         const updated = (await repo.findAccountById(tx, id)) as repo.AccountRow;
@@ -193,8 +203,19 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
       checkVersion(expectedVersion, current.version);
       const { row, op } = await db.transaction(async (tx) => {
         const locked = (await repo.findAccountById(tx, id, true)) as repo.AccountRow;
-        if (locked.status !== 'terminating') await repo.setStatus(tx, id, [locked.status], { status: 'terminating', reason: locked.suspension_reason, suspendedAt: locked.suspended_at });
-        const started = await ops.startOperation(tx, { type: 'account.terminate', resourceType: 'account', resourceId: id, accountId: id, resellerId: locked.reseller_id });
+        if (locked.status !== 'terminating')
+          await repo.setStatus(tx, id, [locked.status], {
+            status: 'terminating',
+            reason: locked.suspension_reason,
+            suspendedAt: locked.suspended_at,
+          });
+        const started = await ops.startOperation(tx, {
+          type: 'account.terminate',
+          resourceType: 'account',
+          resourceId: id,
+          accountId: id,
+          resellerId: locked.reseller_id,
+        });
         if (started.created) await deps.jobs.send(tx, JOBS.accountTerminate, { operation_id: started.row.id });
         return { row: (await repo.findAccountById(tx, id)) as repo.AccountRow, op: started.row };
       });
@@ -236,4 +257,3 @@ export const cancelTermination: CancelHandler = {
     });
   },
 };
-

@@ -39,7 +39,12 @@ export async function directoryBytes(dir: string): Promise<number> {
  */
 export type ResourceCounter = (db: Queryable, accountId: string) => Promise<Partial<Omit<Usage, 'disk_bytes'>>>;
 
-export async function measureUsage(db: Queryable, dataDir: string, accountId: string, counters: ResourceCounter[]): Promise<Usage> {
+export async function measureUsage(
+  db: Queryable,
+  dataDir: string,
+  accountId: string,
+  counters: ResourceCounter[],
+): Promise<Usage> {
   const usage: Usage = { sites: 0, domains: 0, email_accounts: 0, disk_bytes: 0, backups: 0 };
   for (const count of counters) Object.assign(usage, await count(db, accountId));
   usage.disk_bytes = await directoryBytes(accountHome(dataDir, accountId));

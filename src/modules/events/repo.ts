@@ -33,5 +33,4 @@ export async function appendEvent(tx: Queryable, e: NewEvent): Promise<string> {
   return id;
 }
 
-export const pruneEvents = (db: Queryable, olderThan: Date) =>
-  db.query('DELETE FROM events WHERE created_at < $1', [olderThan]);
+export const pruneEvents = (db: Queryable, olderThan: Date) => db.query('DELETE FROM events WHERE created_at < $1', [olderThan]);

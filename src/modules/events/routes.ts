@@ -11,36 +11,64 @@ const EventSchema = Type.Object(
     type: Type.String({ maxLength: 100, examples: ['account.created'] }),
     created_at: Timestamp,
     account_id: Nullable(Id('acc')),
-    resource: Type.Object({ type: Type.String({ maxLength: 50 }), id: Type.String({ maxLength: 100 }), version: Type.Integer({ minimum: 0, maximum: 2147483647, format: 'int32' }) }),
-    data: Type.Unsafe<unknown>({ type: 'object', additionalProperties: true, description: 'The resource as the API returned it after the change (before a deletion).' }),
+    resource: Type.Object({
+      type: Type.String({ maxLength: 50 }),
+      id: Type.String({ maxLength: 100 }),
+      version: Type.Integer({ minimum: 0, maximum: 2147483647, format: 'int32' }),
+    }),
+    data: Type.Unsafe<unknown>({
+      type: 'object',
+      additionalProperties: true,
+      description: 'The resource as the API returned it after the change (before a deletion).',
+    }),
   },
   { $id: 'Event', description: 'A change, written in the same transaction as the change itself. Kept 30 days.' },
 );
 
 export function eventRoutes(app: App, svc: EventsService): void {
   const tags = ['events'];
-  app.get('/v1/events', {
-    config: { scope: 'events:read' },
-    schema: {
-      tags, operationId: 'listEvents', summary: 'The event feed', description: 'Newest first. Consumers order by `resource.version`.',
-      querystring: Type.Object({
-        ...PageQuery,
-        type: Type.Optional(Type.String({ maxLength: 100 })),
-        resource_id: Type.Optional(Type.String({ maxLength: 100 })),
-        account_id: Type.Optional(Id('acc')),
-        since: Type.Optional(Timestamp),
-      }, { additionalProperties: false }),
-      response: { 200: Page(Type.Ref('Event')) },
+  app.get(
+    '/v1/events',
+    {
+      config: { scope: 'events:read' },
+      schema: {
+        tags,
+        operationId: 'listEvents',
+        summary: 'The event feed',
+        description: 'Newest first. Consumers order by `resource.version`.',
+        querystring: Type.Object(
+          {
+            ...PageQuery,
+            type: Type.Optional(Type.String({ maxLength: 100 })),
+            resource_id: Type.Optional(Type.String({ maxLength: 100 })),
+            account_id: Type.Optional(Id('acc')),
+            since: Type.Optional(Timestamp),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Page(Type.Ref('Event')) },
+      },
     },
-  }, async (req, reply) => {
-    const page = pageParams(req.query);
-    return sendPage(req, reply, await svc.list(callerOf(req), req.query, page), page);
-  });
+    async (req, reply) => {
+      const page = pageParams(req.query);
+      return sendPage(req, reply, await svc.list(callerOf(req), req.query, page), page);
+    },
+  );
 
-  app.get('/v1/events/:id', {
-    config: { scope: 'events:read', reach: async (req) => svc.get(callerOf(req), paramId(req)) },
-    schema: { tags, operationId: 'getEvent', summary: 'Get an event', params: IdParams('evt'), response: { 200: Type.Ref('Event') } },
-  }, async (req) => svc.get(callerOf(req), req.params.id));
+  app.get(
+    '/v1/events/:id',
+    {
+      config: { scope: 'events:read', reach: async (req) => svc.get(callerOf(req), paramId(req)) },
+      schema: {
+        tags,
+        operationId: 'getEvent',
+        summary: 'Get an event',
+        params: IdParams('evt'),
+        response: { 200: Type.Ref('Event') },
+      },
+    },
+    async (req) => svc.get(callerOf(req), req.params.id),
+  );
 }
 
 export const eventSchemas = [EventSchema];

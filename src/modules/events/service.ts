@@ -23,7 +23,8 @@ export interface EventFilter {
 }
 
 export function eventsService({ db }: ServiceDeps) {
-  const reach = (caller: Caller, params: unknown[]) => reachSql(caller, { account: 'account_id', reseller: 'reseller_id' }, params);
+  const reach = (caller: Caller, params: unknown[]) =>
+    reachSql(caller, { account: 'account_id', reseller: 'reseller_id' }, params);
   return {
     async get(caller: Caller, id: string): Promise<Event> {
       const params: unknown[] = [id];

@@ -67,7 +67,8 @@ export async function listOperations(
     if (filter[k]) where.push(`${k} = $${params.push(filter[k])}`);
   }
   const p = pageSql(page, 'id', params);
-  return (await db.query<OperationRow>(`SELECT * FROM operations WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params)).rows;
+  return (await db.query<OperationRow>(`SELECT * FROM operations WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params))
+    .rows;
 }
 
 /** Moves an operation on; `from` guards the transition so a canceled one is never revived. */

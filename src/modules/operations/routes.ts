@@ -7,7 +7,10 @@ import { Id, IdParams, Nullable, Page, PageQuery, ProblemRef, ResourceMeta, Stri
 import type { OperationsService } from './service.js';
 
 const Status = StringEnum(['queued', 'running', 'succeeded', 'failed', 'canceled'] as const);
-const OpType = Type.String({ maxLength: 50, description: 'site.provision, site.delete, site.deploy, backup.create, backup.restore, account.terminate, dns.change.apply' });
+const OpType = Type.String({
+  maxLength: 50,
+  description: 'site.provision, site.delete, site.deploy, backup.create, backup.restore, account.terminate, dns.change.apply',
+});
 
 export const OperationSchema = Type.Object(
   {
@@ -27,28 +30,62 @@ export const OperationSchema = Type.Object(
 
 export function operationRoutes(app: App, svc: OperationsService): void {
   const tags = ['operations'];
-  app.get('/v1/operations', {
-    schema: {
-      tags, operationId: 'listOperations', summary: 'List operations', description: 'Operations on resources in the token\'s reach; any scope may read them.',
-      querystring: Type.Object({ ...PageQuery, status: Type.Optional(Status), type: Type.Optional(OpType), resource_id: Type.Optional(Type.String({ maxLength: 100 })), account_id: Type.Optional(Id('acc')) }, { additionalProperties: false }),
-      response: { 200: Page(Type.Ref('Operation')) },
+  app.get(
+    '/v1/operations',
+    {
+      schema: {
+        tags,
+        operationId: 'listOperations',
+        summary: 'List operations',
+        description: "Operations on resources in the token's reach; any scope may read them.",
+        querystring: Type.Object(
+          {
+            ...PageQuery,
+            status: Type.Optional(Status),
+            type: Type.Optional(OpType),
+            resource_id: Type.Optional(Type.String({ maxLength: 100 })),
+            account_id: Type.Optional(Id('acc')),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Page(Type.Ref('Operation')) },
+      },
     },
-  }, async (req, reply) => {
-    const page = pageParams(req.query);
-    return sendPage(req, reply, await svc.list(callerOf(req), req.query, page), page);
-  });
-
-  app.get('/v1/operations/:id', {
-    schema: { tags, operationId: 'getOperation', summary: 'Get an operation', params: IdParams('op'), response: { 200: Type.Ref('Operation') } },
-  }, async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)));
-
-  app.post('/v1/operations/:id/cancel', {
-    schema: {
-      tags, operationId: 'cancelOperation', summary: 'Cancel a queued operation',
-      description: 'Needs the write scope of the resource\'s area (accounts:write for account.terminate). 409 invalid_state once it runs.',
-      params: IdParams('op'), response: { 200: Type.Ref('Operation') },
+    async (req, reply) => {
+      const page = pageParams(req.query);
+      return sendPage(req, reply, await svc.list(callerOf(req), req.query, page), page);
     },
-  }, async (req, reply) => sendResource(req, reply, await svc.cancel(callerOf(req), req.params.id)));
+  );
+
+  app.get(
+    '/v1/operations/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'getOperation',
+        summary: 'Get an operation',
+        params: IdParams('op'),
+        response: { 200: Type.Ref('Operation') },
+      },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
+  );
+
+  app.post(
+    '/v1/operations/:id/cancel',
+    {
+      schema: {
+        tags,
+        operationId: 'cancelOperation',
+        summary: 'Cancel a queued operation',
+        description:
+          "Needs the write scope of the resource's area (accounts:write for account.terminate). 409 invalid_state once it runs.",
+        params: IdParams('op'),
+        response: { 200: Type.Ref('Operation') },
+      },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.cancel(callerOf(req), req.params.id)),
+  );
 }
 
 export const operationSchemas = [OperationSchema];

@@ -54,7 +54,8 @@ export function operationsService(deps: ServiceDeps, cancelHandlers: Map<string,
       if (handler) requireScope(caller, handler.scope);
       const row = await db.transaction(async (tx) => {
         const canceled = await repo.transition(tx, id, ['queued'], { status: 'canceled' });
-        if (!canceled) throw conflict('invalid_state', `The operation is ${current.status}; only queued operations can be canceled.`);
+        if (!canceled)
+          throw conflict('invalid_state', `The operation is ${current.status}; only queued operations can be canceled.`);
         if (handler) await handler.undo(tx, canceled);
         return canceled;
       });

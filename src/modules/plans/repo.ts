@@ -3,7 +3,13 @@ import type { Caller } from '../../auth/caller.js';
 import { pageSql, type PageParams } from '../../http/pagination.js';
 
 export const LIMIT_FIELDS = [
-  'max_sites', 'max_domains', 'max_email_accounts', 'max_email_quota_mb', 'disk_quota_mb', 'max_backups', 'max_dns_records_per_domain',
+  'max_sites',
+  'max_domains',
+  'max_email_accounts',
+  'max_email_quota_mb',
+  'disk_quota_mb',
+  'max_backups',
+  'max_dns_records_per_domain',
 ] as const;
 export type LimitField = (typeof LIMIT_FIELDS)[number];
 export type Limits = Record<LimitField, number>;
@@ -47,7 +53,12 @@ export async function findPlan(db: Queryable, caller: Caller, id: string): Promi
   return r.rows[0];
 }
 
-export async function listPlans(db: Queryable, caller: Caller, filter: { name?: string; q?: string }, page: PageParams): Promise<PlanRow[]> {
+export async function listPlans(
+  db: Queryable,
+  caller: Caller,
+  filter: { name?: string; q?: string },
+  page: PageParams,
+): Promise<PlanRow[]> {
   const params: unknown[] = [];
   const where = [reach(caller, params)];
   if (filter.name) where.push(`lower(name) = lower($${params.push(filter.name)})`);

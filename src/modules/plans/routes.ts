@@ -20,7 +20,15 @@ const Features = Type.Array(StringEnum(['ssl', 'php', 'backups'] as const), { ma
 const Description = Type.String({ maxLength: 2000 });
 
 const Plan = Type.Object(
-  { id: Id('pln'), reseller_id: Nullable(Id('rsl')), name: Name, description: Description, ...LimitSchemas, features: Features, ...ResourceMeta },
+  {
+    id: Id('pln'),
+    reseller_id: Nullable(Id('rsl')),
+    name: Name,
+    description: Description,
+    ...LimitSchemas,
+    features: Features,
+    ...ResourceMeta,
+  },
   { $id: 'Plan', description: 'Limits for hosting accounts. `reseller_id` null: a global plan of the operator.' },
 );
 const Mutable = { name: Name, description: Description, ...LimitSchemas, features: Features };
@@ -34,43 +42,91 @@ export function planRoutes(app: App, svc: PlansService): void {
   const reach = async (req: Parameters<typeof paramId>[0]) => svc.load(callerOf(req), paramId(req));
   const item = { params: IdParams('pln'), response: { 200: Type.Ref('Plan') } };
 
-  app.get('/v1/plans', {
-    config: { scope: 'plans:read' },
-    schema: {
-      tags, operationId: 'listPlans', summary: 'List plans', description: 'Global plans and, for resellers and their accounts, the reseller\'s own.',
-      querystring: Type.Object({ ...PageQuery, name: Type.Optional(Name), q: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
-      response: { 200: Page(Type.Ref('Plan')) },
+  app.get(
+    '/v1/plans',
+    {
+      config: { scope: 'plans:read' },
+      schema: {
+        tags,
+        operationId: 'listPlans',
+        summary: 'List plans',
+        description: "Global plans and, for resellers and their accounts, the reseller's own.",
+        querystring: Type.Object(
+          { ...PageQuery, name: Type.Optional(Name), q: Type.Optional(Type.String({ maxLength: 200 })) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Page(Type.Ref('Plan')) },
+      },
     },
-  }, async (req, reply) => {
-    const page = pageParams(req.query);
-    return sendPage(req, reply, await svc.list(callerOf(req), req.query, page), page);
-  });
+    async (req, reply) => {
+      const page = pageParams(req.query);
+      return sendPage(req, reply, await svc.list(callerOf(req), req.query, page), page);
+    },
+  );
 
-  app.post('/v1/plans', {
-    config: { scope: 'plans:write' },
-    schema: { tags, operationId: 'createPlan', summary: 'Create a plan', description: 'Operators create global plans, resellers their own.', body: CreateBody, response: { 201: Type.Ref('Plan') } },
-  }, async (req, reply) => sendCreated(reply, '/v1/plans', await svc.create(callerOf(req), req.body)));
+  app.post(
+    '/v1/plans',
+    {
+      config: { scope: 'plans:write' },
+      schema: {
+        tags,
+        operationId: 'createPlan',
+        summary: 'Create a plan',
+        description: 'Operators create global plans, resellers their own.',
+        body: CreateBody,
+        response: { 201: Type.Ref('Plan') },
+      },
+    },
+    async (req, reply) => sendCreated(reply, '/v1/plans', await svc.create(callerOf(req), req.body)),
+  );
 
-  app.get('/v1/plans/:id', { config: { scope: 'plans:read', reach }, schema: { tags, operationId: 'getPlan', summary: 'Get a plan', ...item } },
-    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)));
+  app.get(
+    '/v1/plans/:id',
+    { config: { scope: 'plans:read', reach }, schema: { tags, operationId: 'getPlan', summary: 'Get a plan', ...item } },
+    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
+  );
 
-  app.put('/v1/plans/:id', {
-    config: { scope: 'plans:write', reach },
-    schema: { tags, operationId: 'replacePlan', summary: 'Replace a plan', body: Type.Object(Mutable, { additionalProperties: false }), ...item },
-  }, async (req, reply) => sendResource(req, reply, await svc.update(callerOf(req), req.params.id, req.body, ifMatchVersion(req))));
+  app.put(
+    '/v1/plans/:id',
+    {
+      config: { scope: 'plans:write', reach },
+      schema: {
+        tags,
+        operationId: 'replacePlan',
+        summary: 'Replace a plan',
+        body: Type.Object(Mutable, { additionalProperties: false }),
+        ...item,
+      },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.update(callerOf(req), req.params.id, req.body, ifMatchVersion(req))),
+  );
 
-  app.patch('/v1/plans/:id', {
-    config: { scope: 'plans:write', reach },
-    schema: { tags, operationId: 'updatePlan', summary: 'Update a plan (JSON Merge Patch)', body: PatchBody(Mutable), ...item },
-  }, async (req, reply) => sendResource(req, reply, await svc.update(callerOf(req), req.params.id, req.body, ifMatchVersion(req))));
+  app.patch(
+    '/v1/plans/:id',
+    {
+      config: { scope: 'plans:write', reach },
+      schema: { tags, operationId: 'updatePlan', summary: 'Update a plan (JSON Merge Patch)', body: PatchBody(Mutable), ...item },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.update(callerOf(req), req.params.id, req.body, ifMatchVersion(req))),
+  );
 
-  app.delete('/v1/plans/:id', {
-    config: { scope: 'plans:write', reach },
-    schema: { tags, operationId: 'deletePlan', summary: 'Delete a plan no account uses', params: IdParams('pln'), response: { 204: Type.Null({ description: 'Deleted' }) } },
-  }, async (req, reply) => {
-    await svc.remove(callerOf(req), req.params.id, ifMatchVersion(req));
-    return reply.code(204).send(null);
-  });
+  app.delete(
+    '/v1/plans/:id',
+    {
+      config: { scope: 'plans:write', reach },
+      schema: {
+        tags,
+        operationId: 'deletePlan',
+        summary: 'Delete a plan no account uses',
+        params: IdParams('pln'),
+        response: { 204: Type.Null({ description: 'Deleted' }) },
+      },
+    },
+    async (req, reply) => {
+      await svc.remove(callerOf(req), req.params.id, ifMatchVersion(req));
+      return reply.code(204).send(null);
+    },
+  );
 }
 
 export const planSchemas = [Plan];

@@ -13,7 +13,7 @@ export const toPlan = (r: repo.PlanRow) => ({
   reseller_id: r.reseller_id,
   name: r.name,
   description: r.description,
-  ...Object.fromEntries(repo.LIMIT_FIELDS.map((k) => [k, r[k]])) as repo.Limits,
+  ...(Object.fromEntries(repo.LIMIT_FIELDS.map((k) => [k, r[k]])) as repo.Limits),
   features: r.features,
   created_at: isoRequired(r.created_at),
   updated_at: isoRequired(r.updated_at),
@@ -58,12 +58,19 @@ export function plansService(deps: ServiceDeps) {
       return (await repo.listPlans(db, caller, filter, page)).map(toPlan);
     },
 
-    async create(caller: Caller, input: Omit<repo.PlanFields, 'description' | 'features'> & { description?: string; features?: string[] }): Promise<Plan> {
+    async create(
+      caller: Caller,
+      input: Omit<repo.PlanFields, 'description' | 'features'> & { description?: string; features?: string[] },
+    ): Promise<Plan> {
       requireKind(caller, ['operator', 'reseller'], 'create plans');
       requireWritable(caller);
       const resellerId = caller.principal.kind === 'reseller' ? caller.principal.id : null;
       try {
-        const row = await repo.insertPlan(db, newId('pln'), resellerId, { ...input, description: input.description ?? '', features: input.features ?? [] });
+        const row = await repo.insertPlan(db, newId('pln'), resellerId, {
+          ...input,
+          description: input.description ?? '',
+          features: input.features ?? [],
+        });
         return toPlan(row);
       } catch (err) {
         if (isUniqueViolation(err, 'plans_owner_name_key')) throw duplicateName();

@@ -58,7 +58,12 @@ export async function listResellers(
 }
 
 /** Updates when the version still matches; undefined when it changed meanwhile. */
-export async function updateReseller(tx: Queryable, id: string, version: number, f: ResellerFields): Promise<ResellerRow | undefined> {
+export async function updateReseller(
+  tx: Queryable,
+  id: string,
+  version: number,
+  f: ResellerFields,
+): Promise<ResellerRow | undefined> {
   const r = await tx.query<ResellerRow>(
     `UPDATE resellers SET name = $3, contact_email = $4, status = $5, max_accounts = $6, updated_at = now(), version = version + 1
      WHERE id = $1 AND version = $2 RETURNING *`,
@@ -70,7 +75,10 @@ export async function updateReseller(tx: Queryable, id: string, version: number,
 export const deleteReseller = (tx: Queryable, id: string) => tx.query('DELETE FROM resellers WHERE id = $1', [id]);
 
 /** Locks the reseller row so concurrent account creations count its accounts one at a time. */
-export async function lockResellerAccountCount(tx: Queryable, id: string): Promise<{ max_accounts: number | null; count: number } | undefined> {
+export async function lockResellerAccountCount(
+  tx: Queryable,
+  id: string,
+): Promise<{ max_accounts: number | null; count: number } | undefined> {
   const r = await tx.query<{ max_accounts: number | null }>('SELECT max_accounts FROM resellers WHERE id = $1 FOR UPDATE', [id]);
   if (!r.rows[0]) return undefined;
   const c = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM accounts WHERE reseller_id = $1', [id]);

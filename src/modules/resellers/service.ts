@@ -46,7 +46,10 @@ export function resellersService(deps: ServiceDeps) {
       return (await repo.listResellers(db, caller, filter, page)).map(toReseller);
     },
 
-    async create(caller: Caller, input: Partial<repo.ResellerFields> & { name: string; contact_email: string }): Promise<Reseller> {
+    async create(
+      caller: Caller,
+      input: Partial<repo.ResellerFields> & { name: string; contact_email: string },
+    ): Promise<Reseller> {
       requireKind(caller, ['operator'], 'create resellers');
       const row = await repo.insertReseller(db, newId('rsl'), {
         name: input.name,
@@ -66,7 +69,7 @@ export function resellersService(deps: ServiceDeps) {
       if (!row) throw staleVersion();
       // A suspension changes what every token of the reseller may do: drop cached callers.
       if (next.status !== current.status) deps.resolver.clear();
-      return toReseller(row as repo.ResellerRow);
+      return toReseller(row);
     },
 
     async remove(caller: Caller, id: string, expectedVersion?: number): Promise<void> {

@@ -52,7 +52,20 @@ export async function insertToken(tx: Queryable, t: NewTokenRow): Promise<TokenR
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
      ON CONFLICT (secret_hash) DO NOTHING
      RETURNING ${COLUMNS}`,
-    [t.id, t.name, t.principal_kind, t.reseller_id, t.account_id, t.scopes, t.account_ids, t.expires_at, t.allowed_ips, t.prefix, t.secret_hash, t.created_by],
+    [
+      t.id,
+      t.name,
+      t.principal_kind,
+      t.reseller_id,
+      t.account_id,
+      t.scopes,
+      t.account_ids,
+      t.expires_at,
+      t.allowed_ips,
+      t.prefix,
+      t.secret_hash,
+      t.created_by,
+    ],
   );
   return r.rows[0] as TokenRow;
 }

@@ -10,7 +10,10 @@ import type { TokensService } from './service.js';
 const Scope = StringEnum(ALL_SCOPES);
 const Scopes = Type.Array(Scope, { minItems: 1, maxItems: ALL_SCOPES.length, uniqueItems: true });
 const PrincipalSchema = Type.Object(
-  { kind: StringEnum(['operator', 'reseller', 'account'] as const), id: Nullable(Type.String({ maxLength: 40, pattern: '^(rsl|acc)_[0-9a-z]{26}$' })) },
+  {
+    kind: StringEnum(['operator', 'reseller', 'account'] as const),
+    id: Nullable(Type.String({ maxLength: 40, pattern: '^(rsl|acc)_[0-9a-z]{26}$' })),
+  },
   { additionalProperties: false },
 );
 const AccountIds = Type.Array(Id('acc'), { maxItems: 1000, uniqueItems: true });
@@ -28,7 +31,10 @@ const tokenFields = {
   prefix: Type.String({ maxLength: 12, description: 'The first 12 characters of the secret, for display.' }),
   ...ResourceMeta,
 };
-export const TokenSchema = Type.Object(tokenFields, { $id: 'Token', description: 'An API token. The secret is shown once, on creation.' });
+export const TokenSchema = Type.Object(tokenFields, {
+  $id: 'Token',
+  description: 'An API token. The secret is shown once, on creation.',
+});
 const CreatedToken = Type.Object(
   { ...tokenFields, secret: Type.String({ maxLength: 100, description: 'The bearer secret. Shown only in this response.' }) },
   { $id: 'CreatedToken' },
@@ -49,67 +55,115 @@ export function tokenRoutes(app: App, svc: TokensService): void {
   const tags = ['tokens'];
   const reach = async (req: Parameters<typeof paramId>[0]) => svc.load(callerOf(req), paramId(req));
 
-  app.get('/v1/tokens', {
-    config: { scope: 'tokens:read' },
-    schema: { tags, operationId: 'listTokens', summary: 'List tokens', description: 'Tokens of the principals in the caller\'s reach.', querystring: Type.Object(PageQuery, { additionalProperties: false }), response: { 200: Page(Type.Ref('Token')) } },
-  }, async (req, reply) => {
-    const page = pageParams(req.query);
-    return sendPage(req, reply, await svc.list(callerOf(req), page), page);
-  });
-
-  app.post('/v1/tokens', {
-    config: { scope: 'tokens:write' },
-    schema: {
-      tags, operationId: 'createToken', summary: 'Create a token',
-      description: 'For the caller (no `principal`) or a principal below it, never with more scopes, accounts or lifetime than the calling token. The `secret` is returned once.',
-      body: CreateBody, response: { 201: Type.Ref('CreatedToken') },
+  app.get(
+    '/v1/tokens',
+    {
+      config: { scope: 'tokens:read' },
+      schema: {
+        tags,
+        operationId: 'listTokens',
+        summary: 'List tokens',
+        description: "Tokens of the principals in the caller's reach.",
+        querystring: Type.Object(PageQuery, { additionalProperties: false }),
+        response: { 200: Page(Type.Ref('Token')) },
+      },
     },
-  }, async (req, reply) => sendCreated(reply, '/v1/tokens', await svc.create(callerOf(req), req.body)));
+    async (req, reply) => {
+      const page = pageParams(req.query);
+      return sendPage(req, reply, await svc.list(callerOf(req), page), page);
+    },
+  );
 
-  app.get('/v1/tokens/:id', {
-    config: { scope: 'tokens:read', reach },
-    schema: { tags, operationId: 'getToken', summary: 'Get a token', params: IdParams('tok'), response: { 200: Type.Ref('Token') } },
-  }, async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)));
+  app.post(
+    '/v1/tokens',
+    {
+      config: { scope: 'tokens:write' },
+      schema: {
+        tags,
+        operationId: 'createToken',
+        summary: 'Create a token',
+        description:
+          'For the caller (no `principal`) or a principal below it, never with more scopes, accounts or lifetime than the calling token. The `secret` is returned once.',
+        body: CreateBody,
+        response: { 201: Type.Ref('CreatedToken') },
+      },
+    },
+    async (req, reply) => sendCreated(reply, '/v1/tokens', await svc.create(callerOf(req), req.body)),
+  );
 
-  app.delete('/v1/tokens/:id', {
-    config: { scope: 'tokens:write', reach },
-    schema: { tags, operationId: 'revokeToken', summary: 'Revoke a token', description: 'Takes effect at once in this process and within seconds in others.', params: IdParams('tok'), response: { 204: Type.Null({ description: 'Revoked' }) } },
-  }, async (req, reply) => {
-    await svc.revoke(callerOf(req), req.params.id);
-    return reply.code(204).send(null);
-  });
+  app.get(
+    '/v1/tokens/:id',
+    {
+      config: { scope: 'tokens:read', reach },
+      schema: {
+        tags,
+        operationId: 'getToken',
+        summary: 'Get a token',
+        params: IdParams('tok'),
+        response: { 200: Type.Ref('Token') },
+      },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
+  );
 
-  app.get('/v1/me', {
-    schema: {
-      tags: ['me'], operationId: 'getMe', summary: 'The calling token and its reach',
-      response: {
-        200: Type.Object({
-          principal: PrincipalSchema,
-          token: Type.Ref('Token'),
-          scopes: Scopes,
-          reach: Type.Object({
-            reseller_id: Nullable(Id('rsl')),
-            account_ids: Nullable(AccountIds),
-            description: Type.String({ maxLength: 200 }),
+  app.delete(
+    '/v1/tokens/:id',
+    {
+      config: { scope: 'tokens:write', reach },
+      schema: {
+        tags,
+        operationId: 'revokeToken',
+        summary: 'Revoke a token',
+        description: 'Takes effect at once in this process and within seconds in others.',
+        params: IdParams('tok'),
+        response: { 204: Type.Null({ description: 'Revoked' }) },
+      },
+    },
+    async (req, reply) => {
+      await svc.revoke(callerOf(req), req.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/v1/me',
+    {
+      schema: {
+        tags: ['me'],
+        operationId: 'getMe',
+        summary: 'The calling token and its reach',
+        response: {
+          200: Type.Object({
+            principal: PrincipalSchema,
+            token: Type.Ref('Token'),
+            scopes: Scopes,
+            reach: Type.Object({
+              reseller_id: Nullable(Id('rsl')),
+              account_ids: Nullable(AccountIds),
+              description: Type.String({ maxLength: 200 }),
+            }),
           }),
-        }),
+        },
       },
     },
-  }, async (req) => {
-    const caller = callerOf(req);
-    const token = await svc.current(caller);
-    const describe = { operator: 'every resource', reseller: 'the reseller\'s accounts', account: 'this account' }[caller.principal.kind];
-    return {
-      principal: caller.principal,
-      token,
-      scopes: caller.scopes as (typeof ALL_SCOPES)[number][],
-      reach: {
-        reseller_id: caller.resellerId,
-        account_ids: caller.accountIds ?? (caller.principal.kind === 'account' ? [caller.principal.id as string] : null),
-        description: caller.accountIds ? `${describe}, narrowed to account_ids` : describe,
-      },
-    };
-  });
+    async (req) => {
+      const caller = callerOf(req);
+      const token = await svc.current(caller);
+      const describe = { operator: 'every resource', reseller: "the reseller's accounts", account: 'this account' }[
+        caller.principal.kind
+      ];
+      return {
+        principal: caller.principal,
+        token,
+        scopes: caller.scopes as (typeof ALL_SCOPES)[number][],
+        reach: {
+          reseller_id: caller.resellerId,
+          account_ids: caller.accountIds ?? (caller.principal.kind === 'account' ? [caller.principal.id as string] : null),
+          description: caller.accountIds ? `${describe}, narrowed to account_ids` : describe,
+        },
+      };
+    },
+  );
 }
 
 export const tokenSchemas = [TokenSchema, CreatedToken];

@@ -15,7 +15,7 @@ import * as repo from './repo.js';
 export const toToken = (r: repo.TokenRow) => ({
   id: r.id,
   name: r.name,
-  principal: { kind: r.principal_kind, id: r.account_id ?? r.reseller_id } as Principal,
+  principal: { kind: r.principal_kind, id: r.account_id ?? r.reseller_id },
   scopes: r.scopes,
   account_ids: r.account_ids,
   expires_at: iso(r.expires_at),
@@ -46,7 +46,13 @@ interface Target {
 }
 
 const tokenEvent = (tx: Queryable, type: string, row: repo.TokenRow, resellerId: string | null) =>
-  appendEvent(tx, { type, accountId: row.account_id, resellerId, resource: { type: 'token', id: row.id, version: row.version }, data: toToken(row) });
+  appendEvent(tx, {
+    type,
+    accountId: row.account_id,
+    resellerId,
+    resource: { type: 'token', id: row.id, version: row.version },
+    data: toToken(row),
+  });
 
 export function tokensService(deps: ServiceDeps) {
   const { db, clock } = deps;
@@ -66,7 +72,8 @@ export function tokensService(deps: ServiceDeps) {
       return { kind: 'operator', resellerId: null, accountId: null, eventReseller: null };
     }
     if (p.kind === 'reseller') {
-      if (!self && caller.principal.kind !== 'operator') throw forbidden('Tokens can be minted only for the caller or principals below it.');
+      if (!self && caller.principal.kind !== 'operator')
+        throw forbidden('Tokens can be minted only for the caller or principals below it.');
       const exists = await db.query('SELECT 1 FROM resellers WHERE id = $1', [p.id]);
       if (exists.rowCount === 0) throw notFound('reseller');
       return { kind: 'reseller', resellerId: p.id, accountId: null, eventReseller: p.id };
@@ -80,14 +87,17 @@ export function tokensService(deps: ServiceDeps) {
   function narrowedFields(caller: Caller, target: Target, input: CreateTokenInput) {
     if (!coversAll(caller.scopes, input.scopes)) {
       const missing = input.scopes.find((s) => !coversAll(caller.scopes, [s]));
-      throw new AppError('insufficient_scope', `The new token cannot have ${missing}: the minting token lacks it.`, { scope: missing });
+      throw new AppError('insufficient_scope', `The new token cannot have ${missing}: the minting token lacks it.`, {
+        scope: missing,
+      });
     }
     const errors: FieldError[] = [];
     let accountIds = input.account_ids ?? caller.accountIds;
     if (target.kind === 'account') accountIds = null;
     else if (accountIds && caller.accountIds) {
       accountIds.forEach((id, i) => {
-        if (!caller.accountIds?.includes(id)) errors.push({ pointer: `/account_ids/${i}`, code: 'out_of_reach', detail: 'is not in the minting token\'s reach' });
+        if (!caller.accountIds?.includes(id))
+          errors.push({ pointer: `/account_ids/${i}`, code: 'out_of_reach', detail: "is not in the minting token's reach" });
       });
     }
     const now = clock.now();
@@ -97,7 +107,8 @@ export function tokensService(deps: ServiceDeps) {
     }
     if (expiresAt && caller.expiresAt && expiresAt > caller.expiresAt) expiresAt = caller.expiresAt;
     (input.allowed_ips ?? []).forEach((c, i) => {
-      if (!parseCidr(c)) errors.push({ pointer: `/allowed_ips/${i}`, code: 'invalid_format', detail: 'must be an IP address or CIDR block' });
+      if (!parseCidr(c))
+        errors.push({ pointer: `/allowed_ips/${i}`, code: 'invalid_format', detail: 'must be an IP address or CIDR block' });
     });
     if (errors.length) throw invalid(errors);
     return { accountIds, expiresAt };
@@ -110,7 +121,11 @@ export function tokensService(deps: ServiceDeps) {
     },
 
     async current(caller: Caller): Promise<Token> {
-      const row = await repo.findToken(db, { ...caller, principal: { kind: 'operator', id: null }, accountIds: null }, caller.tokenId);
+      const row = await repo.findToken(
+        db,
+        { ...caller, principal: { kind: 'operator', id: null }, accountIds: null },
+        caller.tokenId,
+      );
       if (!row) throw notFound('token');
       return toToken(row);
     },
@@ -148,7 +163,9 @@ export function tokensService(deps: ServiceDeps) {
     async revoke(caller: Caller, id: string): Promise<void> {
       const current = await load(caller, id);
       requireWritable(caller);
-      const reseller = current.reseller_id ?? (current.account_id ? (await findAccountById(db, current.account_id))?.reseller_id ?? null : null);
+      const reseller =
+        current.reseller_id ??
+        (current.account_id ? ((await findAccountById(db, current.account_id))?.reseller_id ?? null) : null);
       await db.transaction(async (tx) => {
         await tokenEvent(tx, 'token.revoked', current, reseller);
         await repo.deleteToken(tx, id);
