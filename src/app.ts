@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import { installAuth } from './http/auth.js';
+import { installCors } from './http/cors.js';
 import { installErrorHandling } from './http/errors.js';
 import { installIdempotency, pruneIdempotencyKeys } from './http/idempotency.js';
 import { installMetrics } from './http/metrics.js';
@@ -86,6 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installValidation(app);
   installErrorHandling(app, config.baseUrl);
   installRequestId(app);
+  installCors(app);
   installNegotiation(app);
   const metrics = installMetrics(app);
   metrics.addGauge('berth_job_queue_depth', 'Jobs waiting or running per queue.', () => jobs.depth());

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { AppError, type ErrorCode, type FieldError } from '../lib/errors.js';
+import { PREFLIGHT_HEADERS } from './cors.js';
 import { PROBLEMS } from './problems.js';
 import { SUPPORTED_VERSIONS } from './versioning.js';
 
@@ -164,6 +165,13 @@ export function installErrorHandling(app: FastifyInstance, configuredBase: strin
       );
     }
     const allow = ALL_METHODS.filter((m) => mirror.find(m, path));
+    if (request.method === 'OPTIONS' && allow.length > 0) {
+      // A CORS preflight for a path that exists.
+      return reply
+        .code(204)
+        .headers({ ...PREFLIGHT_HEADERS, allow: allow.join(', '), 'access-control-allow-methods': allow.join(', ') })
+        .send();
+    }
     if (allow.length > 0) {
       void reply.header('allow', allow.join(', '));
       return sendProblem(request, reply, 'method_not_allowed', `${request.method} is not allowed here.`, {}, configuredBase);

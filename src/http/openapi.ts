@@ -37,6 +37,12 @@ const RATE_HEADERS = {
     schema: { type: 'string', maxLength: 200 },
   },
 };
+const CORS = {
+  'Access-Control-Allow-Origin': {
+    description: 'Always `*`: tokens are bearer headers, never cookies.',
+    schema: { type: 'string', const: '*' },
+  },
+};
 const RETRY_AFTER = {
   'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86400 } },
 };
@@ -73,6 +79,7 @@ function decorate(doc: Record<string, unknown>): Record<string, unknown> {
       }
       for (const [code, description] of Object.entries(codes)) responses[code] ??= problemResponse(description);
       for (const [code, response] of Object.entries(responses)) {
+        response.headers = { ...CORS, ...(response.headers as object) };
         if (/^[24]/.test(code)) response.headers = { ...RATE_HEADERS, ...(response.headers as object) };
         if (code === '429' || code === '503') response.headers = { ...RETRY_AFTER, ...(response.headers as object) };
       }
@@ -103,7 +110,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         contact: { name: 'Berth', url: 'https://berth.example.com' },
         license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
-      servers: [{ url: 'https://api.berth.example.com', description: 'Production' }],
+      servers: [{ url: 'https://api.berth.example.com', description: 'Production', 'x-internal': false }],
       tags: [
         { name: 'meta', description: 'Versions, health and documentation.' },
         { name: 'me', description: 'The calling token.' },

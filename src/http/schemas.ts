@@ -27,13 +27,20 @@ export const Name = Type.String({ minLength: 1, maxLength: 200 });
 export const ResourceMeta = {
   created_at: Timestamp,
   updated_at: Timestamp,
-  version: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Increases on each change; the ETag derives from it.' }),
+  version: Type.Integer({
+    minimum: 1,
+    maximum: 2147483647,
+    format: 'int32',
+    description: 'Increases on each change; the ETag derives from it.',
+  }),
 };
 
 export const IdParams = (prefix: IdPrefix) => Type.Object({ id: Id(prefix) }, { additionalProperties: false });
 
 export const PageQuery = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size (1-200).' })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 200, format: 'int32', default: 50, description: 'Page size (1-200).' }),
+  ),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Opaque cursor from `next_cursor`.' })),
 };
 
@@ -53,7 +60,7 @@ export const ProblemSchema = Type.Object(
   {
     type: Type.String({ format: 'uri', maxLength: 500 }),
     title: Type.String({ maxLength: 200 }),
-    status: Type.Integer({ minimum: 400, maximum: 599 }),
+    status: Type.Integer({ minimum: 400, maximum: 599, format: 'int32' }),
     detail: Type.String({ maxLength: 2000 }),
     instance: Type.String({ maxLength: 2000 }),
     code: Type.String({ maxLength: 100 }),

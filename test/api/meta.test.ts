@@ -107,6 +107,23 @@ describe('Fastify errors become problems', () => {
   });
 });
 
+describe('CORS', () => {
+  it('answers preflights for existing paths and marks every response', async () => {
+    const pre = await t.request('OPTIONS', '/v1/accounts', {
+      token: null,
+      headers: { origin: 'https://panel.example.com', 'access-control-request-method': 'POST' },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers['access-control-allow-origin']).toBe('*');
+    expect(pre.headers['access-control-allow-methods']).toContain('POST');
+    expect(pre.headers['access-control-allow-headers']).toContain('idempotency-key');
+    expect((await t.request('OPTIONS', '/v1/nowhere', { token: null })).status).toBe(404);
+    const r = await t.get('/v1/plans');
+    expect(r.headers['access-control-allow-origin']).toBe('*');
+    expect(r.headers['access-control-expose-headers']).toContain('ratelimit');
+  });
+});
+
 describe('problem pages', () => {
   it.each(PROBLEM_CODES)('documents %s', async (code) => {
     const r = await t.get(`/problems/${code}`, null);

@@ -7,7 +7,7 @@ import { Email, Id, IdParams, Name, Nullable, Page, PageQuery, ResourceMeta, Str
 import type { ResellersService } from './service.js';
 
 const Status = StringEnum(['active', 'suspended'] as const);
-const MaxAccounts = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'null: unlimited' }));
+const MaxAccounts = Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000, format: 'int32', description: 'null: unlimited' }));
 
 const Reseller = Type.Object(
   { id: Id('rsl'), name: Name, contact_email: Email, status: Status, max_accounts: MaxAccounts, ...ResourceMeta },
