@@ -110,7 +110,8 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         contact: { name: 'Berth', url: 'https://berth.example.com' },
         license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
-      servers: [{ url: 'https://api.berth.example.com', description: 'Production', 'x-internal': false }],
+      // x-internal declares the audience (OWASP API9): a public API.
+      servers: [{ url: 'https://api.berth.example.com', description: 'Production', 'x-internal': false } as { url: string }],
       tags: [
         { name: 'meta', description: 'Versions, health and documentation.' },
         { name: 'me', description: 'The calling token.' },
