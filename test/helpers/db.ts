@@ -14,10 +14,11 @@ export async function freshDb(): Promise<{ db: Db; url: string | null; drop: () 
     await migrate(db);
     return { db, url: null, drop: async () => undefined };
   }
-  const name = `berth_t_${randomBytes(6).toString('hex')}`;
+  // Named after the database CI gave us, so CI can drop whatever a crashed run left behind.
+  const name = `${new URL(admin).pathname.slice(1) || 'berth'}_t_${randomBytes(6).toString('hex')}`.replace(/[^a-z0-9_]/g, '_');
   const client = new pg.Client({ connectionString: admin });
   await client.connect();
-  await client.query(`CREATE DATABASE ${name}`);
+  await client.query(`CREATE DATABASE "${name}"`);
   await client.end();
   const url = new URL(admin);
   url.pathname = `/${name}`;
@@ -29,7 +30,7 @@ export async function freshDb(): Promise<{ db: Db; url: string | null; drop: () 
     drop: async () => {
       const c = new pg.Client({ connectionString: admin });
       await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await c.end();
     },
   };
