@@ -6,4 +6,4 @@ out="${TMPDIR:-/tmp}/berth-openapi-$$.json"
 trap 'rm -f "$out"' EXIT
 npx tsx src/cli/main.ts openapi > "$out"
 npx redocly lint --format=stylish "$out"
-npx spectral lint --fail-severity=error --ruleset .spectral.yaml "$out"
+npx spectral lint --fail-severity=error --display-only-failures --ruleset .spectral.yaml "$out"

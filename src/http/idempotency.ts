@@ -37,7 +37,7 @@ interface KeyRow {
   status_code: number | null;
   headers: Record<string, string> | null;
   body: string | null;
-  expires_at: Date;
+  expires_at: string;
 }
 
 /**

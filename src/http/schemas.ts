@@ -15,7 +15,15 @@ export const Id = (prefix: IdPrefix, description?: string) =>
     examples: [`${prefix}_01jd3x9v6ef8tb2q4w5n7k8m9p`],
   });
 
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+/**
+ * `T | null` as a JSON Schema type array (`["string", "null"]`) rather than `anyOf`: the
+ * response serializer resolves `anyOf` by validating every value, a type array it does not.
+ */
+export const Nullable = <T extends TSchema>(schema: T) => {
+  const type = (schema as { type?: unknown }).type;
+  if (typeof type !== 'string') return Type.Union([schema, Type.Null()]);
+  return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'] });
+};
 
 export const Timestamp = Type.String({ format: 'date-time', maxLength: 40 });
 

@@ -2,11 +2,11 @@ import type { Queryable } from '../../db/client.js';
 import type { Caller } from '../../auth/caller.js';
 import { reachSql } from '../../auth/caller.js';
 import { pageSql, type PageParams } from '../../http/pagination.js';
-import { LIMIT_FIELDS, type Limits } from '../plans/repo.js';
+import { LIMIT_FIELDS, type LimitField, type Limits } from '../plans/repo.js';
 
 export type AccountStatus = 'active' | 'suspended' | 'terminating';
 
-export interface AccountRow {
+interface AccountTableRow {
   id: string;
   username: string;
   display_name: string;
@@ -15,14 +15,15 @@ export interface AccountRow {
   reseller_id: string | null;
   status: AccountStatus;
   suspension_reason: string | null;
-  suspended_at: Date | null;
+  suspended_at: string | null;
   limit_overrides: Partial<Limits>;
-  created_at: Date;
-  updated_at: Date;
+  created_at: string;
+  updated_at: string;
   version: number;
-  /** The plan's limits, joined in. */
-  plan_limits: Limits;
 }
+
+/** An account row with its plan's limits joined in as `plan_<limit>` columns. */
+export type AccountRow = AccountTableRow & { [K in LimitField as `plan_${K}`]: number };
 
 export interface AccountFields {
   display_name: string;
@@ -31,8 +32,18 @@ export interface AccountFields {
   limit_overrides: Partial<Limits>;
 }
 
-const SELECT = `SELECT a.*, json_build_object(${LIMIT_FIELDS.map((f) => `'${f}', p.${f}`).join(', ')}) AS plan_limits
+// The plan's limits come as plain columns (plan_max_sites, ...): cheaper to read than a json object.
+const SELECT = `SELECT a.*, ${LIMIT_FIELDS.map((f) => `p.${f} AS plan_${f}`).join(', ')}
   FROM accounts a JOIN plans p ON p.id = a.plan_id`;
+
+const PLAN_COLUMNS = LIMIT_FIELDS.map((f) => [f, `plan_${f}`] as const);
+
+/** The plan's limits, with `overrides` taking precedence (a list maps 50 rows: keep it cheap). */
+export function planLimitsOf(row: AccountRow, overrides: Partial<Limits> = {}): Limits {
+  const limits = {} as Limits;
+  for (const [f, column] of PLAN_COLUMNS) limits[f] = overrides[f] ?? row[column];
+  return limits;
+}
 
 const reach = (caller: Caller, params: unknown[]) => reachSql(caller, { account: 'a.id', reseller: 'a.reseller_id' }, params);
 
@@ -95,7 +106,7 @@ export async function setStatus(
   tx: Queryable,
   id: string,
   from: AccountStatus[],
-  to: { status: AccountStatus; reason?: string | null; suspendedAt?: Date | null },
+  to: { status: AccountStatus; reason?: string | null; suspendedAt?: string | null },
 ): Promise<boolean> {
   const r = await tx.query(
     `UPDATE accounts SET status = $3, suspension_reason = $4, suspended_at = $5, updated_at = now(), version = version + 1

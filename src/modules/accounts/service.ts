@@ -4,7 +4,6 @@ import type { Queryable } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { conflict, forbidden, invalid, notFound, quotaExceeded } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { isoRequired } from '../../lib/time.js';
 import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
 import type { PageParams } from '../../http/pagination.js';
 import { JOBS } from '../../jobs/names.js';
@@ -17,7 +16,7 @@ import { lockResellerAccountCount } from '../resellers/repo.js';
 import * as repo from './repo.js';
 import { accountHome, exceededLimits, measureUsage, type ResourceCounter, type Usage } from './usage.js';
 
-export const limitsOf = (r: repo.AccountRow): plans.Limits => ({ ...r.plan_limits, ...r.limit_overrides });
+export const limitsOf = (r: repo.AccountRow): plans.Limits => repo.planLimitsOf(r, r.limit_overrides);
 
 export const toAccount = (r: repo.AccountRow, usage?: Usage) => ({
   id: r.id,
@@ -27,12 +26,12 @@ export const toAccount = (r: repo.AccountRow, usage?: Usage) => ({
   plan_id: r.plan_id,
   reseller_id: r.reseller_id,
   status: r.status,
-  suspension: r.suspended_at ? { reason: r.suspension_reason ?? '', suspended_at: isoRequired(r.suspended_at) } : null,
+  suspension: r.suspended_at ? { reason: r.suspension_reason ?? '', suspended_at: r.suspended_at } : null,
   limits: limitsOf(r),
   limit_overrides: r.limit_overrides,
-  ...(usage ? { usage } : {}),
-  created_at: isoRequired(r.created_at),
-  updated_at: isoRequired(r.updated_at),
+  usage,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
   version: r.version,
 });
 export type Account = ReturnType<typeof toAccount>;
@@ -79,7 +78,7 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
   async function changeStatus(
     caller: Caller,
     id: string,
-    to: { status: repo.AccountStatus; reason?: string | null; suspendedAt?: Date | null },
+    to: { status: repo.AccountStatus; reason?: string | null; suspendedAt?: string | null },
     event: string,
   ): Promise<Account> {
     const current = await load(caller, id);
@@ -173,7 +172,7 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
       next.limit_overrides ??= {};
       const planLimits =
         next.plan_id === current.plan_id
-          ? current.plan_limits
+          ? repo.planLimitsOf(current)
           : await usablePlan(caller, next.plan_id, current.reseller_id, '/plan_id');
       const usage = await usageOf(id);
       const exceeded = exceededLimits({ ...planLimits, ...next.limit_overrides }, usage);
@@ -191,7 +190,7 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
     },
 
     suspend: (caller: Caller, id: string, reason: string) =>
-      changeStatus(caller, id, { status: 'suspended', reason, suspendedAt: deps.clock.now() }, 'account.suspended'),
+      changeStatus(caller, id, { status: 'suspended', reason, suspendedAt: deps.clock.now().toISOString() }, 'account.suspended'),
 
     unsuspend: (caller: Caller, id: string) => changeStatus(caller, id, { status: 'active' }, 'account.unsuspended'),
 

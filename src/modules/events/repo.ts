@@ -19,7 +19,7 @@ export interface EventRow {
   resource_id: string;
   resource_version: number;
   data: unknown;
-  created_at: Date;
+  created_at: string;
 }
 
 /** Written inside the transaction of the change it describes: no event without the change. */

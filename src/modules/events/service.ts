@@ -1,6 +1,5 @@
 import { type Caller, reachSql } from '../../auth/caller.js';
 import { notFound } from '../../lib/errors.js';
-import { isoRequired } from '../../lib/time.js';
 import { pageSql, type PageParams } from '../../http/pagination.js';
 import type { ServiceDeps } from '../deps.js';
 import type { EventRow } from './repo.js';
@@ -8,7 +7,7 @@ import type { EventRow } from './repo.js';
 export const toEvent = (r: EventRow) => ({
   id: r.id,
   type: r.type,
-  created_at: isoRequired(r.created_at),
+  created_at: r.created_at,
   account_id: r.account_id,
   resource: { type: r.resource_type, id: r.resource_id, version: r.resource_version },
   data: r.data,

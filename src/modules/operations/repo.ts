@@ -16,10 +16,10 @@ export interface OperationRow {
   account_id: string | null;
   reseller_id: string | null;
   error: Record<string, unknown> | null;
-  started_at: Date | null;
-  finished_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
+  started_at: string | null;
+  finished_at: string | null;
+  created_at: string;
+  updated_at: string;
   version: number;
 }
 

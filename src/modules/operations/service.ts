@@ -3,7 +3,6 @@ import { requireScope } from '../../auth/caller.js';
 import type { Scope } from '../../auth/scopes.js';
 import type { Queryable } from '../../db/client.js';
 import { conflict, notFound } from '../../lib/errors.js';
-import { iso, isoRequired } from '../../lib/time.js';
 import type { PageParams } from '../../http/pagination.js';
 import type { ServiceDeps } from '../deps.js';
 import * as repo from './repo.js';
@@ -16,10 +15,10 @@ export const toOperation = (r: repo.OperationRow) => ({
   resource: { type: r.resource_type, id: r.resource_id },
   account_id: r.account_id,
   error: r.error,
-  started_at: iso(r.started_at),
-  finished_at: iso(r.finished_at),
-  created_at: isoRequired(r.created_at),
-  updated_at: isoRequired(r.updated_at),
+  started_at: r.started_at,
+  finished_at: r.finished_at,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
   version: r.version,
 });
 export type Operation = ReturnType<typeof toOperation>;

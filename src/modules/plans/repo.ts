@@ -23,8 +23,8 @@ export interface PlanFields extends Limits {
 export interface PlanRow extends PlanFields {
   id: string;
   reseller_id: string | null;
-  created_at: Date;
-  updated_at: Date;
+  created_at: string;
+  updated_at: string;
   version: number;
 }
 

@@ -2,7 +2,6 @@ import { type Caller, requireKind, requireWritable } from '../../auth/caller.js'
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
 import { conflict, forbidden, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { isoRequired } from '../../lib/time.js';
 import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
 import type { PageParams } from '../../http/pagination.js';
 import type { ServiceDeps } from '../deps.js';
@@ -15,8 +14,8 @@ export const toPlan = (r: repo.PlanRow) => ({
   description: r.description,
   ...(Object.fromEntries(repo.LIMIT_FIELDS.map((k) => [k, r[k]])) as repo.Limits),
   features: r.features,
-  created_at: isoRequired(r.created_at),
-  updated_at: isoRequired(r.updated_at),
+  created_at: r.created_at,
+  updated_at: r.updated_at,
   version: r.version,
 });
 export type Plan = ReturnType<typeof toPlan>;

@@ -8,8 +8,8 @@ export interface ResellerRow {
   contact_email: string;
   status: 'active' | 'suspended';
   max_accounts: number | null;
-  created_at: Date;
-  updated_at: Date;
+  created_at: string;
+  updated_at: string;
   version: number;
 }
 

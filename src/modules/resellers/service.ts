@@ -2,7 +2,6 @@ import { type Caller, requireKind } from '../../auth/caller.js';
 import { isForeignKeyViolation } from '../../db/errors.js';
 import { conflict, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { isoRequired } from '../../lib/time.js';
 import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
 import type { PageParams } from '../../http/pagination.js';
 import type { ServiceDeps } from '../deps.js';
@@ -14,8 +13,8 @@ export const toReseller = (r: repo.ResellerRow) => ({
   contact_email: r.contact_email,
   status: r.status,
   max_accounts: r.max_accounts,
-  created_at: isoRequired(r.created_at),
-  updated_at: isoRequired(r.updated_at),
+  created_at: r.created_at,
+  updated_at: r.updated_at,
   version: r.version,
 });
 export type Reseller = ReturnType<typeof toReseller>;

@@ -11,12 +11,12 @@ export interface TokenRow {
   account_id: string | null;
   scopes: string[];
   account_ids: string[] | null;
-  expires_at: Date | null;
+  expires_at: string | null;
   allowed_ips: string[];
-  last_used_at: Date | null;
+  last_used_at: string | null;
   prefix: string;
-  created_at: Date;
-  updated_at: Date;
+  created_at: string;
+  updated_at: string;
   version: number;
 }
 
@@ -39,7 +39,7 @@ export interface NewTokenRow {
   account_id: string | null;
   scopes: string[];
   account_ids: string[] | null;
-  expires_at: Date | null;
+  expires_at: string | null;
   allowed_ips: string[];
   prefix: string;
   secret_hash: string;
@@ -102,7 +102,7 @@ export async function deleteToken(tx: Queryable, id: string): Promise<{ secret_h
   return r.rows[0];
 }
 
-export const touchLastUsed = (db: Queryable, id: string, at: Date) =>
+export const touchLastUsed = (db: Queryable, id: string, at: string) =>
   db.query('UPDATE tokens SET last_used_at = $2 WHERE id = $1', [id, at]);
 
 export async function hasOperatorToken(db: Queryable): Promise<boolean> {

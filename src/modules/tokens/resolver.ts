@@ -2,7 +2,7 @@ import type { Db } from '../../db/client.js';
 import type { Caller } from '../../auth/caller.js';
 import { hashSecret, hasValidFormat } from '../../auth/secret.js';
 import { cidrMatcher } from '../../lib/cidr.js';
-import type { Clock } from '../../lib/time.js';
+import { epochMs, type Clock } from '../../lib/time.js';
 import { findBySecretHash, touchLastUsed, type ResolvedTokenRow } from './repo.js';
 
 interface Entry {
@@ -49,7 +49,7 @@ export class TokenResolver {
       this.remember(hash, entry);
     }
     const { row } = entry;
-    if (row.expires_at && row.expires_at.getTime() <= now.getTime()) return null;
+    if (row.expires_at && epochMs(row.expires_at) <= now.getTime()) return null;
     if (row.allowed_ips.length > 0 && !entry.ipAllowed(ip)) return null;
     this.touch(row, now);
     return {
@@ -59,7 +59,7 @@ export class TokenResolver {
       resellerSuspended: row.reseller_status === 'suspended',
       scopes: row.scopes,
       accountIds: row.account_ids,
-      expiresAt: row.expires_at,
+      expiresAt: row.expires_at ? new Date(row.expires_at) : null,
     };
   }
 
@@ -92,8 +92,8 @@ export class TokenResolver {
 
   // last_used_at is kept to the minute: one write a minute per token, off the request path.
   private touch(row: ResolvedTokenRow, now: Date): void {
-    if (row.last_used_at && now.getTime() - row.last_used_at.getTime() < LAST_USED_RESOLUTION_MS) return;
-    row.last_used_at = now;
-    touchLastUsed(this.opts.db, row.id, now).catch(this.opts.onBackgroundError);
+    if (row.last_used_at && now.getTime() - epochMs(row.last_used_at) < LAST_USED_RESOLUTION_MS) return;
+    row.last_used_at = now.toISOString();
+    touchLastUsed(this.opts.db, row.id, row.last_used_at).catch(this.opts.onBackgroundError);
   }
 }

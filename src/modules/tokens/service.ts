@@ -5,7 +5,6 @@ import type { Db, Queryable } from '../../db/client.js';
 import { parseCidr } from '../../lib/cidr.js';
 import { AppError, forbidden, invalid, notFound, type FieldError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { iso, isoRequired } from '../../lib/time.js';
 import type { PageParams } from '../../http/pagination.js';
 import type { ServiceDeps } from '../deps.js';
 import { findAccountById } from '../accounts/repo.js';
@@ -18,12 +17,12 @@ export const toToken = (r: repo.TokenRow) => ({
   principal: { kind: r.principal_kind, id: r.account_id ?? r.reseller_id },
   scopes: r.scopes,
   account_ids: r.account_ids,
-  expires_at: iso(r.expires_at),
+  expires_at: r.expires_at,
   allowed_ips: r.allowed_ips,
-  last_used_at: iso(r.last_used_at),
+  last_used_at: r.last_used_at,
   prefix: r.prefix,
-  created_at: isoRequired(r.created_at),
-  updated_at: isoRequired(r.updated_at),
+  created_at: r.created_at,
+  updated_at: r.updated_at,
   version: r.version,
 });
 export type Token = ReturnType<typeof toToken>;
@@ -148,7 +147,7 @@ export function tokensService(deps: ServiceDeps) {
           account_id: target.accountId,
           scopes: [...new Set(input.scopes)],
           account_ids: accountIds,
-          expires_at: expiresAt,
+          expires_at: expiresAt?.toISOString() ?? null,
           allowed_ips: input.allowed_ips ?? [],
           prefix: displayPrefix(secret),
           secret_hash: hashSecret(secret),

@@ -1,0 +1,72 @@
+/**
+ * Benchmark servers, in their own process: Berth on one port and, on another, a bare Fastify
+ * route that serves the same 50 account rows through the same database driver (the baseline).
+ * Prints one JSON line with the ports and the token, then serves until killed.
+ */
+import Fastify from 'fastify';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { openDb } from '../src/db/client.js';
+import { migrate } from '../src/db/migrate.js';
+import { newId } from '../src/lib/ids.js';
+import type { Caller } from '../src/auth/caller.js';
+import { listAccounts } from '../src/modules/accounts/repo.js';
+import { generateTokenSecret } from '../src/auth/secret.js';
+import { mintOperatorToken } from '../src/modules/tokens/service.js';
+
+const ACCOUNTS = 1000;
+
+const databaseUrl = process.env.BENCH_DATABASE_URL || null;
+const db = await openDb({ databaseUrl, dataDir: '', inMemory: true, poolSize: 32 });
+await migrate(db);
+const TOKEN = generateTokenSecret();
+await db.transaction((tx) => mintOperatorToken(tx, TOKEN, 'bench'));
+
+const planId = newId('pln');
+await db.query(
+  `INSERT INTO plans (id, name, max_sites, max_domains, max_email_accounts, max_email_quota_mb, disk_quota_mb, max_backups, max_dns_records_per_domain)
+   VALUES ($1, 'bench', 10, 10, 10, 1024, 10240, 5, 1000)`,
+  [planId],
+);
+const ids = Array.from({ length: ACCOUNTS }, () => newId('acc'));
+await db.query(
+  `INSERT INTO accounts (id, username, display_name, contact_email, plan_id)
+   SELECT id, 'user' || n, 'User ' || n, 'user' || n || '@example.com', $2 FROM unnest($1::text[]) WITH ORDINALITY AS t(id, n)`,
+  [ids, planId],
+);
+
+const config = loadConfig({
+  BERTH_LOG_LEVEL: 'silent',
+  BERTH_JOBS: 'false',
+  BERTH_DATA_DIR: '/tmp/berth-bench',
+  // The benchmark measures the route, not the limiter refusing a single busy token.
+  BERTH_RATE_LIMIT_READ: '100000000',
+  BERTH_RATE_LIMIT_CONCURRENT: '1000',
+});
+const app = await buildApp({ config, db, logger: false });
+await app.listen({ host: '127.0.0.1', port: 0 });
+
+// The baselines: bare routes with no auth, validation, hooks or representation.
+// /accounts runs Berth's own list query (the same rows, the same driver): the goal's baseline.
+// /accounts-plain reads the accounts table alone, a lower bound that also prices the plan join.
+const operator: Caller = {
+  tokenId: 'bench',
+  principal: { kind: 'operator', id: null },
+  resellerId: null,
+  resellerSuspended: false,
+  scopes: ['*'],
+  accountIds: null,
+  expiresAt: null,
+};
+const baseline = Fastify();
+baseline.get('/accounts', async () => ({
+  data: (await listAccounts(db, operator, {}, { limit: 50, afterId: null })).slice(0, 50),
+}));
+baseline.get('/accounts-plain', async () => ({
+  data: (await db.query('SELECT * FROM accounts ORDER BY id DESC LIMIT 50')).rows,
+}));
+await baseline.listen({ host: '127.0.0.1', port: 0 });
+
+const port = (f: { server: { address(): unknown } }) => (f.server.address() as { port: number }).port;
+process.stdout.write(JSON.stringify({ berth: port(app), baseline: port(baseline), token: TOKEN, driver: db.kind }) + '\n');
+process.on('SIGINT', () => process.exit(0));
