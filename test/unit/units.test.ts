@@ -5,6 +5,7 @@ import { cidrMatcher, parseCidr } from '../../src/lib/cidr.js';
 import { applyMergePatch, mergeFields } from '../../src/lib/versioning.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { exceededLimits } from '../../src/modules/accounts/usage.js';
+import { pgTimestampToRfc3339 } from '../../src/lib/time.js';
 
 describe('token secrets', () => {
   it('have the berth_ format with a valid checksum, and any typo fails it', () => {
@@ -98,6 +99,17 @@ describe('config', () => {
   ])('%j is refused with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+});
+
+describe('timestamps from the database', () => {
+  it.each([
+    ['2026-11-21 10:00:00+00', '2026-11-21T10:00:00.000Z'],
+    ['2026-11-21 10:00:00.5+00', '2026-11-21T10:00:00.500Z'],
+    ['2026-11-21 10:00:00.123456+00', '2026-11-21T10:00:00.123Z'],
+    ['2026-11-21 12:00:00+02', '2026-11-21T10:00:00.000Z'],
+  ])('%s is %s', (text, rfc3339) => {
+    expect(pgTimestampToRfc3339(text)).toBe(rfc3339);
   });
 });
 
