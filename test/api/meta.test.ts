@@ -52,6 +52,18 @@ describe('versions and health', () => {
     expect((await t.get('/readyz', null)).body).toEqual({ status: 'ready' });
   });
 
+  it('readyz is 503 unavailable with Retry-After while a migration is missing', async () => {
+    await t.db.query(`DELETE FROM schema_migrations WHERE version = '0001_foundation'`);
+    try {
+      const r = await t.get('/readyz', null);
+      expect(r.status).toBe(503);
+      expect(r.body.code).toBe('unavailable');
+      expect(r.headers['retry-after']).toBe('5');
+    } finally {
+      await t.db.query(`INSERT INTO schema_migrations (version) VALUES ('0001_foundation')`);
+    }
+  });
+
   it('metrics are served to operator tokens only', async () => {
     await t.get('/v1/plans');
     const r = await t.get('/metrics');
