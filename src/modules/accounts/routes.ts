@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
 import { ifMatchVersion, sendResource } from '../../http/etag.js';
-import { pageParams, sendPage } from '../../http/pagination.js';
-import { PatchBody, paramId, sendAccepted, sendCreated, type App } from '../../http/routes.js';
-import { Email, Id, IdParams, Name, Nullable, Page, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import { listRoute, reachOf, updateRoutes } from '../../http/crud.js';
+import { sendAccepted, sendCreated, type App } from '../../http/routes.js';
+import { Email, Id, IdParams, Name, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
 import { LimitSchemas } from '../plans/routes.js';
 import type { AccountsService } from './service.js';
 
@@ -75,42 +75,36 @@ const CreateBody = Type.Object(
 );
 
 export function accountRoutes(app: App, svc: AccountsService): void {
+  const path = '/v1/accounts';
   const tags = ['accounts'];
-  const reach = async (req: Parameters<typeof paramId>[0]) => svc.load(callerOf(req), paramId(req));
+  const reach = reachOf(svc.load);
   const params = IdParams('acc');
   const item = { params, response: { 200: Type.Ref('Account') } };
 
-  app.get(
-    '/v1/accounts',
-    {
-      config: { scope: 'accounts:read' },
-      schema: {
-        tags,
-        operationId: 'listAccounts',
-        summary: 'List hosting accounts',
-        querystring: Type.Object(
-          {
-            ...PageQuery,
-            status: Type.Optional(Status),
-            reseller_id: Type.Optional(Id('rsl')),
-            plan_id: Type.Optional(Id('pln')),
-            username: Type.Optional(Type.String({ maxLength: 32 })),
-            q: Type.Optional(Type.String({ maxLength: 200 })),
-            updated_since: Type.Optional(Timestamp),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 200: Page(Type.Ref('Account')) },
+  listRoute(app, {
+    path,
+    tags,
+    operationId: 'listAccounts',
+    summary: 'List hosting accounts',
+    scope: 'accounts:read',
+    querystring: Type.Object(
+      {
+        ...PageQuery,
+        status: Type.Optional(Status),
+        reseller_id: Type.Optional(Id('rsl')),
+        plan_id: Type.Optional(Id('pln')),
+        username: Type.Optional(Type.String({ maxLength: 32 })),
+        q: Type.Optional(Type.String({ maxLength: 200 })),
+        updated_since: Type.Optional(Timestamp),
       },
-    },
-    async (req, reply) => {
-      const page = pageParams(req.query);
-      return sendPage(req, reply, await svc.list(callerOf(req), req.query, page), page);
-    },
-  );
+      { additionalProperties: false },
+    ),
+    item: 'Account',
+    list: svc.list,
+  });
 
   app.post(
-    '/v1/accounts',
+    path,
     {
       config: { scope: 'accounts:write' },
       schema: {
@@ -122,11 +116,11 @@ export function accountRoutes(app: App, svc: AccountsService): void {
         response: { 201: Type.Ref('Account') },
       },
     },
-    async (req, reply) => sendCreated(reply, '/v1/accounts', await svc.create(callerOf(req), req.body)),
+    async (req, reply) => sendCreated(reply, path, await svc.create(callerOf(req), req.body)),
   );
 
   app.get(
-    '/v1/accounts/:id',
+    `${path}/:id`,
     {
       config: { scope: 'accounts:read', reach },
       schema: { tags, operationId: 'getAccount', summary: 'Get a hosting account', ...item },
@@ -134,39 +128,21 @@ export function accountRoutes(app: App, svc: AccountsService): void {
     async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
   );
 
-  app.put(
-    '/v1/accounts/:id',
-    {
-      config: { scope: 'accounts:write', reach },
-      schema: {
-        tags,
-        operationId: 'replaceAccount',
-        summary: "Replace a hosting account's mutable fields",
-        description: 'A plan whose limits the usage exceeds is refused (403 quota_exceeded listing each limit).',
-        body: Type.Object(Mutable, { additionalProperties: false }),
-        ...item,
-      },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.update(callerOf(req), req.params.id, req.body, ifMatchVersion(req))),
-  );
-
-  app.patch(
-    '/v1/accounts/:id',
-    {
-      config: { scope: 'accounts:write', reach },
-      schema: {
-        tags,
-        operationId: 'updateAccount',
-        summary: 'Update a hosting account (JSON Merge Patch)',
-        body: PatchBody(Mutable),
-        ...item,
-      },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.update(callerOf(req), req.params.id, req.body, ifMatchVersion(req))),
-  );
+  updateRoutes(app, {
+    path,
+    prefix: 'acc',
+    tags,
+    resource: 'Account',
+    noun: 'hosting account',
+    description: 'A plan (or limit override) whose limits the usage exceeds is refused: 403 quota_exceeded listing each limit.',
+    scope: 'accounts:write',
+    reach,
+    mutable: Mutable,
+    update: svc.update,
+  });
 
   app.delete(
-    '/v1/accounts/:id',
+    `${path}/:id`,
     {
       config: { scope: 'accounts:write', reach },
       schema: {
@@ -183,7 +159,7 @@ export function accountRoutes(app: App, svc: AccountsService): void {
   );
 
   app.post(
-    '/v1/accounts/:id/suspend',
+    `${path}/:id/suspend`,
     {
       config: { scope: 'accounts:write', reach },
       schema: {
@@ -200,7 +176,7 @@ export function accountRoutes(app: App, svc: AccountsService): void {
   );
 
   app.post(
-    '/v1/accounts/:id/unsuspend',
+    `${path}/:id/unsuspend`,
     {
       config: { scope: 'accounts:write', reach },
       schema: { tags, operationId: 'unsuspendAccount', summary: 'Unsuspend a hosting account', ...item },
@@ -209,13 +185,14 @@ export function accountRoutes(app: App, svc: AccountsService): void {
   );
 
   app.get(
-    '/v1/accounts/:id/usage',
+    `${path}/:id/usage`,
     {
       config: { scope: 'accounts:read', reach },
       schema: {
         tags,
         operationId: 'getAccountUsage',
         summary: 'Usage against limits',
+        description: 'Measured now: counts from the database, disk from the files.',
         params,
         response: {
           200: Type.Object({

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { pageParams, sendPage } from '../../http/pagination.js';
-import { paramId, type App } from '../../http/routes.js';
-import { Id, IdParams, Nullable, Page, PageQuery, Timestamp } from '../../http/schemas.js';
+import { listRoute, reachOf } from '../../http/crud.js';
+import type { App } from '../../http/routes.js';
+import { Id, IdParams, Nullable, PageQuery, Timestamp } from '../../http/schemas.js';
 import type { EventsService } from './service.js';
 
 const EventSchema = Type.Object(
@@ -27,38 +27,31 @@ const EventSchema = Type.Object(
 
 export function eventRoutes(app: App, svc: EventsService): void {
   const tags = ['events'];
-  app.get(
-    '/v1/events',
-    {
-      config: { scope: 'events:read' },
-      schema: {
-        tags,
-        operationId: 'listEvents',
-        summary: 'The event feed',
-        description: 'Newest first. Consumers order by `resource.version`.',
-        querystring: Type.Object(
-          {
-            ...PageQuery,
-            type: Type.Optional(Type.String({ maxLength: 100 })),
-            resource_id: Type.Optional(Type.String({ maxLength: 100 })),
-            account_id: Type.Optional(Id('acc')),
-            since: Type.Optional(Timestamp),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 200: Page(Type.Ref('Event')) },
+  listRoute(app, {
+    path: '/v1/events',
+    tags,
+    operationId: 'listEvents',
+    summary: 'The event feed',
+    description: 'Newest first. Consumers order by `resource.version`.',
+    scope: 'events:read',
+    querystring: Type.Object(
+      {
+        ...PageQuery,
+        type: Type.Optional(Type.String({ maxLength: 100 })),
+        resource_id: Type.Optional(Type.String({ maxLength: 100 })),
+        account_id: Type.Optional(Id('acc')),
+        since: Type.Optional(Timestamp),
       },
-    },
-    async (req, reply) => {
-      const page = pageParams(req.query);
-      return sendPage(req, reply, await svc.list(callerOf(req), req.query, page), page);
-    },
-  );
+      { additionalProperties: false },
+    ),
+    item: 'Event',
+    list: svc.list,
+  });
 
   app.get(
     '/v1/events/:id',
     {
-      config: { scope: 'events:read', reach: async (req) => svc.get(callerOf(req), paramId(req)) },
+      config: { scope: 'events:read', reach: reachOf(svc.get) },
       schema: {
         tags,
         operationId: 'getEvent',

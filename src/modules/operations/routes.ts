@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
 import { sendResource } from '../../http/etag.js';
-import { pageParams, sendPage } from '../../http/pagination.js';
+import { listRoute } from '../../http/crud.js';
 import type { App } from '../../http/routes.js';
-import { Id, IdParams, Nullable, Page, PageQuery, ProblemRef, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import { Id, IdParams, Nullable, PageQuery, ProblemRef, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
 import type { OperationsService } from './service.js';
 
 const Status = StringEnum(['queued', 'running', 'succeeded', 'failed', 'canceled'] as const);
@@ -30,32 +30,25 @@ export const OperationSchema = Type.Object(
 
 export function operationRoutes(app: App, svc: OperationsService): void {
   const tags = ['operations'];
-  app.get(
-    '/v1/operations',
-    {
-      schema: {
-        tags,
-        operationId: 'listOperations',
-        summary: 'List operations',
-        description: "Operations on resources in the token's reach; any scope may read them.",
-        querystring: Type.Object(
-          {
-            ...PageQuery,
-            status: Type.Optional(Status),
-            type: Type.Optional(OpType),
-            resource_id: Type.Optional(Type.String({ maxLength: 100 })),
-            account_id: Type.Optional(Id('acc')),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 200: Page(Type.Ref('Operation')) },
+  listRoute(app, {
+    path: '/v1/operations',
+    tags,
+    operationId: 'listOperations',
+    summary: 'List operations',
+    description: "Operations on resources in the token's reach; any scope may read them.",
+    querystring: Type.Object(
+      {
+        ...PageQuery,
+        status: Type.Optional(Status),
+        type: Type.Optional(OpType),
+        resource_id: Type.Optional(Type.String({ maxLength: 100 })),
+        account_id: Type.Optional(Id('acc')),
       },
-    },
-    async (req, reply) => {
-      const page = pageParams(req.query);
-      return sendPage(req, reply, await svc.list(callerOf(req), req.query, page), page);
-    },
-  );
+      { additionalProperties: false },
+    ),
+    item: 'Operation',
+    list: svc.list,
+  });
 
   app.get(
     '/v1/operations/:id',

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { ifMatchVersion, sendResource } from '../../http/etag.js';
-import { pageParams, sendPage } from '../../http/pagination.js';
-import { PatchBody, paramId, sendCreated, type App } from '../../http/routes.js';
-import { Id, IdParams, Name, Nullable, Page, PageQuery, ResourceMeta, StringEnum } from '../../http/schemas.js';
+import { deleteRoute, listRoute, reachOf, updateRoutes } from '../../http/crud.js';
+import { sendResource } from '../../http/etag.js';
+import { sendCreated, type App } from '../../http/routes.js';
+import { Id, IdParams, Name, Nullable, PageQuery, ResourceMeta, StringEnum } from '../../http/schemas.js';
 import type { PlansService } from './service.js';
 
 const Limit = (description: string) => Type.Integer({ minimum: 0, maximum: 2_000_000_000, format: 'int32', description });
@@ -38,34 +38,27 @@ const CreateBody = Type.Object(
 );
 
 export function planRoutes(app: App, svc: PlansService): void {
+  const path = '/v1/plans';
   const tags = ['plans'];
-  const reach = async (req: Parameters<typeof paramId>[0]) => svc.load(callerOf(req), paramId(req));
-  const item = { params: IdParams('pln'), response: { 200: Type.Ref('Plan') } };
+  const reach = reachOf(svc.load);
 
-  app.get(
-    '/v1/plans',
-    {
-      config: { scope: 'plans:read' },
-      schema: {
-        tags,
-        operationId: 'listPlans',
-        summary: 'List plans',
-        description: "Global plans and, for resellers and their accounts, the reseller's own.",
-        querystring: Type.Object(
-          { ...PageQuery, name: Type.Optional(Name), q: Type.Optional(Type.String({ maxLength: 200 })) },
-          { additionalProperties: false },
-        ),
-        response: { 200: Page(Type.Ref('Plan')) },
-      },
-    },
-    async (req, reply) => {
-      const page = pageParams(req.query);
-      return sendPage(req, reply, await svc.list(callerOf(req), req.query, page), page);
-    },
-  );
+  listRoute(app, {
+    path,
+    tags,
+    operationId: 'listPlans',
+    summary: 'List plans',
+    description: "Global plans and, for resellers and their accounts, the reseller's own.",
+    scope: 'plans:read',
+    querystring: Type.Object(
+      { ...PageQuery, name: Type.Optional(Name), q: Type.Optional(Type.String({ maxLength: 200 })) },
+      { additionalProperties: false },
+    ),
+    item: 'Plan',
+    list: svc.list,
+  });
 
   app.post(
-    '/v1/plans',
+    path,
     {
       config: { scope: 'plans:write' },
       schema: {
@@ -77,56 +70,46 @@ export function planRoutes(app: App, svc: PlansService): void {
         response: { 201: Type.Ref('Plan') },
       },
     },
-    async (req, reply) => sendCreated(reply, '/v1/plans', await svc.create(callerOf(req), req.body)),
+    async (req, reply) => sendCreated(reply, path, await svc.create(callerOf(req), req.body)),
   );
 
   app.get(
-    '/v1/plans/:id',
-    { config: { scope: 'plans:read', reach }, schema: { tags, operationId: 'getPlan', summary: 'Get a plan', ...item } },
+    `${path}/:id`,
+    {
+      config: { scope: 'plans:read', reach },
+      schema: {
+        tags,
+        operationId: 'getPlan',
+        summary: 'Get a plan',
+        params: IdParams('pln'),
+        response: { 200: Type.Ref('Plan') },
+      },
+    },
     async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
   );
 
-  app.put(
-    '/v1/plans/:id',
-    {
-      config: { scope: 'plans:write', reach },
-      schema: {
-        tags,
-        operationId: 'replacePlan',
-        summary: 'Replace a plan',
-        body: Type.Object(Mutable, { additionalProperties: false }),
-        ...item,
-      },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.update(callerOf(req), req.params.id, req.body, ifMatchVersion(req))),
-  );
+  updateRoutes(app, {
+    path,
+    prefix: 'pln',
+    tags,
+    resource: 'Plan',
+    noun: 'plan',
+    scope: 'plans:write',
+    reach,
+    mutable: Mutable,
+    update: svc.update,
+  });
 
-  app.patch(
-    '/v1/plans/:id',
-    {
-      config: { scope: 'plans:write', reach },
-      schema: { tags, operationId: 'updatePlan', summary: 'Update a plan (JSON Merge Patch)', body: PatchBody(Mutable), ...item },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.update(callerOf(req), req.params.id, req.body, ifMatchVersion(req))),
-  );
-
-  app.delete(
-    '/v1/plans/:id',
-    {
-      config: { scope: 'plans:write', reach },
-      schema: {
-        tags,
-        operationId: 'deletePlan',
-        summary: 'Delete a plan no account uses',
-        params: IdParams('pln'),
-        response: { 204: Type.Null({ description: 'Deleted' }) },
-      },
-    },
-    async (req, reply) => {
-      await svc.remove(callerOf(req), req.params.id, ifMatchVersion(req));
-      return reply.code(204).send(null);
-    },
-  );
+  deleteRoute(app, {
+    path,
+    prefix: 'pln',
+    tags,
+    operationId: 'deletePlan',
+    summary: 'Delete a plan no account uses',
+    scope: 'plans:write',
+    reach,
+    remove: svc.remove,
+  });
 }
 
 export const planSchemas = [Plan];

@@ -31,20 +31,11 @@ const COLUMNS = `t.id, t.name, t.principal_kind, t.reseller_id, t.account_id, t.
 const FROM = `FROM tokens t LEFT JOIN accounts a ON a.id = t.account_id`;
 const EFFECTIVE_RESELLER = 'coalesce(t.reseller_id, a.reseller_id)';
 
-export interface NewTokenRow {
-  id: string;
-  name: string;
-  principal_kind: PrincipalKind;
-  reseller_id: string | null;
-  account_id: string | null;
-  scopes: string[];
-  account_ids: string[] | null;
-  expires_at: string | null;
-  allowed_ips: string[];
-  prefix: string;
+/** What creating a token writes: its row without what the database sets. */
+export type NewTokenRow = Omit<TokenRow, 'last_used_at' | 'created_at' | 'updated_at' | 'version'> & {
   secret_hash: string;
   created_by: string | null;
-}
+};
 
 export async function insertToken(tx: Queryable, t: NewTokenRow): Promise<TokenRow> {
   const r = await tx.query<TokenRow>(

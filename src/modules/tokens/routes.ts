@@ -2,9 +2,9 @@ import { Type } from 'typebox';
 import { ALL_SCOPES } from '../../auth/scopes.js';
 import { callerOf } from '../../http/auth.js';
 import { sendResource } from '../../http/etag.js';
-import { pageParams, sendPage } from '../../http/pagination.js';
-import { paramId, sendCreated, type App } from '../../http/routes.js';
-import { Id, IdParams, Name, Nullable, Page, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import { deleteRoute, listRoute, reachOf } from '../../http/crud.js';
+import { sendCreated, type App } from '../../http/routes.js';
+import { Id, IdParams, Name, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
 import type { TokensService } from './service.js';
 
 const Scope = StringEnum(ALL_SCOPES);
@@ -52,30 +52,24 @@ const CreateBody = Type.Object(
 );
 
 export function tokenRoutes(app: App, svc: TokensService): void {
+  const path = '/v1/tokens';
   const tags = ['tokens'];
-  const reach = async (req: Parameters<typeof paramId>[0]) => svc.load(callerOf(req), paramId(req));
+  const reach = reachOf(svc.load);
 
-  app.get(
-    '/v1/tokens',
-    {
-      config: { scope: 'tokens:read' },
-      schema: {
-        tags,
-        operationId: 'listTokens',
-        summary: 'List tokens',
-        description: "Tokens of the principals in the caller's reach.",
-        querystring: Type.Object(PageQuery, { additionalProperties: false }),
-        response: { 200: Page(Type.Ref('Token')) },
-      },
-    },
-    async (req, reply) => {
-      const page = pageParams(req.query);
-      return sendPage(req, reply, await svc.list(callerOf(req), page), page);
-    },
-  );
+  listRoute(app, {
+    path,
+    tags,
+    operationId: 'listTokens',
+    summary: 'List tokens',
+    description: "Tokens of the principals in the caller's reach.",
+    scope: 'tokens:read',
+    querystring: Type.Object(PageQuery, { additionalProperties: false }),
+    item: 'Token',
+    list: (caller, _query, page) => svc.list(caller, page),
+  });
 
   app.post(
-    '/v1/tokens',
+    path,
     {
       config: { scope: 'tokens:write' },
       schema: {
@@ -88,11 +82,11 @@ export function tokenRoutes(app: App, svc: TokensService): void {
         response: { 201: Type.Ref('CreatedToken') },
       },
     },
-    async (req, reply) => sendCreated(reply, '/v1/tokens', await svc.create(callerOf(req), req.body)),
+    async (req, reply) => sendCreated(reply, path, await svc.create(callerOf(req), req.body)),
   );
 
   app.get(
-    '/v1/tokens/:id',
+    `${path}/:id`,
     {
       config: { scope: 'tokens:read', reach },
       schema: {
@@ -106,24 +100,17 @@ export function tokenRoutes(app: App, svc: TokensService): void {
     async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
   );
 
-  app.delete(
-    '/v1/tokens/:id',
-    {
-      config: { scope: 'tokens:write', reach },
-      schema: {
-        tags,
-        operationId: 'revokeToken',
-        summary: 'Revoke a token',
-        description: 'Takes effect at once in this process and within seconds in others.',
-        params: IdParams('tok'),
-        response: { 204: Type.Null({ description: 'Revoked' }) },
-      },
-    },
-    async (req, reply) => {
-      await svc.revoke(callerOf(req), req.params.id);
-      return reply.code(204).send(null);
-    },
-  );
+  deleteRoute(app, {
+    path,
+    prefix: 'tok',
+    tags,
+    operationId: 'revokeToken',
+    summary: 'Revoke a token',
+    description: 'Takes effect at once in this process and within seconds in others.',
+    scope: 'tokens:write',
+    reach,
+    remove: (caller, id) => svc.revoke(caller, id),
+  });
 
   app.get(
     '/v1/me',

@@ -1,0 +1,150 @@
+import type { FastifyRequest } from 'fastify';
+import { Type, type Static, type TObject, type TSchema } from 'typebox';
+import type { Caller } from '../auth/caller.js';
+import type { Scope } from '../auth/scopes.js';
+import type { IdPrefix } from '../lib/ids.js';
+import { callerOf } from './auth.js';
+import { ifMatchVersion, sendResource } from './etag.js';
+import { pageParams, sendPage, type PageParams } from './pagination.js';
+import { PatchBody, paramId, type App } from './routes.js';
+import { IdParams, Page } from './schemas.js';
+
+/**
+ * The routes every resource shares, declared once: list, replace + merge-patch, delete.
+ * A module passes its schemas and service functions; conventions (reach, scopes, ETags,
+ * pagination, problems) come from the shared plugins the same way for all.
+ */
+
+/** The `config.reach` of an item route: loads the addressed resource, 404 when out of reach. */
+export const reachOf =
+  (load: (caller: Caller, id: string) => Promise<unknown>) =>
+  async (request: FastifyRequest): Promise<unknown> =>
+    load(callerOf(request), paramId(request));
+
+export interface ListRouteOptions<Q extends TObject> {
+  path: string;
+  tags: string[];
+  operationId: string;
+  summary: string;
+  description?: string;
+  scope?: Scope;
+  /** Filters besides `limit` and `cursor` (which every list takes). */
+  querystring: Q;
+  /** `$id` of the item schema. */
+  item: string;
+  list: (caller: Caller, query: Static<Q>, page: PageParams) => Promise<{ id: string }[]>;
+}
+
+export function listRoute<Q extends TObject>(app: App, o: ListRouteOptions<Q>): void {
+  app.get(
+    o.path,
+    {
+      config: o.scope ? { scope: o.scope } : {},
+      schema: {
+        tags: o.tags,
+        operationId: o.operationId,
+        summary: o.summary,
+        description: o.description,
+        querystring: o.querystring,
+        response: { 200: Page(Type.Ref(o.item)) },
+      },
+    },
+    async (req, reply) => {
+      const query = req.query as Static<Q> & { limit?: number; cursor?: string };
+      const page = pageParams(query);
+      return sendPage(req, reply, await o.list(callerOf(req), query, page), page);
+    },
+  );
+}
+
+export interface UpdateRoutesOptions {
+  path: string;
+  prefix: IdPrefix;
+  tags: string[];
+  /** `$id` of the resource schema; also names the operations (replaceX, updateX). */
+  resource: string;
+  noun: string;
+  scope: Scope;
+  reach: (request: FastifyRequest) => Promise<unknown>;
+  /** The mutable fields: all required for PUT, all optional for PATCH. */
+  mutable: Record<string, TSchema>;
+  description?: string;
+  update: (caller: Caller, id: string, patch: Record<string, unknown>, expectedVersion?: number) => Promise<{ version: number }>;
+}
+
+/** PUT (every mutable field) and PATCH (JSON Merge Patch) share one service call. */
+export function updateRoutes(app: App, o: UpdateRoutesOptions): void {
+  const common = {
+    tags: o.tags,
+    description: o.description,
+    params: IdParams(o.prefix),
+    response: { 200: Type.Ref(o.resource) },
+  };
+  const handler = async (req: FastifyRequest, reply: Parameters<typeof sendResource>[1]) =>
+    sendResource(
+      req,
+      reply,
+      await o.update(callerOf(req), paramId(req), req.body as Record<string, unknown>, ifMatchVersion(req)),
+    );
+  const config = { scope: o.scope, reach: o.reach };
+  app.put(
+    `${o.path}/:id`,
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: `replace${o.resource}`,
+        summary: `Replace a ${o.noun}`,
+        body: Type.Object(o.mutable, { additionalProperties: false }),
+      },
+    },
+    handler,
+  );
+  app.patch(
+    `${o.path}/:id`,
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: `update${o.resource}`,
+        summary: `Update a ${o.noun} (JSON Merge Patch)`,
+        body: PatchBody(o.mutable),
+      },
+    },
+    handler,
+  );
+}
+
+export interface DeleteRouteOptions {
+  path: string;
+  prefix: IdPrefix;
+  tags: string[];
+  operationId: string;
+  summary: string;
+  description?: string;
+  scope: Scope;
+  reach: (request: FastifyRequest) => Promise<unknown>;
+  remove: (caller: Caller, id: string, expectedVersion?: number) => Promise<void>;
+}
+
+/** DELETE answering 204; If-Match honoured. */
+export function deleteRoute(app: App, o: DeleteRouteOptions): void {
+  app.delete(
+    `${o.path}/:id`,
+    {
+      config: { scope: o.scope, reach: o.reach },
+      schema: {
+        tags: o.tags,
+        operationId: o.operationId,
+        summary: o.summary,
+        description: o.description,
+        params: IdParams(o.prefix),
+        response: { 204: Type.Null({ description: 'Deleted' }) },
+      },
+    },
+    async (req, reply) => {
+      await o.remove(callerOf(req), paramId(req), ifMatchVersion(req));
+      return reply.code(204).send(null);
+    },
+  );
+}
