@@ -107,21 +107,16 @@ function fromFastifyError(error: FastifyError): { code: ErrorCode; detail: strin
     };
   }
   switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { code: 'payload_too_large', detail: 'The request body is too large.' };
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { code: 'unsupported_media_type', detail: `Unsupported Content-Type.` };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { code: 'malformed_request', detail: 'The body is empty but Content-Type says JSON.' };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { code: 'malformed_request', detail: 'The body is not valid JSON.' };
   }
-  if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.code ?? ''))) {
-    return { code: 'malformed_request', detail: 'The body is not valid JSON.' };
-  }
   if (error.statusCode === 413) return { code: 'payload_too_large', detail: 'The request body is too large.' };
   if (error.statusCode === 415) return { code: 'unsupported_media_type', detail: 'Unsupported Content-Type.' };
-  if (error.statusCode === 400) return { code: 'malformed_request', detail: 'The request could not be read.' };
+  // Any other client error Fastify raises (bad Content-Length, ...): a 400, never a 500.
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return { code: 'malformed_request', detail: 'The request could not be read.' };
   return { code: 'internal_error', detail: 'The server failed to handle the request.' };
 }
 
