@@ -1,9 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../auth/caller.js';
 import { grants, type Scope } from '../auth/scopes.js';
 import { AppError } from '../lib/errors.js';
 import type { TokenResolver } from '../modules/tokens/resolver.js';
-import { rateLimitHeaders, type BucketStore, type Policy } from './rate-limit.js';
+import { rateLimitHeaders, type BucketStore, type Charge, type Policy } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -51,78 +51,72 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
   const inFlight = new Map<string, number>();
   app.decorateRequest('caller', null);
 
-  const limit = async (request: FastifyRequest, key: string, policy: Policy) => {
+  const rateLimited = (policy: Policy, charge: Charge, message: string) =>
+    new AppError(
+      'rate_limited',
+      message,
+      { policy: policy.name },
+      {
+        ...rateLimitHeaders(policy, charge),
+        'retry-after': String(charge.retryAfterSeconds),
+      },
+    );
+
+  /** Charges the caller's bucket; the headers go on the response whatever its status. */
+  async function limit(request: FastifyRequest, key: string, policy: Policy): Promise<void> {
     const charge = await opts.buckets.charge(`${policy.name}:${key}`, policy);
-    const headers = rateLimitHeaders(policy, charge);
-    if (!charge.allowed) {
+    if (!charge.allowed) throw rateLimited(policy, charge, `Rate limit "${policy.name}" exceeded.`);
+    request.raw.rateLimitHeaders = rateLimitHeaders(policy, charge);
+  }
+
+  /** Resolves the bearer token; failures are counted per address and slowed down, never locked out. */
+  async function authenticate(request: FastifyRequest): Promise<Caller> {
+    const failures = opts.policies.authFailures;
+    const failureKey = `${failures.name}:ip:${request.ip}`;
+    const before = await opts.buckets.peek(failureKey, failures);
+    if (!before.allowed) throw rateLimited(failures, before, 'Too many failed authentication attempts from this address.');
+    const secret = bearer(request);
+    const caller = secret ? await opts.resolver.resolve(secret, request.ip) : null;
+    if (caller) return caller;
+    const after = await opts.buckets.charge(failureKey, failures);
+    throw new AppError(
+      'unauthenticated',
+      secret ? 'The token is invalid, expired, revoked or not allowed from this address.' : 'Send Authorization: Bearer <token>.',
+      {},
+      { ...UNAUTHENTICATED_HEADERS, ...rateLimitHeaders(failures, after) },
+    );
+  }
+
+  /** At most `concurrent` requests in flight per token (in this process). */
+  function holdSlot(tokenId: string, reply: FastifyReply): void {
+    const running = inFlight.get(tokenId) ?? 0;
+    if (running >= opts.concurrent) {
       throw new AppError(
         'rate_limited',
-        `Rate limit "${policy.name}" exceeded.`,
-        { policy: policy.name },
-        {
-          ...headers,
-          'retry-after': String(charge.retryAfterSeconds),
-        },
+        `More than ${opts.concurrent} requests in flight for this token.`,
+        { policy: 'concurrent' },
+        { 'retry-after': '1' },
       );
     }
-    request.raw.rateLimitHeaders = headers;
-  };
+    inFlight.set(tokenId, running + 1);
+    reply.raw.once('close', () => {
+      const n = (inFlight.get(tokenId) ?? 1) - 1;
+      if (n <= 0) inFlight.delete(tokenId);
+      else inFlight.set(tokenId, n);
+    });
+  }
 
   app.addHook('onRequest', async (request, reply) => {
-    const config = request.routeOptions.config;
+    const { config, url } = request.routeOptions;
     const policy = request.method === 'GET' || request.method === 'HEAD' ? opts.policies.read : opts.policies.write;
-    const url = request.routeOptions.url;
     const needsToken = config.auth !== false && url !== undefined && (url.startsWith('/v1/') || config.scope !== undefined);
     if (!needsToken) {
       if (config.rateLimit !== false) await limit(request, `ip:${request.ip}`, policy);
-    } else {
-      const failureKey = `ip:${request.ip}`;
-      const failures = await opts.buckets.peek(`${opts.policies.authFailures.name}:${failureKey}`, opts.policies.authFailures);
-      if (!failures.allowed) {
-        throw new AppError(
-          'rate_limited',
-          'Too many failed authentication attempts from this address.',
-          { policy: opts.policies.authFailures.name },
-          {
-            ...rateLimitHeaders(opts.policies.authFailures, failures),
-            'retry-after': String(failures.retryAfterSeconds),
-          },
-        );
-      }
-      const secret = bearer(request);
-      const caller = secret ? await opts.resolver.resolve(secret, request.ip) : null;
-      if (!caller) {
-        await opts.buckets.charge(`${opts.policies.authFailures.name}:${failureKey}`, opts.policies.authFailures);
-        throw new AppError(
-          'unauthenticated',
-          secret
-            ? 'The token is invalid, expired, revoked or not allowed from this address.'
-            : 'Send Authorization: Bearer <token>.',
-          {},
-          UNAUTHENTICATED_HEADERS,
-        );
-      }
-      request.caller = caller;
-      await limit(request, `tok:${caller.tokenId}`, policy);
-      const key = caller.tokenId;
-      const running = inFlight.get(key) ?? 0;
-      if (running >= opts.concurrent) {
-        throw new AppError(
-          'rate_limited',
-          `More than ${opts.concurrent} requests in flight for this token.`,
-          { policy: 'concurrent' },
-          {
-            'retry-after': '1',
-          },
-        );
-      }
-      inFlight.set(key, running + 1);
-      reply.raw.once('close', () => {
-        const n = (inFlight.get(key) ?? 1) - 1;
-        if (n <= 0) inFlight.delete(key);
-        else inFlight.set(key, n);
-      });
+      return;
     }
+    request.caller = await authenticate(request);
+    await limit(request, `tok:${request.caller.tokenId}`, policy);
+    holdSlot(request.caller.tokenId, reply);
   });
 
   app.addHook('onSend', async (request, reply) => {

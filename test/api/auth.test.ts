@@ -16,6 +16,7 @@ const expect401 = async (token: string | null, headers: Record<string, string> =
   expect(r.status).toBe(401);
   expect(r.body.code).toBe('unauthenticated');
   expect(r.headers['www-authenticate']).toMatch(/^Bearer .*error="invalid_token"/);
+  expect(r.headers.ratelimit).toMatch(/^"auth_failures";r=\d+;t=\d+$/);
 };
 
 describe('authentication', () => {
