@@ -1,4 +1,6 @@
 import type { Queryable } from '../../db/client.js';
+import { reachSql, type Caller } from '../../auth/caller.js';
+import { pageSql, type PageParams } from '../../http/pagination.js';
 import { newId } from '../../lib/ids.js';
 
 export interface NewEvent {
@@ -34,3 +36,28 @@ export async function appendEvent(tx: Queryable, e: NewEvent): Promise<string> {
 }
 
 export const pruneEvents = (db: Queryable, olderThan: Date) => db.query('DELETE FROM events WHERE created_at < $1', [olderThan]);
+
+export interface EventFilter {
+  type?: string;
+  resource_id?: string;
+  account_id?: string;
+  since?: string;
+}
+
+const reach = (caller: Caller, params: unknown[]) => reachSql(caller, { account: 'account_id', reseller: 'reseller_id' }, params);
+
+export async function findEvent(db: Queryable, caller: Caller, id: string): Promise<EventRow | undefined> {
+  const params: unknown[] = [id];
+  return (await db.query<EventRow>(`SELECT * FROM events WHERE id = $1 AND ${reach(caller, params)}`, params)).rows[0];
+}
+
+export async function listEvents(db: Queryable, caller: Caller, f: EventFilter, page: PageParams): Promise<EventRow[]> {
+  const params: unknown[] = [];
+  const where = [reach(caller, params)];
+  if (f.type) where.push(`type = $${params.push(f.type)}`);
+  if (f.resource_id) where.push(`resource_id = $${params.push(f.resource_id)}`);
+  if (f.account_id) where.push(`account_id = $${params.push(f.account_id)}`);
+  if (f.since) where.push(`created_at >= $${params.push(f.since)}`);
+  const p = pageSql(page, 'id', params);
+  return (await db.query<EventRow>(`SELECT * FROM events WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params)).rows;
+}

@@ -80,6 +80,10 @@ export async function findToken(db: Queryable, caller: Caller, id: string): Prom
   return r.rows[0];
 }
 
+export async function findTokenById(db: Queryable, id: string): Promise<TokenRow | undefined> {
+  return (await db.query<TokenRow>(`SELECT ${COLUMNS} ${FROM} WHERE t.id = $1`, [id])).rows[0];
+}
+
 export async function listTokens(db: Queryable, caller: Caller, page: PageParams): Promise<TokenRow[]> {
   const params: unknown[] = [];
   const where = reach(caller, params);
@@ -95,6 +99,9 @@ export async function deleteToken(tx: Queryable, id: string): Promise<{ secret_h
 
 export const touchLastUsed = (db: Queryable, id: string, at: string) =>
   db.query('UPDATE tokens SET last_used_at = $2 WHERE id = $1', [id, at]);
+
+/** Serialises the first start of several processes on one database (any constant will do). */
+export const lockBootstrap = (tx: Queryable) => tx.query('SELECT pg_advisory_xact_lock(748213902)');
 
 export async function hasOperatorToken(db: Queryable): Promise<boolean> {
   const r = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tokens WHERE principal_kind = 'operator'`);

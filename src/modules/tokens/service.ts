@@ -8,6 +8,7 @@ import { newId } from '../../lib/ids.js';
 import type { PageParams } from '../../http/pagination.js';
 import type { ServiceDeps } from '../deps.js';
 import { findAccountById } from '../accounts/repo.js';
+import { findReseller } from '../resellers/repo.js';
 import { appendEvent } from '../events/repo.js';
 import * as repo from './repo.js';
 
@@ -73,8 +74,7 @@ export function tokensService(deps: ServiceDeps) {
     if (p.kind === 'reseller') {
       if (!self && caller.principal.kind !== 'operator')
         throw forbidden('Tokens can be minted only for the caller or principals below it.');
-      const exists = await db.query('SELECT 1 FROM resellers WHERE id = $1', [p.id]);
-      if (exists.rowCount === 0) throw notFound('reseller');
+      if (!p.id || !(await findReseller(db, caller, p.id))) throw notFound('reseller');
       return { kind: 'reseller', resellerId: p.id, accountId: null, eventReseller: p.id };
     }
     const account = p.id ? await findAccountById(db, p.id) : undefined;
@@ -119,12 +119,9 @@ export function tokensService(deps: ServiceDeps) {
       return toToken(await load(caller, id));
     },
 
+    /** The calling token itself (GET /v1/me); it is always within its own reach. */
     async current(caller: Caller): Promise<Token> {
-      const row = await repo.findToken(
-        db,
-        { ...caller, principal: { kind: 'operator', id: null }, accountIds: null },
-        caller.tokenId,
-      );
+      const row = await repo.findTokenById(db, caller.tokenId);
       if (!row) throw notFound('token');
       return toToken(row);
     },
@@ -181,7 +178,7 @@ export type TokensService = ReturnType<typeof tokensService>;
  */
 export async function bootstrapOperator(db: Db, bootstrapToken: string | null): Promise<string | null> {
   return db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock(748213902)');
+    await repo.lockBootstrap(tx);
     const secret = bootstrapToken ?? ((await repo.hasOperatorToken(tx)) ? null : generateTokenSecret());
     if (!secret) return null;
     const created = await mintOperatorToken(tx, secret, bootstrapToken ? 'bootstrap' : 'operator (generated at first start)');
