@@ -5,6 +5,8 @@ import { AppError } from '../lib/errors.js';
 import type { Clock } from '../lib/time.js';
 
 const TTL_MS = 24 * 60 * 60 * 1000;
+/** No request runs this long; a claim this old belongs to a process that died. */
+const ABANDONED_AFTER_MS = 5 * 60 * 1000;
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 const REPLAYED_HEADERS = ['content-type', 'location', 'etag'];
 
@@ -49,12 +51,17 @@ export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): 
 
   const reserve = async (principal: string, key: string, fp: string): Promise<boolean> => {
     const now = clock.now();
-    // An expired key is free again: drop it, then claim it through the primary key.
-    await db.query('DELETE FROM idempotency_keys WHERE principal = $1 AND key = $2 AND expires_at <= $3', [principal, key, now]);
+    // An expired key is free again, and so is a claim whose process died before answering:
+    // drop either, then claim the key through the primary key.
+    await db.query(
+      `DELETE FROM idempotency_keys WHERE principal = $1 AND key = $2
+         AND (expires_at <= $3 OR (state = 'running' AND created_at <= $4))`,
+      [principal, key, now, new Date(now.getTime() - ABANDONED_AFTER_MS)],
+    );
     const r = await db.query(
-      `INSERT INTO idempotency_keys (principal, key, fingerprint, state, expires_at) VALUES ($1, $2, $3, 'running', $4)
+      `INSERT INTO idempotency_keys (principal, key, fingerprint, state, created_at, expires_at) VALUES ($1, $2, $3, 'running', $4, $5)
        ON CONFLICT (principal, key) DO NOTHING`,
-      [principal, key, fp, new Date(now.getTime() + TTL_MS)],
+      [principal, key, fp, now, new Date(now.getTime() + TTL_MS)],
     );
     return r.rowCount === 1;
   };

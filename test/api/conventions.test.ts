@@ -179,6 +179,18 @@ describe('Idempotency-Key', () => {
     expect(b.body.code).toBe('idempotency_key_in_use');
   });
 
+  it('a claim left by a process that died is taken over after five minutes', async () => {
+    const body = { name: 'Orphaned', contact_email: 'x@y.example.com' };
+    const first = await t.post('/v1/resellers', body, undefined, { 'idempotency-key': 'orphan-1' });
+    // As if the process had died between claiming the key and answering.
+    await t.db.query(`UPDATE idempotency_keys SET state = 'running', body = NULL WHERE key = 'orphan-1'`);
+    expect((await t.post('/v1/resellers', body, undefined, { 'idempotency-key': 'orphan-1' })).status).toBe(409);
+    t.clock.advance(5 * 60 * 1000 + 1000);
+    const retry = await t.post('/v1/resellers', body, undefined, { 'idempotency-key': 'orphan-1' });
+    expect(retry.status).toBe(201);
+    expect(retry.body.id).not.toBe(first.body.id);
+  });
+
   it('5xx results are not stored: a retry runs again', async () => {
     failNext = 1;
     const first = await t.post('/v1/_test/flaky', { n: 1 }, undefined, { 'idempotency-key': 'flaky-1' });
