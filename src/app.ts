@@ -23,6 +23,8 @@ import { accountRoutes, accountSchemas } from './modules/accounts/routes.js';
 import { accountsService, cancelTermination } from './modules/accounts/service.js';
 import type { ServiceDeps } from './modules/deps.js';
 import { pruneEvents } from './modules/events/repo.js';
+import { domainRoutes, domainSchemas } from './modules/domains/routes.js';
+import { domainCounter, domainsService } from './modules/domains/service.js';
 import { eventRoutes, eventSchemas } from './modules/events/routes.js';
 import { eventsService } from './modules/events/service.js';
 import { operationRoutes, operationSchemas } from './modules/operations/routes.js';
@@ -81,6 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...accountSchemas,
     ...tokenSchemas,
     ...eventSchemas,
+    ...domainSchemas,
   ]) {
     app.addSchema(schema);
   }
@@ -109,13 +112,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installVersioning(app, deps.deprecations ?? DEPRECATIONS);
   metaRoutes(app, db, metrics);
 
-  const accounts = accountsService(svc);
+  const accounts = accountsService(svc, [domainCounter]);
   resellerRoutes(app, resellersService(svc));
   planRoutes(app, plansService(svc));
   accountRoutes(app, accounts);
   tokenRoutes(app, tokensService(svc));
   operationRoutes(app, operationsService(svc, new Map([['account.terminate', cancelTermination]])));
   eventRoutes(app, eventsService(svc));
+  domainRoutes(app, domainsService(svc));
   deps.extraRoutes?.(app);
 
   await jobs.work(JOBS.accountTerminate, async (data) => accounts.runTermination(String(data.operation_id)));

@@ -121,6 +121,8 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'accounts', description: 'Hosting accounts.' },
         { name: 'operations', description: 'Asynchronous operations.' },
         { name: 'events', description: 'The event feed.' },
+        { name: 'domains', description: 'Domains and their zones.' },
+        { name: 'dns', description: 'DNS records.' },
       ],
       components: {
         securitySchemes: {

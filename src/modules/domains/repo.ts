@@ -1,0 +1,174 @@
+import type { Queryable } from '../../db/client.js';
+import { reachSql, type Caller } from '../../auth/caller.js';
+import { pageSql, type PageParams } from '../../http/pagination.js';
+
+export interface DomainRow {
+  id: string;
+  account_id: string;
+  reseller_id: string | null;
+  name: string;
+  unicode_name: string;
+  status: 'active' | 'suspended';
+  mail_enabled: boolean;
+  serial: number;
+  record_count: number;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+export interface RecordRow {
+  id: string;
+  domain_id: string;
+  name: string;
+  type: string;
+  ttl: number;
+  content: string;
+  managed: boolean;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+export type NewRecord = Pick<RecordRow, 'id' | 'name' | 'type' | 'ttl' | 'content' | 'managed'>;
+
+// serial is a bigint (YYYYMMDDnn outgrows int4 in 2147); it fits a double exactly.
+const SELECT = `SELECT d.id, d.account_id, a.reseller_id, d.name, d.unicode_name, d.status, d.mail_enabled,
+    d.serial::float8 AS serial, d.created_at, d.updated_at, d.version,
+    (SELECT count(*)::int FROM dns_records r WHERE r.domain_id = d.id) AS record_count
+  FROM domains d JOIN accounts a ON a.id = d.account_id`;
+
+const reach = (caller: Caller, params: unknown[]) =>
+  reachSql(caller, { account: 'd.account_id', reseller: 'a.reseller_id' }, params);
+
+/** `{domain}` in a path: the domain's id or its (A-label) name. */
+export async function findDomain(
+  db: Queryable,
+  caller: Caller,
+  ref: { id?: string; name?: string },
+  forUpdate = false,
+): Promise<DomainRow | undefined> {
+  const params: unknown[] = [ref.id ?? null, ref.name ?? null];
+  const lock = forUpdate ? ' FOR UPDATE OF d' : '';
+  const r = await db.query<DomainRow>(`${SELECT} WHERE (d.id = $1 OR d.name = $2) AND ${reach(caller, params)}${lock}`, params);
+  return r.rows[0];
+}
+
+export async function findDomainById(db: Queryable, id: string): Promise<DomainRow | undefined> {
+  return (await db.query<DomainRow>(`${SELECT} WHERE d.id = $1`, [id])).rows[0];
+}
+
+export interface DomainFilter {
+  account_id?: string;
+  status?: string;
+  name?: string;
+  q?: string;
+  updated_since?: string;
+}
+
+export async function listDomains(db: Queryable, caller: Caller, f: DomainFilter, page: PageParams): Promise<DomainRow[]> {
+  const params: unknown[] = [];
+  const where = [reach(caller, params)];
+  if (f.account_id) where.push(`d.account_id = $${params.push(f.account_id)}`);
+  if (f.status) where.push(`d.status = $${params.push(f.status)}`);
+  if (f.name) where.push(`d.name = $${params.push(f.name)}`);
+  if (f.q) {
+    const n = params.push(f.q);
+    where.push(`(strpos(d.name, lower($${n})) > 0 OR strpos(d.unicode_name, lower($${n})) > 0)`);
+  }
+  if (f.updated_since) where.push(`d.updated_at >= $${params.push(f.updated_since)}`);
+  const p = pageSql(page, 'd.id', params);
+  return (await db.query<DomainRow>(`${SELECT} WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params)).rows;
+}
+
+export async function insertDomain(
+  tx: Queryable,
+  d: Pick<DomainRow, 'id' | 'account_id' | 'name' | 'unicode_name' | 'mail_enabled' | 'serial'>,
+): Promise<void> {
+  await tx.query(
+    'INSERT INTO domains (id, account_id, name, unicode_name, mail_enabled, serial) VALUES ($1, $2, $3, $4, $5, $6)',
+    [d.id, d.account_id, d.name, d.unicode_name, d.mail_enabled, d.serial],
+  );
+}
+
+/** Writes the domain's fields with a new serial and bumps version and generation (a zone change). */
+export async function updateDomain(
+  tx: Queryable,
+  id: string,
+  version: number,
+  f: { mail_enabled: boolean; status: string; serial: number },
+): Promise<boolean> {
+  const r = await tx.query(
+    `UPDATE domains SET mail_enabled = $3, status = $4, serial = $5, generation = generation + 1, sync_state = 'pending',
+       updated_at = now(), version = version + 1
+     WHERE id = $1 AND version = $2`,
+    [id, version, f.mail_enabled, f.status, f.serial],
+  );
+  return r.rowCount === 1;
+}
+
+export const deleteDomain = (tx: Queryable, id: string) => tx.query('DELETE FROM domains WHERE id = $1', [id]);
+
+export async function countDomains(db: Queryable, accountId: string): Promise<number> {
+  return (
+    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM domains WHERE account_id = $1', [accountId])).rows[0]?.n ?? 0
+  );
+}
+
+export async function insertRecords(tx: Queryable, domainId: string, records: NewRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  await tx.query(
+    `INSERT INTO dns_records (id, domain_id, name, type, ttl, content, managed)
+     SELECT r.id, $1, r.name, r.type, r.ttl, r.content, r.managed
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::boolean[]) AS r(id, name, type, ttl, content, managed)`,
+    [
+      domainId,
+      records.map((r) => r.id),
+      records.map((r) => r.name),
+      records.map((r) => r.type),
+      records.map((r) => r.ttl),
+      records.map((r) => r.content),
+      records.map((r) => r.managed),
+    ],
+  );
+}
+
+export async function deleteRecordsWhere(
+  tx: Queryable,
+  domainId: string,
+  match: { name: string; type: string; content: string }[],
+): Promise<void> {
+  for (const m of match) {
+    await tx.query('DELETE FROM dns_records WHERE domain_id = $1 AND name = $2 AND type = $3 AND content = $4', [
+      domainId,
+      m.name,
+      m.type,
+      m.content,
+    ]);
+  }
+}
+
+export const setSoaContent = (tx: Queryable, domainId: string, content: string) =>
+  tx.query(
+    `UPDATE dns_records SET content = $2, updated_at = now(), version = version + 1 WHERE domain_id = $1 AND type = 'SOA'`,
+    [domainId, content],
+  );
+
+export async function listRecords(
+  db: Queryable,
+  domainId: string,
+  f: { name?: string; type?: string },
+  page: PageParams,
+): Promise<RecordRow[]> {
+  const params: unknown[] = [domainId];
+  const where = ['domain_id = $1'];
+  if (f.name) where.push(`name = $${params.push(f.name)}`);
+  if (f.type) where.push(`type = $${params.push(f.type)}`);
+  const p = pageSql(page, 'id', params);
+  return (await db.query<RecordRow>(`SELECT * FROM dns_records WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params))
+    .rows;
+}
+
+export async function findRecord(db: Queryable, domainId: string, id: string): Promise<RecordRow | undefined> {
+  return (await db.query<RecordRow>('SELECT * FROM dns_records WHERE domain_id = $1 AND id = $2', [domainId, id])).rows[0];
+}

@@ -1,0 +1,203 @@
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { callerOf } from '../../http/auth.js';
+import { listRoute } from '../../http/crud.js';
+import { ifMatchVersion, sendResource } from '../../http/etag.js';
+import { pageParams, sendPage } from '../../http/pagination.js';
+import { PatchBody, sendCreated, type App } from '../../http/routes.js';
+import { Id, Page, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import type { DomainsService } from './service.js';
+
+const Status = StringEnum(['active', 'suspended'] as const);
+const RecordType = StringEnum(['SOA', 'A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA'] as const);
+const DomainName = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  description: 'A-label or Unicode; stored as the lowercase A-label.',
+});
+const DomainParam = Type.String({ minLength: 1, maxLength: 253, description: "The domain's id or name (A-label or Unicode)." });
+const Serial = Type.Integer({ minimum: 1, maximum: 4294967295, format: 'int64', description: 'SOA serial, YYYYMMDDnn' });
+
+const Domain = Type.Object(
+  {
+    id: Id('dom'),
+    name: Type.String({ maxLength: 253 }),
+    unicode_name: Type.String({ maxLength: 253 }),
+    account_id: Id('acc'),
+    status: Status,
+    nameservers: Type.Array(Type.String({ maxLength: 253 }), { maxItems: 20 }),
+    dns: Type.Object({ serial: Serial, record_count: Type.Integer({ minimum: 0, maximum: 1_000_000, format: 'int32' }) }),
+    mail_enabled: Type.Boolean(),
+    ...ResourceMeta,
+  },
+  { $id: 'Domain', description: 'A domain and its authoritative DNS zone.' },
+);
+
+const DnsRecord = Type.Object(
+  {
+    id: Id('rec'),
+    domain_id: Id('dom'),
+    name: Type.String({ maxLength: 253, description: 'Relative to the zone; `@` is the apex.' }),
+    fqdn: Type.String({ maxLength: 255 }),
+    type: RecordType,
+    ttl: Type.Integer({ minimum: 60, maximum: 86400, format: 'int32' }),
+    content: Type.String({ maxLength: 65535, description: 'RDATA in zone-file presentation format; TXT unquoted.' }),
+    managed: Type.Boolean({ description: 'SOA and apex NS: maintained by the API, read-only.' }),
+    ...ResourceMeta,
+  },
+  { $id: 'DnsRecord' },
+);
+
+const CreateBody = Type.Object(
+  {
+    account_id: Id('acc'),
+    name: DomainName,
+    mail_enabled: Type.Optional(Type.Boolean()),
+    template: Type.Optional(
+      StringEnum(['default', 'empty'] as const, { description: '`default`: web (and mail) records; `empty`: SOA and NS only.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const Mutable = {
+  mail_enabled: Type.Boolean({ description: 'Adds or removes MX, SPF and mail address records.' }),
+  status: Status,
+};
+const DomainParams = Type.Object({ domain: DomainParam }, { additionalProperties: false });
+
+const domainOf = (req: FastifyRequest) => (req.params as { domain: string }).domain;
+
+export function domainRoutes(app: App, svc: DomainsService): void {
+  const tags = ['domains'];
+  const reach = async (req: FastifyRequest) => svc.load(callerOf(req), domainOf(req));
+
+  listRoute(app, {
+    path: '/v1/domains',
+    tags,
+    operationId: 'listDomains',
+    summary: "List the caller's domains",
+    scope: 'domains:read',
+    querystring: Type.Object(
+      {
+        ...PageQuery,
+        account_id: Type.Optional(Id('acc')),
+        status: Type.Optional(Status),
+        name: Type.Optional(DomainName),
+        q: Type.Optional(Type.String({ maxLength: 253 })),
+        updated_since: Type.Optional(Timestamp),
+      },
+      { additionalProperties: false },
+    ),
+    item: 'Domain',
+    list: svc.list,
+  });
+
+  app.post(
+    '/v1/domains',
+    {
+      config: { scope: 'domains:write' },
+      schema: {
+        tags,
+        operationId: 'createDomain',
+        summary: 'Add a domain and create its zone',
+        description:
+          "Creates the zone with SOA and NS records and, with the `default` template, `@`/`www` A/AAAA records at the provider's web addresses and MX/SPF records when mail is enabled. Names are unique across the service (409); `max_domains` applies (403).",
+        body: CreateBody,
+        response: { 201: Type.Ref('Domain') },
+      },
+    },
+    async (req, reply) => sendCreated(reply, '/v1/domains', await svc.create(callerOf(req), req.body)),
+  );
+
+  app.get(
+    '/v1/domains/:domain',
+    {
+      config: { scope: 'domains:read', reach },
+      schema: {
+        tags,
+        operationId: 'getDomain',
+        summary: 'Get a domain',
+        params: DomainParams,
+        response: { 200: Type.Ref('Domain') },
+      },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.domain)),
+  );
+
+  app.patch(
+    '/v1/domains/:domain',
+    {
+      config: { scope: 'domains:write', reach },
+      schema: {
+        tags,
+        operationId: 'updateDomain',
+        summary: 'Update a domain (JSON Merge Patch)',
+        description: 'Every change bumps the zone serial once. `status` is changed by operators and resellers.',
+        params: DomainParams,
+        body: PatchBody(Mutable),
+        response: { 200: Type.Ref('Domain') },
+      },
+    },
+    async (req, reply) =>
+      sendResource(req, reply, await svc.update(callerOf(req), req.params.domain, req.body, ifMatchVersion(req))),
+  );
+
+  app.delete(
+    '/v1/domains/:domain',
+    {
+      config: { scope: 'domains:write', reach },
+      schema: {
+        tags,
+        operationId: 'deleteDomain',
+        summary: 'Delete a domain and its zone',
+        description: 'Refused with 409 `in_use` while a site or mailbox uses it, unless `cascade=true`.',
+        params: DomainParams,
+        querystring: Type.Object({ cascade: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
+        response: { 204: Type.Null({ description: 'Deleted' }) },
+      },
+    },
+    async (req, reply) => {
+      await svc.remove(callerOf(req), req.params.domain, ifMatchVersion(req));
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/v1/domains/:domain/records',
+    {
+      config: { scope: 'dns:read', reach },
+      schema: {
+        tags: ['dns'],
+        operationId: 'listDnsRecords',
+        summary: "List a zone's records",
+        params: DomainParams,
+        querystring: Type.Object(
+          { ...PageQuery, name: Type.Optional(Type.String({ maxLength: 253 })), type: Type.Optional(RecordType) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Page(Type.Ref('DnsRecord')) },
+      },
+    },
+    async (req, reply) => {
+      const page = pageParams(req.query);
+      return sendPage(req, reply, await svc.listRecords(callerOf(req), req.params.domain, req.query, page), page);
+    },
+  );
+
+  app.get(
+    '/v1/domains/:domain/records/:record_id',
+    {
+      config: { scope: 'dns:read', reach },
+      schema: {
+        tags: ['dns'],
+        operationId: 'getDnsRecord',
+        summary: 'Get a record',
+        params: Type.Object({ domain: DomainParam, record_id: Id('rec') }, { additionalProperties: false }),
+        response: { 200: Type.Ref('DnsRecord') },
+      },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.getRecord(callerOf(req), req.params.domain, req.params.record_id)),
+  );
+}
+
+export const domainSchemas = [Domain, DnsRecord];
