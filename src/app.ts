@@ -18,6 +18,9 @@ import { installValidation } from './http/validation.js';
 import { DEPRECATIONS, installVersioning, type DeprecationRegistry } from './http/versioning.js';
 import { JOBS } from './jobs/names.js';
 import { PgBossQueue, type JobQueue } from './jobs/queue.js';
+import { dnsReconciler } from './provisioning/dns-reconciler.js';
+import type { DnsDriver } from './provisioning/driver.js';
+import { EmbeddedDnsDriver } from './provisioning/drivers/embedded-dns.js';
 import { systemClock, type Clock } from './lib/time.js';
 import { accountRoutes, accountSchemas } from './modules/accounts/routes.js';
 import { accountsService, cancelTermination } from './modules/accounts/service.js';
@@ -44,6 +47,8 @@ export interface AppDeps {
   /** A job queue; by default pg-boss on the same database, started with the app. */
   jobs?: JobQueue;
   deprecations?: DeprecationRegistry;
+  /** The DNS driver; by default the one BERTH_DRIVER_DNS names. */
+  dnsDriver?: DnsDriver;
   /** Extra routes (tests register test-only routes here). */
   extraRoutes?: (app: App) => void;
   logger?: boolean;
@@ -122,6 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   domainRoutes(app, domainsService(svc));
   deps.extraRoutes?.(app);
 
+  await jobs.work(JOBS.dnsApply, dnsReconciler(db, deps.dnsDriver ?? new EmbeddedDnsDriver(config.dataDir)));
   await jobs.work(JOBS.accountTerminate, async (data) => accounts.runTermination(String(data.operation_id)));
   await jobs.work(JOBS.housekeeping, async () => {
     const now = clock.now();

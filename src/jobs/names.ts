@@ -1,6 +1,7 @@
 /** Every job queue of the service, created at start. */
 export const JOBS = {
   accountTerminate: 'account.terminate',
+  dnsApply: 'dns.apply',
   housekeeping: 'housekeeping',
 } as const;
 

@@ -16,7 +16,7 @@ beforeAll(async () => {
           return reply.code(201).send({ ok: true, at: Date.now() });
         });
         app.post('/v1/_test/slow', { schema: { hide: true } }, async () => {
-          await new Promise((r) => setTimeout(r, 300));
+          await new Promise((r) => setTimeout(r, 1500));
           return { ok: true };
         });
       },
@@ -172,7 +172,7 @@ describe('Idempotency-Key', () => {
   it('a request still in flight is 409 idempotency_key_in_use', async () => {
     const [a, b] = await Promise.all([
       t.post('/v1/_test/slow', {}, undefined, { 'idempotency-key': 'slow-1' }),
-      new Promise((r) => setTimeout(r, 100)).then(() => t.post('/v1/_test/slow', {}, undefined, { 'idempotency-key': 'slow-1' })),
+      new Promise((r) => setTimeout(r, 500)).then(() => t.post('/v1/_test/slow', {}, undefined, { 'idempotency-key': 'slow-1' })),
     ]);
     expect(a.status).toBe(200);
     expect(b.status).toBe(409);

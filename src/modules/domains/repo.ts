@@ -12,6 +12,8 @@ export interface DomainRow {
   mail_enabled: boolean;
   serial: number;
   record_count: number;
+  sync_state: 'pending' | 'in_sync' | 'error';
+  sync_error: string | null;
   created_at: string;
   updated_at: string;
   version: number;
@@ -34,7 +36,7 @@ export type NewRecord = Pick<RecordRow, 'id' | 'name' | 'type' | 'ttl' | 'conten
 
 // serial is a bigint (YYYYMMDDnn outgrows int4 in 2147); it fits a double exactly.
 const SELECT = `SELECT d.id, d.account_id, a.reseller_id, d.name, d.unicode_name, d.status, d.mail_enabled,
-    d.serial::float8 AS serial, d.created_at, d.updated_at, d.version,
+    d.serial::float8 AS serial, d.sync_state, d.sync_error, d.created_at, d.updated_at, d.version,
     (SELECT count(*)::int FROM dns_records r WHERE r.domain_id = d.id) AS record_count
   FROM domains d JOIN accounts a ON a.id = d.account_id`;
 
@@ -172,3 +174,40 @@ export async function listRecords(
 export async function findRecord(db: Queryable, domainId: string, id: string): Promise<RecordRow | undefined> {
   return (await db.query<RecordRow>('SELECT * FROM dns_records WHERE domain_id = $1 AND id = $2', [domainId, id])).rows[0];
 }
+
+/** The zone apply unit: everything a DNS driver needs, and the generation it represents. */
+export interface ZoneUnit {
+  name: string;
+  serial: number;
+  generation: number;
+  applied_generation: number;
+  records: Pick<RecordRow, 'name' | 'type' | 'ttl' | 'content'>[];
+}
+
+export async function loadZoneUnit(db: Queryable, domainId: string): Promise<ZoneUnit | undefined> {
+  const d = await db.query<Omit<ZoneUnit, 'records'>>(
+    'SELECT name, serial::float8 AS serial, generation, applied_generation FROM domains WHERE id = $1',
+    [domainId],
+  );
+  if (!d.rows[0]) return undefined;
+  const r = await db.query<ZoneUnit['records'][number]>('SELECT name, type, ttl, content FROM dns_records WHERE domain_id = $1', [
+    domainId,
+  ]);
+  return { ...d.rows[0], records: r.rows };
+}
+
+export async function domainNameTaken(db: Queryable, name: string): Promise<boolean> {
+  return (await db.query('SELECT 1 FROM domains WHERE name = $1', [name])).rowCount > 0;
+}
+
+/** Records a successful apply of `generation`; the unit is in sync unless it changed meanwhile. */
+export const markApplied = (db: Queryable, id: string, generation: number) =>
+  db.query(
+    `UPDATE domains SET applied_generation = greatest(applied_generation, $2),
+       sync_state = CASE WHEN generation <= $2 THEN 'in_sync' ELSE sync_state END, sync_error = NULL
+     WHERE id = $1`,
+    [id, generation],
+  );
+
+export const markSyncError = (db: Queryable, id: string, message: string) =>
+  db.query(`UPDATE domains SET sync_state = 'error', sync_error = $2 WHERE id = $1`, [id, message.slice(0, 1000)]);

@@ -5,7 +5,7 @@ import { listRoute } from '../../http/crud.js';
 import { ifMatchVersion, sendResource } from '../../http/etag.js';
 import { pageParams, sendPage } from '../../http/pagination.js';
 import { PatchBody, sendCreated, type App } from '../../http/routes.js';
-import { Id, Page, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import { Id, Nullable, Page, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
 import type { DomainsService } from './service.js';
 
 const Status = StringEnum(['active', 'suspended'] as const);
@@ -28,6 +28,11 @@ const Domain = Type.Object(
     nameservers: Type.Array(Type.String({ maxLength: 253 }), { maxItems: 20 }),
     dns: Type.Object({ serial: Serial, record_count: Type.Integer({ minimum: 0, maximum: 1_000_000, format: 'int32' }) }),
     mail_enabled: Type.Boolean(),
+    sync_state: StringEnum(['pending', 'in_sync', 'error'] as const, {
+      description:
+        'Whether the DNS server serves the current zone; `error` with `sync_error` while applies fail (they are retried).',
+    }),
+    sync_error: Nullable(Type.String({ maxLength: 1000 })),
     ...ResourceMeta,
   },
   { $id: 'Domain', description: 'A domain and its authoritative DNS zone.' },
@@ -159,6 +164,29 @@ export function domainRoutes(app: App, svc: DomainsService): void {
     async (req, reply) => {
       await svc.remove(callerOf(req), req.params.domain, ifMatchVersion(req));
       return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/v1/domains/:domain/zone',
+    {
+      config: { scope: 'dns:read', reach, produces: 'text/dns' },
+      schema: {
+        tags: ['dns'],
+        operationId: 'exportZone',
+        summary: 'The zone as an RFC 1035 master file',
+        description:
+          "What the DNS server serves, in the format `named-checkzone` accepts. The ETag is the zone's (the domain's version).",
+        params: DomainParams,
+        response: {
+          200: { description: 'The zone file', content: { 'text/dns': { schema: Type.String({ maxLength: 50_000_000 }) } } },
+        },
+      },
+    },
+    async (req, reply) => {
+      const zone = await svc.zoneFile(callerOf(req), req.params.domain);
+      void reply.header('etag', `"${zone.version}"`);
+      return reply.type('text/dns; charset=utf-8').send(zone.text);
     },
   );
 

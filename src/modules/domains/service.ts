@@ -10,7 +10,9 @@ import type { PageParams } from '../../http/pagination.js';
 import type { ServiceDeps } from '../deps.js';
 import * as accounts from '../accounts/repo.js';
 import { limitsOf } from '../accounts/service.js';
+import { JOBS } from '../../jobs/names.js';
 import { appendEvent } from '../events/repo.js';
+import { renderZoneFile } from '../../provisioning/render/zone-file.js';
 import * as repo from './repo.js';
 import { initialRecords, mailRecords, soaContent, type ZoneDefaults, type ZoneTemplate } from './template.js';
 
@@ -23,6 +25,8 @@ export const toDomain = (r: repo.DomainRow, nameservers: readonly string[]) => (
   nameservers: [...nameservers],
   dns: { serial: r.serial, record_count: r.record_count },
   mail_enabled: r.mail_enabled,
+  sync_state: r.sync_state,
+  sync_error: r.sync_error,
   created_at: r.created_at,
   updated_at: r.updated_at,
   version: r.version,
@@ -75,8 +79,12 @@ export function domainsService(deps: ServiceDeps) {
     return row;
   }
 
-  /** Events of a zone change: the domain's own and `dns.zone.changed` with the new serial. */
-  async function zoneEvents(tx: Queryable, type: string, row: repo.DomainRow, diff: Record<string, unknown>): Promise<void> {
+  /**
+   * Everything a zone change writes besides the change: the apply job of the zone unit, the
+   * domain's event and `dns.zone.changed` with the new serial, all in the change's transaction.
+   */
+  async function zoneChanged(tx: Queryable, type: string, row: repo.DomainRow, diff: Record<string, unknown>): Promise<void> {
+    await deps.jobs.send(tx, JOBS.dnsApply, { domain_id: row.id, name: row.name });
     const base = {
       accountId: row.account_id,
       resellerId: row.reseller_id,
@@ -128,7 +136,7 @@ export function domainsService(deps: ServiceDeps) {
           const records = initialRecords(parsed.ascii, zone, serial, input.template ?? 'default', mail);
           await repo.insertRecords(tx, id, records);
           const created = (await repo.findDomainById(tx, id)) as repo.DomainRow;
-          await zoneEvents(tx, 'domain.created', created, { created: records.length, updated: 0, deleted: 0 });
+          await zoneChanged(tx, 'domain.created', created, { created: records.length, updated: 0, deleted: 0 });
           return created;
         });
         return present(row);
@@ -163,7 +171,7 @@ export function domainsService(deps: ServiceDeps) {
         }
         await repo.setSoaContent(tx, current.id, soaContent(current.name, zone.nameservers, serial));
         const updated = (await repo.findDomainById(tx, current.id)) as repo.DomainRow;
-        await zoneEvents(tx, 'domain.updated', updated, { created, updated: 1, deleted });
+        await zoneChanged(tx, 'domain.updated', updated, { created, updated: 1, deleted });
         return updated;
       });
       return present(row);
@@ -179,9 +187,16 @@ export function domainsService(deps: ServiceDeps) {
       requireWritable(caller, account);
       checkVersion(expectedVersion, current.version);
       await db.transaction(async (tx) => {
-        await zoneEvents(tx, 'domain.deleted', current, {});
+        await zoneChanged(tx, 'domain.deleted', current, {});
         await repo.deleteDomain(tx, current.id);
       });
+    },
+
+    async zoneFile(caller: Caller, ref: string): Promise<{ text: string; version: number }> {
+      const domain = await load(caller, ref);
+      const unit = await repo.loadZoneUnit(db, domain.id);
+      if (!unit) throw notFound('domain');
+      return { text: renderZoneFile({ name: unit.name, serial: unit.serial, records: unit.records }), version: domain.version };
     },
 
     async listRecords(
