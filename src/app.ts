@@ -26,6 +26,8 @@ import { accountRoutes, accountSchemas } from './modules/accounts/routes.js';
 import { accountsService, cancelTermination } from './modules/accounts/service.js';
 import type { ServiceDeps } from './modules/deps.js';
 import { pruneEvents } from './modules/events/repo.js';
+import { dnsRoutes } from './modules/dns/routes.js';
+import { dnsService } from './modules/dns/service.js';
 import { domainRoutes, domainSchemas } from './modules/domains/routes.js';
 import { domainCounter, domainsService } from './modules/domains/service.js';
 import { eventRoutes, eventSchemas } from './modules/events/routes.js';
@@ -124,7 +126,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   tokenRoutes(app, tokensService(svc));
   operationRoutes(app, operationsService(svc, new Map([['account.terminate', cancelTermination]])));
   eventRoutes(app, eventsService(svc));
-  domainRoutes(app, domainsService(svc));
+  const domains = domainsService(svc);
+  domainRoutes(app, domains);
+  dnsRoutes(app, domains, dnsService(svc, domains));
   deps.extraRoutes?.(app);
 
   await jobs.work(JOBS.dnsApply, dnsReconciler(db, deps.dnsDriver ?? new EmbeddedDnsDriver(config.dataDir)));

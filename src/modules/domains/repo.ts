@@ -56,8 +56,8 @@ export async function findDomain(
   return r.rows[0];
 }
 
-export async function findDomainById(db: Queryable, id: string): Promise<DomainRow | undefined> {
-  return (await db.query<DomainRow>(`${SELECT} WHERE d.id = $1`, [id])).rows[0];
+export async function findDomainById(db: Queryable, id: string, forUpdate = false): Promise<DomainRow | undefined> {
+  return (await db.query<DomainRow>(`${SELECT} WHERE d.id = $1${forUpdate ? ' FOR UPDATE OF d' : ''}`, [id])).rows[0];
 }
 
 export interface DomainFilter {

@@ -3,19 +3,22 @@ import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
 import { listRoute } from '../../http/crud.js';
 import { ifMatchVersion, sendResource } from '../../http/etag.js';
-import { pageParams, sendPage } from '../../http/pagination.js';
 import { PatchBody, sendCreated, type App } from '../../http/routes.js';
-import { Id, Nullable, Page, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import { Id, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
 import type { DomainsService } from './service.js';
 
 const Status = StringEnum(['active', 'suspended'] as const);
-const RecordType = StringEnum(['SOA', 'A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA'] as const);
+export const RecordType = StringEnum(['SOA', 'A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA'] as const);
 const DomainName = Type.String({
   minLength: 1,
   maxLength: 253,
   description: 'A-label or Unicode; stored as the lowercase A-label.',
 });
-const DomainParam = Type.String({ minLength: 1, maxLength: 253, description: "The domain's id or name (A-label or Unicode)." });
+export const DomainParam = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  description: "The domain's id or name (A-label or Unicode).",
+});
 const Serial = Type.Integer({ minimum: 1, maximum: 4294967295, format: 'int64', description: 'SOA serial, YYYYMMDDnn' });
 
 const Domain = Type.Object(
@@ -68,9 +71,9 @@ const Mutable = {
   mail_enabled: Type.Boolean({ description: 'Adds or removes MX, SPF and mail address records.' }),
   status: Status,
 };
-const DomainParams = Type.Object({ domain: DomainParam }, { additionalProperties: false });
+export const DomainParams = Type.Object({ domain: DomainParam }, { additionalProperties: false });
 
-const domainOf = (req: FastifyRequest) => (req.params as { domain: string }).domain;
+export const domainOf = (req: FastifyRequest) => (req.params as { domain: string }).domain;
 
 export function domainRoutes(app: App, svc: DomainsService): void {
   const tags = ['domains'];
@@ -165,66 +168,6 @@ export function domainRoutes(app: App, svc: DomainsService): void {
       await svc.remove(callerOf(req), req.params.domain, ifMatchVersion(req));
       return reply.code(204).send(null);
     },
-  );
-
-  app.get(
-    '/v1/domains/:domain/zone',
-    {
-      config: { scope: 'dns:read', reach, produces: 'text/dns' },
-      schema: {
-        tags: ['dns'],
-        operationId: 'exportZone',
-        summary: 'The zone as an RFC 1035 master file',
-        description:
-          "What the DNS server serves, in the format `named-checkzone` accepts. The ETag is the zone's (the domain's version).",
-        params: DomainParams,
-        response: {
-          200: { description: 'The zone file', content: { 'text/dns': { schema: Type.String({ maxLength: 50_000_000 }) } } },
-        },
-      },
-    },
-    async (req, reply) => {
-      const zone = await svc.zoneFile(callerOf(req), req.params.domain);
-      void reply.header('etag', `"${zone.version}"`);
-      return reply.type('text/dns; charset=utf-8').send(zone.text);
-    },
-  );
-
-  app.get(
-    '/v1/domains/:domain/records',
-    {
-      config: { scope: 'dns:read', reach },
-      schema: {
-        tags: ['dns'],
-        operationId: 'listDnsRecords',
-        summary: "List a zone's records",
-        params: DomainParams,
-        querystring: Type.Object(
-          { ...PageQuery, name: Type.Optional(Type.String({ maxLength: 253 })), type: Type.Optional(RecordType) },
-          { additionalProperties: false },
-        ),
-        response: { 200: Page(Type.Ref('DnsRecord')) },
-      },
-    },
-    async (req, reply) => {
-      const page = pageParams(req.query);
-      return sendPage(req, reply, await svc.listRecords(callerOf(req), req.params.domain, req.query, page), page);
-    },
-  );
-
-  app.get(
-    '/v1/domains/:domain/records/:record_id',
-    {
-      config: { scope: 'dns:read', reach },
-      schema: {
-        tags: ['dns'],
-        operationId: 'getDnsRecord',
-        summary: 'Get a record',
-        params: Type.Object({ domain: DomainParam, record_id: Id('rec') }, { additionalProperties: false }),
-        response: { 200: Type.Ref('DnsRecord') },
-      },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.getRecord(callerOf(req), req.params.domain, req.params.record_id)),
   );
 }
 

@@ -5,48 +5,16 @@ import { parseDomainName } from '../../lib/domain-name.js';
 import { conflict, invalid, notFound, quotaExceeded } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import { nextSerial } from '../../lib/soa-serial.js';
-import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
+import { checkVersion, mergeFields } from '../../lib/versioning.js';
 import type { PageParams } from '../../http/pagination.js';
 import type { ServiceDeps } from '../deps.js';
 import * as accounts from '../accounts/repo.js';
 import { limitsOf } from '../accounts/service.js';
-import { JOBS } from '../../jobs/names.js';
-import { appendEvent } from '../events/repo.js';
 import { renderZoneFile } from '../../provisioning/render/zone-file.js';
 import * as repo from './repo.js';
-import { initialRecords, mailRecords, soaContent, type ZoneDefaults, type ZoneTemplate } from './template.js';
-
-export const toDomain = (r: repo.DomainRow, nameservers: readonly string[]) => ({
-  id: r.id,
-  name: r.name,
-  unicode_name: r.unicode_name,
-  account_id: r.account_id,
-  status: r.status,
-  nameservers: [...nameservers],
-  dns: { serial: r.serial, record_count: r.record_count },
-  mail_enabled: r.mail_enabled,
-  sync_state: r.sync_state,
-  sync_error: r.sync_error,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-  version: r.version,
-});
-export type Domain = ReturnType<typeof toDomain>;
-
-export const toRecord = (r: repo.RecordRow, domain: string) => ({
-  id: r.id,
-  domain_id: r.domain_id,
-  name: r.name,
-  fqdn: r.name === '@' ? `${domain}.` : `${r.name}.${domain}.`,
-  type: r.type,
-  ttl: r.ttl,
-  content: r.content,
-  managed: r.managed,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-  version: r.version,
-});
-export type DnsRecord = ReturnType<typeof toRecord>;
+import { toDomain, toRecord, type DnsRecord, type Domain } from './representation.js';
+import { publishZoneChange, zoneCommitter } from './zone-change.js';
+import { initialRecords, mailRecords, type ZoneDefaults, type ZoneTemplate } from './template.js';
 
 export interface CreateDomainInput {
   account_id: string;
@@ -79,22 +47,7 @@ export function domainsService(deps: ServiceDeps) {
     return row;
   }
 
-  /**
-   * Everything a zone change writes besides the change: the apply job of the zone unit, the
-   * domain's event and `dns.zone.changed` with the new serial, all in the change's transaction.
-   */
-  async function zoneChanged(tx: Queryable, type: string, row: repo.DomainRow, diff: Record<string, unknown>): Promise<void> {
-    await deps.jobs.send(tx, JOBS.dnsApply, { domain_id: row.id, name: row.name });
-    const base = {
-      accountId: row.account_id,
-      resellerId: row.reseller_id,
-      resource: { type: 'domain', id: row.id, version: row.version },
-    };
-    await appendEvent(tx, { ...base, type, data: present(row) });
-    if (type !== 'domain.deleted') {
-      await appendEvent(tx, { ...base, type: 'dns.zone.changed', data: { domain: present(row), serial: row.serial, ...diff } });
-    }
-  }
+  const commitZoneChange = zoneCommitter(deps);
 
   return {
     load,
@@ -136,7 +89,7 @@ export function domainsService(deps: ServiceDeps) {
           const records = initialRecords(parsed.ascii, zone, serial, input.template ?? 'default', mail);
           await repo.insertRecords(tx, id, records);
           const created = (await repo.findDomainById(tx, id)) as repo.DomainRow;
-          await zoneChanged(tx, 'domain.created', created, { created: records.length, updated: 0, deleted: 0 });
+          await publishZoneChange(deps, tx, created, 'domain.created', { created: records.length, updated: 0, deleted: 0 });
           return created;
         });
         return present(row);
@@ -157,22 +110,13 @@ export function domainsService(deps: ServiceDeps) {
         requireKind(caller, ['operator', 'reseller'], 'suspend domains');
       const next = mergeFields<DomainFields>({ mail_enabled: current.mail_enabled, status: current.status }, patch);
       const row = await db.transaction(async (tx) => {
-        const serial = nextSerial(current.serial, clock.now());
-        if (!(await repo.updateDomain(tx, current.id, current.version, { ...next, serial }))) throw staleVersion();
         const mail = mailRecords(current.name, zone);
-        let created = 0;
-        let deleted = 0;
-        if (next.mail_enabled && !current.mail_enabled) {
-          await repo.insertRecords(tx, current.id, mail);
-          created = mail.length;
-        } else if (!next.mail_enabled && current.mail_enabled) {
-          await repo.deleteRecordsWhere(tx, current.id, mail);
-          deleted = mail.length;
-        }
-        await repo.setSoaContent(tx, current.id, soaContent(current.name, zone.nameservers, serial));
-        const updated = (await repo.findDomainById(tx, current.id)) as repo.DomainRow;
-        await zoneChanged(tx, 'domain.updated', updated, { created, updated: 1, deleted });
-        return updated;
+        const turnOn = next.mail_enabled && !current.mail_enabled;
+        const turnOff = !next.mail_enabled && current.mail_enabled;
+        if (turnOn) await repo.insertRecords(tx, current.id, mail);
+        if (turnOff) await repo.deleteRecordsWhere(tx, current.id, mail);
+        const diff = { created: turnOn ? mail.length : 0, updated: 1, deleted: turnOff ? mail.length : 0 };
+        return commitZoneChange(tx, current, { fields: next, event: 'domain.updated', diff });
       });
       return present(row);
     },
@@ -187,7 +131,7 @@ export function domainsService(deps: ServiceDeps) {
       requireWritable(caller, account);
       checkVersion(expectedVersion, current.version);
       await db.transaction(async (tx) => {
-        await zoneChanged(tx, 'domain.deleted', current, {});
+        await publishZoneChange(deps, tx, current, 'domain.deleted', {});
         await repo.deleteDomain(tx, current.id);
       });
     },

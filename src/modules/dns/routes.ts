@@ -1,0 +1,184 @@
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { callerOf } from '../../http/auth.js';
+import { ifMatchVersion, sendResource } from '../../http/etag.js';
+import { pageParams, sendPage } from '../../http/pagination.js';
+import { PatchBody, type App } from '../../http/routes.js';
+import { Id, Page, PageQuery } from '../../http/schemas.js';
+import { DomainParam, DomainParams, RecordType, domainOf } from '../domains/routes.js';
+import type { DomainsService } from '../domains/service.js';
+import type { DnsService } from './service.js';
+
+const RecordName = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  description: 'Relative to the zone (`@` for the apex) or absolute with a trailing dot.',
+});
+const Ttl = Type.Integer({
+  minimum: 60,
+  maximum: 86400,
+  format: 'int32',
+  description: 'Seconds; shared by every record of a set.',
+});
+const Content = Type.String({
+  minLength: 1,
+  maxLength: 65535,
+  description: 'RDATA in presentation format (`10 mail.example.com.`); TXT as plain text (quoted strings are joined).',
+});
+const Mutable = { name: RecordName, type: RecordType, ttl: Ttl, content: Content };
+const CreateBody = Type.Object(
+  { name: RecordName, type: RecordType, ttl: Type.Optional(Ttl), content: Content },
+  { additionalProperties: false },
+);
+const RecordParams = Type.Object({ domain: DomainParam, record_id: Id('rec') }, { additionalProperties: false });
+
+const RULES =
+  "Validated against the zone: owner inside the zone, `*` only as the whole leftmost label, CNAME alone at its name and never at the apex, MX/NS/SRV targets host names that are not CNAMEs, one TTL per set, no duplicates, one SPF policy per name, CAA flags 0|128 with issue|issuewild|iodef, SRV owners `_service._proto`. Every failure is a field error; the plan's record limit is 403 `quota_exceeded`. Each write bumps the zone serial once.";
+
+export function dnsRoutes(app: App, domains: DomainsService, svc: DnsService): void {
+  const tags = ['dns'];
+  const reach = async (req: FastifyRequest) => domains.load(callerOf(req), domainOf(req));
+  const recordId = (req: FastifyRequest) => (req.params as { record_id: string }).record_id;
+
+  app.get(
+    '/v1/domains/:domain/records',
+    {
+      config: { scope: 'dns:read', reach },
+      schema: {
+        tags,
+        operationId: 'listDnsRecords',
+        summary: "List a zone's records",
+        params: DomainParams,
+        querystring: Type.Object(
+          { ...PageQuery, name: Type.Optional(Type.String({ maxLength: 253 })), type: Type.Optional(RecordType) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Page(Type.Ref('DnsRecord')) },
+      },
+    },
+    async (req, reply) => {
+      const page = pageParams(req.query);
+      return sendPage(req, reply, await domains.listRecords(callerOf(req), req.params.domain, req.query, page), page);
+    },
+  );
+
+  app.post(
+    '/v1/domains/:domain/records',
+    {
+      config: { scope: 'dns:write', reach },
+      schema: {
+        tags,
+        operationId: 'createDnsRecord',
+        summary: 'Add a record',
+        description: RULES,
+        params: DomainParams,
+        body: CreateBody,
+        response: { 201: Type.Ref('DnsRecord') },
+      },
+    },
+    async (req, reply) => {
+      const record = await svc.create(callerOf(req), req.params.domain, req.body);
+      return reply
+        .code(201)
+        .header('location', `/v1/domains/${record.domain_id}/records/${record.id}`)
+        .header('etag', `"${record.version}"`)
+        .send(record);
+    },
+  );
+
+  app.get(
+    '/v1/domains/:domain/records/:record_id',
+    {
+      config: { scope: 'dns:read', reach },
+      schema: {
+        tags,
+        operationId: 'getDnsRecord',
+        summary: 'Get a record',
+        params: RecordParams,
+        response: { 200: Type.Ref('DnsRecord') },
+      },
+    },
+    async (req, reply) =>
+      sendResource(req, reply, await domains.getRecord(callerOf(req), req.params.domain, req.params.record_id)),
+  );
+
+  const update = async (req: FastifyRequest, reply: Parameters<typeof sendResource>[1]) =>
+    sendResource(
+      req,
+      reply,
+      await svc.update(callerOf(req), domainOf(req), recordId(req), req.body as Record<string, unknown>, ifMatchVersion(req)),
+    );
+  const item = { params: RecordParams, response: { 200: Type.Ref('DnsRecord') } };
+  app.put(
+    '/v1/domains/:domain/records/:record_id',
+    {
+      config: { scope: 'dns:write', reach },
+      schema: {
+        tags,
+        operationId: 'replaceDnsRecord',
+        summary: 'Replace a record',
+        description: RULES,
+        body: Type.Object(Mutable, { additionalProperties: false }),
+        ...item,
+      },
+    },
+    update,
+  );
+  app.patch(
+    '/v1/domains/:domain/records/:record_id',
+    {
+      config: { scope: 'dns:write', reach },
+      schema: {
+        tags,
+        operationId: 'updateDnsRecord',
+        summary: 'Update a record (JSON Merge Patch)',
+        description: RULES,
+        body: PatchBody(Mutable),
+        ...item,
+      },
+    },
+    update,
+  );
+
+  app.delete(
+    '/v1/domains/:domain/records/:record_id',
+    {
+      config: { scope: 'dns:write', reach },
+      schema: {
+        tags,
+        operationId: 'deleteDnsRecord',
+        summary: 'Delete a record',
+        description: 'SOA and apex NS records cannot be deleted (422 `managed`).',
+        params: RecordParams,
+        response: { 204: Type.Null({ description: 'Deleted' }) },
+      },
+    },
+    async (req, reply) => {
+      await svc.remove(callerOf(req), req.params.domain, req.params.record_id, ifMatchVersion(req));
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/v1/domains/:domain/zone',
+    {
+      config: { scope: 'dns:read', reach, produces: 'text/dns' },
+      schema: {
+        tags,
+        operationId: 'exportZone',
+        summary: 'The zone as an RFC 1035 master file',
+        description:
+          "What the DNS server serves, in the format `named-checkzone` accepts. The ETag is the zone's (the domain's version).",
+        params: DomainParams,
+        response: {
+          200: { description: 'The zone file', content: { 'text/dns': { schema: Type.String({ maxLength: 50_000_000 }) } } },
+        },
+      },
+    },
+    async (req, reply) => {
+      const zone = await domains.zoneFile(callerOf(req), req.params.domain);
+      void reply.header('etag', `"${zone.version}"`);
+      return reply.type('text/dns; charset=utf-8').send(zone.text);
+    },
+  );
+}

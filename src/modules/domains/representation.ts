@@ -1,0 +1,34 @@
+import type * as repo from './repo.js';
+
+/** The API representations of domains and records. */
+export const toDomain = (r: repo.DomainRow, nameservers: readonly string[]) => ({
+  id: r.id,
+  name: r.name,
+  unicode_name: r.unicode_name,
+  account_id: r.account_id,
+  status: r.status,
+  nameservers: [...nameservers],
+  dns: { serial: r.serial, record_count: r.record_count },
+  mail_enabled: r.mail_enabled,
+  sync_state: r.sync_state,
+  sync_error: r.sync_error,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+  version: r.version,
+});
+export type Domain = ReturnType<typeof toDomain>;
+
+export const toRecord = (r: repo.RecordRow, domain: string) => ({
+  id: r.id,
+  domain_id: r.domain_id,
+  name: r.name,
+  fqdn: r.name === '@' ? `${domain}.` : `${r.name}.${domain}.`,
+  type: r.type,
+  ttl: r.ttl,
+  content: r.content,
+  managed: r.managed,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+  version: r.version,
+});
+export type DnsRecord = ReturnType<typeof toRecord>;

@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createAccount, createPlan, createToken } from '../helpers/fixtures.js';
+
+let t: TestApp;
+let account: { id: string };
+let n = 0;
+beforeAll(async () => {
+  t = await createTestApp({ env: { BERTH_NAMESERVERS: 'ns1.host.example.net,ns2.host.example.net' } });
+  account = await createAccount(t, (await createPlan(t, undefined, { max_domains: 100 })).id);
+});
+afterAll(async () => t.close());
+
+async function zone(extra: Record<string, unknown> = {}) {
+  const r = await t.post('/v1/domains', { account_id: account.id, name: `zone${n++}.com`, template: 'empty', ...extra });
+  expect(r.status).toBe(201);
+  return r.body as { id: string; name: string; version: number; dns: { serial: number } };
+}
+const add = (domain: string, body: Record<string, unknown>, token?: string) =>
+  t.post(`/v1/domains/${domain}/records`, body, token);
+
+describe('record writes', () => {
+  it('POST adds a record, bumps the serial once and emits dns.zone.changed', async () => {
+    const z = await zone();
+    const r = await add(z.name, { name: 'www', type: 'A', content: '192.0.2.7' });
+    expect(r.status).toBe(201);
+    expect(r.headers.location).toBe(`/v1/domains/${z.id}/records/${r.body.id}`);
+    expect(r.body).toMatchObject({
+      name: 'www',
+      fqdn: `www.${z.name}.`,
+      type: 'A',
+      ttl: 3600,
+      content: '192.0.2.7',
+      managed: false,
+      version: 1,
+    });
+    const after = await t.get(`/v1/domains/${z.id}`);
+    expect(after.body.dns.serial).toBe(z.dns.serial + 1);
+    expect(after.body.version).toBe(z.version + 1);
+    const soa = (await t.get(`/v1/domains/${z.id}/records?type=SOA`)).body.data[0];
+    expect(soa.content).toContain(` ${z.dns.serial + 1} `);
+    const changed = (await t.get(`/v1/events?resource_id=${z.id}&type=dns.zone.changed`)).body.data[0];
+    expect(changed.data).toMatchObject({ serial: z.dns.serial + 1, created: 1, updated: 0, deleted: 0 });
+    expect((await t.get(`/v1/domains/${z.name}/zone`)).text).toContain('www\t3600\tIN\tA\t192.0.2.7');
+  });
+
+  it('every field failure comes back at once with pointers, and nothing is written', async () => {
+    const z = await zone();
+    const r = await add(z.name, { name: 'a*b', type: 'A', content: 'not-an-ip', ttl: 10 });
+    expect(r.status).toBe(422);
+    expect(r.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/ttl']);
+    const r2 = await add(z.name, { name: '@', type: 'CNAME', content: '1.2.3.4' });
+    expect(r2.body.errors.map((e: { code: string }) => e.code)).toEqual(['cname_at_apex', 'invalid_target']);
+    expect((await t.get(`/v1/domains/${z.id}`)).body.dns.serial).toBe(z.dns.serial);
+  });
+
+  it('set rules are checked against the zone', async () => {
+    const z = await zone();
+    await add(z.name, { name: 'www', type: 'A', content: '192.0.2.1', ttl: 300 });
+    const ttl = await add(z.name, { name: 'www', type: 'A', content: '192.0.2.2', ttl: 600 });
+    expect(ttl.body.errors[0]).toMatchObject({ pointer: '/ttl', code: 'ttl_mismatch' });
+    expect((await add(z.name, { name: 'www', type: 'A', content: '192.0.2.1', ttl: 300 })).body.errors[0].code).toBe('duplicate');
+    expect((await add(z.name, { name: 'www', type: 'CNAME', content: 'example.com.' })).body.errors[0].code).toBe(
+      'cname_conflict',
+    );
+    await add(z.name, { name: 'alias', type: 'CNAME', content: `www.${z.name}.` });
+    expect((await add(z.name, { name: '@', type: 'MX', content: `10 alias.${z.name}.` })).body.errors[0].code).toBe(
+      'target_is_cname',
+    );
+    await add(z.name, { name: '@', type: 'TXT', content: 'v=spf1 mx -all' });
+    expect((await add(z.name, { name: '@', type: 'TXT', content: 'v=spf1 a -all' })).body.errors[0].code).toBe('duplicate_spf');
+  });
+
+  it('SOA and apex NS are managed: no adding, changing or deleting them', async () => {
+    const z = await zone();
+    expect((await add(z.name, { name: '@', type: 'NS', content: 'ns9.other.net.' })).body.errors[0].code).toBe('managed');
+    expect((await add(z.name, { name: '@', type: 'SOA', content: 'x' })).status).toBe(422);
+    const ns = (await t.get(`/v1/domains/${z.id}/records?type=NS`)).body.data[0];
+    const patch = await t.request('PATCH', `/v1/domains/${z.id}/records/${ns.id}`, { body: { content: 'ns9.other.net.' } });
+    expect(patch.status).toBe(422);
+    expect(patch.body.errors[0].code).toBe('managed');
+    expect((await t.request('DELETE', `/v1/domains/${z.id}/records/${ns.id}`)).status).toBe(422);
+  });
+
+  it('PUT, PATCH and DELETE with If-Match on the record', async () => {
+    const z = await zone();
+    const rec = (await add(z.name, { name: 'api', type: 'A', content: '192.0.2.1' })).body;
+    const put = await t.request('PUT', `/v1/domains/${z.name}/records/${rec.id}`, {
+      body: { name: 'api', type: 'A', ttl: 600, content: '192.0.2.9' },
+      headers: { 'if-match': `"${rec.version}"` },
+    });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ ttl: 600, content: '192.0.2.9', version: rec.version + 1 });
+    const stale = await t.request('PATCH', `/v1/domains/${z.name}/records/${rec.id}`, {
+      body: { ttl: 900 },
+      headers: { 'if-match': `"${rec.version}"` },
+    });
+    expect(stale.status).toBe(412);
+    const patch = await t.request('PATCH', `/v1/domains/${z.name}/records/${rec.id}`, {
+      raw: JSON.stringify({ content: '192.0.2.10' }),
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    expect(patch.body).toMatchObject({ ttl: 600, content: '192.0.2.10' });
+    expect((await t.request('DELETE', `/v1/domains/${z.name}/records/${rec.id}`)).status).toBe(204);
+    expect((await t.get(`/v1/domains/${z.name}/records/${rec.id}`)).status).toBe(404);
+    const serial = (await t.get(`/v1/domains/${z.id}`)).body.dns.serial;
+    expect(serial).toBe(z.dns.serial + 4); // add, PUT, PATCH, DELETE: one bump each
+  });
+
+  it('two writers with the same record ETag: exactly one wins', async () => {
+    const z = await zone();
+    const rec = (await add(z.name, { name: 'race', type: 'A', content: '192.0.2.1' })).body;
+    const headers = { 'if-match': `"${rec.version}"` };
+    const results = await Promise.all([
+      t.request('PATCH', `/v1/domains/${z.name}/records/${rec.id}`, { body: { content: '192.0.2.2' }, headers }),
+      t.request('PATCH', `/v1/domains/${z.name}/records/${rec.id}`, { body: { content: '192.0.2.3' }, headers }),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 412]);
+  });
+
+  it('max_dns_records_per_domain is a 403 quota_exceeded', async () => {
+    const small = await createAccount(t, (await createPlan(t, undefined, { max_dns_records_per_domain: 1 })).id);
+    const d = (await t.post('/v1/domains', { account_id: small.id, name: 'tiny-zone.com', template: 'empty' })).body;
+    expect((await add(d.name, { name: 'a', type: 'A', content: '192.0.2.1' })).status).toBe(201);
+    const r = await add(d.name, { name: 'b', type: 'A', content: '192.0.2.2' });
+    expect(r.status).toBe(403);
+    expect(r.body).toMatchObject({ code: 'quota_exceeded', limit: 1, usage: 2 });
+  });
+
+  it("needs dns:write; other accounts' zones are 404", async () => {
+    const z = await zone();
+    const readOnly = await createToken(t, { scopes: ['dns:read', 'domains:read'] });
+    const r = await add(z.name, { name: 'x', type: 'A', content: '192.0.2.1' }, readOnly);
+    expect(r.body).toMatchObject({ code: 'insufficient_scope', scope: 'dns:write' });
+    const other = await createAccount(t, (await createPlan(t)).id);
+    const stranger = await createToken(t, { principal: { kind: 'account', id: other.id } });
+    expect((await add(z.name, { name: 'x', type: 'A', content: '192.0.2.1' }, stranger)).status).toBe(404);
+  });
+});
