@@ -12,15 +12,16 @@ export async function zoneEntries(db: Queryable, domainId: string): Promise<Stor
   ).rows;
 }
 
-export const insertRecord = (tx: Queryable, domainId: string, r: ZoneEntry & { id: string }) =>
-  tx.query('INSERT INTO dns_records (id, domain_id, name, type, ttl, content) VALUES ($1, $2, $3, $4, $5, $6)', [
-    r.id,
-    domainId,
-    r.name,
-    r.type,
-    r.ttl,
-    r.content,
-  ]);
+/** One statement for any number of records (a 10,000-record sync is one round trip). */
+export async function insertRecords(tx: Queryable, domainId: string, records: (ZoneEntry & { id: string })[]): Promise<void> {
+  if (records.length === 0) return;
+  await tx.query(
+    `INSERT INTO dns_records (id, domain_id, name, type, ttl, content)
+     SELECT r.id, $1, r.name, r.type, r.ttl, r.content
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[]) AS r(id, name, type, ttl, content)`,
+    [domainId, ...(['id', 'name', 'type', 'ttl', 'content'] as const).map((k) => records.map((r) => r[k]))],
+  );
+}
 
 export const updateRecord = (tx: Queryable, domainId: string, r: ZoneEntry & { id: string }) =>
   tx.query(

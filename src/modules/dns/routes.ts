@@ -86,6 +86,49 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: DnsService): v
     },
   );
 
+  const SyncRecord = Type.Object({ name: RecordName, type: Type.String({ maxLength: 10 }), ttl: Ttl, content: Content });
+  const SyncRecords = Type.Array(SyncRecord, { maxItems: 100_000 });
+  app.put(
+    '/v1/domains/:domain/records',
+    {
+      config: { scope: 'dns:write', reach },
+      schema: {
+        tags,
+        operationId: 'syncDnsRecords',
+        summary: "Replace the zone's records with a complete set (sync)",
+        description:
+          "The body is the complete desired set of unmanaged records. Records matching on owner, type and content stay; a different TTL updates them; the rest are created or deleted — in one transaction with one serial bump, or not at all. `If-Match` with the zone ETag (the domain's) is required: 428 without it, 412 when the zone changed. `dry_run=true` answers the same diff and changes nothing. " +
+          RULES,
+        params: DomainParams,
+        querystring: Type.Object({ dry_run: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
+        body: Type.Object({ records: Type.Array(CreateBody, { maxItems: 100_000 }) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({
+            created: SyncRecords,
+            updated: SyncRecords,
+            deleted: SyncRecords,
+            unchanged: Type.Integer({ minimum: 0, maximum: 1_000_000, format: 'int32' }),
+            serial: Type.Integer({ minimum: 1, maximum: 4294967295, format: 'int64' }),
+            zone_version: Type.Integer({
+              minimum: 1,
+              maximum: 2147483647,
+              format: 'int32',
+              description: 'The new zone ETag value.',
+            }),
+            dry_run: Type.Boolean(),
+          }),
+        },
+      },
+    },
+    async (req, reply) => {
+      const result = await svc.sync(callerOf(req), req.params.domain, req.body.records, {
+        zoneVersion: ifMatchVersion(req),
+        dryRun: req.query.dry_run ?? false,
+      });
+      return reply.header('etag', `"${result.zone_version}"`).send(result);
+    },
+  );
+
   app.get(
     '/v1/domains/:domain/records/:record_id',
     {

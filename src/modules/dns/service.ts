@@ -1,5 +1,5 @@
 import { type Caller, requireWritable } from '../../auth/caller.js';
-import { invalid, notFound, quotaExceeded, type FieldError } from '../../lib/errors.js';
+import { AppError, invalid, notFound, quotaExceeded, type FieldError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { checkVersion, mergeFields } from '../../lib/versioning.js';
 import type { ServiceDeps } from '../deps.js';
@@ -8,7 +8,7 @@ import { limitsOf } from '../accounts/service.js';
 import * as domains from '../domains/repo.js';
 import { toRecord, type DnsRecord } from '../domains/representation.js';
 import type { DomainsService } from '../domains/service.js';
-import { zoneCommitter } from '../domains/zone-change.js';
+import { zoneCommitter, type ZoneDiff } from '../domains/zone-change.js';
 import * as repo from './repo.js';
 import { checkZone, normalizeRecord, type RecordInput, type ZoneEntry } from './validate.js';
 
@@ -27,6 +27,23 @@ function existing(entries: repo.StoredEntry[], id: string, expectedVersion: numb
   return row;
 }
 
+/** What a change does to a zone: the records after it, those written (with their request pointers), those removed. */
+interface ZoneEdit {
+  entries: ZoneEntry[];
+  changed: Map<ZoneEntry, string>;
+  removed: string[];
+}
+
+export interface SyncResult {
+  created: Omit<ZoneEntry, 'id' | 'managed'>[];
+  updated: Omit<ZoneEntry, 'id' | 'managed'>[];
+  deleted: Omit<ZoneEntry, 'id' | 'managed'>[];
+  unchanged: number;
+  serial: number;
+  zone_version: number;
+  dry_run: boolean;
+}
+
 /** Record writes: each one validated against the whole zone, committed with one serial bump. */
 export function dnsService(deps: ServiceDeps, domainsSvc: DomainsService) {
   const { db } = deps;
@@ -39,40 +56,33 @@ export function dnsService(deps: ServiceDeps, domainsSvc: DomainsService) {
   async function changeZone(
     caller: Caller,
     ref: string,
-    change: (
-      zone: string,
-      entries: repo.StoredEntry[],
-    ) => { entries: ZoneEntry[]; changed: Map<ZoneEntry, string>; removed: string[] },
-  ): Promise<{ domain: domains.DomainRow; entries: ZoneEntry[]; changed: Map<ZoneEntry, string> }> {
+    change: (zone: string, entries: repo.StoredEntry[]) => ZoneEdit,
+    options: { dryRun?: boolean; zoneVersion?: number } = {},
+  ): Promise<{ domain: domains.DomainRow; edit: ZoneEdit; diff: ZoneDiff }> {
     const domain = await domainsSvc.load(caller, ref);
     const account = (await accounts.findAccountById(db, domain.account_id)) as accounts.AccountRow;
     requireWritable(caller, account);
     return db.transaction(async (tx) => {
       const locked = (await domains.findDomainById(tx, domain.id, true)) as domains.DomainRow;
+      checkVersion(options.zoneVersion, locked.version);
       const current = await repo.zoneEntries(tx, domain.id);
-      const next = change(locked.name, current);
-      const errors = checkZone(locked.name, next.entries, next.changed);
+      const edit = change(locked.name, current);
+      const errors = checkZone(locked.name, edit.entries, edit.changed);
       if (errors.length) throw invalid(errors);
       const limit = limitsOf(account).max_dns_records_per_domain;
-      const unmanaged = next.entries.filter((e) => !e.managed).length;
+      const unmanaged = edit.entries.filter((e) => !e.managed).length;
       if (unmanaged > limit && unmanaged > current.filter((e) => !e.managed).length) {
         throw quotaExceeded([{ limit: 'max_dns_records_per_domain', allowed: limit, usage: unmanaged }]);
       }
-      await repo.deleteRecords(tx, domain.id, next.removed);
-      let created = 0;
-      let updated = 0;
-      for (const entry of next.changed.keys()) {
-        if (entry.id) {
-          await repo.updateRecord(tx, domain.id, entry as ZoneEntry & { id: string });
-          updated++;
-        } else {
-          entry.id = newId('rec');
-          await repo.insertRecord(tx, domain.id, entry as ZoneEntry & { id: string });
-          created++;
-        }
-      }
-      const row = await commitZoneChange(tx, locked, { diff: { created, updated, deleted: next.removed.length } });
-      return { domain: row, entries: next.entries, changed: next.changed };
+      const updates = [...edit.changed.keys()].filter((e) => e.id);
+      const inserts = [...edit.changed.keys()].filter((e) => !e.id);
+      const diff = { created: inserts.length, updated: updates.length, deleted: edit.removed.length };
+      if (options.dryRun || diff.created + diff.updated + diff.deleted === 0) return { domain: locked, edit, diff };
+      await repo.deleteRecords(tx, domain.id, edit.removed);
+      for (const entry of updates) await repo.updateRecord(tx, domain.id, entry as ZoneEntry & { id: string });
+      for (const entry of inserts) entry.id = newId('rec');
+      await repo.insertRecords(tx, domain.id, inserts as (ZoneEntry & { id: string })[]);
+      return { domain: await commitZoneChange(tx, locked, { diff }), edit, diff };
     });
   }
 
@@ -80,6 +90,76 @@ export function dnsService(deps: ServiceDeps, domainsSvc: DomainsService) {
     toRecord((await domains.findRecord(db, domainId, recordId)) as domains.RecordRow, zone);
 
   return {
+    /**
+     * Sync: `desired` is the complete set of unmanaged records. Matching records (owner, type,
+     * content) stay, a changed TTL is an update, the rest is created or deleted, all in one
+     * transaction with one serial bump, or not at all. Needs the zone ETag in If-Match.
+     */
+    async sync(
+      caller: Caller,
+      ref: string,
+      desired: RecordInput[],
+      options: { zoneVersion?: number; dryRun: boolean },
+    ): Promise<SyncResult> {
+      if (options.zoneVersion === undefined) {
+        throw new AppError(
+          'precondition_required',
+          'Replacing the zone needs If-Match with the zone ETag (GET /v1/domains/{domain}).',
+        );
+      }
+      let deleted: ZoneEntry[] = [];
+      let unchanged = 0;
+      const { domain, edit } = await changeZone(
+        caller,
+        ref,
+        (zone, entries) => {
+          const errors: FieldError[] = [];
+          const wanted = desired.flatMap((input, i) => {
+            const r = normalizeRecord(zone, input, `/records/${i}`);
+            errors.push(...r.errors);
+            return r.record ? [{ record: r.record, pointer: `/records/${i}` }] : [];
+          });
+          if (errors.length) throw invalid(errors);
+          const key = (e: ZoneEntry) => `${e.name}\u0000${e.type}\u0000${e.content}`;
+          const existingByKey = new Map(entries.filter((e) => !e.managed).map((e) => [key(e), e]));
+          const next: ZoneEntry[] = entries.filter((e) => e.managed);
+          const changed = new Map<ZoneEntry, string>();
+          for (const { record, pointer } of wanted) {
+            const existing = existingByKey.get(key(record));
+            if (!existing) {
+              next.push(record);
+              changed.set(record, pointer);
+              continue;
+            }
+            existingByKey.delete(key(record));
+            if (existing.ttl === record.ttl) {
+              next.push(existing);
+              unchanged++;
+            } else {
+              const updated = { ...existing, ttl: record.ttl };
+              next.push(updated);
+              changed.set(updated, pointer);
+            }
+          }
+          deleted = [...existingByKey.values()];
+          return { entries: next, changed, removed: deleted.map((e) => e.id as string) };
+        },
+        options,
+      );
+      const plain = ({ name, type, ttl, content }: ZoneEntry) => ({ name, type, ttl, content });
+      const changed = [...edit.changed.keys()];
+      return {
+        // New entries come from the request; updated ones are copies of stored rows (with a version).
+        created: changed.filter((e) => !('version' in e)).map(plain),
+        updated: changed.filter((e) => 'version' in e).map(plain),
+        deleted: deleted.map(plain),
+        unchanged,
+        serial: domain.serial,
+        zone_version: domain.version,
+        dry_run: options.dryRun,
+      };
+    },
+
     async create(caller: Caller, ref: string, input: RecordInput): Promise<DnsRecord> {
       let created: ZoneEntry | undefined;
       const { domain } = await changeZone(caller, ref, (zone, entries) => {

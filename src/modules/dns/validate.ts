@@ -174,7 +174,7 @@ export function checkZone(zone: string, records: ZoneEntry[], changed: Map<ZoneE
         err(`${pointer}/content`, 'duplicate', `the ${r.type} set at ${fqdnOf(zone, r.name)} already holds this record`),
       );
     }
-    const otherTtl = set.find((o) => o !== r && o.ttl !== r.ttl && !changed.has(o));
+    const otherTtl = set.find((o) => o !== r && o.ttl !== r.ttl);
     if (otherTtl) {
       errors.push(
         err(
