@@ -11,6 +11,7 @@ import { migrate } from '../src/db/migrate.js';
 import { newId } from '../src/lib/ids.js';
 import type { Caller } from '../src/auth/caller.js';
 import { listAccounts } from '../src/modules/accounts/repo.js';
+import { listDomains } from '../src/modules/domains/repo.js';
 import { generateTokenSecret } from '../src/auth/secret.js';
 import { mintOperatorToken } from '../src/modules/tokens/service.js';
 
@@ -25,7 +26,7 @@ await db.transaction((tx) => mintOperatorToken(tx, TOKEN, 'bench'));
 const planId = newId('pln');
 await db.query(
   `INSERT INTO plans (id, name, max_sites, max_domains, max_email_accounts, max_email_quota_mb, disk_quota_mb, max_backups, max_dns_records_per_domain)
-   VALUES ($1, 'bench', 10, 10, 10, 1024, 10240, 5, 1000)`,
+   VALUES ($1, 'bench', 10, 2000, 10, 1024, 10240, 5, 20000)`,
   [planId],
 );
 const ids = Array.from({ length: ACCOUNTS }, () => newId('acc'));
@@ -35,6 +36,21 @@ await db.query(
   [ids, planId],
 );
 
+// 1,000 domains for the list benchmark, each with the zone a new domain gets (SOA + 2 NS).
+const domainIds = Array.from({ length: ACCOUNTS }, () => newId('dom'));
+await db.query(
+  `INSERT INTO domains (id, account_id, name, unicode_name, serial)
+   SELECT d, a, 'bench' || n || '.com', 'bench' || n || '.com', 2026112100 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(d, a, n)`,
+  [domainIds, ids],
+);
+await db.query(
+  `INSERT INTO dns_records (id, domain_id, name, type, ttl, content, managed)
+   SELECT 'rec_' || substr(md5(d || k), 1, 26), d, '@', CASE k WHEN 'soa' THEN 'SOA' ELSE 'NS' END, 3600,
+     CASE k WHEN 'soa' THEN 'ns1.bench.example. hostmaster.bench.example. 2026112100 3600 900 1209600 300' ELSE k || '.bench.example.' END, true
+   FROM unnest($1::text[]) AS d, unnest(ARRAY['soa', 'ns1', 'ns2']) AS k`,
+  [domainIds],
+);
+
 const config = loadConfig({
   BERTH_LOG_LEVEL: 'silent',
   BERTH_JOBS: 'false',
@@ -42,6 +58,7 @@ const config = loadConfig({
   // The benchmark measures the route, not the limiter refusing a single busy token.
   BERTH_RATE_LIMIT_READ: '100000000',
   BERTH_RATE_LIMIT_CONCURRENT: '1000',
+  BERTH_RATE_LIMIT_WRITE: '100000000',
 });
 const app = await buildApp({ config, db, logger: false });
 await app.listen({ host: '127.0.0.1', port: 0 });
@@ -62,11 +79,16 @@ const baseline = Fastify();
 baseline.get('/accounts', async () => ({
   data: (await listAccounts(db, operator, {}, { limit: 50, afterId: null })).slice(0, 50),
 }));
+baseline.get('/domains', async () => ({
+  data: (await listDomains(db, operator, {}, { limit: 50, afterId: null })).slice(0, 50),
+}));
 baseline.get('/accounts-plain', async () => ({
   data: (await db.query('SELECT * FROM accounts ORDER BY id DESC LIMIT 50')).rows,
 }));
 await baseline.listen({ host: '127.0.0.1', port: 0 });
 
 const port = (f: { server: { address(): unknown } }) => (f.server.address() as { port: number }).port;
-process.stdout.write(JSON.stringify({ berth: port(app), baseline: port(baseline), token: TOKEN, driver: db.kind }) + '\n');
+process.stdout.write(
+  JSON.stringify({ berth: port(app), baseline: port(baseline), token: TOKEN, driver: db.kind, account: ids[0] }) + '\n',
+);
 process.on('SIGINT', () => process.exit(0));
