@@ -26,7 +26,8 @@ import { accountRoutes, accountSchemas } from './modules/accounts/routes.js';
 import { accountsService, cancelTermination } from './modules/accounts/service.js';
 import type { ServiceDeps } from './modules/deps.js';
 import { pruneEvents } from './modules/events/repo.js';
-import { dnsRoutes } from './modules/dns/routes.js';
+import { dnsChangesService } from './modules/dns/changes.js';
+import { dnsChangeRoutes, dnsRoutes, dnsSchemas } from './modules/dns/routes.js';
 import { dnsService } from './modules/dns/service.js';
 import { domainRoutes, domainSchemas } from './modules/domains/routes.js';
 import { domainCounter, domainsService } from './modules/domains/service.js';
@@ -91,6 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...tokenSchemas,
     ...eventSchemas,
     ...domainSchemas,
+    ...dnsSchemas,
   ]) {
     app.addSchema(schema);
   }
@@ -128,10 +130,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   eventRoutes(app, eventsService(svc));
   const domains = domainsService(svc);
   domainRoutes(app, domains);
-  dnsRoutes(app, domains, dnsService(svc, domains));
+  const dns = dnsService(svc, domains);
+  dnsRoutes(app, domains, dns);
+  const dnsChanges = dnsChangesService(svc, domains, dns);
+  dnsChangeRoutes(app, domains, dnsChanges);
   deps.extraRoutes?.(app);
 
   await jobs.work(JOBS.dnsApply, dnsReconciler(db, deps.dnsDriver ?? new EmbeddedDnsDriver(config.dataDir)));
+  await jobs.work(JOBS.dnsChangeApply, async (data) => dnsChanges.runScheduled(String(data.change_id)));
   await jobs.work(JOBS.accountTerminate, async (data) => accounts.runTermination(String(data.operation_id)));
   await jobs.work(JOBS.housekeeping, async () => {
     const now = clock.now();

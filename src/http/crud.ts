@@ -28,19 +28,23 @@ export interface ListRouteOptions<Q extends TObject> {
   summary: string;
   description?: string;
   scope?: Scope;
+  /** For a collection under a resource (`/v1/domains/:domain/changes`): its params and reach. */
+  params?: TObject;
+  reach?: (request: FastifyRequest) => Promise<unknown>;
   /** Filters besides `limit` and `cursor` (which every list takes). */
   querystring: Q;
   /** `$id` of the item schema. */
   item: string;
-  list: (caller: Caller, query: Static<Q>, page: PageParams) => Promise<{ id: string }[]>;
+  list: (caller: Caller, query: Static<Q>, page: PageParams, request: FastifyRequest) => Promise<{ id: string }[]>;
 }
 
 export function listRoute<Q extends TObject>(app: App, o: ListRouteOptions<Q>): void {
   app.get(
     o.path,
     {
-      config: o.scope ? { scope: o.scope } : {},
+      config: { ...(o.scope ? { scope: o.scope } : {}), ...(o.reach ? { reach: o.reach } : {}) },
       schema: {
+        params: o.params,
         tags: o.tags,
         operationId: o.operationId,
         summary: o.summary,
@@ -52,7 +56,7 @@ export function listRoute<Q extends TObject>(app: App, o: ListRouteOptions<Q>): 
     async (req, reply) => {
       const query = req.query as Static<Q> & { limit?: number; cursor?: string };
       const page = pageParams(query);
-      return sendPage(req, reply, await o.list(callerOf(req), query, page), page);
+      return sendPage(req, reply, await o.list(callerOf(req), query, page, req), page);
     },
   );
 }

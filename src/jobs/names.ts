@@ -2,6 +2,7 @@
 export const JOBS = {
   accountTerminate: 'account.terminate',
   dnsApply: 'dns.apply',
+  dnsChangeApply: 'dns.change.apply',
   housekeeping: 'housekeeping',
 } as const;
 

@@ -1,4 +1,5 @@
 import { type Caller, requireWritable } from '../../auth/caller.js';
+import type { Queryable } from '../../db/client.js';
 import { AppError, invalid, notFound, quotaExceeded, type FieldError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { checkVersion, mergeFields } from '../../lib/versioning.js';
@@ -57,7 +58,12 @@ export function dnsService(deps: ServiceDeps, domainsSvc: DomainsService) {
     caller: Caller,
     ref: string,
     change: (zone: string, entries: repo.StoredEntry[]) => ZoneEdit,
-    options: { dryRun?: boolean; zoneVersion?: number } = {},
+    options: {
+      dryRun?: boolean;
+      zoneVersion?: number;
+      /** More writes that must commit with the change (a change set's status, its event). */
+      alongside?: (tx: Queryable, domain: domains.DomainRow, diff: ZoneDiff) => Promise<void>;
+    } = {},
   ): Promise<{ domain: domains.DomainRow; edit: ZoneEdit; diff: ZoneDiff }> {
     const domain = await domainsSvc.load(caller, ref);
     const account = (await accounts.findAccountById(db, domain.account_id)) as accounts.AccountRow;
@@ -77,12 +83,18 @@ export function dnsService(deps: ServiceDeps, domainsSvc: DomainsService) {
       const updates = [...edit.changed.keys()].filter((e) => e.id);
       const inserts = [...edit.changed.keys()].filter((e) => !e.id);
       const diff = { created: inserts.length, updated: updates.length, deleted: edit.removed.length };
-      if (options.dryRun || diff.created + diff.updated + diff.deleted === 0) return { domain: locked, edit, diff };
+      if (options.dryRun) return { domain: locked, edit, diff };
+      if (diff.created + diff.updated + diff.deleted === 0) {
+        await options.alongside?.(tx, locked, diff);
+        return { domain: locked, edit, diff };
+      }
       await repo.deleteRecords(tx, domain.id, edit.removed);
       for (const entry of updates) await repo.updateRecord(tx, domain.id, entry as ZoneEntry & { id: string });
       for (const entry of inserts) entry.id = newId('rec');
       await repo.insertRecords(tx, domain.id, inserts as (ZoneEntry & { id: string })[]);
-      return { domain: await commitZoneChange(tx, locked, { diff }), edit, diff };
+      const changed = await commitZoneChange(tx, locked, { diff });
+      await options.alongside?.(tx, changed, diff);
+      return { domain: changed, edit, diff };
     });
   }
 
@@ -90,6 +102,8 @@ export function dnsService(deps: ServiceDeps, domainsSvc: DomainsService) {
     toRecord((await domains.findRecord(db, domainId, recordId)) as domains.RecordRow, zone);
 
   return {
+    /** For change sets, which apply their own edits through the same path. */
+    changeZone,
     /**
      * Sync: `desired` is the complete set of unmanaged records. Matching records (owner, type,
      * content) stay, a changed TTL is an update, the rest is created or deleted, all in one
