@@ -116,6 +116,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     concurrent: config.rateLimit.concurrent,
   });
   installIdempotency(app, db, clock);
+  // Zone files: the import route reads them as text (with its own body limit, 5 MiB).
+  app.addContentTypeParser('text/dns', { parseAs: 'string', bodyLimit: 5 * 1024 * 1024 }, (_req, body, done) => done(null, body));
   app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
   await installOpenApi(app);
   installVersioning(app, deps.deprecations ?? DEPRECATIONS);

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { AppError } from '../../lib/errors.js';
 import { callerOf } from '../../http/auth.js';
 import { ifMatchVersion, sendResource } from '../../http/etag.js';
 import { pageParams, sendPage } from '../../http/pagination.js';
@@ -91,6 +92,15 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: DnsService): v
 
   const SyncRecord = Type.Object({ name: RecordName, type: Type.String({ maxLength: 10 }), ttl: Ttl, content: Content });
   const SyncRecords = Type.Array(SyncRecord, { maxItems: 100_000 });
+  const SyncResponse = Type.Object({
+    created: SyncRecords,
+    updated: SyncRecords,
+    deleted: SyncRecords,
+    unchanged: Type.Integer({ minimum: 0, maximum: 1_000_000, format: 'int32' }),
+    serial: Type.Integer({ minimum: 1, maximum: 4294967295, format: 'int64' }),
+    zone_version: Type.Integer({ minimum: 1, maximum: 2147483647, format: 'int32', description: 'The new zone ETag value.' }),
+    dry_run: Type.Boolean(),
+  });
   app.put(
     '/v1/domains/:domain/records',
     {
@@ -105,22 +115,7 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: DnsService): v
         params: DomainParams,
         querystring: Type.Object({ dry_run: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
         body: Type.Object({ records: Type.Array(CreateBody, { maxItems: 100_000 }) }, { additionalProperties: false }),
-        response: {
-          200: Type.Object({
-            created: SyncRecords,
-            updated: SyncRecords,
-            deleted: SyncRecords,
-            unchanged: Type.Integer({ minimum: 0, maximum: 1_000_000, format: 'int32' }),
-            serial: Type.Integer({ minimum: 1, maximum: 4294967295, format: 'int64' }),
-            zone_version: Type.Integer({
-              minimum: 1,
-              maximum: 2147483647,
-              format: 'int32',
-              description: 'The new zone ETag value.',
-            }),
-            dry_run: Type.Boolean(),
-          }),
-        },
+        response: { 200: SyncResponse },
       },
     },
     async (req, reply) => {
@@ -202,6 +197,38 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: DnsService): v
     async (req, reply) => {
       await svc.remove(callerOf(req), req.params.domain, req.params.record_id, ifMatchVersion(req));
       return reply.code(204).send(null);
+    },
+  );
+
+  app.put(
+    '/v1/domains/:domain/zone',
+    {
+      config: { scope: 'dns:write', reach },
+      bodyLimit: 5 * 1024 * 1024,
+      // The body schema is per media type, so anything else would pass unchecked: refuse it here.
+      preValidation: async (req) => {
+        if (!/^text\/dns\b/i.test(req.headers['content-type'] ?? '')) {
+          throw new AppError('unsupported_media_type', 'Send the zone file as text/dns.');
+        }
+      },
+      schema: {
+        tags,
+        operationId: 'importZone',
+        summary: 'Import an RFC 1035 master file',
+        description:
+          "Replaces the zone's unmanaged records with the file's (its SOA and apex NS are ignored: the API maintains them), exactly like the sync: one transaction, one serial bump, `If-Match` required, `dry_run` supported. `$ORIGIN`, `$TTL`, relative names, parentheses and comments are understood; `$INCLUDE`, classes other than IN and unknown types are refused with their line (`/lines/<n>`). Up to 5 MiB.",
+        params: DomainParams,
+        querystring: Type.Object({ dry_run: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
+        body: { content: { 'text/dns': { schema: Type.String({ maxLength: 5 * 1024 * 1024 }) } } },
+        response: { 200: SyncResponse },
+      },
+    },
+    async (req, reply) => {
+      const result = await svc.importZone(callerOf(req), req.params.domain, req.body as string, {
+        zoneVersion: ifMatchVersion(req),
+        dryRun: req.query.dry_run ?? false,
+      });
+      return reply.header('etag', `"${result.zone_version}"`).send(result);
     },
   );
 

@@ -11,6 +11,7 @@ import { toRecord, type DnsRecord } from '../domains/representation.js';
 import type { DomainsService } from '../domains/service.js';
 import { zoneCommitter, type ZoneDiff } from '../domains/zone-change.js';
 import * as repo from './repo.js';
+import { parseZoneFile } from './zone-parser.js';
 import { checkZone, normalizeRecord, type RecordInput, type ZoneEntry } from './validate.js';
 
 const managedError = (): FieldError => ({
@@ -113,7 +114,11 @@ export function dnsService(deps: ServiceDeps, domainsSvc: DomainsService) {
       caller: Caller,
       ref: string,
       desired: RecordInput[],
-      options: { zoneVersion?: number; dryRun: boolean },
+      options: {
+        zoneVersion?: number;
+        dryRun: boolean;
+        /** Where each record came from, for error pointers (zone import: `/lines/<n>`). */ pointers?: string[];
+      },
     ): Promise<SyncResult> {
       if (options.zoneVersion === undefined) {
         throw new AppError(
@@ -129,9 +134,10 @@ export function dnsService(deps: ServiceDeps, domainsSvc: DomainsService) {
         (zone, entries) => {
           const errors: FieldError[] = [];
           const wanted = desired.flatMap((input, i) => {
-            const r = normalizeRecord(zone, input, `/records/${i}`);
+            const pointer = options.pointers?.[i] ?? `/records/${i}`;
+            const r = normalizeRecord(zone, input, pointer);
             errors.push(...r.errors);
-            return r.record ? [{ record: r.record, pointer: `/records/${i}` }] : [];
+            return r.record ? [{ record: r.record, pointer }] : [];
           });
           if (errors.length) throw invalid(errors);
           const key = (e: ZoneEntry) => `${e.name}\u0000${e.type}\u0000${e.content}`;
@@ -172,6 +178,23 @@ export function dnsService(deps: ServiceDeps, domainsSvc: DomainsService) {
         zone_version: domain.version,
         dry_run: options.dryRun,
       };
+    },
+
+    /**
+     * Zone import: the file's records (SOA and apex NS excepted: the API maintains them) become
+     * the complete set, exactly as a sync; errors point at `/lines/<n>`.
+     */
+    async importZone(
+      caller: Caller,
+      ref: string,
+      text: string,
+      options: { zoneVersion?: number; dryRun: boolean },
+    ): Promise<SyncResult> {
+      const domain = await domainsSvc.load(caller, ref);
+      const parsed = parseZoneFile(text, domain.name);
+      if (parsed.errors.length) throw invalid(parsed.errors);
+      const kept = parsed.records.filter((r) => r.type !== 'SOA' && !(r.type === 'NS' && r.name === '@'));
+      return this.sync(caller, ref, kept, { ...options, pointers: kept.map((r) => `/lines/${r.line}`) });
     },
 
     async create(caller: Caller, ref: string, input: RecordInput): Promise<DnsRecord> {

@@ -50,13 +50,18 @@ export function relativeOwner(zone: string, raw: string): { name: string } | { e
   return { name };
 }
 
-/** A host name target (MX, NS, SRV, CNAME): absolute with a trailing dot, or relative to the zone. */
-function hostTarget(value: string): string | null {
+/**
+ * A host name target (MX, NS, SRV, CNAME), stored absolute: `mail` and `@` are resolved
+ * against the zone, so the same record always reads (and exports) the same way.
+ */
+function hostTarget(value: string, zone: string): string | null {
   const v = value.toLowerCase();
+  if (v === '@') return `${zone}.`;
   if (isIPv4(v.replace(/\.$/, '')) || isIPv6(v)) return null;
   const bare = v.endsWith('.') ? v.slice(0, -1) : v;
   if (bare.length === 0 || bare.length > 253) return null;
-  return bare.split('.').every((l) => HOST_LABEL.test(l) || /^_[a-z0-9-]+$/.test(l)) ? v : null;
+  if (!bare.split('.').every((l) => HOST_LABEL.test(l) || /^_[a-z0-9-]+$/.test(l))) return null;
+  return v.endsWith('.') ? v : `${v}.${zone}.`;
 }
 
 const QUOTED_STRINGS = /^\s*"(?:[^"\\]|\\.)*"(?:\s+"(?:[^"\\]|\\.)*")*\s*$/s;
@@ -67,7 +72,7 @@ export function unquoteTxt(value: string): string {
   return (value.match(/"(?:[^"\\]|\\.)*"/g) ?? []).map((p) => p.slice(1, -1).replace(/\\(["\\])/g, '$1')).join('');
 }
 
-function content(type: string, raw: string, owner: string): { value: string } | { code: string; error: string } {
+function content(type: string, raw: string, owner: string, zone: string): { value: string } | { code: string; error: string } {
   const v = raw.trim();
   const fields = v.split(/\s+/);
   switch (type) {
@@ -77,13 +82,13 @@ function content(type: string, raw: string, owner: string): { value: string } | 
       return isIPv6(v) ? { value: v.toLowerCase() } : { code: 'invalid_ipv6', error: 'must be an IPv6 address' };
     case 'CNAME':
     case 'NS': {
-      const host = fields.length === 1 ? hostTarget(v) : null;
+      const host = fields.length === 1 ? hostTarget(v, zone) : null;
       return host ? { value: host } : { code: 'invalid_target', error: 'must be a host name, not an IP address' };
     }
     case 'MX': {
       const host =
         fields.length === 2 && U16.test(fields[0] as string) && Number(fields[0]) <= 65535
-          ? hostTarget(fields[1] as string)
+          ? hostTarget(fields[1] as string, zone)
           : null;
       return host
         ? { value: `${Number(fields[0])} ${host}` }
@@ -94,7 +99,7 @@ function content(type: string, raw: string, owner: string): { value: string } | 
         return { code: 'invalid_srv_owner', error: 'SRV owner names start with _service._proto' };
       }
       const nums = fields.slice(0, 3);
-      const target = fields[3] === '.' ? '.' : hostTarget(fields[3] ?? '');
+      const target = fields[3] === '.' ? '.' : hostTarget(fields[3] ?? '', zone);
       const ok = fields.length === 4 && nums.every((n) => U16.test(n) && Number(n) <= 65535) && target;
       return ok
         ? { value: `${nums.map(Number).join(' ')} ${target}` }
@@ -138,7 +143,7 @@ export function normalizeRecord(zone: string, input: RecordInput, pointer = ''):
     errors.push(err(`${pointer}/name`, 'managed', 'the apex NS set is maintained by the API'));
   if (type === 'CNAME' && owner.name === '@')
     errors.push(err(`${pointer}/name`, 'cname_at_apex', 'a CNAME cannot be at the zone apex (RFC 1034 §3.6.2)'));
-  const c = content(type, input.content, owner.name);
+  const c = content(type, input.content, owner.name, zone);
   if ('error' in c) errors.push(err(`${pointer}/content`, c.code, c.error));
   if (errors.length || 'error' in c) return { errors };
   return { record: { name: owner.name, type, ttl: input.ttl ?? DEFAULT_TTL, content: c.value }, errors };
@@ -157,7 +162,6 @@ export function checkZone(zone: string, records: ZoneEntry[], changed: Map<ZoneE
   const at = new Map<string, ZoneEntry[]>();
   for (const r of records) at.set(r.name, [...(at.get(r.name) ?? []), r]);
   const cnames = new Set(records.filter((r) => r.type === 'CNAME').map((r) => fqdnOf(zone, r.name)));
-  const absolute = (target: string) => (target.endsWith('.') ? target : `${target}.${zone}.`);
 
   for (const [r, pointer] of changed) {
     const here = at.get(r.name) ?? [];
@@ -190,7 +194,7 @@ export function checkZone(zone: string, records: ZoneEntry[], changed: Map<ZoneE
       );
     }
     const target = r.type === 'MX' || r.type === 'SRV' ? r.content.split(' ').at(-1) : r.type === 'NS' ? r.content : null;
-    if (target && target !== '.' && cnames.has(absolute(target))) {
+    if (target && target !== '.' && cnames.has(target)) {
       errors.push(err(`${pointer}/content`, 'target_is_cname', `${r.type} targets must not be CNAMEs (RFC 2181 §10.3)`));
     }
   }

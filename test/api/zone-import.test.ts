@@ -1,0 +1,83 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createAccount, createPlan } from '../helpers/fixtures.js';
+
+const fixture = (name: string) => readFileSync(path.resolve(import.meta.dirname, '../fixtures/zones', name), 'utf8');
+
+let t: TestApp;
+let account: { id: string };
+beforeAll(async () => {
+  t = await createTestApp({ env: { BERTH_NAMESERVERS: 'ns1.host.example.net,ns2.host.example.net' } });
+  account = await createAccount(t, (await createPlan(t, undefined, { max_domains: 100 })).id);
+});
+afterAll(async () => t.close());
+
+const importZone = (domain: string, text: string, version?: number, query = '') =>
+  t.request('PUT', `/v1/domains/${domain}/zone${query}`, {
+    raw: text,
+    headers: { 'content-type': 'text/dns', ...(version === undefined ? {} : { 'if-match': `"${version}"` }) },
+  });
+const version = async (domain: string) => (await t.get(`/v1/domains/${domain}`)).body.version as number;
+
+describe('PUT /v1/domains/{domain}/zone (import)', () => {
+  it('imports a hand-written zone, keeping its own SOA and apex NS', async () => {
+    await t.post('/v1/domains', { account_id: account.id, name: 'shop.example.com', template: 'empty' });
+    const r = await importZone('shop.example.com', fixture('bind-style.zone'), await version('shop.example.com'));
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.created).toHaveLength(13);
+    const zone = (await t.get('/v1/domains/shop.example.com/zone')).text;
+    expect(zone).toContain('hostmaster.shop.example.com.');
+    expect(zone).toContain('@\t3600\tIN\tNS\tns1.host.example.net.');
+    expect(zone).not.toContain('ns1.registrar.example.');
+    expect(zone).toContain('selector1._domainkey\t3600\tIN\tTXT\t"v=DKIM1; k=rsa; p=MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQC1"');
+    expect(zone).toContain('*.dev\t3600\tIN\tA\t203.0.113.50');
+  });
+
+  it('round trip: export → import → export is identical', async () => {
+    await t.post('/v1/domains', { account_id: account.id, name: 'roundtrip.org', mail_enabled: true });
+    await t.post('/v1/domains/roundtrip.org/records', {
+      name: 'txt',
+      type: 'TXT',
+      content: `long ${'x'.repeat(300)} "quoted"; semi`,
+    });
+    await t.post('/v1/domains/roundtrip.org/records', {
+      name: '_sip._tcp',
+      type: 'SRV',
+      content: '10 60 5060 sip.roundtrip.org.',
+    });
+    const first = (await t.get('/v1/domains/roundtrip.org/zone')).text;
+    const r = await importZone('roundtrip.org', first, await version('roundtrip.org'));
+    expect(r.body).toMatchObject({ created: [], updated: [], deleted: [] });
+    expect((await t.get('/v1/domains/roundtrip.org/zone')).text).toBe(first);
+  });
+
+  it('needs If-Match, supports dry_run, and changes nothing on error', async () => {
+    await t.post('/v1/domains', { account_id: account.id, name: 'careful.net', template: 'empty' });
+    const text = '$ORIGIN careful.net.\nwww IN A 192.0.2.1\n';
+    expect((await importZone('careful.net', text)).status).toBe(428);
+    const dry = await importZone('careful.net', text, await version('careful.net'), '?dry_run=true');
+    expect(dry.body).toMatchObject({ dry_run: true, created: [{ name: 'www' }] });
+    const bad = await importZone(
+      'careful.net',
+      '$ORIGIN careful.net.\nwww IN A 192.0.2.1\n$INCLUDE x\nold IN HINFO a b\nip IN A 999.1.1.1\n',
+      await version('careful.net'),
+    );
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors.map((e: { pointer: string; code: string }) => `${e.pointer} ${e.code}`)).toEqual([
+      '/lines/3 include_refused',
+      '/lines/4 unknown_type',
+    ]);
+    const badRdata = await importZone('careful.net', '$ORIGIN careful.net.\nip IN A 999.1.1.1\n', await version('careful.net'));
+    expect(badRdata.body.errors[0]).toMatchObject({ pointer: '/lines/2/content', code: 'invalid_ipv4' });
+    const records = (await t.get('/v1/domains/careful.net/records?type=A')).body.data;
+    expect(records).toEqual([]);
+  });
+
+  it('refuses other media types', async () => {
+    await t.post('/v1/domains', { account_id: account.id, name: 'media.net', template: 'empty' });
+    const r = await t.request('PUT', '/v1/domains/media.net/zone', { body: { records: [] }, headers: { 'if-match': '"1"' } });
+    expect(r.status).toBe(415);
+  });
+});
