@@ -137,8 +137,7 @@ export function parseZoneFile(source: string, zone: string): { records: ParsedRe
     // Names in RDATA are relative to the $ORIGIN in force here, which may not be the apex.
     const rdata = tokens.slice(i + 1);
     const at = TARGET_POSITION[type];
-    if (at !== undefined && rdata[at] !== undefined && !(rdata[at]).endsWith('.'))
-      rdata[at] = absolute(rdata[at]);
+    if (at !== undefined && rdata[at] !== undefined && !rdata[at].endsWith('.')) rdata[at] = absolute(rdata[at]);
     const content = rdata.join(' ');
     if (!content) {
       fail(line, 'missing_rdata', `the ${type} record has no data`);
