@@ -35,6 +35,27 @@ describe('PUT /v1/domains/{domain}/zone (import)', () => {
     expect(zone).toContain('*.dev\t3600\tIN\tA\t203.0.113.50');
   });
 
+  it.each([
+    ['registrar-export.zone', 'example-store.net', 13],
+    ['cloudflare-export.zone', 'blog-example.org', 5],
+  ])('imports %s, then exports what re-imports unchanged', async (file, name, created) => {
+    await t.post('/v1/domains', { account_id: account.id, name, template: 'empty' });
+    const r = await importZone(name, fixture(file), await version(name));
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.created).toHaveLength(created);
+    const exported = (await t.get(`/v1/domains/${name}/zone`)).text;
+    const again = await importZone(name, exported, await version(name));
+    expect(again.body).toMatchObject({ created: [], updated: [], deleted: [], unchanged: created });
+    expect((await t.get(`/v1/domains/${name}/zone`)).text).toBe(exported);
+  });
+
+  it("refuses a TTL outside 60-86400 at its line (Cloudflare writes 'auto' as 1)", async () => {
+    await t.post('/v1/domains', { account_id: account.id, name: 'auto-ttl.org', template: 'empty' });
+    const r = await importZone('auto-ttl.org', 'auto-ttl.org.\t1\tIN\tA\t192.0.2.1\n', await version('auto-ttl.org'));
+    expect(r.status).toBe(422);
+    expect(r.body.errors[0]).toMatchObject({ pointer: '/lines/1/ttl', code: 'out_of_range' });
+  });
+
   it('round trip: export → import → export is identical', async () => {
     await t.post('/v1/domains', { account_id: account.id, name: 'roundtrip.org', mail_enabled: true });
     await t.post('/v1/domains/roundtrip.org/records', {

@@ -143,10 +143,13 @@ export function normalizeRecord(zone: string, input: RecordInput, pointer = ''):
     errors.push(err(`${pointer}/name`, 'managed', 'the apex NS set is maintained by the API'));
   if (type === 'CNAME' && owner.name === '@')
     errors.push(err(`${pointer}/name`, 'cname_at_apex', 'a CNAME cannot be at the zone apex (RFC 1034 §3.6.2)'));
+  const ttl = input.ttl ?? DEFAULT_TTL;
+  if (!Number.isInteger(ttl) || ttl < 60 || ttl > 86400)
+    errors.push(err(`${pointer}/ttl`, 'out_of_range', 'must be between 60 and 86400 seconds'));
   const c = content(type, input.content, owner.name, zone);
   if ('error' in c) errors.push(err(`${pointer}/content`, c.code, c.error));
   if (errors.length || 'error' in c) return { errors };
-  return { record: { name: owner.name, type, ttl: input.ttl ?? DEFAULT_TTL, content: c.value }, errors };
+  return { record: { name: owner.name, type, ttl, content: c.value }, errors };
 }
 
 const fqdnOf = (zone: string, name: string) => (name === '@' ? `${zone}.` : `${name}.${zone}.`);
