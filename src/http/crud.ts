@@ -44,7 +44,7 @@ export function listRoute<Q extends TObject>(app: App, o: ListRouteOptions<Q>): 
     {
       config: { ...(o.scope ? { scope: o.scope } : {}), ...(o.reach ? { reach: o.reach } : {}) },
       schema: {
-        params: o.params,
+        ...(o.params ? { params: o.params } : {}),
         tags: o.tags,
         operationId: o.operationId,
         summary: o.summary,

@@ -75,6 +75,22 @@ describe('versions and health', () => {
   });
 });
 
+describe('start-up', () => {
+  it('registers every route without Fastify warnings', async () => {
+    const warnings: string[] = [];
+    const listen = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', listen);
+    try {
+      const fresh = await createTestApp({ jobs: false });
+      await fresh.close();
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off('warning', listen);
+    }
+    expect(warnings.filter((w) => w.includes('Fastify'))).toEqual([]);
+  });
+});
+
 describe('request ids', () => {
   it('echoes a sane X-Request-Id and repeats it in problems', async () => {
     const r = await t.get('/v1/nothing-here', null, { 'x-request-id': 'client-id-123' });
