@@ -9,7 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { openDb } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
 import { newId } from '../src/lib/ids.js';
-import type { Caller } from '../src/auth/caller.js';
+import { systemCaller } from '../src/auth/caller.js';
 import { listAccounts } from '../src/modules/accounts/repo.js';
 import { listDomains } from '../src/modules/domains/repo.js';
 import { generateTokenSecret } from '../src/auth/secret.js';
@@ -66,15 +66,7 @@ await app.listen({ host: '127.0.0.1', port: 0 });
 // The baselines: bare routes with no auth, validation, hooks or representation.
 // /accounts runs Berth's own list query (the same rows, the same driver): the goal's baseline.
 // /accounts-plain reads the accounts table alone, a lower bound that also prices the plan join.
-const operator: Caller = {
-  tokenId: 'bench',
-  principal: { kind: 'operator', id: null },
-  resellerId: null,
-  resellerSuspended: false,
-  scopes: ['*'],
-  accountIds: null,
-  expiresAt: null,
-};
+const operator = systemCaller('bench');
 const baseline = Fastify();
 baseline.get('/accounts', async () => ({
   data: (await listAccounts(db, operator, {}, { limit: 50, afterId: null })).slice(0, 50),

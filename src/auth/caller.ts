@@ -73,3 +73,14 @@ export function requireWritable(caller: Caller, account?: { status: string }): v
     throw new AppError('account_suspended', 'The account is suspended; its resources are read-only.');
   }
 }
+
+/** The caller of work no token asked for (the scheduler, benchmarks): the operator's full reach. */
+export const systemCaller = (name: string): Caller => ({
+  tokenId: name,
+  principal: { kind: 'operator', id: null },
+  resellerId: null,
+  resellerSuspended: false,
+  scopes: ['*'],
+  accountIds: null,
+  expiresAt: null,
+});

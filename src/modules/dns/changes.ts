@@ -1,4 +1,4 @@
-import type { Caller } from '../../auth/caller.js';
+import { systemCaller, type Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { AppError, conflict, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -30,15 +30,7 @@ export const toChange = (r: repo.ChangeRow) => ({
 export type DnsChange = ReturnType<typeof toChange>;
 
 /** The scheduler acts for nobody in particular: it may apply any scheduled change. */
-const SCHEDULER: Caller = {
-  tokenId: 'scheduler',
-  principal: { kind: 'operator', id: null },
-  resellerId: null,
-  resellerSuspended: false,
-  scopes: ['*'],
-  accountIds: null,
-  expiresAt: null,
-};
+const SCHEDULER = systemCaller('scheduler');
 
 /** A failed validation, kept on the change set the way the API would have answered it. */
 const problemOf = (err: AppError) => ({ code: err.code, detail: err.message, ...err.extra });
