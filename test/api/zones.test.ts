@@ -67,6 +67,18 @@ describe('provisioning through the embedded DNS driver', () => {
   });
 });
 
+describe('terminating an account', () => {
+  it('removes its zones from the DNS server', async () => {
+    const acc = await createAccount(t, (await createPlan(t)).id);
+    await t.post('/v1/domains', { account_id: acc.id, name: 'terminated-zone.net' });
+    await synced('terminated-zone.net');
+    expect(existsSync(rendered('terminated-zone.net'))).toBe(true);
+    expect((await t.request('DELETE', `/v1/accounts/${acc.id}`)).status).toBe(202);
+    await eventually(async () => !existsSync(rendered('terminated-zone.net')), 30_000);
+    expect((await t.get('/v1/domains/terminated-zone.net')).status).toBe(404);
+  }, 45_000);
+});
+
 describe('a failing DNS driver', () => {
   it('leaves the write accepted, shows sync_state error with the reason, retries, and converges', async () => {
     let down = true;

@@ -12,6 +12,7 @@ import { appendEvent } from '../events/repo.js';
 import * as ops from '../operations/repo.js';
 import { toOperation, type CancelHandler } from '../operations/service.js';
 import * as plans from '../plans/repo.js';
+import { zonesOfAccount } from '../domains/repo.js';
 import { lockResellerAccountCount } from '../resellers/repo.js';
 import * as repo from './repo.js';
 import { accountHome, exceededLimits, measureUsage, type ResourceCounter, type Usage } from './usage.js';
@@ -232,6 +233,11 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
       await db.transaction(async (tx) => {
         const account = await repo.findAccountById(tx, op.resource_id, true);
         if (account) {
+          // Its domains go with the row (foreign key); each zone's apply job then finds the
+          // domain gone and has the DNS driver remove the zone.
+          for (const zone of await zonesOfAccount(tx, account.id)) {
+            await deps.jobs.send(tx, JOBS.dnsApply, { domain_id: zone.id, name: zone.name });
+          }
           await accountEvent(tx, 'account.deleted', account);
           await repo.deleteAccount(tx, account.id);
         }

@@ -211,3 +211,7 @@ export const markApplied = (db: Queryable, id: string, generation: number) =>
 
 export const markSyncError = (db: Queryable, id: string, message: string) =>
   db.query(`UPDATE domains SET sync_state = 'error', sync_error = $2 WHERE id = $1`, [id, message.slice(0, 1000)]);
+
+export async function zonesOfAccount(db: Queryable, accountId: string): Promise<{ id: string; name: string }[]> {
+  return (await db.query<{ id: string; name: string }>('SELECT id, name FROM domains WHERE account_id = $1', [accountId])).rows;
+}
