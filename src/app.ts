@@ -27,7 +27,8 @@ import { accountsService, cancelTermination } from './modules/accounts/service.j
 import type { ServiceDeps } from './modules/deps.js';
 import { pruneEvents } from './modules/events/repo.js';
 import { dnsChangesService } from './modules/dns/changes.js';
-import { dnsChangeRoutes, dnsRoutes, dnsSchemas } from './modules/dns/routes.js';
+import { dnsChangeRoutes, dnsSchemas } from './modules/dns/changes-routes.js';
+import { dnsRoutes } from './modules/dns/routes.js';
 import { dnsService } from './modules/dns/service.js';
 import { domainRoutes, domainSchemas } from './modules/domains/routes.js';
 import { domainCounter, domainsService } from './modules/domains/service.js';

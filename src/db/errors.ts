@@ -12,5 +12,3 @@ export const isUniqueViolation = (err: unknown, constraint?: string): boolean =>
 /** 23503 foreign_key_violation, or 23001 restrict_violation from an ON DELETE RESTRICT key. */
 export const isForeignKeyViolation = (err: unknown, constraint?: string): boolean =>
   ['23503', '23001'].includes(pgError(err).code ?? '') && (constraint === undefined || pgError(err).constraint === constraint);
-
-export const isCheckViolation = (err: unknown): boolean => pgError(err).code === '23514';

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type TSchema } from 'typebox';
+import { etagOf } from './etag.js';
 
 export type App = FastifyInstance<
   import('node:http').Server,
@@ -35,7 +36,7 @@ export const PatchBody = <T extends Record<string, TSchema>>(fields: T) =>
 
 /** 201 with Location, for creations. */
 export function sendCreated<T extends { id: string; version: number }>(reply: FastifyReply, location: string, resource: T) {
-  return reply.code(201).header('location', `${location}/${resource.id}`).header('etag', `"${resource.version}"`).send(resource);
+  return reply.code(201).header('location', `${location}/${resource.id}`).header('etag', etagOf(resource.version)).send(resource);
 }
 
 /** 202 for async work: the resource in its new status with its operation embedded. */

@@ -117,7 +117,3 @@ export async function setStatus(
 }
 
 export const deleteAccount = (tx: Queryable, id: string) => tx.query('DELETE FROM accounts WHERE id = $1', [id]);
-
-export async function countAccounts(db: Queryable): Promise<number> {
-  return (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM accounts')).rows[0]?.n ?? 0;
-}

@@ -227,8 +227,8 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
       const op = await ops.findOperationById(db, operationId);
       if (!op || !['queued', 'running'].includes(op.status)) return;
       await ops.transition(db, op.id, ['queued', 'running'], { status: 'running', progress: 10 });
-      // Sites, mailboxes, zones and backups are removed here through the provisioning layer as
-      // those modules land; the account's own files go now.
+      // Sites, mailboxes and backups join this removal as their modules land; the account's
+      // own files go now, and its zones below.
       await rm(accountHome(config.dataDir, op.resource_id), { recursive: true, force: true });
       await db.transaction(async (tx) => {
         const account = await repo.findAccountById(tx, op.resource_id, true);

@@ -2,28 +2,26 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../lib/errors.js';
 import { callerOf } from '../../http/auth.js';
-import { ifMatchVersion, sendResource } from '../../http/etag.js';
+import { etagOf, ifMatchVersion, sendResource } from '../../http/etag.js';
 import { pageParams, sendPage } from '../../http/pagination.js';
-import { PatchBody, type App } from '../../http/routes.js';
-import { listRoute } from '../../http/crud.js';
-import { Id, Nullable, Page, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
-import { DomainParam, DomainParams, RecordType, domainOf } from '../domains/routes.js';
+import { PatchBody, sendCreated, type App } from '../../http/routes.js';
+import { Id, Page, PageQuery } from '../../http/schemas.js';
+import { DomainParam, DomainParams, RecordType, domainOf, domainReach } from '../domains/routes.js';
 import type { DomainsService } from '../domains/service.js';
-import type { DnsChangesService } from './changes.js';
 import type { DnsService } from './service.js';
 
-const RecordName = Type.String({
+export const RecordName = Type.String({
   minLength: 1,
   maxLength: 253,
   description: 'Relative to the zone (`@` for the apex) or absolute with a trailing dot.',
 });
-const Ttl = Type.Integer({
+export const Ttl = Type.Integer({
   minimum: 60,
   maximum: 86400,
   format: 'int32',
   description: 'Seconds; shared by every record of a set.',
 });
-const Content = Type.String({
+export const Content = Type.String({
   minLength: 1,
   maxLength: 65535,
   description: 'RDATA in presentation format (`10 mail.example.com.`); TXT as plain text (quoted strings are joined).',
@@ -33,7 +31,6 @@ const CreateBody = Type.Object(
   { name: RecordName, type: RecordType, ttl: Type.Optional(Ttl), content: Content },
   { additionalProperties: false },
 );
-const Count = Type.Integer({ minimum: 0, maximum: 1_000_000, format: 'int32' });
 const RecordParams = Type.Object({ domain: DomainParam, record_id: Id('rec') }, { additionalProperties: false });
 
 const RULES =
@@ -41,7 +38,7 @@ const RULES =
 
 export function dnsRoutes(app: App, domains: DomainsService, svc: DnsService): void {
   const tags = ['dns'];
-  const reach = async (req: FastifyRequest) => domains.load(callerOf(req), domainOf(req));
+  const reach = domainReach(domains);
   const recordId = (req: FastifyRequest) => (req.params as { record_id: string }).record_id;
 
   app.get(
@@ -82,11 +79,7 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: DnsService): v
     },
     async (req, reply) => {
       const record = await svc.create(callerOf(req), req.params.domain, req.body);
-      return reply
-        .code(201)
-        .header('location', `/v1/domains/${record.domain_id}/records/${record.id}`)
-        .header('etag', `"${record.version}"`)
-        .send(record);
+      return sendCreated(reply, `/v1/domains/${record.domain_id}/records`, record);
     },
   );
 
@@ -123,7 +116,7 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: DnsService): v
         zoneVersion: ifMatchVersion(req),
         dryRun: req.query.dry_run ?? false,
       });
-      return reply.header('etag', `"${result.zone_version}"`).send(result);
+      return reply.header('etag', etagOf(result.zone_version)).send(result);
     },
   );
 
@@ -228,7 +221,7 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: DnsService): v
         zoneVersion: ifMatchVersion(req),
         dryRun: req.query.dry_run ?? false,
       });
-      return reply.header('etag', `"${result.zone_version}"`).send(result);
+      return reply.header('etag', etagOf(result.zone_version)).send(result);
     },
   );
 
@@ -250,150 +243,8 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: DnsService): v
     },
     async (req, reply) => {
       const zone = await domains.zoneFile(callerOf(req), req.params.domain);
-      void reply.header('etag', `"${zone.version}"`);
+      void reply.header('etag', etagOf(zone.version));
       return reply.type('text/dns; charset=utf-8').send(zone.text);
     },
-  );
-}
-
-const ChangeRecord = Type.Object(
-  { name: RecordName, type: RecordType, ttl: Type.Optional(Ttl), content: Content },
-  { additionalProperties: false },
-);
-const ChangeUpdate = Type.Object(
-  {
-    id: Id('rec'),
-    name: Type.Optional(RecordName),
-    type: Type.Optional(RecordType),
-    ttl: Type.Optional(Ttl),
-    content: Type.Optional(Content),
-  },
-  { additionalProperties: false },
-);
-const ChangeLists = {
-  create: Type.Array(ChangeRecord, { maxItems: 10_000 }),
-  update: Type.Array(ChangeUpdate, { maxItems: 10_000 }),
-  delete: Type.Array(Id('rec'), { maxItems: 10_000 }),
-};
-const DnsChange = Type.Object(
-  {
-    id: Id('chg'),
-    domain_id: Id('dom'),
-    status: StringEnum(['scheduled', 'applied', 'failed', 'canceled'] as const),
-    apply_at: Nullable(Timestamp),
-    applied_at: Nullable(Timestamp),
-    ...ChangeLists,
-    result: Nullable(
-      Type.Object({
-        created: Count,
-        updated: Count,
-        deleted: Count,
-        serial: Type.Integer({ minimum: 1, maximum: 4294967295, format: 'int64' }),
-      }),
-    ),
-    error: Nullable(
-      Type.Unsafe<Record<string, unknown>>({
-        type: 'object',
-        additionalProperties: true,
-        description: 'Why a scheduled change failed: `code`, `detail`, `errors`.',
-      }),
-    ),
-    ...ResourceMeta,
-  },
-  { $id: 'DnsChange', description: 'An atomic set of record changes, applied at once or at `apply_at`.' },
-);
-export const dnsSchemas = [DnsChange];
-
-export function dnsChangeRoutes(app: App, domains: DomainsService, svc: DnsChangesService): void {
-  const tags = ['dns'];
-  const reach = async (req: FastifyRequest) => domains.load(callerOf(req), domainOf(req));
-  const ChangeParams = Type.Object({ domain: DomainParam, change_id: Id('chg') }, { additionalProperties: false });
-
-  app.post(
-    '/v1/domains/:domain/changes',
-    {
-      config: { scope: 'dns:write', reach },
-      schema: {
-        tags,
-        operationId: 'createDnsChange',
-        summary: 'Apply or schedule an atomic change set',
-        description:
-          'All or nothing; field errors point into the set (`/create/1/content`). Without `apply_at` (or with one in the past) it is applied now: 201 `applied`. With `apply_at` in the future it is validated now, `scheduled`, and applied then by whichever process runs the job — validated again at that time, `failed` with the problem if it no longer fits. `dry_run=true` validates only (200).',
-        params: DomainParams,
-        querystring: Type.Object({ dry_run: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
-        body: Type.Object(
-          {
-            create: Type.Optional(ChangeLists.create),
-            update: Type.Optional(ChangeLists.update),
-            delete: Type.Optional(ChangeLists.delete),
-            apply_at: Type.Optional(Nullable(Timestamp)),
-          },
-          { additionalProperties: false },
-        ),
-        response: {
-          200: Type.Object({
-            dry_run: Type.Literal(true),
-            result: Type.Object({ created: Count, updated: Count, deleted: Count }),
-          }),
-          201: Type.Ref('DnsChange'),
-        },
-      },
-    },
-    async (req, reply) => {
-      const result = await svc.create(callerOf(req), req.params.domain, req.body, req.query.dry_run ?? false);
-      if ('dry_run' in result) return reply.code(200).send(result);
-      return reply
-        .code(201)
-        .header('location', `/v1/domains/${result.domain_id}/changes/${result.id}`)
-        .header('etag', `"${result.version}"`)
-        .send(result);
-    },
-  );
-
-  listRoute(app, {
-    path: '/v1/domains/:domain/changes',
-    tags,
-    operationId: 'listDnsChanges',
-    summary: "A zone's change sets",
-    scope: 'dns:read',
-    reach,
-    params: DomainParams,
-    querystring: Type.Object(
-      { ...PageQuery, status: Type.Optional(StringEnum(['scheduled', 'applied', 'failed', 'canceled'] as const)) },
-      { additionalProperties: false },
-    ),
-    item: 'DnsChange',
-    list: (caller, query, page, req) => svc.list(caller, domainOf(req), query.status, page),
-  });
-
-  app.get(
-    '/v1/domains/:domain/changes/:change_id',
-    {
-      config: { scope: 'dns:read', reach },
-      schema: {
-        tags,
-        operationId: 'getDnsChange',
-        summary: 'Get a change set',
-        params: ChangeParams,
-        response: { 200: Type.Ref('DnsChange') },
-      },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.domain, req.params.change_id)),
-  );
-
-  app.delete(
-    '/v1/domains/:domain/changes/:change_id',
-    {
-      config: { scope: 'dns:write', reach },
-      schema: {
-        tags,
-        operationId: 'cancelDnsChange',
-        summary: 'Cancel a scheduled change set',
-        description: '200 with the change set, now `canceled`; 409 `invalid_state` once it has run.',
-        params: ChangeParams,
-        response: { 200: Type.Ref('DnsChange') },
-      },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.cancel(callerOf(req), req.params.domain, req.params.change_id)),
   );
 }

@@ -75,9 +75,12 @@ export const DomainParams = Type.Object({ domain: DomainParam }, { additionalPro
 
 export const domainOf = (req: FastifyRequest) => (req.params as { domain: string }).domain;
 
+/** The `config.reach` of every route under `/v1/domains/{domain}`. */
+export const domainReach = (svc: DomainsService) => async (req: FastifyRequest) => svc.load(callerOf(req), domainOf(req));
+
 export function domainRoutes(app: App, svc: DomainsService): void {
   const tags = ['domains'];
-  const reach = async (req: FastifyRequest) => svc.load(callerOf(req), domainOf(req));
+  const reach = domainReach(svc);
 
   listRoute(app, {
     path: '/v1/domains',
