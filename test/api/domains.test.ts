@@ -155,6 +155,24 @@ describe('changing domains', () => {
     expect(stale.status).toBe(412);
   });
 
+  it('two toggles with the same ETag: one wins, the other is 412 (never a 500)', async () => {
+    const d = await t.post('/v1/domains', { account_id: account.id, name: 'race-mail.com' });
+    const headers = { 'if-match': `"${d.body.version}"` };
+    const results = await Promise.all([
+      t.request('PATCH', `/v1/domains/${d.body.id}`, { body: { mail_enabled: true }, headers }),
+      t.request('PATCH', `/v1/domains/${d.body.id}`, { body: { mail_enabled: true }, headers }),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 412]);
+  });
+
+  it('enabling mail keeps a mail record the owner already added', async () => {
+    const d = await t.post('/v1/domains', { account_id: account.id, name: 'own-mx.com', template: 'empty' });
+    await t.post('/v1/domains/own-mx.com/records', { name: '@', type: 'MX', content: '10 mail.own-mx.com.' });
+    const on = await t.request('PATCH', `/v1/domains/${d.body.id}`, { body: { mail_enabled: true } });
+    expect(on.status).toBe(200);
+    expect((await records(d.body.id)).filter((r: string) => r.includes(' MX '))).toEqual(['@ MX 10 mail.own-mx.com.']);
+  });
+
   it('owners may not suspend their domains; the operator may', async () => {
     const d = await t.post('/v1/domains', { account_id: account.id, name: 'suspend-me.com' });
     const owner = await createToken(t, { principal: { kind: 'account', id: account.id } });

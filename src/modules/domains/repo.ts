@@ -117,12 +117,14 @@ export async function countDomains(db: Queryable, accountId: string): Promise<nu
   );
 }
 
+/** Template records (a new zone, mail switched on); one the owner already has is kept as it is. */
 export async function insertRecords(tx: Queryable, domainId: string, records: NewRecord[]): Promise<void> {
   if (records.length === 0) return;
   await tx.query(
     `INSERT INTO dns_records (id, domain_id, name, type, ttl, content, managed)
      SELECT r.id, $1, r.name, r.type, r.ttl, r.content, r.managed
-     FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::boolean[]) AS r(id, name, type, ttl, content, managed)`,
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::boolean[]) AS r(id, name, type, ttl, content, managed)
+     ON CONFLICT (domain_id, name, type, content) DO NOTHING`,
     [
       domainId,
       records.map((r) => r.id),

@@ -5,7 +5,7 @@ import { parseDomainName } from '../../lib/domain-name.js';
 import { conflict, invalid, notFound, quotaExceeded } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import { nextSerial } from '../../lib/soa-serial.js';
-import { checkVersion, mergeFields } from '../../lib/versioning.js';
+import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
 import type { PageParams } from '../../http/pagination.js';
 import type { ServiceDeps } from '../deps.js';
 import * as accounts from '../accounts/repo.js';
@@ -110,6 +110,10 @@ export function domainsService(deps: ServiceDeps) {
         requireKind(caller, ['operator', 'reseller'], 'suspend domains');
       const next = mergeFields<DomainFields>({ mail_enabled: current.mail_enabled, status: current.status }, patch);
       const row = await db.transaction(async (tx) => {
+        // Under the zone lock, before any record is written: of two writers with one version,
+        // the second gets a 412 here rather than a unique violation below.
+        const locked = (await repo.findDomainById(tx, current.id, true)) as repo.DomainRow;
+        if (locked.version !== current.version) throw staleVersion();
         const mail = mailRecords(current.name, zone);
         const turnOn = next.mail_enabled && !current.mail_enabled;
         const turnOff = !next.mail_enabled && current.mail_enabled;
