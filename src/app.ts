@@ -19,8 +19,10 @@ import { DEPRECATIONS, installVersioning, type DeprecationRegistry } from './htt
 import { JOBS } from './jobs/names.js';
 import { PgBossQueue, type JobQueue } from './jobs/queue.js';
 import { dnsReconciler } from './provisioning/dns-reconciler.js';
-import type { DnsDriver } from './provisioning/driver.js';
+import type { DnsDriver, MailDriver } from './provisioning/driver.js';
 import { EmbeddedDnsDriver } from './provisioning/drivers/embedded-dns.js';
+import { EmbeddedMailDriver } from './provisioning/drivers/embedded-mail.js';
+import { mailReconciler } from './provisioning/mail-reconciler.js';
 import { systemClock, type Clock } from './lib/time.js';
 import { accountRoutes, accountSchemas } from './modules/accounts/routes.js';
 import { accountsService, cancelTermination } from './modules/accounts/service.js';
@@ -32,6 +34,8 @@ import { dnsRoutes } from './modules/dns/routes.js';
 import { dnsService } from './modules/dns/service.js';
 import { domainRoutes, domainSchemas } from './modules/domains/routes.js';
 import { domainCounter, domainsService } from './modules/domains/service.js';
+import { emailRoutes, emailSchemas } from './modules/emails/routes.js';
+import { emailCounter, emailsService } from './modules/emails/service.js';
 import { eventRoutes, eventSchemas } from './modules/events/routes.js';
 import { eventsService } from './modules/events/service.js';
 import { operationRoutes, operationSchemas } from './modules/operations/routes.js';
@@ -53,6 +57,8 @@ export interface AppDeps {
   deprecations?: DeprecationRegistry;
   /** The DNS driver; by default the one BERTH_DRIVER_DNS names. */
   dnsDriver?: DnsDriver;
+  /** The mail driver; by default the one BERTH_DRIVER_MAIL names. */
+  mailDriver?: MailDriver;
   /** Extra routes (tests register test-only routes here). */
   extraRoutes?: (app: App) => void;
   logger?: boolean;
@@ -94,6 +100,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...eventSchemas,
     ...domainSchemas,
     ...dnsSchemas,
+    ...emailSchemas,
   ]) {
     app.addSchema(schema);
   }
@@ -124,7 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installVersioning(app, deps.deprecations ?? DEPRECATIONS);
   metaRoutes(app, db, metrics);
 
-  const accounts = accountsService(svc, [domainCounter]);
+  const accounts = accountsService(svc, [domainCounter, emailCounter]);
   resellerRoutes(app, resellersService(svc));
   planRoutes(app, plansService(svc));
   accountRoutes(app, accounts);
@@ -137,9 +144,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   dnsRoutes(app, domains, dns);
   const dnsChanges = dnsChangesService(svc, domains, dns);
   dnsChangeRoutes(app, domains, dnsChanges);
+  emailRoutes(app, emailsService(svc));
   deps.extraRoutes?.(app);
 
   await jobs.work(JOBS.dnsApply, dnsReconciler(db, deps.dnsDriver ?? new EmbeddedDnsDriver(config.dataDir)));
+  await jobs.work(JOBS.mailApply, mailReconciler(db, deps.mailDriver ?? new EmbeddedMailDriver(config.dataDir), config.dataDir));
   await jobs.work(JOBS.dnsChangeApply, async (data) => dnsChanges.runScheduled(String(data.change_id)));
   await jobs.work(JOBS.accountTerminate, async (data) => accounts.runTermination(String(data.operation_id)));
   await jobs.work(JOBS.housekeeping, async () => {

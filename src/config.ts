@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
+import { DEFAULT_MAIL_HASH_COST } from './lib/mail-password.js';
 
 /** One typed, frozen configuration built from BERTH_* environment variables (SPEC §8). */
 const LogLevel = Type.Unsafe<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>({
@@ -29,6 +30,11 @@ const ConfigSchema = Type.Object({
     authFailuresPerMinute: Type.Integer({ minimum: 1 }),
   }),
   tokenCacheTtlMs: Type.Integer({ minimum: 0 }),
+  // argon2id cost of mailbox password hashes; libsodium (Dovecot) accepts m >= 8 KiB.
+  mailHash: Type.Object({
+    memoryKib: Type.Integer({ minimum: 8, maximum: 4_194_304 }),
+    timeCost: Type.Integer({ minimum: 1, maximum: 100 }),
+  }),
   jobs: Type.Boolean(),
 });
 export type Config = Static<typeof ConfigSchema>;
@@ -47,6 +53,7 @@ const ENV_NAMES: Record<string, string> = {
   webIpv4: 'BERTH_WEB_IPV4',
   webIpv6: 'BERTH_WEB_IPV6',
   rateLimit: 'BERTH_RATE_LIMIT_*',
+  mailHash: 'BERTH_MAIL_HASH_MEMORY_KIB / BERTH_MAIL_HASH_TIME_COST',
 };
 
 type Env = Record<string, string | undefined>;
@@ -99,6 +106,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       authFailuresPerMinute: int(env, 'BERTH_AUTH_FAILURES_PER_MINUTE', 20),
     },
     tokenCacheTtlMs: int(env, 'BERTH_TOKEN_CACHE_TTL_MS', 10_000),
+    mailHash: {
+      memoryKib: int(env, 'BERTH_MAIL_HASH_MEMORY_KIB', DEFAULT_MAIL_HASH_COST.memoryKib),
+      timeCost: int(env, 'BERTH_MAIL_HASH_TIME_COST', DEFAULT_MAIL_HASH_COST.timeCost),
+    },
     jobs: bool(env, 'BERTH_JOBS', true),
     ...overrides,
   };

@@ -72,6 +72,10 @@ export interface UpdateRoutesOptions {
   reach: (request: FastifyRequest) => Promise<unknown>;
   /** The mutable fields: all required for PUT, all optional for PATCH. */
   mutable: Record<string, TSchema>;
+  /** Write-only fields, optional in PUT and PATCH alike (a new password). */
+  writeOnly?: Record<string, TSchema>;
+  /** `$id` of the response schema when it differs from the resource's (one-time secrets). */
+  response?: string;
   description?: string;
   update: (caller: Caller, id: string, patch: Record<string, unknown>, expectedVersion?: number) => Promise<{ version: number }>;
 }
@@ -82,8 +86,9 @@ export function updateRoutes(app: App, o: UpdateRoutesOptions): void {
     tags: o.tags,
     description: o.description,
     params: IdParams(o.prefix),
-    response: { 200: Type.Ref(o.resource) },
+    response: { 200: Type.Ref(o.response ?? o.resource) },
   };
+  const writeOnly = Object.fromEntries(Object.entries(o.writeOnly ?? {}).map(([k, v]) => [k, Type.Optional(v)]));
   const handler = async (req: FastifyRequest, reply: Parameters<typeof sendResource>[1]) =>
     sendResource(
       req,
@@ -99,7 +104,7 @@ export function updateRoutes(app: App, o: UpdateRoutesOptions): void {
         ...common,
         operationId: `replace${o.resource}`,
         summary: `Replace a ${o.noun}`,
-        body: Type.Object(o.mutable, { additionalProperties: false }),
+        body: Type.Object({ ...o.mutable, ...writeOnly }, { additionalProperties: false }),
       },
     },
     handler,
@@ -112,7 +117,7 @@ export function updateRoutes(app: App, o: UpdateRoutesOptions): void {
         ...common,
         operationId: `update${o.resource}`,
         summary: `Update a ${o.noun} (JSON Merge Patch)`,
-        body: PatchBody(o.mutable),
+        body: Type.Object({ ...PatchBody(o.mutable).properties, ...writeOnly }, { additionalProperties: false }),
       },
     },
     handler,

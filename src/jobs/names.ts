@@ -4,6 +4,7 @@ export const JOBS = {
   dnsApply: 'dns.apply',
   dnsChangeApply: 'dns.change.apply',
   housekeeping: 'housekeeping',
+  mailApply: 'mail.apply',
 } as const;
 
 export const QUEUE_NAMES: string[] = Object.values(JOBS);

@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
  * Replaces a file so that readers see the old bytes or the new, never a mixture: write a
  * temporary file beside it, fsync, rename over the target (atomic on POSIX).
  */
-export async function writeFileAtomic(file: string, content: string): Promise<void> {
+export async function writeFileAtomic(file: string, content: string, mode = 0o644): Promise<void> {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(tmp, 'w', 0o644);
+  const handle = await open(tmp, 'w', mode);
   try {
     await handle.writeFile(content, 'utf8');
     await handle.sync();

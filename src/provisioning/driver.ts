@@ -1,3 +1,4 @@
+import type { MailDomainSpec } from './render/mail.js';
 import type { Zone } from './render/zone-file.js';
 
 /**
@@ -9,4 +10,16 @@ export interface DnsDriver {
   readonly name: string;
   applyZone(zone: Zone): Promise<void>;
   removeZone(name: string): Promise<void>;
+}
+
+/**
+ * A mail driver makes one domain's mailboxes and forwarders real: login, delivery, quota,
+ * aliases, autoresponders. `applyDomain` gets the whole unit (idempotent); `removeDomain`
+ * withdraws a domain that is gone, and with `keepMaps` leaves its maps to a new domain of the
+ * same name (only the old account's maildirs go).
+ */
+export interface MailDriver {
+  readonly name: string;
+  applyDomain(domain: MailDomainSpec): Promise<void>;
+  removeDomain(name: string, root: string, options: { keepMaps: boolean }): Promise<void>;
 }

@@ -70,6 +70,9 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     BERTH_RATE_LIMIT_READ: '100000',
     BERTH_RATE_LIMIT_WRITE: '100000',
     BERTH_AUTH_FAILURES_PER_MINUTE: '100000',
+    // A cheap argon2id: the cost is the production default's business, not the tests'.
+    BERTH_MAIL_HASH_MEMORY_KIB: '1024',
+    BERTH_MAIL_HASH_TIME_COST: '1',
     ...opts.env,
   });
   await bootstrapOperator(db, OPERATOR_TOKEN);

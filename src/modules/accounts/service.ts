@@ -13,6 +13,7 @@ import * as ops from '../operations/repo.js';
 import { toOperation, type CancelHandler } from '../operations/service.js';
 import * as plans from '../plans/repo.js';
 import { zonesOfAccount } from '../domains/repo.js';
+import { touchMailUnitsOfAccount } from '../emails/unit.js';
 import { lockResellerAccountCount } from '../resellers/repo.js';
 import * as repo from './repo.js';
 import { accountHome, exceededLimits, measureUsage, type ResourceCounter, type Usage } from './usage.js';
@@ -91,6 +92,8 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
       if (!(await repo.setStatus(tx, id, [current.status], to))) throw staleVersion();
       const updated = (await repo.findAccountById(tx, id)) as repo.AccountRow;
       await accountEvent(tx, event, updated);
+      // A suspended account's mailboxes refuse logins: their mail units render again.
+      await touchMailUnitsOfAccount(tx, deps.jobs, id);
       return updated;
     });
     return toAccount(row);
@@ -227,8 +230,8 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
       const op = await ops.findOperationById(db, operationId);
       if (!op || !['queued', 'running'].includes(op.status)) return;
       await ops.transition(db, op.id, ['queued', 'running'], { status: 'running', progress: 10 });
-      // Sites, mailboxes and backups join this removal as their modules land; the account's
-      // own files go now, and its zones below.
+      // The account's files (mailboxes included) go now; its zones and mail maps below.
+      // Sites and backups join this removal as their modules land.
       await rm(accountHome(config.dataDir, op.resource_id), { recursive: true, force: true });
       await db.transaction(async (tx) => {
         const account = await repo.findAccountById(tx, op.resource_id, true);
@@ -237,6 +240,7 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
           // domain gone and has the DNS driver remove the zone.
           for (const zone of await zonesOfAccount(tx, account.id)) {
             await deps.jobs.send(tx, JOBS.dnsApply, { domain_id: zone.id, name: zone.name });
+            await deps.jobs.send(tx, JOBS.mailApply, { domain_id: zone.id, name: zone.name, account_id: account.id });
           }
           await accountEvent(tx, 'account.deleted', account);
           await repo.deleteAccount(tx, account.id);

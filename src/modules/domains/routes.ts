@@ -161,14 +161,15 @@ export function domainRoutes(app: App, svc: DomainsService): void {
         tags,
         operationId: 'deleteDomain',
         summary: 'Delete a domain and its zone',
-        description: 'Refused with 409 `in_use` while a site or mailbox uses it, unless `cascade=true`.',
+        description:
+          'Refused with 409 `in_use` (listing them in `used_by`) while mailboxes or forwarders use it, unless `cascade=true`, which deletes them with the domain (and needs `emails:write`).',
         params: DomainParams,
         querystring: Type.Object({ cascade: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
         response: { 204: Type.Null({ description: 'Deleted' }) },
       },
     },
     async (req, reply) => {
-      await svc.remove(callerOf(req), req.params.domain, ifMatchVersion(req));
+      await svc.remove(callerOf(req), req.params.domain, { cascade: req.query.cascade ?? false }, ifMatchVersion(req));
       return reply.code(204).send(null);
     },
   );

@@ -1,4 +1,4 @@
-import { type Caller, requireKind, requireWritable } from '../../auth/caller.js';
+import { type Caller, requireKind, requireScope, requireWritable } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { parseDomainName } from '../../lib/domain-name.js';
@@ -11,6 +11,10 @@ import type { ServiceDeps } from '../deps.js';
 import * as accounts from '../accounts/repo.js';
 import { limitsOf } from '../accounts/service.js';
 import { renderZoneFile } from '../../provisioning/render/zone-file.js';
+import { JOBS } from '../../jobs/names.js';
+import * as emails from '../emails/repo.js';
+import { addressEvent, presentAddress } from '../emails/representation.js';
+import { touchMailUnit } from '../emails/unit.js';
 import * as repo from './repo.js';
 import { toDomain, toRecord, type DnsRecord, type Domain } from './representation.js';
 import { publishZoneChange, zoneCommitter } from './zone-change.js';
@@ -27,6 +31,12 @@ export interface DomainFields {
   mail_enabled: boolean;
   status: 'active' | 'suspended';
 }
+
+/** 409 `in_use`, naming what holds the domain. */
+const inUse = (name: string, addresses: emails.AddressRow[]) =>
+  conflict('in_use', `Mailboxes or forwarders still use ${name}; delete them first or pass cascade=true.`, {
+    used_by: addresses.map((a) => ({ type: a.kind === 'mailbox' ? 'email' : 'email_forwarder', id: a.id, address: a.address })),
+  });
 
 /** `{domain}` in a path is an id or a name (A-label or Unicode); anything else matches nothing. */
 function domainRef(ref: string): { id?: string; name?: string } {
@@ -109,6 +119,7 @@ export function domainsService(deps: ServiceDeps) {
       if (patch.status !== undefined && patch.status !== current.status)
         requireKind(caller, ['operator', 'reseller'], 'suspend domains');
       const next = mergeFields<DomainFields>({ mail_enabled: current.mail_enabled, status: current.status }, patch);
+
       const row = await db.transaction(async (tx) => {
         // Under the zone lock, before any record is written: of two writers with one version,
         // the second gets a 412 here rather than a unique violation below.
@@ -118,24 +129,39 @@ export function domainsService(deps: ServiceDeps) {
         const turnOn = next.mail_enabled && !current.mail_enabled;
         const turnOff = !next.mail_enabled && current.mail_enabled;
         if (turnOn) await repo.insertRecords(tx, current.id, mail);
-        if (turnOff) await repo.deleteRecordsWhere(tx, current.id, mail);
+        if (turnOff) {
+          const addresses = await emails.addressesOfDomain(tx, current.id);
+          if (addresses.length) throw inUse(current.name, addresses);
+          await repo.deleteRecordsWhere(tx, current.id, mail);
+        }
         const diff = { created: turnOn ? mail.length : 0, updated: 1, deleted: turnOff ? mail.length : 0 };
+        // Mail on or off, or a suspension (logins refused): the mail server's view changes too.
+        if (next.mail_enabled !== current.mail_enabled || next.status !== current.status)
+          await touchMailUnit(tx, deps.jobs, current);
         return commitZoneChange(tx, current, { fields: next, event: 'domain.updated', diff });
       });
       return present(row);
     },
 
     /**
-     * Deletes the domain and its zone. Sites and mailboxes that use a domain arrive with their
-     * modules; until then nothing can hold one, and `cascade` changes nothing.
+     * Deletes the domain, its zone and its mail maps. Mailboxes and forwarders hold it (409
+     * `in_use`) unless `cascade`, which deletes them with it, each with its own event.
      */
-    async remove(caller: Caller, ref: string, expectedVersion?: number): Promise<void> {
+    async remove(caller: Caller, ref: string, options: { cascade: boolean }, expectedVersion?: number): Promise<void> {
       const current = await load(caller, ref);
       const account = (await accounts.findAccountById(db, current.account_id)) as accounts.AccountRow;
       requireWritable(caller, account);
       checkVersion(expectedVersion, current.version);
+      if (options.cascade) requireScope(caller, 'emails:write');
       await db.transaction(async (tx) => {
-        await publishZoneChange(deps, tx, current, 'domain.deleted', {});
+        // Under the zone lock, which a new address also takes: the list is complete.
+        const locked = await repo.findDomainById(tx, current.id, true);
+        if (!locked) throw notFound('domain');
+        const addresses = await emails.addressesOfDomain(tx, current.id);
+        if (addresses.length && !options.cascade) throw inUse(current.name, addresses);
+        for (const a of addresses) await addressEvent(tx, 'deleted', a, await presentAddress(config.dataDir, a));
+        await publishZoneChange(deps, tx, locked, 'domain.deleted', {});
+        await deps.jobs.send(tx, JOBS.mailApply, { domain_id: locked.id, name: locked.name, account_id: locked.account_id });
         await repo.deleteDomain(tx, current.id);
       });
     },

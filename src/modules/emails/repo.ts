@@ -1,0 +1,144 @@
+import type { Queryable } from '../../db/client.js';
+import { reachSql, type Caller } from '../../auth/caller.js';
+import { pageSql, type PageParams } from '../../http/pagination.js';
+
+export type AddressKind = 'mailbox' | 'forwarder';
+
+export interface Autoresponder {
+  enabled: boolean;
+  subject: string;
+  body: string;
+  starts_at: string | null;
+  ends_at: string | null;
+}
+
+export interface AddressRow {
+  id: string;
+  kind: AddressKind;
+  domain_id: string;
+  domain_name: string;
+  account_id: string;
+  reseller_id: string | null;
+  address: string;
+  password_hash: string | null;
+  quota_mb: number | null;
+  status: 'active' | 'suspended';
+  forward_to: string[];
+  autoresponder: Autoresponder | null;
+  sync_state: 'pending' | 'in_sync' | 'error';
+  sync_error: string | null;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+/** The writable columns of an address. */
+export type AddressFields = Pick<AddressRow, 'password_hash' | 'quota_mb' | 'status' | 'forward_to' | 'autoresponder'>;
+
+// The sync state is the mail unit's: a domain's addresses are applied together.
+const SELECT = `SELECT m.id, m.kind, m.domain_id, d.name AS domain_name, m.account_id, a.reseller_id, m.address,
+    m.password_hash, m.quota_mb, m.status, m.forward_to, m.autoresponder, d.mail_sync_state AS sync_state,
+    d.mail_sync_error AS sync_error, m.created_at, m.updated_at, m.version
+  FROM mail_addresses m JOIN domains d ON d.id = m.domain_id JOIN accounts a ON a.id = m.account_id`;
+
+const reach = (caller: Caller, params: unknown[]) =>
+  reachSql(caller, { account: 'm.account_id', reseller: 'a.reseller_id' }, params);
+
+export async function findAddress(
+  db: Queryable,
+  caller: Caller,
+  kind: AddressKind,
+  id: string,
+  forUpdate = false,
+): Promise<AddressRow | undefined> {
+  const params: unknown[] = [id, kind];
+  const lock = forUpdate ? ' FOR UPDATE OF m' : '';
+  return (await db.query<AddressRow>(`${SELECT} WHERE m.id = $1 AND m.kind = $2 AND ${reach(caller, params)}${lock}`, params))
+    .rows[0];
+}
+
+export async function findAddressById(db: Queryable, id: string): Promise<AddressRow | undefined> {
+  return (await db.query<AddressRow>(`${SELECT} WHERE m.id = $1`, [id])).rows[0];
+}
+
+export interface AddressFilter {
+  account_id?: string;
+  /** A domain id or A-label name. */
+  domain?: string;
+  q?: string;
+}
+
+export async function listAddresses(
+  db: Queryable,
+  caller: Caller,
+  kind: AddressKind,
+  f: AddressFilter,
+  page: PageParams,
+): Promise<AddressRow[]> {
+  const params: unknown[] = [kind];
+  const where = ['m.kind = $1', reach(caller, params)];
+  if (f.account_id) where.push(`m.account_id = $${params.push(f.account_id)}`);
+  if (f.domain) {
+    const n = params.push(f.domain);
+    where.push(`(d.id = $${n} OR d.name = $${n})`);
+  }
+  if (f.q) where.push(`strpos(m.address, lower($${params.push(f.q)})) > 0`);
+  const p = pageSql(page, 'm.id', params);
+  return (await db.query<AddressRow>(`${SELECT} WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params)).rows;
+}
+
+export async function insertAddress(
+  tx: Queryable,
+  a: Pick<AddressRow, 'id' | 'kind' | 'domain_id' | 'account_id' | 'address'> & AddressFields,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO mail_addresses (id, kind, domain_id, account_id, address, password_hash, quota_mb, status, forward_to, autoresponder)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [
+      a.id,
+      a.kind,
+      a.domain_id,
+      a.account_id,
+      a.address,
+      a.password_hash,
+      a.quota_mb,
+      a.status,
+      a.forward_to,
+      a.autoresponder === null ? null : JSON.stringify(a.autoresponder),
+    ],
+  );
+}
+
+/** Writes the fields if the row is still at `version`; false when it moved on (412). */
+export async function updateAddress(tx: Queryable, id: string, version: number, f: AddressFields): Promise<boolean> {
+  const r = await tx.query(
+    `UPDATE mail_addresses SET password_hash = $3, quota_mb = $4, status = $5, forward_to = $6, autoresponder = $7,
+       updated_at = now(), version = version + 1
+     WHERE id = $1 AND version = $2`,
+    [
+      id,
+      version,
+      f.password_hash,
+      f.quota_mb,
+      f.status,
+      f.forward_to,
+      f.autoresponder === null ? null : JSON.stringify(f.autoresponder),
+    ],
+  );
+  return r.rowCount === 1;
+}
+
+export const deleteAddress = (tx: Queryable, id: string) => tx.query('DELETE FROM mail_addresses WHERE id = $1', [id]);
+
+export async function countMailboxes(db: Queryable, accountId: string): Promise<number> {
+  const r = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM mail_addresses WHERE account_id = $1 AND kind = 'mailbox'`,
+    [accountId],
+  );
+  return r.rows[0]?.n ?? 0;
+}
+
+/** Every address of a domain (for `in_use` and for cascades). */
+export async function addressesOfDomain(db: Queryable, domainId: string): Promise<AddressRow[]> {
+  return (await db.query<AddressRow>(`${SELECT} WHERE m.domain_id = $1 ORDER BY m.address`, [domainId])).rows;
+}

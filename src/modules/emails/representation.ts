@@ -1,0 +1,59 @@
+import path from 'node:path';
+import type { Queryable } from '../../db/client.js';
+import { directoryBytes } from '../accounts/usage.js';
+import { appendEvent } from '../events/repo.js';
+import type { AddressRow } from './repo.js';
+import { mailRoot } from './unit.js';
+import { NO_AUTORESPONDER } from './rules.js';
+
+/** The API representations of mailboxes and forwarders (never a password or its hash). */
+export const toEmail = (r: AddressRow, usageBytes: number) => ({
+  id: r.id,
+  address: r.address,
+  domain_id: r.domain_id,
+  account_id: r.account_id,
+  quota_mb: r.quota_mb as number,
+  usage_bytes: usageBytes,
+  status: r.status,
+  forward_to: r.forward_to,
+  autoresponder: r.autoresponder ?? NO_AUTORESPONDER,
+  sync_state: r.sync_state,
+  sync_error: r.sync_error,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+  version: r.version,
+});
+export type Email = ReturnType<typeof toEmail>;
+
+export const toForwarder = (r: AddressRow) => ({
+  id: r.id,
+  address: r.address,
+  domain_id: r.domain_id,
+  account_id: r.account_id,
+  destinations: r.forward_to,
+  sync_state: r.sync_state,
+  sync_error: r.sync_error,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+  version: r.version,
+});
+export type Forwarder = ReturnType<typeof toForwarder>;
+
+/** Bytes in the mailbox's home (its Maildir and Sieve script), measured from the files. */
+export const mailboxUsage = (dataDir: string, r: AddressRow): Promise<number> =>
+  directoryBytes(path.join(mailRoot(dataDir, r.account_id, r.domain_name), r.id));
+
+export const presentAddress = async (dataDir: string, r: AddressRow): Promise<Email | Forwarder> =>
+  r.kind === 'mailbox' ? toEmail(r, await mailboxUsage(dataDir, r)) : toForwarder(r);
+
+/** `email.<action>` or `email_forwarder.<action>`, written in the change's transaction. */
+export async function addressEvent(tx: Queryable, action: string, r: AddressRow, data: Email | Forwarder): Promise<void> {
+  const type = r.kind === 'mailbox' ? 'email' : 'email_forwarder';
+  await appendEvent(tx, {
+    type: `${type}.${action}`,
+    accountId: r.account_id,
+    resellerId: r.reseller_id,
+    resource: { type, id: r.id, version: r.version },
+    data,
+  });
+}

@@ -1,0 +1,319 @@
+import { type Caller, requireWritable } from '../../auth/caller.js';
+import type { Queryable } from '../../db/client.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
+import type { PageParams } from '../../http/pagination.js';
+import { parseDomainName } from '../../lib/domain-name.js';
+import { conflict, invalid, notFound, quotaExceeded, type FieldError } from '../../lib/errors.js';
+import { isId, newId } from '../../lib/ids.js';
+import { generateMailPassword, hashMailPassword } from '../../lib/mail-password.js';
+import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
+import type { ServiceDeps } from '../deps.js';
+import * as accounts from '../accounts/repo.js';
+import { limitsOf } from '../accounts/service.js';
+import { accountHome, directoryBytes } from '../accounts/usage.js';
+import * as domains from '../domains/repo.js';
+import * as repo from './repo.js';
+import {
+  addressEvent,
+  mailboxUsage,
+  presentAddress,
+  toEmail,
+  toForwarder,
+  type Email,
+  type Forwarder,
+} from './representation.js';
+import {
+  autoresponderErrors,
+  destinationErrors,
+  isFieldError,
+  normalizeAutoresponder,
+  parseAddress,
+  passwordErrors,
+  type ParsedAddress,
+} from './rules.js';
+import { touchMailUnit } from './unit.js';
+
+export interface CreateEmailInput {
+  address: string;
+  password?: string;
+  generate_password?: boolean;
+  quota_mb?: number;
+  forward_to?: string[];
+  autoresponder?: Partial<repo.Autoresponder>;
+}
+
+export interface EmailPatch {
+  password?: string;
+  generate_password?: boolean;
+  quota_mb?: number;
+  status?: 'active' | 'suspended';
+  forward_to?: string[];
+  autoresponder?: Partial<repo.Autoresponder>;
+}
+
+const MIB = 1024 * 1024;
+const NOUN = { mailbox: 'email account', forwarder: 'email forwarder' } as const;
+
+/** Mailboxes (`/v1/emails`) and forwarders (`/v1/email-forwarders`): addresses of a mail-enabled domain. */
+export function emailsService(deps: ServiceDeps) {
+  const { db, config, jobs } = deps;
+
+  async function load(caller: Caller, kind: repo.AddressKind, id: string): Promise<repo.AddressRow> {
+    const row = isId(kind === 'mailbox' ? 'eml' : 'fwd', id) ? await repo.findAddress(db, caller, kind, id) : undefined;
+    if (!row) throw notFound(NOUN[kind]);
+    return row;
+  }
+
+  /** The account behind an address, writable by the caller. */
+  async function writableAccount(caller: Caller, accountId: string): Promise<accounts.AccountRow> {
+    const account = (await accounts.findAccountById(db, accountId)) as accounts.AccountRow;
+    requireWritable(caller, account);
+    if (account.status === 'terminating') throw conflict('invalid_state', 'The account is being terminated.');
+    return account;
+  }
+
+  /** A new address: its domain in the caller's reach (else 404) with mail enabled (else 409). */
+  async function newAddress(caller: Caller, raw: string) {
+    const parsed = parseAddress(raw, '/address');
+    if (isFieldError(parsed)) throw invalid([parsed]);
+    const domain = await domains.findDomain(db, caller, { name: parsed.domain });
+    if (!domain) throw notFound('domain');
+    const account = await writableAccount(caller, domain.account_id);
+    if (!domain.mail_enabled) {
+      throw conflict('invalid_state', `Mail is not enabled on ${domain.name}; set mail_enabled on the domain first.`);
+    }
+    return { parsed, domain, account };
+  }
+
+  /** Bytes the account may still use: its disk quota less what its files take now. */
+  async function remainingDisk(account: accounts.AccountRow): Promise<{ allowed: number; used: number }> {
+    return {
+      allowed: limitsOf(account).disk_quota_mb * MIB,
+      used: await directoryBytes(accountHome(config.dataDir, account.id)),
+    };
+  }
+
+  /**
+   * A mailbox quota must fit the plan's per-mailbox maximum and, where it grows, the account's
+   * remaining disk (a mailbox may fill its quota, less what it already holds).
+   */
+  async function checkQuota(account: accounts.AccountRow, quotaMb: number, from: { quotaMb: number; usage: number } | null) {
+    const max = limitsOf(account).max_email_quota_mb;
+    if (quotaMb > max) throw quotaExceeded([{ limit: 'max_email_quota_mb', allowed: max, usage: quotaMb }]);
+    if (from && quotaMb <= from.quotaMb) return;
+    const disk = await remainingDisk(account);
+    const growth = quotaMb * MIB - (from?.usage ?? 0);
+    if (growth > disk.allowed - disk.used) {
+      throw quotaExceeded(
+        [{ limit: 'disk_quota_mb', allowed: disk.allowed, usage: disk.used + growth }],
+        `A ${quotaMb} MB mailbox does not fit the account's remaining disk (${Math.max(0, disk.allowed - disk.used)} bytes).`,
+      );
+    }
+  }
+
+  /** Inserts under the account's and the domain's row locks, so limits and mail_enabled hold at commit. */
+  async function insert(
+    kind: repo.AddressKind,
+    target: { parsed: ParsedAddress; domain: domains.DomainRow; account: accounts.AccountRow },
+    fields: repo.AddressFields,
+  ): Promise<repo.AddressRow> {
+    const id = newId(kind === 'mailbox' ? 'eml' : 'fwd');
+    try {
+      return await db.transaction(async (tx) => {
+        const account = (await accounts.findAccountById(tx, target.account.id, true)) as accounts.AccountRow;
+        if (kind === 'mailbox') {
+          const limit = limitsOf(account).max_email_accounts;
+          const count = await repo.countMailboxes(tx, account.id);
+          if (count >= limit) throw quotaExceeded([{ limit: 'max_email_accounts', allowed: limit, usage: count }]);
+        }
+        const domain = await domains.findDomainById(tx, target.domain.id, true);
+        if (!domain) throw notFound('domain');
+        if (!domain.mail_enabled) throw conflict('invalid_state', `Mail is not enabled on ${domain.name}.`);
+        await repo.insertAddress(tx, {
+          id,
+          kind,
+          domain_id: domain.id,
+          account_id: account.id,
+          address: target.parsed.address,
+          ...fields,
+        });
+        const row = (await repo.findAddressById(tx, id)) as repo.AddressRow;
+        await touchMailUnit(tx, jobs, domain);
+        await addressEvent(tx, 'created', row, kind === 'mailbox' ? toEmail(row, 0) : toForwarder(row));
+        return row;
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, 'mail_addresses_address_key'))
+        throw conflict('already_exists', `The address ${target.parsed.address} already exists.`);
+      if (isForeignKeyViolation(err)) throw notFound('domain');
+      throw err;
+    }
+  }
+
+  /** Writes new fields at the version read (412 if another writer moved it on), with the unit and the event. */
+  async function write(current: repo.AddressRow, fields: repo.AddressFields): Promise<repo.AddressRow> {
+    return db.transaction(async (tx) => {
+      if (!(await repo.updateAddress(tx, current.id, current.version, fields))) throw staleVersion();
+      const row = (await repo.findAddressById(tx, current.id)) as repo.AddressRow;
+      await touchMailUnit(tx, jobs, { id: row.domain_id, name: row.domain_name, account_id: row.account_id });
+      await addressEvent(tx, 'updated', row, await presentAddress(config.dataDir, row));
+      return row;
+    });
+  }
+
+  async function remove(caller: Caller, kind: repo.AddressKind, id: string, expectedVersion?: number): Promise<void> {
+    const current = await load(caller, kind, id);
+    await writableAccount(caller, current.account_id);
+    checkVersion(expectedVersion, current.version);
+    const data = await presentAddress(config.dataDir, current);
+    await db.transaction(async (tx) => {
+      await repo.deleteAddress(tx, current.id);
+      await touchMailUnit(tx, jobs, { id: current.domain_id, name: current.domain_name, account_id: current.account_id });
+      await addressEvent(tx, 'deleted', current, data);
+    });
+  }
+
+  const password = async (p: { password?: string; generate_password?: boolean }, address: string) => {
+    if (p.password !== undefined && p.generate_password) {
+      throw invalid([
+        { pointer: '/generate_password', code: 'conflicting', detail: 'give either password or generate_password' },
+      ]);
+    }
+    const plain = p.generate_password ? generateMailPassword() : p.password;
+    if (plain === undefined) return null;
+    const errors = passwordErrors(plain, address);
+    if (errors.length) throw invalid(errors);
+    return { plain, generated: p.generate_password === true, hash: await hashMailPassword(plain, config.mailHash) };
+  };
+
+  const listFilter = (f: repo.AddressFilter): repo.AddressFilter => {
+    if (!f.domain || isId('dom', f.domain)) return f;
+    const name = parseDomainName(f.domain);
+    return { ...f, domain: name.ok ? name.ascii : '\u0000' };
+  };
+
+  return {
+    loadEmail: (caller: Caller, id: string) => load(caller, 'mailbox', id),
+    loadForwarder: (caller: Caller, id: string) => load(caller, 'forwarder', id),
+
+    async getEmail(caller: Caller, id: string): Promise<Email> {
+      const row = await load(caller, 'mailbox', id);
+      return toEmail(row, await mailboxUsage(config.dataDir, row));
+    },
+
+    async listEmails(caller: Caller, filter: repo.AddressFilter, page: PageParams): Promise<Email[]> {
+      const rows = await repo.listAddresses(db, caller, 'mailbox', listFilter(filter), page);
+      return Promise.all(rows.map(async (r) => toEmail(r, await mailboxUsage(config.dataDir, r))));
+    },
+
+    /** 201; a generated password is in this response only. */
+    async createEmail(caller: Caller, input: CreateEmailInput): Promise<Email & { password?: string }> {
+      const target = await newAddress(caller, input.address);
+      const address = target.parsed.address;
+      const errors: FieldError[] = [];
+      if (input.password === undefined && !input.generate_password)
+        errors.push({ pointer: '/password', code: 'required', detail: 'give a password or generate_password: true' });
+      const forward = destinationErrors(input.forward_to ?? [], address, '/forward_to');
+      const autoresponder = normalizeAutoresponder(input.autoresponder ?? {});
+      errors.push(...forward.errors, ...autoresponderErrors(autoresponder));
+      if (errors.length) throw invalid(errors);
+      const secret = (await password(input, address)) as NonNullable<Awaited<ReturnType<typeof password>>>;
+      const { allowed, used } = await remainingDisk(target.account);
+      // Without quota_mb: the plan's maximum, or what is left of the account's disk if less.
+      const quotaMb = input.quota_mb ?? Math.min(limitsOf(target.account).max_email_quota_mb, Math.floor((allowed - used) / MIB));
+      await checkQuota(target.account, Math.max(quotaMb, 1), null);
+      const row = await insert('mailbox', target, {
+        password_hash: secret.hash,
+        quota_mb: Math.max(quotaMb, 1),
+        status: 'active',
+        forward_to: forward.destinations,
+        autoresponder,
+      });
+      const email = toEmail(row, 0);
+      return secret.generated ? { ...email, password: secret.plain } : email;
+    },
+
+    /** PUT and PATCH. A new password replaces the old one on the mail server at the next apply. */
+    async updateEmail(
+      caller: Caller,
+      id: string,
+      patch: EmailPatch,
+      expectedVersion?: number,
+    ): Promise<Email & { password?: string }> {
+      const current = await load(caller, 'mailbox', id);
+      const account = await writableAccount(caller, current.account_id);
+      checkVersion(expectedVersion, current.version);
+      const { password: newPassword, generate_password: generate, ...fields } = patch;
+      const next = mergeFields(
+        {
+          quota_mb: current.quota_mb as number,
+          status: current.status,
+          forward_to: current.forward_to,
+          autoresponder: current.autoresponder ?? normalizeAutoresponder({}),
+        },
+        fields,
+      );
+      const forward = destinationErrors(next.forward_to, current.address, '/forward_to');
+      const autoresponder = normalizeAutoresponder(next.autoresponder);
+      const errors = [...forward.errors, ...autoresponderErrors(autoresponder)];
+      if (errors.length) throw invalid(errors);
+      const usage = await mailboxUsage(config.dataDir, current);
+      await checkQuota(account, next.quota_mb, { quotaMb: current.quota_mb as number, usage });
+      const secret = await password({ password: newPassword, generate_password: generate }, current.address);
+      const row = await write(current, {
+        password_hash: secret?.hash ?? current.password_hash,
+        quota_mb: next.quota_mb,
+        status: next.status,
+        forward_to: forward.destinations,
+        autoresponder,
+      });
+      const email = toEmail(row, usage);
+      return secret?.generated ? { ...email, password: secret.plain } : email;
+    },
+
+    removeEmail: (caller: Caller, id: string, expectedVersion?: number) => remove(caller, 'mailbox', id, expectedVersion),
+
+    async getForwarder(caller: Caller, id: string): Promise<Forwarder> {
+      return toForwarder(await load(caller, 'forwarder', id));
+    },
+
+    async listForwarders(caller: Caller, filter: repo.AddressFilter, page: PageParams): Promise<Forwarder[]> {
+      return (await repo.listAddresses(db, caller, 'forwarder', listFilter(filter), page)).map(toForwarder);
+    },
+
+    async createForwarder(caller: Caller, input: { address: string; destinations: string[] }): Promise<Forwarder> {
+      const target = await newAddress(caller, input.address);
+      const { destinations, errors } = destinationErrors(input.destinations, target.parsed.address, '/destinations');
+      if (errors.length) throw invalid(errors);
+      const fields = {
+        password_hash: null,
+        quota_mb: null,
+        status: 'active' as const,
+        forward_to: destinations,
+        autoresponder: null,
+      };
+      return toForwarder(await insert('forwarder', target, fields));
+    },
+
+    async updateForwarder(caller: Caller, id: string, patch: { destinations?: string[] }, expectedVersion?: number) {
+      const current = await load(caller, 'forwarder', id);
+      await writableAccount(caller, current.account_id);
+      checkVersion(expectedVersion, current.version);
+      const { destinations, errors } = destinationErrors(
+        patch.destinations ?? current.forward_to,
+        current.address,
+        '/destinations',
+      );
+      if (errors.length) throw invalid(errors);
+      return toForwarder(await write(current, { ...current, forward_to: destinations }));
+    },
+
+    removeForwarder: (caller: Caller, id: string, expectedVersion?: number) => remove(caller, 'forwarder', id, expectedVersion),
+  };
+}
+export type EmailsService = ReturnType<typeof emailsService>;
+
+/** Mailboxes count against the account's usage and max_email_accounts. */
+export const emailCounter = async (db: Queryable, accountId: string) => ({
+  email_accounts: await repo.countMailboxes(db, accountId),
+});

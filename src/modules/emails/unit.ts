@@ -1,0 +1,87 @@
+import path from 'node:path';
+import type { Queryable } from '../../db/client.js';
+import { JOBS } from '../../jobs/names.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import { accountHome } from '../accounts/usage.js';
+import type { Autoresponder } from './repo.js';
+
+/** Where a domain's mailboxes live, inside the account's home (so they count in its disk usage). */
+export const mailRoot = (dataDir: string, accountId: string, domain: string): string =>
+  path.join(accountHome(dataDir, accountId), 'mail', path.basename(domain));
+
+/**
+ * A domain's mail apply unit: its mailboxes and forwarders, with what decides whether a
+ * mailbox may log in (its own status, its domain's and its account's).
+ */
+export interface MailUnit {
+  id: string;
+  name: string;
+  account_id: string;
+  mail_enabled: boolean;
+  domain_status: string;
+  account_status: string;
+  generation: number;
+  applied_generation: number;
+  addresses: {
+    id: string;
+    kind: 'mailbox' | 'forwarder';
+    address: string;
+    password_hash: string | null;
+    quota_mb: number | null;
+    status: string;
+    forward_to: string[];
+    autoresponder: Autoresponder | null;
+  }[];
+}
+
+/**
+ * Marks the unit of a domain changed, inside the caller's transaction: the generation moves on
+ * and an apply job is queued with the change (the account id lets the job find the maildirs
+ * even after the domain is gone).
+ */
+export async function touchMailUnit(
+  tx: Queryable,
+  jobs: JobQueue,
+  domain: { id: string; name: string; account_id: string },
+): Promise<void> {
+  await tx.query(`UPDATE domains SET mail_generation = mail_generation + 1, mail_sync_state = 'pending' WHERE id = $1`, [
+    domain.id,
+  ]);
+  await jobs.send(tx, JOBS.mailApply, { domain_id: domain.id, name: domain.name, account_id: domain.account_id });
+}
+
+/** Every domain of an account that has mail (its suspension changes who may log in). */
+export async function touchMailUnitsOfAccount(tx: Queryable, jobs: JobQueue, accountId: string): Promise<void> {
+  const r = await tx.query<{ id: string; name: string; account_id: string }>(
+    'SELECT id, name, account_id FROM domains WHERE account_id = $1 AND mail_enabled',
+    [accountId],
+  );
+  for (const d of r.rows) await touchMailUnit(tx, jobs, d);
+}
+
+export async function loadMailUnit(db: Queryable, domainId: string): Promise<MailUnit | undefined> {
+  const d = await db.query<Omit<MailUnit, 'addresses'>>(
+    `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.status AS domain_status, a.status AS account_status,
+       d.mail_generation AS generation, d.mail_applied_generation AS applied_generation
+     FROM domains d JOIN accounts a ON a.id = d.account_id WHERE d.id = $1`,
+    [domainId],
+  );
+  if (!d.rows[0]) return undefined;
+  const r = await db.query<MailUnit['addresses'][number]>(
+    `SELECT id, kind, address, password_hash, quota_mb, status, forward_to, autoresponder
+     FROM mail_addresses WHERE domain_id = $1 ORDER BY address`,
+    [domainId],
+  );
+  return { ...d.rows[0], addresses: r.rows };
+}
+
+export const markMailApplied = (db: Queryable, id: string, generation: number) =>
+  db.query(
+    `UPDATE domains SET mail_applied_generation = greatest(mail_applied_generation, $2),
+       mail_sync_state = CASE WHEN mail_generation <= $2 THEN 'in_sync' ELSE mail_sync_state END, mail_sync_error = NULL
+     WHERE id = $1`,
+    [id, generation],
+  );
+
+export const markMailSyncError = (db: Queryable, id: string, message: string) =>
+  db.query(`UPDATE domains SET mail_sync_state = 'error', mail_sync_error = $2 WHERE id = $1`, [id, message.slice(0, 1000)]);

@@ -1,0 +1,96 @@
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { writeFileAtomic } from '../atomic-write.js';
+import type { MailDriver } from '../driver.js';
+import {
+  mailboxHome,
+  renderAutoresponderSieve,
+  renderPasswdFile,
+  renderVirtualAliasMap,
+  renderVirtualMailboxMap,
+  type MailDomainSpec,
+} from '../render/mail.js';
+
+const MAPS = ['passwd', 'virtual_mailbox_maps', 'virtual_alias_maps'] as const;
+
+/**
+ * Renders each mail domain into `<dataDir>/rendered/mail/domains/<domain>/` and joins them into
+ * the files Dovecot and Postfix read: `passwd` (passwd-file), `virtual_mailbox_domains`,
+ * `virtual_mailbox_maps`, `virtual_alias_maps` (Postfix `hash:` sources, for `postmap`). It
+ * creates the Maildirs and Sieve scripts in the account's home and serves nothing itself.
+ */
+export class EmbeddedMailDriver implements MailDriver {
+  readonly name = 'embedded';
+  private readonly dir: string;
+  private readonly accountsDir: string;
+  /** Joins run one at a time, so two domains applied at once cannot write a stale join last. */
+  private joining: Promise<void> = Promise.resolve();
+
+  constructor(dataDir: string) {
+    this.dir = path.resolve(dataDir, 'rendered', 'mail');
+    this.accountsDir = path.resolve(dataDir, 'accounts');
+  }
+
+  async applyDomain(domain: MailDomainSpec): Promise<void> {
+    const files = {
+      passwd: renderPasswdFile(domain),
+      virtual_mailbox_maps: renderVirtualMailboxMap(domain, this.accountsDir),
+      virtual_alias_maps: renderVirtualAliasMap(domain),
+    };
+    await this.writeMailboxes(domain);
+    const dir = this.domainDir(domain.name);
+    await mkdir(dir, { recursive: true });
+    for (const name of MAPS) await writeIfChanged(path.join(dir, name), files[name]);
+    await this.join();
+  }
+
+  async removeDomain(name: string, root: string, options: { keepMaps: boolean }): Promise<void> {
+    await rm(root, { recursive: true, force: true });
+    if (options.keepMaps) return;
+    await rm(this.domainDir(name), { recursive: true, force: true });
+    await this.join();
+  }
+
+  /** Maildirs (cur/new/tmp) and autoresponder scripts; mailboxes no longer in the unit are removed with their mail. */
+  private async writeMailboxes(domain: MailDomainSpec): Promise<void> {
+    const wanted = new Set(domain.mailboxes.map((m) => m.id));
+    for (const entry of await readdir(domain.root).catch(() => [] as string[])) {
+      if (!wanted.has(entry)) await rm(path.join(domain.root, entry), { recursive: true, force: true });
+    }
+    for (const m of domain.mailboxes) {
+      const home = mailboxHome(domain, m);
+      for (const sub of ['cur', 'new', 'tmp']) await mkdir(path.join(home, 'Maildir', sub), { recursive: true, mode: 0o700 });
+      const sieve = path.join(home, '.dovecot.sieve');
+      if (m.autoresponder) await writeIfChanged(sieve, renderAutoresponderSieve(m.address, m.autoresponder));
+      else await rm(sieve, { force: true });
+    }
+  }
+
+  private domainDir(name: string): string {
+    // Domain names are validated A-labels; basename() keeps any surprise inside the directory.
+    return path.join(this.dir, 'domains', path.basename(name));
+  }
+
+  private join(): Promise<void> {
+    const next = this.joining.then(() => this.writeJoined());
+    this.joining = next.catch(() => undefined);
+    return next;
+  }
+
+  private async writeJoined(): Promise<void> {
+    const domainsDir = path.join(this.dir, 'domains');
+    const domains = (await readdir(domainsDir).catch(() => [] as string[])).sort();
+    await mkdir(this.dir, { recursive: true });
+    await writeIfChanged(path.join(this.dir, 'virtual_mailbox_domains'), domains.map((d) => `${d} OK\n`).join(''));
+    for (const name of MAPS) {
+      const parts = await Promise.all(domains.map((d) => readFile(path.join(domainsDir, d, name), 'utf8').catch(() => '')));
+      await writeIfChanged(path.join(this.dir, name), parts.join(''));
+    }
+  }
+}
+
+async function writeIfChanged(file: string, content: string): Promise<void> {
+  // Password hashes are readable by the owner only; the mail server's user is given access by the operator.
+  const mode = path.basename(file) === 'passwd' ? 0o600 : 0o644;
+  if ((await readFile(file, 'utf8').catch(() => null)) !== content) await writeFileAtomic(file, content, mode);
+}

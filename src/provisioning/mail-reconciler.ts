@@ -1,0 +1,62 @@
+import type { Db } from '../db/client.js';
+import { domainNameTaken } from '../modules/domains/repo.js';
+import { loadMailUnit, mailRoot, markMailApplied, markMailSyncError, type MailUnit } from '../modules/emails/unit.js';
+import type { MailDriver } from './driver.js';
+import type { MailDomainSpec } from './render/mail.js';
+
+/** The unit as the driver sees it: only what the mail server needs. */
+export function mailDomainSpec(unit: MailUnit, root: string): MailDomainSpec {
+  const accountActive = unit.domain_status === 'active' && unit.account_status === 'active';
+  return {
+    name: unit.name,
+    root,
+    mailboxes: unit.addresses
+      .filter((a) => a.kind === 'mailbox')
+      .map((a) => ({
+        id: a.id,
+        address: a.address,
+        passwordHash: a.password_hash as string,
+        quotaMb: a.quota_mb as number,
+        loginAllowed: accountActive && a.status === 'active',
+        forwardTo: a.forward_to,
+        autoresponder: a.autoresponder?.enabled
+          ? {
+              subject: a.autoresponder.subject,
+              body: a.autoresponder.body,
+              startsAt: a.autoresponder.starts_at,
+              endsAt: a.autoresponder.ends_at,
+            }
+          : null,
+      })),
+    forwarders: unit.addresses
+      .filter((a) => a.kind === 'forwarder')
+      .map((a) => ({ address: a.address, destinations: a.forward_to })),
+  };
+}
+
+/**
+ * The `mail.apply` job, like `dns.apply`: loads the domain's whole mail unit and hands it to
+ * the driver, skipping a unit already applied at its generation. A domain that is gone or no
+ * longer has mail is withdrawn. Failures are recorded on the domain and retried by the queue.
+ */
+export function mailReconciler(db: Db, driver: MailDriver, dataDir: string) {
+  return async (data: Record<string, unknown>): Promise<void> => {
+    const id = String(data.domain_id);
+    const name = String(data.name);
+    const root = mailRoot(dataDir, String(data.account_id), name);
+    const unit = await loadMailUnit(db, id);
+    if (!unit) {
+      await driver.removeDomain(name, root, { keepMaps: await domainNameTaken(db, name) });
+      return;
+    }
+    if (unit.applied_generation >= unit.generation) return;
+    try {
+      if (unit.mail_enabled) await driver.applyDomain(mailDomainSpec(unit, root));
+      else await driver.removeDomain(name, root, { keepMaps: false });
+      await markMailApplied(db, id, unit.generation);
+    } catch (err) {
+      await markMailSyncError(db, id, err instanceof Error ? err.message : String(err));
+      throw err;
+    }
+  };
+}

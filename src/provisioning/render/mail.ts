@@ -1,0 +1,87 @@
+import path from 'node:path';
+
+/**
+ * A mail domain's apply unit as the mail server needs it, and the pure functions that render
+ * it: a Dovecot passwd-file (passdb and userdb in one), the Postfix lookup tables, and a Sieve
+ * script per mailbox with an autoresponder. Drivers write these; they never see a password.
+ */
+export interface MailboxSpec {
+  id: string;
+  address: string;
+  /** `{ARGON2ID}...`: what Dovecot verifies. */
+  passwordHash: string;
+  quotaMb: number;
+  /** False while the mailbox, its domain or its account is suspended. */
+  loginAllowed: boolean;
+  forwardTo: string[];
+  autoresponder: { subject: string; body: string; startsAt: string | null; endsAt: string | null } | null;
+}
+
+export interface MailDomainSpec {
+  name: string;
+  /** Where this domain's mailboxes live: `<root>/<mailbox id>/Maildir`. */
+  root: string;
+  mailboxes: MailboxSpec[];
+  forwarders: { address: string; destinations: string[] }[];
+}
+
+export const mailboxHome = (domain: MailDomainSpec, mailbox: Pick<MailboxSpec, 'id'>) => path.join(domain.root, mailbox.id);
+
+const byAddress = <T extends { address: string }>(items: T[]) => [...items].sort((a, b) => a.address.localeCompare(b.address));
+
+/** A value that a space- or colon-separated file cannot carry is refused, never written broken. */
+function fieldSafe(value: string, what: string): string {
+  if (/[\s:]/.test(value)) throw new Error(`${what} "${value}" contains whitespace or ':', which the mail maps cannot carry`);
+  return value;
+}
+
+/**
+ * `user:password:uid:gid:gecos:home:shell:extra_fields`. uid/gid are left to Dovecot's
+ * `mail_uid`/`mail_gid`; the quota is a userdb field; a mailbox that may not log in keeps its
+ * line (mail is still delivered) with `nologin=y`, so the right password is refused too.
+ */
+export function renderPasswdFile(domain: MailDomainSpec): string {
+  return byAddress(domain.mailboxes)
+    .map((m) => {
+      const home = fieldSafe(mailboxHome(domain, m), 'mailbox home');
+      const extra = [`userdb_mail=maildir:${home}/Maildir`, `userdb_quota_rule=*:storage=${m.quotaMb}M`];
+      if (!m.loginAllowed) extra.push('nologin=y');
+      return `${m.address}:${fieldSafe(m.passwordHash, 'password hash')}::::${home}::${extra.join(' ')}\n`;
+    })
+    .join('');
+}
+
+/** `virtual_mailbox_maps`: each mailbox and its Maildir, relative to the accounts directory (`virtual_mailbox_base`). */
+export function renderVirtualMailboxMap(domain: MailDomainSpec, accountsDir: string): string {
+  return byAddress(domain.mailboxes)
+    .map((m) => `${m.address} ${fieldSafe(path.relative(accountsDir, mailboxHome(domain, m)), 'mailbox path')}/Maildir/\n`)
+    .join('');
+}
+
+/** `virtual_alias_maps`: forwarders, and mailboxes that keep a copy and forward one (`a@x a@x, b@y`). */
+export function renderVirtualAliasMap(domain: MailDomainSpec): string {
+  const lines = [
+    ...domain.mailboxes.filter((m) => m.forwardTo.length).map((m) => ({ address: m.address, to: [m.address, ...m.forwardTo] })),
+    ...domain.forwarders.map((f) => ({ address: f.address, to: f.destinations })),
+  ];
+  return byAddress(lines)
+    .map((l) => `${l.address} ${l.to.join(', ')}\n`)
+    .join('');
+}
+
+/** A Sieve quoted string (RFC 5228 §2.4.2): backslash and double quote escaped. */
+const sieveString = (s: string) => `"${s.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+
+/** `2026-11-21T10:00:00.000Z` → `2026-11-21T10:00:00+00:00`, the form `currentdate :zone "+0000" "iso8601"` compares against. */
+const sieveTime = (iso: string) => `${new Date(iso).toISOString().slice(0, 19)}+00:00`;
+
+/** The autoresponder as a Sieve `vacation` (RFC 5230), answering only inside its date window. */
+export function renderAutoresponderSieve(address: string, r: NonNullable<MailboxSpec['autoresponder']>): string {
+  const window = [
+    ...(r.startsAt ? [`currentdate :zone "+0000" :value "ge" "iso8601" ${sieveString(sieveTime(r.startsAt))}`] : []),
+    ...(r.endsAt ? [`currentdate :zone "+0000" :value "lt" "iso8601" ${sieveString(sieveTime(r.endsAt))}`] : []),
+  ];
+  const vacation = `vacation :days 1 :addresses [${sieveString(address)}] :subject ${sieveString(r.subject)} ${sieveString(r.body)};`;
+  const body = window.length ? `if allof(${window.join(', ')}) {\n  ${vacation}\n}\n` : `${vacation}\n`;
+  return `# Autoresponder of ${address}, rendered by Berth.\nrequire ["vacation", "date", "relational"];\n${body}`;
+}
