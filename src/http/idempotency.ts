@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.js';
 import { AppError } from '../lib/errors.js';
@@ -12,7 +12,7 @@ const REPLAYED_HEADERS = ['content-type', 'location', 'etag'];
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotency: { principal: string; key: string } | null;
+    idempotency: { principal: string; key: string; secret: Buffer } | null;
   }
 }
 
@@ -28,10 +28,35 @@ function parseKey(raw: string): string {
   return key;
 }
 
-const fingerprint = (request: FastifyRequest): string =>
-  createHash('sha256')
+/**
+ * Stored responses may hold one-time secrets (a generated password, a token), so nothing that
+ * could reveal them is kept in the clear: the key is stored as its SHA-256, the response is
+ * sealed with AES-256-GCM under a key derived from the client's Idempotency-Key, and the
+ * request fingerprint is an HMAC under the same key. Only the client that holds the key can
+ * have the response replayed; the database alone reveals nothing.
+ */
+const storedKey = (key: string) => createHash('sha256').update(key).digest('hex');
+const sealingKey = (principal: string, key: string) =>
+  createHash('sha256').update(`berth idempotency\u0000${principal}\u0000${key}`).digest();
+
+const fingerprint = (request: FastifyRequest, secret: Buffer): string =>
+  createHmac('sha256', secret)
     .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
     .digest('hex');
+
+function seal(plain: string, secret: Buffer): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', secret, iv);
+  const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+  return [iv, cipher.getAuthTag(), sealed].map((b) => b.toString('base64')).join('.');
+}
+
+function unseal(stored: string, secret: Buffer): string {
+  const [iv, tag, sealed] = stored.split('.').map((p) => Buffer.from(p, 'base64')) as [Buffer, Buffer, Buffer];
+  const decipher = createDecipheriv('aes-256-gcm', secret, iv);
+  decipher.setAuthTag(tag);
+  return Buffer.concat([decipher.update(sealed), decipher.final()]).toString('utf8');
+}
 
 interface KeyRow {
   fingerprint: string;
@@ -69,11 +94,13 @@ export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): 
   app.addHook('preHandler', async (request, reply) => {
     const raw = request.headers['idempotency-key'];
     if (request.method !== 'POST' || typeof raw !== 'string' || !request.caller) return;
-    const key = parseKey(raw);
+    const rawKey = parseKey(raw);
     const principal = `${request.caller.principal.kind}:${request.caller.principal.id ?? '-'}`;
-    const fp = fingerprint(request);
+    const key = storedKey(rawKey);
+    const secret = sealingKey(principal, rawKey);
+    const fp = fingerprint(request, secret);
     if (await reserve(principal, key, fp)) {
-      request.idempotency = { principal, key };
+      request.idempotency = { principal, key, secret };
       return;
     }
     const r = await db.query<KeyRow>('SELECT * FROM idempotency_keys WHERE principal = $1 AND key = $2', [principal, key]);
@@ -94,7 +121,7 @@ export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): 
       .code(row.status_code ?? 200)
       .headers({ ...(row.headers ?? {}), 'idempotent-replayed': 'true' })
       .serializer((p: unknown) => p as string);
-    return reply.send(row.body ?? '');
+    return reply.send(row.body ? unseal(row.body, secret) : '');
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
@@ -112,7 +139,13 @@ export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): 
     }
     await db.query(
       `UPDATE idempotency_keys SET state = 'done', status_code = $3, headers = $4, body = $5 WHERE principal = $1 AND key = $2`,
-      [claim.principal, claim.key, reply.statusCode, JSON.stringify(headers), typeof payload === 'string' ? payload : ''],
+      [
+        claim.principal,
+        claim.key,
+        reply.statusCode,
+        JSON.stringify(headers),
+        seal(typeof payload === 'string' ? payload : '', claim.secret),
+      ],
     );
     return payload;
   });

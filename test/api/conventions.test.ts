@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Type } from 'typebox';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -25,6 +26,8 @@ beforeAll(async () => {
   plan = await createPlan(t);
 });
 afterAll(async () => t.close());
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 describe('cursor pagination', () => {
   it('pages newest first with next_cursor and Link, stable under inserts', async () => {
@@ -183,12 +186,24 @@ describe('Idempotency-Key', () => {
     const body = { name: 'Orphaned', contact_email: 'x@y.example.com' };
     const first = await t.post('/v1/resellers', body, undefined, { 'idempotency-key': 'orphan-1' });
     // As if the process had died between claiming the key and answering.
-    await t.db.query(`UPDATE idempotency_keys SET state = 'running', body = NULL WHERE key = 'orphan-1'`);
+    await t.db.query(`UPDATE idempotency_keys SET state = 'running', body = NULL WHERE key = $1`, [sha256('orphan-1')]);
     expect((await t.post('/v1/resellers', body, undefined, { 'idempotency-key': 'orphan-1' })).status).toBe(409);
     t.clock.advance(5 * 60 * 1000 + 1000);
     const retry = await t.post('/v1/resellers', body, undefined, { 'idempotency-key': 'orphan-1' });
     expect(retry.status).toBe(201);
     expect(retry.body.id).not.toBe(first.body.id);
+  });
+
+  it('a replayed response keeps its one-time secret, which is never stored in the clear', async () => {
+    const body = { name: 'replayed token', scopes: ['accounts:read'] };
+    const first = await t.post('/v1/tokens', body, undefined, { 'idempotency-key': 'secret-1' });
+    expect(first.status).toBe(201);
+    const replay = await t.post('/v1/tokens', body, undefined, { 'idempotency-key': 'secret-1' });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body.secret).toBe(first.body.secret);
+    const stored = JSON.stringify((await t.db.query('SELECT * FROM idempotency_keys')).rows);
+    expect(stored).not.toContain(first.body.secret);
+    expect(stored).not.toContain('secret-1');
   });
 
   it('5xx results are not stored: a retry runs again', async () => {
