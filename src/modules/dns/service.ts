@@ -1,18 +1,16 @@
 import { type Caller, requireWritable } from '../../auth/caller.js';
-import type { Queryable } from '../../db/client.js';
-import { AppError, invalid, notFound, quotaExceeded, type FieldError } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
+import { AppError, invalid, notFound, type FieldError } from '../../lib/errors.js';
 import { checkVersion, mergeFields } from '../../lib/versioning.js';
 import type { ServiceDeps } from '../deps.js';
 import * as accounts from '../accounts/repo.js';
-import { limitsOf } from '../accounts/service.js';
 import * as domains from '../domains/repo.js';
 import { toRecord, type DnsRecord } from '../domains/representation.js';
 import type { DomainsService } from '../domains/service.js';
-import { zoneCommitter, type ZoneDiff } from '../domains/zone-change.js';
+import type { ZoneDiff } from '../domains/zone-change.js';
+import { zoneEditor, type ZoneEdit, type ZoneEditOptions } from './zone-edit.js';
 import * as repo from './repo.js';
 import { parseZoneFile } from './zone-parser.js';
-import { checkZone, normalizeRecord, type RecordInput, type ZoneEntry } from './validate.js';
+import { normalizeRecord, type RecordInput, type ZoneEntry } from './validate.js';
 
 const managedError = (): FieldError => ({
   pointer: '',
@@ -29,13 +27,6 @@ function existing(entries: repo.StoredEntry[], id: string, expectedVersion: numb
   return row;
 }
 
-/** What a change does to a zone: the records after it, those written (with their request pointers), those removed. */
-interface ZoneEdit {
-  entries: ZoneEntry[];
-  changed: Map<ZoneEntry, string>;
-  removed: string[];
-}
-
 export interface SyncResult {
   created: Omit<ZoneEntry, 'id' | 'managed'>[];
   updated: Omit<ZoneEntry, 'id' | 'managed'>[];
@@ -49,54 +40,19 @@ export interface SyncResult {
 /** Record writes: each one validated against the whole zone, committed with one serial bump. */
 export function dnsService(deps: ServiceDeps, domainsSvc: DomainsService) {
   const { db } = deps;
-  const commitZoneChange = zoneCommitter(deps);
+  const editZone = zoneEditor(deps);
 
-  /**
-   * Locks the zone, lets `change` edit its record list, validates the result, enforces the
-   * plan's record limit and writes it all in one transaction.
-   */
+  /** Loads the zone in the caller's reach, checks it may write, then edits it (see zoneEditor). */
   async function changeZone(
     caller: Caller,
     ref: string,
     change: (zone: string, entries: repo.StoredEntry[]) => ZoneEdit,
-    options: {
-      dryRun?: boolean;
-      zoneVersion?: number;
-      /** More writes that must commit with the change (a change set's status, its event). */
-      alongside?: (tx: Queryable, domain: domains.DomainRow, diff: ZoneDiff) => Promise<void>;
-    } = {},
+    options: ZoneEditOptions = {},
   ): Promise<{ domain: domains.DomainRow; edit: ZoneEdit; diff: ZoneDiff }> {
     const domain = await domainsSvc.load(caller, ref);
     const account = (await accounts.findAccountById(db, domain.account_id)) as accounts.AccountRow;
     requireWritable(caller, account);
-    return db.transaction(async (tx) => {
-      const locked = (await domains.findDomainById(tx, domain.id, true)) as domains.DomainRow;
-      checkVersion(options.zoneVersion, locked.version);
-      const current = await repo.zoneEntries(tx, domain.id);
-      const edit = change(locked.name, current);
-      const errors = checkZone(locked.name, edit.entries, edit.changed);
-      if (errors.length) throw invalid(errors);
-      const limit = limitsOf(account).max_dns_records_per_domain;
-      const unmanaged = edit.entries.filter((e) => !e.managed).length;
-      if (unmanaged > limit && unmanaged > current.filter((e) => !e.managed).length) {
-        throw quotaExceeded([{ limit: 'max_dns_records_per_domain', allowed: limit, usage: unmanaged }]);
-      }
-      const updates = [...edit.changed.keys()].filter((e) => e.id);
-      const inserts = [...edit.changed.keys()].filter((e) => !e.id);
-      const diff = { created: inserts.length, updated: updates.length, deleted: edit.removed.length };
-      if (options.dryRun) return { domain: locked, edit, diff };
-      if (diff.created + diff.updated + diff.deleted === 0) {
-        await options.alongside?.(tx, locked, diff);
-        return { domain: locked, edit, diff };
-      }
-      await repo.deleteRecords(tx, domain.id, edit.removed);
-      for (const entry of updates) await repo.updateRecord(tx, domain.id, entry as ZoneEntry & { id: string });
-      for (const entry of inserts) entry.id = newId('rec');
-      await repo.insertRecords(tx, domain.id, inserts as (ZoneEntry & { id: string })[]);
-      const changed = await commitZoneChange(tx, locked, { diff });
-      await options.alongside?.(tx, changed, diff);
-      return { domain: changed, edit, diff };
-    });
+    return editZone(domain.id, account, change, options);
   }
 
   const reload = async (domainId: string, recordId: string, zone: string): Promise<DnsRecord> =>

@@ -117,14 +117,13 @@ export async function countDomains(db: Queryable, accountId: string): Promise<nu
   );
 }
 
-/** Template records (a new zone, mail switched on); one the owner already has is kept as it is. */
+/** The template records of a new zone, in one statement. */
 export async function insertRecords(tx: Queryable, domainId: string, records: NewRecord[]): Promise<void> {
   if (records.length === 0) return;
   await tx.query(
     `INSERT INTO dns_records (id, domain_id, name, type, ttl, content, managed)
      SELECT r.id, $1, r.name, r.type, r.ttl, r.content, r.managed
-     FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::boolean[]) AS r(id, name, type, ttl, content, managed)
-     ON CONFLICT (domain_id, name, type, content) DO NOTHING`,
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::boolean[]) AS r(id, name, type, ttl, content, managed)`,
     [
       domainId,
       records.map((r) => r.id),
@@ -135,21 +134,6 @@ export async function insertRecords(tx: Queryable, domainId: string, records: Ne
       records.map((r) => r.managed),
     ],
   );
-}
-
-export async function deleteRecordsWhere(
-  tx: Queryable,
-  domainId: string,
-  match: { name: string; type: string; content: string }[],
-): Promise<void> {
-  for (const m of match) {
-    await tx.query('DELETE FROM dns_records WHERE domain_id = $1 AND name = $2 AND type = $3 AND content = $4', [
-      domainId,
-      m.name,
-      m.type,
-      m.content,
-    ]);
-  }
 }
 
 export const setSoaContent = (tx: Queryable, domainId: string, content: string) =>

@@ -5,7 +5,7 @@ import { parseDomainName } from '../../lib/domain-name.js';
 import { conflict, invalid, notFound, quotaExceeded } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import { nextSerial } from '../../lib/soa-serial.js';
-import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
+import { checkVersion, mergeFields } from '../../lib/versioning.js';
 import type { PageParams } from '../../http/pagination.js';
 import type { ServiceDeps } from '../deps.js';
 import * as accounts from '../accounts/repo.js';
@@ -17,7 +17,9 @@ import { addressEvent, presentAddress } from '../emails/representation.js';
 import { touchMailUnit } from '../emails/unit.js';
 import * as repo from './repo.js';
 import { toDomain, toRecord, type DnsRecord, type Domain } from './representation.js';
-import { publishZoneChange, zoneCommitter } from './zone-change.js';
+import { zoneEditor } from '../dns/zone-edit.js';
+import { mailRecordsEdit } from './mail-records.js';
+import { publishZoneChange } from './zone-change.js';
 import { initialRecords, mailRecords, type ZoneDefaults, type ZoneTemplate } from './template.js';
 
 export interface CreateDomainInput {
@@ -57,7 +59,7 @@ export function domainsService(deps: ServiceDeps) {
     return row;
   }
 
-  const commitZoneChange = zoneCommitter(deps);
+  const editZone = zoneEditor(deps);
 
   return {
     load,
@@ -120,27 +122,30 @@ export function domainsService(deps: ServiceDeps) {
         requireKind(caller, ['operator', 'reseller'], 'suspend domains');
       const next = mergeFields<DomainFields>({ mail_enabled: current.mail_enabled, status: current.status }, patch);
 
-      const row = await db.transaction(async (tx) => {
-        // Under the zone lock, before any record is written: of two writers with one version,
-        // the second gets a 412 here rather than a unique violation below.
-        const locked = (await repo.findDomainById(tx, current.id, true)) as repo.DomainRow;
-        if (locked.version !== current.version) throw staleVersion();
-        const mail = mailRecords(current.name, zone);
-        const turnOn = next.mail_enabled && !current.mail_enabled;
-        const turnOff = !next.mail_enabled && current.mail_enabled;
-        if (turnOn) await repo.insertRecords(tx, current.id, mail);
-        if (turnOff) {
-          const addresses = await emails.addressesOfDomain(tx, current.id);
-          if (addresses.length) throw inUse(current.name, addresses);
-          await repo.deleteRecordsWhere(tx, current.id, mail);
-        }
-        const diff = { created: turnOn ? mail.length : 0, updated: 1, deleted: turnOff ? mail.length : 0 };
-        // Mail on or off, or a suspension (logins refused): the mail server's view changes too.
-        if (next.mail_enabled !== current.mail_enabled || next.status !== current.status)
-          await touchMailUnit(tx, deps.jobs, current);
-        return commitZoneChange(tx, current, { fields: next, event: 'domain.updated', diff });
-      });
-      return present(row);
+      const mailChanges = next.mail_enabled !== current.mail_enabled;
+      const { domain } = await editZone(
+        current.id,
+        account,
+        (_zone, entries) =>
+          mailChanges
+            ? mailRecordsEdit(entries, mailRecords(current.name, zone), next.mail_enabled)
+            : { entries, changed: new Map(), removed: [] },
+        {
+          // Checked again under the zone lock: of two writers with one version, the second gets a 412.
+          zoneVersion: current.version,
+          fields: next,
+          event: 'domain.updated',
+          alongside: async (tx, changed) => {
+            if (!next.mail_enabled && mailChanges) {
+              const addresses = await emails.addressesOfDomain(tx, current.id);
+              if (addresses.length) throw inUse(current.name, addresses);
+            }
+            // Mail on or off, or a suspension (logins refused): the mail server's view changes too.
+            if (mailChanges || next.status !== current.status) await touchMailUnit(tx, deps.jobs, changed);
+          },
+        },
+      );
+      return present(domain);
     },
 
     /**
