@@ -74,11 +74,18 @@ export class PgBossQueue implements JobQueue {
       return;
     }
     await this.ensureQueue(name);
-    await this.boss.work<Record<string, unknown>>(
+    let workerId = '';
+    workerId = await this.boss.work<Record<string, unknown>>(
       name,
       { pollingIntervalSeconds: this.opts.pollingIntervalSeconds ?? 2, batchSize: 1 },
       async ([job]) => {
-        if (job) await handler(job.data);
+        if (!job) return;
+        try {
+          await handler(job.data);
+        } finally {
+          // The worker sleeps a polling interval after each job; a busy queue drains without pause.
+          this.boss.notifyWorker(workerId);
+        }
       },
     );
   }

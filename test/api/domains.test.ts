@@ -173,6 +173,39 @@ describe('changing domains', () => {
     expect((await records(d.body.id)).filter((r: string) => r.includes(' MX '))).toEqual(['@ MX 10 mail.own-mx.com.']);
   });
 
+  it("enabling mail keeps the owner's SPF policy and joins their TXT set with its TTL", async () => {
+    const d = await t.post('/v1/domains', { account_id: account.id, name: 'own-spf.com', template: 'empty' });
+    await t.post('/v1/domains/own-spf.com/records', {
+      name: '@',
+      type: 'TXT',
+      ttl: 300,
+      content: 'v=spf1 include:mx.example.net ~all',
+    });
+    const on = await t.request('PATCH', `/v1/domains/${d.body.id}`, { body: { mail_enabled: true } });
+    expect(on.status).toBe(200);
+    const txt = (await t.get(`/v1/domains/${d.body.id}/records?type=TXT`)).body.data;
+    expect(txt.map((r: { content: string }) => r.content)).toEqual(['v=spf1 include:mx.example.net ~all']);
+
+    const other = await t.post('/v1/domains', { account_id: account.id, name: 'own-txt.com', template: 'empty' });
+    await t.post('/v1/domains/own-txt.com/records', { name: '@', type: 'TXT', ttl: 600, content: 'site-verification=abc' });
+    expect((await t.request('PATCH', `/v1/domains/${other.body.id}`, { body: { mail_enabled: true } })).status).toBe(200);
+    const joined = (await t.get(`/v1/domains/${other.body.id}/records?type=TXT`)).body.data;
+    expect(joined.map((r: { ttl: number; content: string }) => `${r.ttl} ${r.content}`).sort()).toEqual([
+      '600 site-verification=abc',
+      '600 v=spf1 mx -all',
+    ]);
+  });
+
+  it('enabling mail is checked with the zone rules: an MX may not point at a CNAME', async () => {
+    const d = await t.post('/v1/domains', { account_id: account.id, name: 'mail-cname.com', template: 'empty' });
+    await t.post('/v1/domains/mail-cname.com/records', { name: 'mail', type: 'CNAME', content: 'mx.example.net.' });
+    const r = await t.request('PATCH', `/v1/domains/${d.body.id}`, { body: { mail_enabled: true } });
+    expect(r.status).toBe(422);
+    expect(r.body.errors).toEqual([expect.objectContaining({ pointer: '/mail_enabled/content', code: 'target_is_cname' })]);
+    const after = await t.get(`/v1/domains/${d.body.id}`);
+    expect(after.body).toMatchObject({ mail_enabled: false, version: d.body.version + 1 });
+  });
+
   it('owners may not suspend their domains; the operator may', async () => {
     const d = await t.post('/v1/domains', { account_id: account.id, name: 'suspend-me.com' });
     const owner = await createToken(t, { principal: { kind: 'account', id: account.id } });
