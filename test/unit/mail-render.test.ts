@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  renderAutoresponderSieve,
+  renderPasswdFile,
+  renderVirtualAliasMap,
+  renderVirtualMailboxMap,
+  type MailDomainSpec,
+} from '../../src/provisioning/render/mail.js';
+
+const fixture = (name: string) => readFileSync(path.resolve(import.meta.dirname, '../fixtures/mail', name), 'utf8');
+
+const HASH = '{ARGON2ID}$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$0123456789abcdefghijklmnopqrstuvwxyzABCDE';
+const domain: MailDomainSpec = {
+  name: 'example.org',
+  root: '/srv/berth/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p/mail/example.org',
+  // Deliberately unordered: rendering sorts by address.
+  mailboxes: [
+    {
+      id: 'eml_01jd3x9v6ef8tb2q4w5n7k8m9q',
+      address: 'support@example.org',
+      passwordHash: HASH,
+      quotaMb: 2048,
+      loginAllowed: false,
+      forwardTo: [],
+      autoresponder: null,
+    },
+    {
+      id: 'eml_01jd3x9v6ef8tb2q4w5n7k8m9r',
+      address: 'info@example.org',
+      passwordHash: HASH,
+      quotaMb: 1024,
+      loginAllowed: true,
+      forwardTo: ['copy@example.net', 'archive@example.net'],
+      autoresponder: null,
+    },
+  ],
+  forwarders: [{ address: 'sales@example.org', destinations: ['alice@example.net', 'bob@example.com'] }],
+};
+
+describe('mail renderers (golden files)', () => {
+  it('renders the Dovecot passwd-file: hash, home, Maildir, quota, nologin for a mailbox that may not log in', () => {
+    expect(renderPasswdFile(domain)).toBe(fixture('passwd'));
+  });
+
+  it('renders virtual_mailbox_maps relative to the accounts directory', () => {
+    expect(renderVirtualMailboxMap(domain, '/srv/berth/accounts')).toBe(fixture('virtual_mailbox_maps'));
+  });
+
+  it('renders virtual_alias_maps: forwarders and mailboxes that keep a copy', () => {
+    expect(renderVirtualAliasMap(domain)).toBe(fixture('virtual_alias_maps'));
+  });
+
+  it('renders the autoresponder as a Sieve vacation inside its window, with strings escaped', () => {
+    const sieve = renderAutoresponderSieve('info@example.org', {
+      subject: 'Away "until" Monday',
+      body: 'I am away.\nUrgent: call \\ the office.',
+      startsAt: '2026-12-20T00:00:00.000Z',
+      endsAt: '2027-01-04T09:30:00.000Z',
+    });
+    expect(sieve).toBe(fixture('autoresponder.sieve'));
+    expect(renderAutoresponderSieve('a@example.org', { subject: 's', body: 'b', startsAt: null, endsAt: null })).toContain(
+      '\nvacation :days 1 :addresses ["a@example.org"] :subject "s" "b";\n',
+    );
+  });
+
+  it('refuses a path that the colon- and space-separated files cannot carry', () => {
+    expect(() => renderPasswdFile({ ...domain, root: '/srv/my mail/example.org' })).toThrow(/whitespace or ':'/);
+  });
+});
