@@ -59,7 +59,12 @@ const emailFields = {
   domain_id: Id('dom'),
   account_id: Id('acc'),
   quota_mb: QuotaMb,
-  usage_bytes: Type.Integer({ minimum: 0, format: 'int64', description: 'Measured from the Maildir.' }),
+  usage_bytes: Type.Integer({
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    format: 'int64',
+    description: 'Measured from the Maildir.',
+  }),
   status: Status,
   forward_to: Destinations('Addresses that also receive a copy of every message.'),
   autoresponder: Autoresponder,
