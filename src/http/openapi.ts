@@ -18,7 +18,10 @@ Conventions (the choices where the product specification is silent are written d
   measurements such as an account's \`usage\` are not part of it.
 - PATCH takes a JSON Merge Patch (RFC 7396) as \`application/merge-patch+json\` or \`application/json\`.
 - Every POST accepts \`Idempotency-Key\`; the first response below 500 is replayed for 24 hours
-  with \`Idempotent-Replayed: true\`.
+  with \`Idempotent-Replayed: true\`. A replay repeats a one-time secret (a generated password, a
+  token) to the holder of the key; the stored copy is sealed under the key and useless without it.
+- Provisioned resources (zones, mailboxes, forwarders) carry \`sync_state\`
+  (\`pending | in_sync | error\`) and \`sync_error\`: whether the real server has the change yet.
 - Errors are RFC 9457 problem documents with a stable \`code\`; \`type\` links to a page that
   documents the code.
 - Rate limits: token buckets per token (per address when unauthenticated), announced in the IETF
@@ -123,6 +126,12 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'events', description: 'The event feed.' },
         { name: 'domains', description: 'Domains and their zones.' },
         { name: 'dns', description: 'DNS records.' },
+        {
+          name: 'emails',
+          description:
+            "Mailboxes: IMAP logins with `{ARGON2ID}` password hashes, Maildirs, quotas, forwarding copies and autoresponders. Changes reach the mail server through the domain's mail apply unit (`sync_state`).",
+        },
+        { name: 'email-forwarders', description: 'Addresses without a mailbox, forwarded elsewhere.' },
       ],
       components: {
         securitySchemes: {
