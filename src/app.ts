@@ -19,10 +19,12 @@ import { DEPRECATIONS, installVersioning, type DeprecationRegistry } from './htt
 import { JOBS } from './jobs/names.js';
 import { PgBossQueue, type JobQueue } from './jobs/queue.js';
 import { dnsReconciler } from './provisioning/dns-reconciler.js';
-import type { DnsDriver, MailDriver } from './provisioning/driver.js';
+import type { DnsDriver, MailDriver, WebDriver } from './provisioning/driver.js';
 import { EmbeddedDnsDriver } from './provisioning/drivers/embedded-dns.js';
 import { EmbeddedMailDriver } from './provisioning/drivers/embedded-mail.js';
 import { mailReconciler } from './provisioning/mail-reconciler.js';
+import { EmbeddedWebDriver } from './provisioning/drivers/embedded-web.js';
+import { webReconciler } from './provisioning/web-reconciler.js';
 import { systemClock, type Clock } from './lib/time.js';
 import { accountRoutes, accountSchemas } from './modules/accounts/routes.js';
 import { accountsService, cancelTermination } from './modules/accounts/service.js';
@@ -36,6 +38,10 @@ import { domainRoutes, domainSchemas } from './modules/domains/routes.js';
 import { domainCounter, domainsService } from './modules/domains/service.js';
 import { emailRoutes, emailSchemas } from './modules/emails/routes.js';
 import { emailCounter, emailsService } from './modules/emails/service.js';
+import { deploymentsService } from './modules/sites/deployments.js';
+import { siteJobs } from './modules/sites/jobs.js';
+import { siteRoutes, siteSchemas } from './modules/sites/routes.js';
+import { siteCancelHandlers, siteCounter, sitesService } from './modules/sites/service.js';
 import { eventRoutes, eventSchemas } from './modules/events/routes.js';
 import { eventsService } from './modules/events/service.js';
 import { operationRoutes, operationSchemas } from './modules/operations/routes.js';
@@ -59,6 +65,8 @@ export interface AppDeps {
   dnsDriver?: DnsDriver;
   /** The mail driver; by default the one BERTH_DRIVER_MAIL names. */
   mailDriver?: MailDriver;
+  /** The web driver; by default the one BERTH_DRIVER_WEB names. */
+  webDriver?: WebDriver;
   /** Extra routes (tests register test-only routes here). */
   extraRoutes?: (app: App) => void;
   logger?: boolean;
@@ -101,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...domainSchemas,
     ...dnsSchemas,
     ...emailSchemas,
+    ...siteSchemas,
   ]) {
     app.addSchema(schema);
   }
@@ -131,12 +140,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installVersioning(app, deps.deprecations ?? DEPRECATIONS);
   metaRoutes(app, db, metrics);
 
-  const accounts = accountsService(svc, [domainCounter, emailCounter]);
+  const accounts = accountsService(svc, [domainCounter, emailCounter, siteCounter]);
   resellerRoutes(app, resellersService(svc));
   planRoutes(app, plansService(svc));
   accountRoutes(app, accounts);
   tokenRoutes(app, tokensService(svc));
-  operationRoutes(app, operationsService(svc, new Map([['account.terminate', cancelTermination]])));
+  operationRoutes(app, operationsService(svc, new Map([['account.terminate', cancelTermination], ...siteCancelHandlers(jobs)])));
   eventRoutes(app, eventsService(svc));
   const domains = domainsService(svc);
   domainRoutes(app, domains);
@@ -145,10 +154,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const dnsChanges = dnsChangesService(svc, domains, dns);
   dnsChangeRoutes(app, domains, dnsChanges);
   emailRoutes(app, emailsService(svc));
+  const sites = sitesService(svc);
+  siteRoutes(app, sites, deploymentsService(svc, sites));
   deps.extraRoutes?.(app);
 
   await jobs.work(JOBS.dnsApply, dnsReconciler(db, deps.dnsDriver ?? new EmbeddedDnsDriver(config.dataDir)));
   await jobs.work(JOBS.mailApply, mailReconciler(db, deps.mailDriver ?? new EmbeddedMailDriver(config.dataDir), config.dataDir));
+  const webDriver = deps.webDriver ?? new EmbeddedWebDriver(config.dataDir);
+  const siteWork = siteJobs(svc, webDriver);
+  await jobs.work(JOBS.webApply, webReconciler(db, webDriver, config.dataDir));
+  await jobs.work(JOBS.siteProvision, async (data) => siteWork.provision(String(data.operation_id)));
+  await jobs.work(JOBS.siteDelete, async (data) => siteWork.remove(String(data.operation_id)));
+  await jobs.work(JOBS.siteDeploy, async (data) => siteWork.deploy(String(data.operation_id)));
   await jobs.work(JOBS.dnsChangeApply, async (data) => dnsChanges.runScheduled(String(data.change_id)));
   await jobs.work(JOBS.accountTerminate, async (data) => accounts.runTermination(String(data.operation_id)));
   await jobs.work(JOBS.housekeeping, async () => {

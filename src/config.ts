@@ -35,6 +35,7 @@ const ConfigSchema = Type.Object({
     memoryKib: Type.Integer({ minimum: 8, maximum: 4_194_304 }),
     timeCost: Type.Integer({ minimum: 1, maximum: 100 }),
   }),
+  deployMaxMb: Type.Integer({ minimum: 1, maximum: 65536 }),
   jobs: Type.Boolean(),
 });
 export type Config = Static<typeof ConfigSchema>;
@@ -54,6 +55,7 @@ const ENV_NAMES: Record<string, string> = {
   webIpv6: 'BERTH_WEB_IPV6',
   rateLimit: 'BERTH_RATE_LIMIT_*',
   mailHash: 'BERTH_MAIL_HASH_MEMORY_KIB / BERTH_MAIL_HASH_TIME_COST',
+  deployMaxMb: 'BERTH_DEPLOY_MAX_MB',
 };
 
 type Env = Record<string, string | undefined>;
@@ -110,6 +112,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       memoryKib: int(env, 'BERTH_MAIL_HASH_MEMORY_KIB', DEFAULT_MAIL_HASH_COST.memoryKib),
       timeCost: int(env, 'BERTH_MAIL_HASH_TIME_COST', DEFAULT_MAIL_HASH_COST.timeCost),
     },
+    deployMaxMb: int(env, 'BERTH_DEPLOY_MAX_MB', 512),
     jobs: bool(env, 'BERTH_JOBS', true),
     ...overrides,
   };

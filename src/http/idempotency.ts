@@ -39,9 +39,15 @@ const storedKey = (key: string) => createHash('sha256').update(key).digest('hex'
 const sealingKey = (principal: string, key: string) =>
   createHash('sha256').update(`berth idempotency\u0000${principal}\u0000${key}`).digest();
 
+/** A streamed body (an archive upload) is not read here: its type and length stand for it. */
+const bodyOf = (request: FastifyRequest): string =>
+  typeof (request.body as { pipe?: unknown } | null)?.pipe === 'function'
+    ? `${request.headers['content-type']} ${request.headers['content-length'] ?? '-'}`
+    : JSON.stringify(request.body ?? null);
+
 const fingerprint = (request: FastifyRequest, secret: Buffer): string =>
   createHmac('sha256', secret)
-    .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
+    .update(`${request.method} ${request.url}\n${bodyOf(request)}`)
     .digest('hex');
 
 function seal(plain: string, secret: Buffer): string {

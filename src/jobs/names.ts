@@ -5,6 +5,10 @@ export const JOBS = {
   dnsChangeApply: 'dns.change.apply',
   housekeeping: 'housekeeping',
   mailApply: 'mail.apply',
+  siteProvision: 'site.provision',
+  siteDelete: 'site.delete',
+  siteDeploy: 'site.deploy',
+  webApply: 'web.apply',
 } as const;
 
 export const QUEUE_NAMES: string[] = Object.values(JOBS);

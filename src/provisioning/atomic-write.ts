@@ -1,4 +1,4 @@
-import { open, rename, unlink } from 'node:fs/promises';
+import { open, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -21,4 +21,9 @@ export async function writeFileAtomic(file: string, content: string, mode = 0o64
     await unlink(tmp).catch(() => undefined);
     throw err;
   }
+}
+
+/** Rewrites the file only when its content differs (a re-applied unit touches nothing). */
+export async function writeFileIfChanged(file: string, content: string, mode = 0o644): Promise<void> {
+  if ((await readFile(file, 'utf8').catch(() => null)) !== content) await writeFileAtomic(file, content, mode);
 }

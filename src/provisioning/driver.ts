@@ -1,3 +1,4 @@
+import type { SiteSpec } from './render/nginx.js';
 import type { MailDomainSpec } from './render/mail.js';
 import type { Zone } from './render/zone-file.js';
 
@@ -22,4 +23,14 @@ export interface MailDriver {
   readonly name: string;
   applyDomain(domain: MailDomainSpec): Promise<void>;
   removeDomain(name: string, root: string, options: { keepMaps: boolean }): Promise<void>;
+}
+
+/**
+ * A web driver serves a site: its server block (hostnames, document root, suspension page).
+ * `applySite` gets the whole unit (idempotent); `removeSite` stops serving it.
+ */
+export interface WebDriver {
+  readonly name: string;
+  applySite(site: SiteSpec): Promise<void>;
+  removeSite(id: string): Promise<void>;
 }

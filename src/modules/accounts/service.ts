@@ -14,6 +14,8 @@ import { toOperation, type CancelHandler } from '../operations/service.js';
 import * as plans from '../plans/repo.js';
 import { zonesOfAccount } from '../domains/repo.js';
 import { touchMailUnitsOfAccount } from '../emails/unit.js';
+import { siteIdsOfAccount } from '../sites/repo.js';
+import { touchWebUnitsOfAccount } from '../sites/unit.js';
 import { lockResellerAccountCount } from '../resellers/repo.js';
 import * as repo from './repo.js';
 import { accountHome, exceededLimits, measureUsage, type ResourceCounter, type Usage } from './usage.js';
@@ -94,6 +96,7 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
       await accountEvent(tx, event, updated);
       // A suspended account's mailboxes refuse logins: their mail units render again.
       await touchMailUnitsOfAccount(tx, deps.jobs, id);
+      await touchWebUnitsOfAccount(tx, deps.jobs, id);
       return updated;
     });
     return toAccount(row);
@@ -230,8 +233,8 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
       const op = await ops.findOperationById(db, operationId);
       if (!op || !['queued', 'running'].includes(op.status)) return;
       await ops.transition(db, op.id, ['queued', 'running'], { status: 'running', progress: 10 });
-      // The account's files (mailboxes included) go now; its zones and mail maps below.
-      // Sites and backups join this removal as their modules land.
+      // The account's files (mailboxes and site releases included) go now; its zones, mail maps
+      // and server blocks below. Backups join this removal when their module lands.
       await rm(accountHome(config.dataDir, op.resource_id), { recursive: true, force: true });
       await db.transaction(async (tx) => {
         const account = await repo.findAccountById(tx, op.resource_id, true);
@@ -242,6 +245,8 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
             await deps.jobs.send(tx, JOBS.dnsApply, { domain_id: zone.id, name: zone.name });
             await deps.jobs.send(tx, JOBS.mailApply, { domain_id: zone.id, name: zone.name, account_id: account.id });
           }
+          // Its sites go with the row too; each web apply job then finds its site gone and stops serving it.
+          for (const site of await siteIdsOfAccount(tx, account.id)) await deps.jobs.send(tx, JOBS.webApply, { site_id: site });
           await accountEvent(tx, 'account.deleted', account);
           await repo.deleteAccount(tx, account.id);
         }

@@ -162,7 +162,7 @@ export function domainRoutes(app: App, svc: DomainsService): void {
         operationId: 'deleteDomain',
         summary: 'Delete a domain and its zone',
         description:
-          'Refused with 409 `in_use` (listing them in `used_by`) while mailboxes or forwarders use it, unless `cascade=true`, which deletes them with the domain (and needs `emails:write`).',
+          'Refused with 409 `in_use` (listing them in `used_by`) while sites (by hostname or alias), mailboxes or forwarders use it, unless `cascade=true`, which deletes the mailboxes and forwarders with the domain and starts the deletion of the sites (and needs `emails:write` / `sites:write` for them).',
         params: DomainParams,
         querystring: Type.Object({ cascade: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
         response: { 204: Type.Null({ description: 'Deleted' }) },

@@ -15,6 +15,8 @@ import { JOBS } from '../../jobs/names.js';
 import * as emails from '../emails/repo.js';
 import { addressEvent, presentAddress } from '../emails/representation.js';
 import { touchMailUnit } from '../emails/unit.js';
+import * as sites from '../sites/repo.js';
+import { beginSiteDeletion } from '../sites/service.js';
 import * as repo from './repo.js';
 import { toDomain, toRecord, type DnsRecord, type Domain } from './representation.js';
 import { zoneEditor } from '../dns/zone-edit.js';
@@ -35,9 +37,12 @@ export interface DomainFields {
 }
 
 /** 409 `in_use`, naming what holds the domain. */
-const inUse = (name: string, addresses: emails.AddressRow[]) =>
-  conflict('in_use', `Mailboxes or forwarders still use ${name}; delete them first or pass cascade=true.`, {
-    used_by: addresses.map((a) => ({ type: a.kind === 'mailbox' ? 'email' : 'email_forwarder', id: a.id, address: a.address })),
+const inUse = (name: string, addresses: emails.AddressRow[], heldBy: sites.SiteRow[] = []) =>
+  conflict('in_use', `Sites, mailboxes or forwarders still use ${name}; delete them first or pass cascade=true.`, {
+    used_by: [
+      ...heldBy.map((s) => ({ type: 'site', id: s.id, hostname: s.hostname })),
+      ...addresses.map((a) => ({ type: a.kind === 'mailbox' ? 'email' : 'email_forwarder', id: a.id, address: a.address })),
+    ],
   });
 
 /** `{domain}` in a path is an id or a name (A-label or Unicode); anything else matches nothing. */
@@ -157,14 +162,19 @@ export function domainsService(deps: ServiceDeps) {
       const account = (await accounts.findAccountById(db, current.account_id)) as accounts.AccountRow;
       requireWritable(caller, account);
       checkVersion(expectedVersion, current.version);
-      if (options.cascade) requireScope(caller, 'emails:write');
       await db.transaction(async (tx) => {
         // Under the zone lock, which a new address also takes: the list is complete.
         const locked = await repo.findDomainById(tx, current.id, true);
         if (!locked) throw notFound('domain');
         const addresses = await emails.addressesOfDomain(tx, current.id);
-        if (addresses.length && !options.cascade) throw inUse(current.name, addresses);
+        const heldBy = (await sites.sitesUnderDomain(tx, current.account_id, current.name)).filter(
+          (s) => s.status !== 'deleting',
+        );
+        if ((addresses.length || heldBy.length) && !options.cascade) throw inUse(current.name, addresses, heldBy);
+        if (addresses.length) requireScope(caller, 'emails:write');
+        if (heldBy.length) requireScope(caller, 'sites:write');
         for (const a of addresses) await addressEvent(tx, 'deleted', a, await presentAddress(config.dataDir, a));
+        for (const site of heldBy) await beginSiteDeletion(tx, deps.jobs, site);
         await publishZoneChange(deps, tx, locked, 'domain.deleted', {});
         await deps.jobs.send(tx, JOBS.mailApply, { domain_id: locked.id, name: locked.name, account_id: locked.account_id });
         await repo.deleteDomain(tx, current.id);

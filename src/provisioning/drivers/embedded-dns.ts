@@ -1,6 +1,6 @@
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from '../atomic-write.js';
+import { writeFileAtomic, writeFileIfChanged } from '../atomic-write.js';
 import type { DnsDriver } from '../driver.js';
 import { renderZoneFile, type Zone } from '../render/zone-file.js';
 
@@ -20,8 +20,7 @@ export class EmbeddedDnsDriver implements DnsDriver {
     await mkdir(this.dir, { recursive: true });
     const file = this.zoneFile(zone.name);
     const content = renderZoneFile(zone);
-    const current = await readFile(file, 'utf8').catch(() => null);
-    if (current !== content) await writeFileAtomic(file, content);
+    await writeFileIfChanged(file, content);
     await this.writeIndex();
   }
 

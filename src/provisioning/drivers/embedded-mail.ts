@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from '../atomic-write.js';
+import { writeFileIfChanged } from '../atomic-write.js';
 import type { MailDriver } from '../driver.js';
 import {
   mailboxHome,
@@ -89,8 +89,6 @@ export class EmbeddedMailDriver implements MailDriver {
   }
 }
 
-async function writeIfChanged(file: string, content: string): Promise<void> {
-  // Password hashes are readable by the owner only; the mail server's user is given access by the operator.
-  const mode = path.basename(file) === 'passwd' ? 0o600 : 0o644;
-  if ((await readFile(file, 'utf8').catch(() => null)) !== content) await writeFileAtomic(file, content, mode);
-}
+// Password hashes are readable by the owner only; the mail server's user is given access by the operator.
+const writeIfChanged = (file: string, content: string) =>
+  writeFileIfChanged(file, content, path.basename(file) === 'passwd' ? 0o600 : 0o644);

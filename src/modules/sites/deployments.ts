@@ -1,0 +1,141 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { type Caller, requireWritable } from '../../auth/caller.js';
+import type { PageParams } from '../../http/pagination.js';
+import { JOBS } from '../../jobs/names.js';
+import { AppError, conflict, invalid, notFound, quotaExceeded } from '../../lib/errors.js';
+import { isId, newId } from '../../lib/ids.js';
+import type { ServiceDeps } from '../deps.js';
+import * as accounts from '../accounts/repo.js';
+import { limitsOf } from '../accounts/service.js';
+import { accountHome, directoryBytes } from '../accounts/usage.js';
+import * as ops from '../operations/repo.js';
+import { toOperation } from '../operations/service.js';
+import { ArchiveRefused, ArchiveTooLarge, unpackArchive, type ArchiveFormat } from './archive.js';
+import * as repo from './deployments-repo.js';
+import { releaseDir, siteDir, uploadFile } from './paths.js';
+import { toDeployment, type Deployment } from './representation.js';
+import type { SitesService } from './service.js';
+import type * as sites from './repo.js';
+
+const MIB = 1024 * 1024;
+
+class UploadTooLarge extends Error {}
+
+/** Copies the request body to a file, never holding it in memory, and stops past `max` bytes. */
+async function receive(body: Readable, file: string, max: number): Promise<void> {
+  let seen = 0;
+  const limit = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      seen += chunk.length;
+      done(seen > max ? new UploadTooLarge() : null, chunk);
+    },
+  });
+  await mkdir(path.dirname(file), { recursive: true });
+  await pipeline(body, limit, createWriteStream(file, { mode: 0o600 }));
+}
+
+/** Deployments: an archive unpacked into a new release while it is received, then switched live by a job. */
+export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService) {
+  const { db, config, jobs } = deps;
+  const maxBytes = config.deployMaxMb * MIB;
+
+  async function startSwitch(site: sites.SiteRow, deploymentId: string) {
+    return db.transaction(async (tx) => {
+      const row = (await repo.setDeploymentStatus(tx, deploymentId, 'pending')) as repo.DeploymentRow;
+      const started = await ops.startOperation(tx, {
+        type: 'site.deploy',
+        resourceType: 'deployment',
+        resourceId: deploymentId,
+        accountId: site.account_id,
+        resellerId: site.reseller_id,
+      });
+      if (started.created) await jobs.send(tx, JOBS.siteDeploy, { operation_id: started.row.id });
+      return { ...toDeployment(row), operation: toOperation(started.row) };
+    });
+  }
+
+  async function deployableSite(caller: Caller, siteId: string) {
+    const site = await sitesSvc.load(caller, siteId);
+    const account = (await accounts.findAccountById(db, site.account_id)) as accounts.AccountRow;
+    requireWritable(caller, account);
+    if (site.status !== 'active' && site.status !== 'suspended') throw conflict('invalid_state', `The site is ${site.status}.`);
+    return { site, account };
+  }
+
+  async function load(caller: Caller, siteId: string, id: string): Promise<{ site: sites.SiteRow; row: repo.DeploymentRow }> {
+    const site = await sitesSvc.load(caller, siteId);
+    const row = isId('dpl', id) ? await repo.findDeployment(db, site.id, id) : undefined;
+    if (!row) throw notFound('deployment');
+    return { site, row };
+  }
+
+  return {
+    async list(caller: Caller, siteId: string, page: PageParams): Promise<Deployment[]> {
+      const site = await sitesSvc.load(caller, siteId);
+      return (await repo.listDeployments(db, site.id, page)).map(toDeployment);
+    },
+
+    async get(caller: Caller, siteId: string, id: string): Promise<Deployment> {
+      return toDeployment((await load(caller, siteId, id)).row);
+    },
+
+    /**
+     * Receives the archive to disk and unpacks it into a new release; any refusal (a path or
+     * link leading outside, a device file, too big for the remaining disk) answers now, with
+     * nothing left behind. The switch live is the `site.deploy` operation.
+     */
+    async deploy(caller: Caller, siteId: string, body: Readable, format: ArchiveFormat, declaredLength: number | null) {
+      const { site, account } = await deployableSite(caller, siteId);
+      if (declaredLength !== null && declaredLength > maxBytes) throw tooLarge(maxBytes);
+      const id = newId('dpl');
+      const dir = siteDir(config.dataDir, site.account_id, site.id);
+      const upload = uploadFile(dir, id);
+      let unpacked;
+      try {
+        await receive(body, upload, maxBytes);
+        const used = await directoryBytes(accountHome(config.dataDir, account.id));
+        const budget = Math.max(0, limitsOf(account).disk_quota_mb * MIB - used);
+        unpacked = await unpackArchive(upload, format, releaseDir(dir, id), budget);
+      } catch (err) {
+        throw refusal(err, maxBytes, limitsOf(account).disk_quota_mb * MIB);
+      } finally {
+        await rm(upload, { force: true });
+      }
+      await db.transaction(async (tx) =>
+        repo.insertDeployment(tx, { id, site_id: site.id, format, size_bytes: unpacked.bytes, file_count: unpacked.files }),
+      );
+      return startSwitch(site, id);
+    },
+
+    /** Rollback: a kept release goes live again through the same operation as a deployment. */
+    async activate(caller: Caller, siteId: string, id: string) {
+      const { row } = await load(caller, siteId, id);
+      const { site } = await deployableSite(caller, siteId);
+      if (row.status !== 'superseded' && row.status !== 'live') {
+        throw conflict('invalid_state', `The deployment is ${row.status}; only kept releases can be activated.`);
+      }
+      return startSwitch(site, row.id);
+    },
+  };
+}
+export type DeploymentsService = ReturnType<typeof deploymentsService>;
+
+const tooLarge = (max: number) =>
+  new AppError('payload_too_large', `Archives may be at most ${max} bytes (BERTH_DEPLOY_MAX_MB).`, { limit: max });
+
+function refusal(err: unknown, maxBytes: number, diskQuota: number): unknown {
+  if (err instanceof UploadTooLarge) return tooLarge(maxBytes);
+  if (err instanceof ArchiveTooLarge) {
+    return quotaExceeded([{ limit: 'disk_quota_mb', allowed: diskQuota, usage: err.bytes }], err.message);
+  }
+  if (err instanceof ArchiveRefused) {
+    // The body is the archive: the pointer is the whole body and the detail names the member.
+    const detail = err.entry === null ? err.message : `${JSON.stringify(err.entry)}: ${err.message}`;
+    return invalid([{ pointer: '', code: err.code, detail }], 'The archive was refused; nothing was kept.');
+  }
+  return err;
+}

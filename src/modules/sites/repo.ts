@@ -1,0 +1,141 @@
+import type { Queryable } from '../../db/client.js';
+import { reachSql, type Caller } from '../../auth/caller.js';
+import { pageSql, type PageParams } from '../../http/pagination.js';
+
+export type SiteStatus = 'provisioning' | 'active' | 'suspended' | 'failed' | 'deleting';
+
+export interface SiteRow {
+  id: string;
+  account_id: string;
+  reseller_id: string | null;
+  hostname: string;
+  aliases: string[];
+  runtime: 'static';
+  status: SiteStatus;
+  suspension_reason: string | null;
+  current_deployment_id: string | null;
+  error: Record<string, unknown> | null;
+  sync_state: 'pending' | 'in_sync' | 'error';
+  sync_error: string | null;
+  /** Bytes of the kept releases (measured when each was unpacked). */
+  disk_bytes: number;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+const SELECT = `SELECT s.id, s.account_id, a.reseller_id, s.hostname, s.aliases, s.runtime, s.status, s.suspension_reason,
+    s.current_deployment_id, s.error, s.sync_state, s.sync_error, s.created_at, s.updated_at, s.version,
+    (SELECT coalesce(sum(size_bytes), 0)::float8 FROM deployments p WHERE p.site_id = s.id AND p.status <> 'pruned')
+      AS disk_bytes
+  FROM sites s JOIN accounts a ON a.id = s.account_id`;
+
+const reach = (caller: Caller, params: unknown[]) =>
+  reachSql(caller, { account: 's.account_id', reseller: 'a.reseller_id' }, params);
+
+export async function findSite(db: Queryable, caller: Caller, id: string): Promise<SiteRow | undefined> {
+  const params: unknown[] = [id];
+  return (await db.query<SiteRow>(`${SELECT} WHERE s.id = $1 AND ${reach(caller, params)}`, params)).rows[0];
+}
+
+export async function findSiteById(db: Queryable, id: string, forUpdate = false): Promise<SiteRow | undefined> {
+  return (await db.query<SiteRow>(`${SELECT} WHERE s.id = $1${forUpdate ? ' FOR UPDATE OF s' : ''}`, [id])).rows[0];
+}
+
+export interface SiteFilter {
+  account_id?: string;
+  status?: string;
+  q?: string;
+}
+
+export async function listSites(db: Queryable, caller: Caller, f: SiteFilter, page: PageParams): Promise<SiteRow[]> {
+  const params: unknown[] = [];
+  const where = [reach(caller, params)];
+  if (f.account_id) where.push(`s.account_id = $${params.push(f.account_id)}`);
+  if (f.status) where.push(`s.status = $${params.push(f.status)}`);
+  if (f.q) {
+    const n = params.push(f.q);
+    where.push(`EXISTS (SELECT 1 FROM site_hostnames h WHERE h.site_id = s.id AND strpos(h.hostname, lower($${n})) > 0)`);
+  }
+  const p = pageSql(page, 's.id', params);
+  return (await db.query<SiteRow>(`${SELECT} WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params)).rows;
+}
+
+export async function insertSite(tx: Queryable, s: Pick<SiteRow, 'id' | 'account_id' | 'hostname' | 'aliases' | 'runtime'>) {
+  await tx.query('INSERT INTO sites (id, account_id, hostname, aliases, runtime) VALUES ($1, $2, $3, $4, $5)', [
+    s.id,
+    s.account_id,
+    s.hostname,
+    s.aliases,
+    s.runtime,
+  ]);
+}
+
+/** The names a site answers to; the primary key makes each one unique across the service (23505 when taken). */
+export async function setHostnames(tx: Queryable, siteId: string, names: string[]): Promise<void> {
+  await tx.query('DELETE FROM site_hostnames WHERE site_id = $1', [siteId]);
+  await tx.query('INSERT INTO site_hostnames (hostname, site_id) SELECT unnest($2::text[]), $1', [siteId, names]);
+}
+
+export type SiteChange = Partial<
+  Pick<SiteRow, 'aliases' | 'runtime' | 'status' | 'suspension_reason' | 'current_deployment_id' | 'error'>
+>;
+
+/** Changes fields and marks the web unit changed; with `version`, only if the row is still at it. */
+export async function updateSite(tx: Queryable, id: string, f: SiteChange, version?: number): Promise<boolean> {
+  const params: unknown[] = [id];
+  const sets = Object.entries(f).map(([k, v]) => `${k} = $${params.push(k === 'error' && v !== null ? JSON.stringify(v) : v)}`);
+  const guard = version === undefined ? '' : ` AND version = $${params.push(version)}`;
+  const r = await tx.query(
+    `UPDATE sites SET ${sets.join(', ')}, generation = generation + 1, sync_state = 'pending', updated_at = now(), version = version + 1
+     WHERE id = $1${guard}`,
+    params,
+  );
+  return r.rowCount === 1;
+}
+
+export const deleteSite = (tx: Queryable, id: string) => tx.query('DELETE FROM sites WHERE id = $1', [id]);
+
+export async function countSites(db: Queryable, accountId: string): Promise<number> {
+  return (
+    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM sites WHERE account_id = $1', [accountId])).rows[0]?.n ?? 0
+  );
+}
+
+/** Sites of an account whose names are the domain or under it: they hold the domain. */
+export async function sitesUnderDomain(db: Queryable, accountId: string, domain: string): Promise<SiteRow[]> {
+  return (
+    await db.query<SiteRow>(
+      `${SELECT} WHERE s.account_id = $1 AND EXISTS (SELECT 1 FROM site_hostnames h WHERE h.site_id = s.id
+         AND (h.hostname = $2 OR right(h.hostname, length($2) + 1) = '.' || $2)) ORDER BY s.id`,
+      [accountId, domain],
+    )
+  ).rows;
+}
+
+export async function siteIdsOfAccount(db: Queryable, accountId: string): Promise<string[]> {
+  return (await db.query<{ id: string }>('SELECT id FROM sites WHERE account_id = $1', [accountId])).rows.map((r) => r.id);
+}
+
+export type WebUnit = SiteRow & { account_status: string; generation: number; applied_generation: number };
+
+/** The web apply unit: the site, its account's status, and the generation it represents. */
+export async function loadWebUnit(db: Queryable, id: string): Promise<WebUnit | undefined> {
+  const r = await db.query<WebUnit>(
+    `SELECT x.*, a.status AS account_status, s.generation, s.applied_generation
+     FROM (${SELECT} WHERE s.id = $1) x JOIN sites s ON s.id = x.id JOIN accounts a ON a.id = x.account_id`,
+    [id],
+  );
+  return r.rows[0];
+}
+
+export const markWebApplied = (db: Queryable, id: string, generation: number) =>
+  db.query(
+    `UPDATE sites SET applied_generation = greatest(applied_generation, $2),
+       sync_state = CASE WHEN generation <= $2 THEN 'in_sync' ELSE sync_state END, sync_error = NULL
+     WHERE id = $1`,
+    [id, generation],
+  );
+
+export const markWebSyncError = (db: Queryable, id: string, message: string) =>
+  db.query(`UPDATE sites SET sync_state = 'error', sync_error = $2 WHERE id = $1`, [id, message.slice(0, 1000)]);

@@ -1,0 +1,59 @@
+import type { Queryable } from '../../db/client.js';
+import { appendEvent } from '../events/repo.js';
+import type { DeploymentRow } from './deployments-repo.js';
+import type { SiteRow } from './repo.js';
+
+/** The API representations of sites and deployments. */
+export const toSite = (r: SiteRow) => ({
+  id: r.id,
+  account_id: r.account_id,
+  hostname: r.hostname,
+  aliases: r.aliases,
+  runtime: r.runtime,
+  status: r.status,
+  suspension: r.status === 'suspended' ? { reason: r.suspension_reason ?? '' } : null,
+  current_deployment_id: r.current_deployment_id,
+  url: `http://${r.hostname}/`,
+  disk_bytes: r.disk_bytes,
+  tls: { mode: 'none' as const, expires_at: null },
+  error: r.error,
+  sync_state: r.sync_state,
+  sync_error: r.sync_error,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+  version: r.version,
+});
+export type Site = ReturnType<typeof toSite>;
+
+export const toDeployment = (r: DeploymentRow) => ({
+  id: r.id,
+  site_id: r.site_id,
+  status: r.status,
+  format: r.format,
+  size_bytes: r.size_bytes,
+  file_count: r.file_count,
+  error: r.error,
+  live_at: r.live_at,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+  version: r.version,
+});
+export type Deployment = ReturnType<typeof toDeployment>;
+
+export const siteEvent = (tx: Queryable, type: string, r: SiteRow) =>
+  appendEvent(tx, {
+    type,
+    accountId: r.account_id,
+    resellerId: r.reseller_id,
+    resource: { type: 'site', id: r.id, version: r.version },
+    data: toSite(r),
+  });
+
+export const deploymentEvent = (tx: Queryable, type: string, site: SiteRow, d: DeploymentRow) =>
+  appendEvent(tx, {
+    type,
+    accountId: site.account_id,
+    resellerId: site.reseller_id,
+    resource: { type: 'deployment', id: d.id, version: d.version },
+    data: toDeployment(d),
+  });

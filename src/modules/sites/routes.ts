@@ -1,0 +1,313 @@
+import type { Readable } from 'node:stream';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { callerOf } from '../../http/auth.js';
+import { listRoute } from '../../http/crud.js';
+import { ifMatchVersion, sendResource } from '../../http/etag.js';
+import { pageParams, sendPage } from '../../http/pagination.js';
+import { PatchBody, sendAccepted, type App } from '../../http/routes.js';
+import { Id, Nullable, PageQuery, ProblemRef, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import type { DeploymentsService } from './deployments.js';
+import type { SitesService } from './service.js';
+
+const Status = StringEnum(['provisioning', 'active', 'suspended', 'failed', 'deleting'] as const);
+const Hostname = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  description: 'A domain of the account or a name under one (A-label or Unicode).',
+});
+const Aliases = Type.Array(Hostname, { maxItems: 20, description: 'More hostnames the site answers to.' });
+const Runtime = StringEnum(['static'] as const, { description: '`static` serves files; more runtimes come later.' });
+
+const Site = Type.Object(
+  {
+    id: Id('site'),
+    account_id: Id('acc'),
+    hostname: Type.String({ maxLength: 253 }),
+    aliases: Type.Array(Type.String({ maxLength: 253 }), { maxItems: 20 }),
+    runtime: Runtime,
+    status: Status,
+    suspension: Nullable(Type.Object({ reason: Type.String({ maxLength: 500 }) })),
+    current_deployment_id: Nullable(Id('dpl')),
+    url: Type.String({ maxLength: 300 }),
+    disk_bytes: Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      format: 'int64',
+      description: 'Bytes of the kept releases.',
+    }),
+    tls: Type.Object(
+      { mode: StringEnum(['none', 'custom'] as const), expires_at: Nullable(Timestamp) },
+      { description: 'Certificates are not managed yet: always `none`.' },
+    ),
+    error: Nullable(ProblemRef),
+    sync_state: StringEnum(['pending', 'in_sync', 'error'] as const, {
+      description:
+        'Whether the web server serves the current state; `error` with `sync_error` while applies fail (they are retried).',
+    }),
+    sync_error: Nullable(Type.String({ maxLength: 1000 })),
+    ...ResourceMeta,
+  },
+  {
+    $id: 'Site',
+    description:
+      'A website. States: provisioning → active ⇄ suspended; provisioning → failed; any → deleting → gone. A suspended site, or any site of a suspended account, answers 503 with a suspension page.',
+  },
+);
+const SiteWithOperation = Type.Object({ ...Site.properties, operation: Type.Ref('Operation') }, { $id: 'SiteWithOperation' });
+
+const Deployment = Type.Object(
+  {
+    id: Id('dpl'),
+    site_id: Id('site'),
+    status: StringEnum(['pending', 'live', 'failed', 'superseded', 'pruned'] as const, {
+      description:
+        '`pending → live | failed`; the live release becomes `superseded` when another goes live (kept for rollback) and `pruned` once only the newest 5 releases are kept.',
+    }),
+    format: StringEnum(['tar.gz', 'zip'] as const),
+    size_bytes: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, format: 'int64' }),
+    file_count: Type.Integer({ minimum: 0, maximum: 2_000_000_000, format: 'int32' }),
+    error: Nullable(ProblemRef),
+    live_at: Nullable(Timestamp),
+    ...ResourceMeta,
+  },
+  { $id: 'Deployment', description: 'An uploaded release of a site.' },
+);
+const DeploymentWithOperation = Type.Object(
+  { ...Deployment.properties, operation: Type.Ref('Operation') },
+  { $id: 'DeploymentWithOperation' },
+);
+
+const SiteParams = Type.Object({ site_id: Id('site') }, { additionalProperties: false });
+const DeploymentParams = Type.Object({ site_id: Id('site'), deployment_id: Id('dpl') }, { additionalProperties: false });
+const Mutable = { aliases: Aliases, runtime: Runtime };
+
+const ARCHIVE_TYPES: Record<string, 'tar.gz' | 'zip'> = {
+  'application/gzip': 'tar.gz',
+  'application/x-gzip': 'tar.gz',
+  'application/zip': 'zip',
+};
+
+const siteOf = (req: FastifyRequest) => (req.params as { site_id: string }).site_id;
+
+export function siteRoutes(app: App, svc: SitesService, deployments: DeploymentsService): void {
+  const tags = ['sites'];
+  const reach = async (req: FastifyRequest) => svc.load(callerOf(req), siteOf(req));
+  const item = { config: { scope: 'sites:read' as const, reach } };
+  const write = { config: { scope: 'sites:write' as const, reach } };
+
+  listRoute(app, {
+    path: '/v1/sites',
+    tags,
+    operationId: 'listSites',
+    summary: "List the caller's sites",
+    scope: 'sites:read',
+    querystring: Type.Object(
+      {
+        ...PageQuery,
+        account_id: Type.Optional(Id('acc')),
+        status: Type.Optional(Status),
+        q: Type.Optional(Type.String({ maxLength: 253, description: 'Substring of a hostname or alias.' })),
+      },
+      { additionalProperties: false },
+    ),
+    item: 'Site',
+    list: svc.list,
+  });
+
+  app.post(
+    '/v1/sites',
+    {
+      config: { scope: 'sites:write' },
+      schema: {
+        tags,
+        operationId: 'createSite',
+        summary: 'Create a site',
+        description:
+          '202 with the site `provisioning` and a `site.provision` operation; it turns `active` (or `failed` with a problem). Every hostname and alias must be a domain of the account or a name under one, and serves one site only (409). `max_sites` applies (403).',
+        body: Type.Object(
+          { account_id: Id('acc'), hostname: Hostname, aliases: Type.Optional(Aliases), runtime: Type.Optional(Runtime) },
+          { additionalProperties: false },
+        ),
+        response: { 202: Type.Ref('SiteWithOperation') },
+      },
+    },
+    async (req, reply) => sendAccepted(reply, await svc.create(callerOf(req), req.body)),
+  );
+
+  app.get(
+    '/v1/sites/:site_id',
+    {
+      ...item,
+      schema: { tags, operationId: 'getSite', summary: 'Get a site', params: SiteParams, response: { 200: Type.Ref('Site') } },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.site_id)),
+  );
+
+  const update = {
+    tags,
+    params: SiteParams,
+    response: { 200: Type.Ref('Site') },
+    description: 'The hostname is fixed at creation.',
+  };
+  app.put(
+    '/v1/sites/:site_id',
+    {
+      ...write,
+      schema: {
+        ...update,
+        operationId: 'replaceSite',
+        summary: 'Replace a site',
+        body: Type.Object(Mutable, { additionalProperties: false }),
+      },
+    },
+    async (req, reply) =>
+      sendResource(req, reply, await svc.update(callerOf(req), req.params.site_id, req.body, ifMatchVersion(req))),
+  );
+  app.patch(
+    '/v1/sites/:site_id',
+    {
+      ...write,
+      schema: { ...update, operationId: 'updateSite', summary: 'Update a site (JSON Merge Patch)', body: PatchBody(Mutable) },
+    },
+    async (req, reply) =>
+      sendResource(req, reply, await svc.update(callerOf(req), req.params.site_id, req.body, ifMatchVersion(req))),
+  );
+
+  app.delete(
+    '/v1/sites/:site_id',
+    {
+      ...write,
+      schema: {
+        tags,
+        operationId: 'deleteSite',
+        summary: 'Delete a site',
+        description:
+          '202 with the site `deleting` and a `site.delete` operation: the web server stops serving it, its files are removed, then GET is 404 and `site.deleted` is emitted. A repeated DELETE returns the same operation.',
+        params: SiteParams,
+        response: { 202: Type.Ref('SiteWithOperation') },
+      },
+    },
+    async (req, reply) => sendAccepted(reply, await svc.remove(callerOf(req), req.params.site_id, ifMatchVersion(req))),
+  );
+
+  app.post(
+    '/v1/sites/:site_id/suspend',
+    {
+      ...write,
+      schema: {
+        tags,
+        operationId: 'suspendSite',
+        summary: 'Suspend a site',
+        description: 'It answers 503 with a suspension page. Operators and resellers only.',
+        params: SiteParams,
+        body: Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false }),
+        response: { 200: Type.Ref('Site') },
+      },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.suspend(callerOf(req), req.params.site_id, req.body.reason)),
+  );
+  app.post(
+    '/v1/sites/:site_id/unsuspend',
+    {
+      ...write,
+      schema: {
+        tags,
+        operationId: 'unsuspendSite',
+        summary: 'Unsuspend a site',
+        params: SiteParams,
+        response: { 200: Type.Ref('Site') },
+      },
+    },
+    async (req, reply) => sendResource(req, reply, await svc.unsuspend(callerOf(req), req.params.site_id)),
+  );
+
+  app.get(
+    '/v1/sites/:site_id/deployments',
+    {
+      ...item,
+      schema: {
+        tags,
+        operationId: 'listDeployments',
+        summary: "List a site's deployments",
+        params: SiteParams,
+        querystring: Type.Object(PageQuery, { additionalProperties: false }),
+        response: {
+          200: Type.Object({
+            data: Type.Array(Type.Ref('Deployment'), { maxItems: 200 }),
+            next_cursor: Nullable(Type.String({ maxLength: 500 })),
+          }),
+        },
+      },
+    },
+    async (req, reply) => {
+      const page = pageParams(req.query);
+      return sendPage(req, reply, await deployments.list(callerOf(req), req.params.site_id, page), page);
+    },
+  );
+
+  app.get(
+    '/v1/sites/:site_id/deployments/:deployment_id',
+    {
+      ...item,
+      schema: {
+        tags,
+        operationId: 'getDeployment',
+        summary: 'Get a deployment',
+        params: DeploymentParams,
+        response: { 200: Type.Ref('Deployment') },
+      },
+    },
+    async (req, reply) =>
+      sendResource(req, reply, await deployments.get(callerOf(req), req.params.site_id, req.params.deployment_id)),
+  );
+
+  app.post(
+    '/v1/sites/:site_id/deployments/:deployment_id/activate',
+    {
+      ...write,
+      schema: {
+        tags,
+        operationId: 'activateDeployment',
+        summary: 'Roll back (or forward) to a kept release',
+        description: '202 with a `site.deploy` operation that switches the release live.',
+        params: DeploymentParams,
+        response: { 202: Type.Ref('DeploymentWithOperation') },
+      },
+    },
+    async (req, reply) =>
+      sendAccepted(reply, await deployments.activate(callerOf(req), req.params.site_id, req.params.deployment_id)),
+  );
+
+  // The archive route parses its own body: the raw request stream goes to disk, never into memory.
+  app.register(async (scope: App) => {
+    for (const type of Object.keys(ARCHIVE_TYPES)) scope.addContentTypeParser(type, (_req, payload, done) => done(null, payload));
+    scope.post(
+      '/v1/sites/:site_id/deployments',
+      {
+        ...write,
+        schema: {
+          tags,
+          operationId: 'createDeployment',
+          summary: 'Deploy an archive',
+          description:
+            "The body is a tar.gz (`application/gzip`) or zip (`application/zip`) archive, streamed to disk and unpacked into a new release while it is received. Paths leading outside the release, absolute paths, links pointing outside and device files are a 422 with nothing kept; more than `BERTH_DEPLOY_MAX_MB` is a 413; more than the account's remaining disk a 403 `quota_exceeded`. 202 with the deployment `pending` and a `site.deploy` operation that switches it live atomically. The newest 5 releases are kept for rollback.",
+          params: SiteParams,
+          consumes: Object.keys(ARCHIVE_TYPES),
+          body: Type.String({ format: 'binary', maxLength: 2 ** 31 }),
+          response: { 202: Type.Ref('DeploymentWithOperation') },
+        },
+      },
+      async (req, reply) => {
+        const format = ARCHIVE_TYPES[(req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''] ?? 'tar.gz';
+        const length = req.headers['content-length'] ? Number(req.headers['content-length']) : null;
+        return sendAccepted(
+          reply,
+          await deployments.deploy(callerOf(req), req.params.site_id, req.body as unknown as Readable, format, length),
+        );
+      },
+    );
+  });
+}
+
+export const siteSchemas = [Site, SiteWithOperation, Deployment, DeploymentWithOperation];

@@ -1,0 +1,232 @@
+import { type Caller, requireKind, requireWritable } from '../../auth/caller.js';
+import type { Queryable } from '../../db/client.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { PageParams } from '../../http/pagination.js';
+import { JOBS } from '../../jobs/names.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import { parseDomainName } from '../../lib/domain-name.js';
+import { conflict, invalid, notFound, quotaExceeded, type FieldError } from '../../lib/errors.js';
+import { isId, newId } from '../../lib/ids.js';
+import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
+import type { ServiceDeps } from '../deps.js';
+import * as accounts from '../accounts/repo.js';
+import { limitsOf } from '../accounts/service.js';
+import * as ops from '../operations/repo.js';
+import { toOperation, type CancelHandler } from '../operations/service.js';
+import * as repo from './repo.js';
+import { queueWebApply } from './unit.js';
+import { siteEvent, toSite, type Site } from './representation.js';
+
+export interface CreateSiteInput {
+  account_id: string;
+  hostname: string;
+  aliases?: string[];
+  runtime?: 'static';
+}
+
+export interface SiteFields {
+  aliases: string[];
+  runtime: 'static';
+}
+
+/**
+ * DELETE: the site turns `deleting` and a `site.delete` operation removes it; a repeated call
+ * (or a domain deleted with cascade) shares the operation.
+ */
+export async function beginSiteDeletion(tx: Queryable, jobs: JobQueue, site: repo.SiteRow) {
+  if (site.status !== 'deleting') await repo.updateSite(tx, site.id, { status: 'deleting' });
+  const started = await ops.startOperation(tx, {
+    type: 'site.delete',
+    resourceType: 'site',
+    resourceId: site.id,
+    accountId: site.account_id,
+    resellerId: site.reseller_id,
+  });
+  if (started.created) await jobs.send(tx, JOBS.siteDelete, { operation_id: started.row.id });
+  return started.row;
+}
+
+export function sitesService(deps: ServiceDeps) {
+  const { db, jobs } = deps;
+
+  async function load(caller: Caller, id: string): Promise<repo.SiteRow> {
+    const row = isId('site', id) ? await repo.findSite(db, caller, id) : undefined;
+    if (!row) throw notFound('site');
+    return row;
+  }
+
+  async function writableAccount(caller: Caller, accountId: string): Promise<accounts.AccountRow> {
+    const account = await accounts.findAccount(db, caller, accountId);
+    if (!account) throw notFound('account');
+    requireWritable(caller, account);
+    if (account.status === 'terminating') throw conflict('invalid_state', 'The account is being terminated.');
+    return account;
+  }
+
+  /**
+   * The hostname and aliases: valid names (A-labels), each a domain of the account or a name
+   * under one, no repeats. Uniqueness across the service is the database's (409).
+   */
+  async function hostnames(accountId: string, hostname: string, aliases: string[]): Promise<string[]> {
+    const owned = (await db.query<{ name: string }>('SELECT name FROM domains WHERE account_id = $1', [accountId])).rows.map(
+      (r) => r.name,
+    );
+    const errors: FieldError[] = [];
+    const names: string[] = [];
+    [hostname, ...aliases].forEach((raw, i) => {
+      const pointer = i === 0 ? '/hostname' : `/aliases/${i - 1}`;
+      const parsed = parseDomainName(raw);
+      if (!parsed.ok) return errors.push({ pointer, code: parsed.problem, detail: parsed.detail });
+      const name = parsed.ascii;
+      if (!owned.some((d) => name === d || name.endsWith(`.${d}`)))
+        return errors.push({
+          pointer,
+          code: 'not_your_domain',
+          detail: `${name} is not a domain of the account or a name under one`,
+        });
+      if (names.includes(name)) return errors.push({ pointer, code: 'duplicate', detail: `${name} is listed twice` });
+      names.push(name);
+    });
+    if (errors.length) throw invalid(errors);
+    return names;
+  }
+
+  const taken = (err: unknown) =>
+    isUniqueViolation(err, 'site_hostnames_pkey') ? conflict('already_exists', 'A hostname already serves another site.') : err;
+
+  async function setStatus(caller: Caller, id: string, to: 'active' | 'suspended', reason: string | null, event: string) {
+    const current = await load(caller, id);
+    requireKind(caller, ['operator', 'reseller'], `${to === 'active' ? 'unsuspend' : 'suspend'} sites`);
+    requireWritable(caller);
+    const from = to === 'active' ? 'suspended' : 'active';
+    if (current.status === to) return toSite(current);
+    if (current.status !== from) throw conflict('invalid_state', `The site is ${current.status}.`);
+    const row = await db.transaction(async (tx) => {
+      if (!(await repo.updateSite(tx, id, { status: to, suspension_reason: reason }, current.version))) throw staleVersion();
+      await queueWebApply(tx, jobs, id);
+      const updated = (await repo.findSiteById(tx, id)) as repo.SiteRow;
+      await siteEvent(tx, event, updated);
+      return updated;
+    });
+    return toSite(row);
+  }
+
+  return {
+    load,
+    async get(caller: Caller, id: string): Promise<Site> {
+      return toSite(await load(caller, id));
+    },
+
+    async list(caller: Caller, filter: repo.SiteFilter, page: PageParams): Promise<Site[]> {
+      return (await repo.listSites(db, caller, filter, page)).map(toSite);
+    },
+
+    /** 202: `provisioning`, with the `site.provision` operation that makes it `active` (or `failed`). */
+    async create(caller: Caller, input: CreateSiteInput) {
+      const account = await writableAccount(caller, input.account_id);
+      const names = await hostnames(account.id, input.hostname, input.aliases ?? []);
+      const id = newId('site');
+      try {
+        const { row, op } = await db.transaction(async (tx) => {
+          const locked = (await accounts.findAccountById(tx, account.id, true)) as accounts.AccountRow;
+          const limit = limitsOf(locked).max_sites;
+          const count = await repo.countSites(tx, account.id);
+          if (count >= limit) throw quotaExceeded([{ limit: 'max_sites', allowed: limit, usage: count }]);
+          await repo.insertSite(tx, {
+            id,
+            account_id: account.id,
+            hostname: names[0] as string,
+            aliases: names.slice(1),
+            runtime: input.runtime ?? 'static',
+          });
+          await repo.setHostnames(tx, id, names);
+          const started = await ops.startOperation(tx, {
+            type: 'site.provision',
+            resourceType: 'site',
+            resourceId: id,
+            accountId: account.id,
+            resellerId: locked.reseller_id,
+          });
+          await jobs.send(tx, JOBS.siteProvision, { operation_id: started.row.id });
+          const created = (await repo.findSiteById(tx, id)) as repo.SiteRow;
+          await siteEvent(tx, 'site.created', created);
+          return { row: created, op: started.row };
+        });
+        return { ...toSite(row), operation: toOperation(op) };
+      } catch (err) {
+        throw taken(err);
+      }
+    },
+
+    /** PUT and PATCH: aliases and runtime (the hostname is fixed at creation). */
+    async update(caller: Caller, id: string, patch: Partial<SiteFields>, expectedVersion?: number): Promise<Site> {
+      const current = await load(caller, id);
+      await writableAccount(caller, current.account_id);
+      checkVersion(expectedVersion, current.version);
+      if (current.status === 'deleting') throw conflict('invalid_state', 'The site is being deleted.');
+      const next = mergeFields<SiteFields>({ aliases: current.aliases, runtime: current.runtime }, patch);
+      const names = await hostnames(current.account_id, current.hostname, next.aliases);
+      try {
+        const row = await db.transaction(async (tx) => {
+          const change = { aliases: names.slice(1), runtime: next.runtime };
+          if (!(await repo.updateSite(tx, id, change, current.version))) throw staleVersion();
+          await repo.setHostnames(tx, id, names);
+          await queueWebApply(tx, jobs, id);
+          const updated = (await repo.findSiteById(tx, id)) as repo.SiteRow;
+          await siteEvent(tx, 'site.updated', updated);
+          return updated;
+        });
+        return toSite(row);
+      } catch (err) {
+        throw taken(err);
+      }
+    },
+
+    suspend: (caller: Caller, id: string, reason: string) => setStatus(caller, id, 'suspended', reason, 'site.suspended'),
+    unsuspend: (caller: Caller, id: string) => setStatus(caller, id, 'active', null, 'site.active'),
+
+    async remove(caller: Caller, id: string, expectedVersion?: number) {
+      const current = await load(caller, id);
+      requireWritable(caller, await accounts.findAccountById(db, current.account_id));
+      checkVersion(expectedVersion, current.version);
+      const { row, op } = await db.transaction(async (tx) => {
+        const locked = await repo.findSiteById(tx, id, true);
+        if (!locked) throw notFound('site');
+        const started = await beginSiteDeletion(tx, jobs, locked);
+        return { row: (await repo.findSiteById(tx, id)) as repo.SiteRow, op: started };
+      });
+      return { ...toSite(row), operation: toOperation(op) };
+    },
+  };
+}
+export type SitesService = ReturnType<typeof sitesService>;
+
+/** Sites count against the account's usage and max_sites. */
+export const siteCounter = async (db: Queryable, accountId: string) => ({ sites: await repo.countSites(db, accountId) });
+
+const canceled = { code: 'canceled', title: 'Canceled', detail: 'The operation was canceled before it ran.' };
+
+/** What canceling a queued site operation undoes. */
+export const siteCancelHandlers = (jobs: JobQueue): [string, CancelHandler][] => [
+  [
+    'site.provision',
+    {
+      scope: 'sites:write',
+      async undo(tx, op) {
+        await repo.updateSite(tx, op.resource_id, { status: 'failed', error: canceled });
+      },
+    },
+  ],
+  [
+    'site.delete',
+    {
+      scope: 'sites:write',
+      async undo(tx, op) {
+        const site = await repo.findSiteById(tx, op.resource_id, true);
+        if (!site) return;
+        await repo.updateSite(tx, site.id, { status: site.error ? 'failed' : site.suspension_reason ? 'suspended' : 'active' });
+        await queueWebApply(tx, jobs, site.id);
+      },
+    },
+  ],
+];

@@ -1,0 +1,37 @@
+import type { Db } from '../db/client.js';
+import { currentLink, siteDir } from '../modules/sites/paths.js';
+import * as sites from '../modules/sites/repo.js';
+import type { WebDriver } from './driver.js';
+import type { SiteSpec } from './render/nginx.js';
+
+/** The unit as the web driver sees it; a suspended site or account gets the suspension page. */
+export function siteSpec(unit: sites.WebUnit, dataDir: string): SiteSpec {
+  return {
+    id: unit.id,
+    hostnames: [unit.hostname, ...unit.aliases],
+    root: currentLink(siteDir(dataDir, unit.account_id, unit.id)),
+    suspended: unit.status === 'suspended' || unit.account_status !== 'active',
+  };
+}
+
+/**
+ * The `web.apply` job, like `dns.apply`: renders the whole site unit through the driver,
+ * skipping a unit already applied at its generation. A site that is gone stops being served;
+ * one being provisioned or deleted is left to its own operation.
+ */
+export function webReconciler(db: Db, driver: WebDriver, dataDir: string) {
+  return async (data: Record<string, unknown>): Promise<void> => {
+    const id = String(data.site_id);
+    const unit = await sites.loadWebUnit(db, id);
+    if (!unit) return driver.removeSite(id);
+    if (unit.status === 'provisioning' || unit.status === 'deleting' || unit.status === 'failed') return;
+    if (unit.applied_generation >= unit.generation) return;
+    try {
+      await driver.applySite(siteSpec(unit, dataDir));
+      await sites.markWebApplied(db, id, unit.generation);
+    } catch (err) {
+      await sites.markWebSyncError(db, id, err instanceof Error ? err.message : String(err));
+      throw err;
+    }
+  };
+}
