@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
+import { AppError } from '../../lib/errors.js';
 import { listRoute } from '../../http/crud.js';
 import { ifMatchVersion, sendResource } from '../../http/etag.js';
 import { pageParams, sendPage } from '../../http/pagination.js';
@@ -299,7 +300,9 @@ export function siteRoutes(app: App, svc: SitesService, deployments: Deployments
         },
       },
       async (req, reply) => {
-        const format = ARCHIVE_TYPES[(req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''] ?? 'tar.gz';
+        const format = ARCHIVE_TYPES[(req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''];
+        if (!format)
+          throw new AppError('unsupported_media_type', 'Deployments take application/gzip (tar.gz) or application/zip.');
         const length = req.headers['content-length'] ? Number(req.headers['content-length']) : null;
         return sendAccepted(
           reply,
