@@ -3,13 +3,18 @@
  * - list throughput: GET /v1/accounts?limit=50 and GET /v1/domains?limit=50 (authenticated,
  *   1,000 rows each) against bare Fastify routes running the same query through the same
  *   driver, alternated in one run; prints req/s, p99 and the ratio;
- * - DNS: a 10,000-record sync (dry run, then applied) and the export of that zone.
+ * - DNS: a 10,000-record sync (dry run, then applied) and the export of that zone;
+ * - deployments: a ~100 MB archive of 10,000 files through the API against `tar -xzf` (bench/deploy.ts),
+ *   in a fresh server process so its peak memory above idle is the deployment's.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { deployBench } from './deploy.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -22,6 +27,7 @@ interface Servers {
   token: string;
   driver: string;
   account: string;
+  site: string;
 }
 
 interface Load {
@@ -30,15 +36,20 @@ interface Load {
 }
 
 async function startServers(databaseUrl: string | null) {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-bench-'));
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/servers.ts')], {
-    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl ?? '' },
+    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl ?? '', BENCH_DATA_DIR: dataDir },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`bench servers exited with ${code}`)));
   });
-  return { servers: JSON.parse(line) as Servers, stop: () => child.kill('SIGKILL') };
+  const stop = () => {
+    child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { servers: JSON.parse(line) as Servers, stop };
 }
 
 async function load(url: string, headers: Record<string, string>, seconds: number): Promise<Load> {
@@ -136,6 +147,19 @@ async function bench(label: string, databaseUrl: string | null) {
   }
 }
 
+async function deployment(label: string, databaseUrl: string | null) {
+  const { servers, stop } = await startServers(databaseUrl);
+  try {
+    const r = await deployBench(servers, ROUNDS);
+    console.log(
+      `  deploy    ${r.mb.toFixed(0)} MB, ${r.files} files: tar -xzf ${r.tarMs.toFixed(0)} ms | berth ${r.berthMs.toFixed(0)} ms | ratio ${r.ratio.toFixed(2)} | peak memory above idle ${(r.peakAboveIdle / 1024 / 1024).toFixed(0)} MB (${label})`,
+    );
+    return r;
+  } finally {
+    stop();
+  }
+}
+
 async function postgresDatabase(): Promise<{ admin: string; url: string; name: string } | null> {
   const admin = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
   const name = `berth_bench_${process.pid}`;
@@ -155,17 +179,24 @@ async function postgresDatabase(): Promise<{ admin: string; url: string; name: s
 }
 
 console.log(`${CONNECTIONS} connections, ${ROUNDS}×${SECONDS}s per side, 1,000 rows per list`);
-if (process.env.BENCH_ONLY !== 'postgres') await bench('PGlite', null);
+if (process.env.BENCH_ONLY !== 'postgres') {
+  await bench('PGlite', null);
+  await deployment('PGlite', null);
+}
 const pgdb = await postgresDatabase();
 if (pgdb) {
   try {
     const r = await bench('PostgreSQL', pgdb.url);
+    const d = await deployment('PostgreSQL', pgdb.url);
     const p99 = (r.accounts.get('berth') as Load).p99;
     console.log(
       `  goals: accounts ratio ≥ 0.8 and p99 ≤ 25 ms: ${r.ratio >= 0.8 ? 'ratio met' : 'ratio not met'}, ${p99 <= 25 ? 'p99 met' : 'p99 not met'}`,
     );
     console.log(
       `         domains ratio ≥ 0.8: ${r.domainRatio >= 0.8 ? 'met' : 'not met'}; sync ≤ 1 s: ${r.dns.dryRun <= 1000 && r.dns.apply <= 1000 ? 'met' : 'not met'}; export ≤ 200 ms: ${r.dns.export <= 200 ? 'met' : 'not met'}`,
+    );
+    console.log(
+      `         deploy ratio ≥ 0.7: ${d.ratio >= 0.7 ? 'met' : 'not met'}; peak memory < 100 MB above idle: ${d.peakAboveIdle < 100 * 1024 * 1024 ? 'met' : 'not met'}`,
     );
   } finally {
     const c = new pg.Client({ connectionString: pgdb.admin });

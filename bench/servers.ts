@@ -51,10 +51,21 @@ await db.query(
   [domainIds],
 );
 
+// An active site for the deployment benchmark (jobs are off: it is inserted as provisioned).
+const siteId = newId('site');
+await db.query(
+  `INSERT INTO domains (id, account_id, name, unicode_name, serial) VALUES ($1, $2, 'deploy-bench.com', 'deploy-bench.com', 2026112100)`,
+  [newId('dom'), ids[0]],
+);
+await db.query(`INSERT INTO sites (id, account_id, hostname, status) VALUES ($1, $2, 'deploy-bench.com', 'active')`, [
+  siteId,
+  ids[0],
+]);
+
 const config = loadConfig({
   BERTH_LOG_LEVEL: 'silent',
   BERTH_JOBS: 'false',
-  BERTH_DATA_DIR: '/tmp/berth-bench',
+  BERTH_DATA_DIR: process.env.BENCH_DATA_DIR || '/tmp/berth-bench',
   // The benchmark measures the route, not the limiter refusing a single busy token.
   BERTH_RATE_LIMIT_READ: '100000000',
   BERTH_RATE_LIMIT_CONCURRENT: '1000',
@@ -77,10 +88,16 @@ baseline.get('/domains', async () => ({
 baseline.get('/accounts-plain', async () => ({
   data: (await db.query('SELECT * FROM accounts ORDER BY id DESC LIMIT 50')).rows,
 }));
+// The server's own memory, for the deployment benchmark: sampled every 5 ms, the peak since the last reset.
+let peak = process.memoryUsage.rss();
+setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 5).unref();
+baseline.get('/memory', async () => ({ rss: process.memoryUsage.rss(), peak }));
+baseline.post('/memory/reset', async () => ({ rss: (peak = process.memoryUsage.rss()) }));
 await baseline.listen({ host: '127.0.0.1', port: 0 });
 
 const port = (f: { server: { address(): unknown } }) => (f.server.address() as { port: number }).port;
 process.stdout.write(
-  JSON.stringify({ berth: port(app), baseline: port(baseline), token: TOKEN, driver: db.kind, account: ids[0] }) + '\n',
+  JSON.stringify({ berth: port(app), baseline: port(baseline), token: TOKEN, driver: db.kind, account: ids[0], site: siteId }) +
+    '\n',
 );
 process.on('SIGINT', () => process.exit(0));

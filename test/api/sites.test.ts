@@ -257,7 +257,7 @@ describe('deployments', () => {
     }
     const dir = siteFiles(site);
     expect(readdirSync(path.join(dir, 'releases'))).toEqual([live.id]);
-    expect(readdirSync(path.join(dir, '.uploads'))).toEqual([]);
+    expect(readdirSync(path.join(t.dataDir, 'staging'))).toEqual([]);
     expect(existsSync(path.join(dir, '..', '..', 'evil.txt'))).toBe(false);
     expect((await t.get(`/v1/sites/${site.id}/deployments`)).body.data).toHaveLength(1);
     expect((await deploy(site.id, Buffer.from('x'), 'text/plain')).status).toBe(415);

@@ -1,8 +1,9 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir, readdir, readlink, realpath, rm, symlink } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { link, mkdir, readdir, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { x as extractTar, type ReadEntry } from 'tar';
+import { Parser, type ReadEntry } from 'tar';
 import yauzl from 'yauzl';
 
 export type ArchiveFormat = 'tar.gz' | 'zip';
@@ -54,14 +55,23 @@ function checkLinkTarget(member: string, target: string, relativeTo: 'link' | 'r
 }
 
 /**
- * Unpacks an uploaded archive into `dest` (created here), refusing escaping paths, absolute
- * paths, links leading outside and device files, and stopping at `budget` bytes. On any
- * refusal `dest` is removed: nothing is left behind. Streams from disk; never buffers a file.
+ * Unpacks an archive into `dest` (created here), refusing escaping paths, absolute paths, links
+ * leading outside and device files, and stopping at `budget` bytes. On any refusal `dest` is
+ * removed: nothing is left behind. A tar.gz is read as it streams in; a zip (which needs random
+ * access) from the file it was received into. Never buffers a large file.
  */
-export async function unpackArchive(file: string, format: ArchiveFormat, dest: string, budget: number): Promise<Unpacked> {
+export async function unpackArchive(
+  source: { stream: Readable } | { file: string },
+  format: ArchiveFormat,
+  dest: string,
+  budget: number,
+): Promise<Unpacked> {
   await mkdir(dest, { recursive: true });
   try {
-    const result = format === 'zip' ? await unpackZip(file, dest, budget) : await unpackTarGz(file, dest, budget);
+    const result =
+      format === 'zip' && 'file' in source
+        ? await unpackZip(source.file, dest, budget)
+        : await unpackTar('stream' in source ? source.stream : createReadStream(source.file), dest, budget);
     await checkLinksInside(dest, dest);
     return result;
   } catch (err) {
@@ -70,52 +80,141 @@ export async function unpackArchive(file: string, format: ArchiveFormat, dest: s
   }
 }
 
-async function unpackTarGz(file: string, dest: string, budget: number): Promise<Unpacked> {
-  // The filter cannot throw into node-tar: the first refusal is kept here and raised afterwards.
-  const state: { refused: ArchiveRefused | ArchiveTooLarge | null } = { refused: null };
-  const out = { files: 0, bytes: 0 };
-  const filter = (raw: string, entry: unknown): boolean => {
-    if (state.refused) return false;
-    const e = entry as ReadEntry;
-    try {
-      const member = memberPath(raw);
-      switch (e.type) {
-        case 'Directory':
-          return true;
-        case 'File':
-        case 'OldFile':
-        case 'ContiguousFile':
-          out.files++;
-          out.bytes += e.size ?? 0;
-          if (out.bytes > budget) throw new ArchiveTooLarge(out.bytes);
-          return true;
-        case 'SymbolicLink':
-          checkLinkTarget(member ?? raw, e.linkpath ?? '', 'link');
-          return true;
-        case 'Link':
-          checkLinkTarget(member ?? raw, e.linkpath ?? '', 'root');
-          return true;
-        case 'CharacterDevice':
-        case 'BlockDevice':
-        case 'FIFO':
-          throw new ArchiveRefused('device_file', raw, 'device files and FIFOs are not allowed');
-        default:
-          throw new ArchiveRefused('unsupported_entry', raw, `entries of type ${String(e.type)} are not allowed`);
+/** Files up to this size are collected and written in one call; larger ones are streamed. */
+const SMALL_FILE = 1024 * 1024;
+/** Writes in flight before the input is paused (bounds memory to about 64 small files). */
+const MAX_IN_FLIGHT = 64;
+
+/**
+ * tar (gzip is detected by node-tar's parser, which also guards the decompression ratio). Our
+ * own writer rather than node-tar's extractor: every member is checked before it is written,
+ * many files are written at once, and links are created only after every file, so nothing is
+ * ever written through one.
+ */
+function unpackTar(input: Readable, dest: string, budget: number): Promise<Unpacked> {
+  return new Promise((resolve, reject) => {
+    const out = { files: 0, bytes: 0 };
+    const links: { member: string; target: string; hard: boolean }[] = [];
+    const dirs = new Map<string, Promise<unknown>>();
+    const writes = new Set<Promise<void>>();
+    let parserBlocked = false;
+    let settled = false;
+
+    const stop = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      input.destroy();
+      // Writes already started finish before the caller removes `dest`.
+      void Promise.allSettled([...writes]).then(() => reject(err as Error));
+    };
+    const ensureDir = (dir: string) => {
+      let made = dirs.get(dir);
+      if (!made) dirs.set(dir, (made = mkdir(dir, { recursive: true })));
+      return made;
+    };
+    const flow = () => {
+      if (!settled && !parserBlocked && writes.size < MAX_IN_FLIGHT) input.resume();
+    };
+    const track = (p: Promise<unknown>) => {
+      const w = p.then(() => undefined);
+      writes.add(w);
+      if (writes.size >= MAX_IN_FLIGHT) input.pause();
+      w.then(
+        () => {
+          writes.delete(w);
+          flow();
+        },
+        (err: unknown) => stop(new ArchiveRefused('invalid_archive', null, `could not unpack (${(err as Error).message})`)),
+      );
+    };
+
+    const writeFileEntry = (entry: ReadEntry, full: string) => {
+      if ((entry.size ?? 0) > SMALL_FILE) {
+        return track(ensureDir(path.dirname(full)).then(() => pipeline(entry, createWriteStream(full, { mode: 0o644 }))));
       }
-    } catch (err) {
-      state.refused = err as ArchiveRefused | ArchiveTooLarge;
-      return false;
-    }
-  };
-  try {
-    // node-tar also refuses to write through symlinks and keeps paths inside cwd.
-    await extractTar({ file, cwd: dest, filter, preserveOwner: false, strict: true });
-  } catch (err) {
-    if (state.refused) throw state.refused;
-    throw new ArchiveRefused('invalid_archive', null, `not a readable tar.gz archive (${(err as Error).message})`);
-  }
-  if (state.refused) throw state.refused;
-  return out;
+      const chunks: Buffer[] = [];
+      entry.on('data', (c: Buffer) => chunks.push(c));
+      track(
+        new Promise((done) => entry.on('end', () => done(null))).then(async () => {
+          await ensureDir(path.dirname(full));
+          await writeFile(full, Buffer.concat(chunks), { mode: 0o644 });
+        }),
+      );
+    };
+
+    const onEntry = (entry: ReadEntry) => {
+      if (settled) return void entry.resume();
+      try {
+        const member = memberPath(entry.path);
+        switch (entry.type) {
+          case 'Directory':
+            entry.resume();
+            return track(ensureDir(member ? path.join(dest, member) : dest));
+          case 'File':
+          case 'OldFile':
+          case 'ContiguousFile':
+            if (!member) throw new ArchiveRefused('unsupported_entry', entry.path, 'a file without a name');
+            out.files++;
+            out.bytes += entry.size ?? 0;
+            if (out.bytes > budget) throw new ArchiveTooLarge(out.bytes);
+            return writeFileEntry(entry, path.join(dest, member));
+          case 'SymbolicLink':
+          case 'Link': {
+            if (!member) throw new ArchiveRefused('unsupported_entry', entry.path, 'a link without a name');
+            const hard = entry.type === 'Link';
+            checkLinkTarget(member, entry.linkpath ?? '', hard ? 'root' : 'link');
+            links.push({ member, target: entry.linkpath ?? '', hard });
+            return void entry.resume();
+          }
+          case 'CharacterDevice':
+          case 'BlockDevice':
+          case 'FIFO':
+            throw new ArchiveRefused('device_file', entry.path, 'device files and FIFOs are not allowed');
+          default:
+            throw new ArchiveRefused('unsupported_entry', entry.path, `entries of type ${String(entry.type)} are not allowed`);
+        }
+      } catch (err) {
+        entry.resume();
+        stop(err);
+      }
+    };
+
+    const parser = new Parser({ strict: true, noResume: true, onReadEntry: onEntry });
+    parser.on('error', (err: Error) =>
+      stop(new ArchiveRefused('invalid_archive', null, `not a readable tar.gz archive (${err.message})`)),
+    );
+    parser.on('drain', () => {
+      parserBlocked = false;
+      flow();
+    });
+    parser.on('end', () => {
+      if (settled) return;
+      void Promise.all([...writes])
+        .then(async () => {
+          for (const l of links) {
+            const full = path.join(dest, l.member);
+            await ensureDir(path.dirname(full));
+            if (l.hard) await link(path.join(dest, path.posix.normalize(l.target)), full);
+            else await symlink(l.target, full);
+          }
+        })
+        .then(
+          () => {
+            settled = true;
+            resolve(out);
+          },
+          (err: unknown) => stop(new ArchiveRefused('invalid_archive', null, `could not unpack (${(err as Error).message})`)),
+        );
+    });
+    input.on('data', (chunk: Buffer) => {
+      if (!parser.write(chunk)) {
+        parserBlocked = true;
+        input.pause();
+      }
+    });
+    input.on('end', () => parser.end());
+    input.on('error', (err) => stop(err));
+  });
 }
 
 const S_IFMT = 0o170000;

@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -16,7 +16,7 @@ import * as ops from '../operations/repo.js';
 import { toOperation } from '../operations/service.js';
 import { ArchiveRefused, ArchiveTooLarge, unpackArchive, type ArchiveFormat } from './archive.js';
 import * as repo from './deployments-repo.js';
-import { releaseDir, siteDir, uploadFile } from './paths.js';
+import { releaseDir, releasesDir, siteDir, stagingDir } from './paths.js';
 import { toDeployment, type Deployment } from './representation.js';
 import type { SitesService } from './service.js';
 import type * as sites from './repo.js';
@@ -25,8 +25,8 @@ const MIB = 1024 * 1024;
 
 class UploadTooLarge extends Error {}
 
-/** Copies the request body to a file, never holding it in memory, and stops past `max` bytes. */
-async function receive(body: Readable, file: string, max: number): Promise<void> {
+/** The request body, failing with UploadTooLarge past `max` bytes. */
+function limited(body: Readable, max: number): Readable {
   let seen = 0;
   const limit = new Transform({
     transform(chunk: Buffer, _enc, done) {
@@ -34,8 +34,14 @@ async function receive(body: Readable, file: string, max: number): Promise<void>
       done(seen > max ? new UploadTooLarge() : null, chunk);
     },
   });
+  body.on('error', (err) => limit.destroy(err));
+  return body.pipe(limit);
+}
+
+/** A zip needs random access: it is copied to a file first (never held in memory). */
+async function receive(body: Readable, file: string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
-  await pipeline(body, limit, createWriteStream(file, { mode: 0o600 }));
+  await pipeline(body, createWriteStream(file, { mode: 0o600 }));
 }
 
 /** Deployments: an archive unpacked into a new release while it is received, then switched live by a job. */
@@ -93,17 +99,27 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService) {
       if (declaredLength !== null && declaredLength > maxBytes) throw tooLarge(maxBytes);
       const id = newId('dpl');
       const dir = siteDir(config.dataDir, site.account_id, site.id);
-      const upload = uploadFile(dir, id);
+      const staging = stagingDir(config.dataDir, id);
+      const quota = limitsOf(account).disk_quota_mb * MIB;
       let unpacked;
       try {
-        await receive(body, upload, maxBytes);
-        const used = await directoryBytes(accountHome(config.dataDir, account.id));
-        const budget = Math.max(0, limitsOf(account).disk_quota_mb * MIB - used);
-        unpacked = await unpackArchive(upload, format, releaseDir(dir, id), budget);
+        // The account's disk use is measured while the archive is received (the staging
+        // directory is outside its home); the unpacking stops early at the whole quota.
+        const used = directoryBytes(accountHome(config.dataDir, account.id));
+        used.catch(() => undefined);
+        const input = limited(body, maxBytes);
+        // A tar.gz is unpacked as it arrives; a zip once it is on disk.
+        if (format === 'zip') await receive(input, `${staging}.upload`);
+        const source = format === 'zip' ? { file: `${staging}.upload` } : { stream: input };
+        unpacked = await unpackArchive(source, format, staging, quota);
+        if ((await used) + unpacked.bytes > quota) throw new ArchiveTooLarge((await used) + unpacked.bytes);
+        await mkdir(releasesDir(dir), { recursive: true });
+        await rename(staging, releaseDir(dir, id));
       } catch (err) {
-        throw refusal(err, maxBytes, limitsOf(account).disk_quota_mb * MIB);
+        await rm(staging, { recursive: true, force: true });
+        throw refusal(err, maxBytes, quota);
       } finally {
-        await rm(upload, { force: true });
+        await rm(`${staging}.upload`, { force: true });
       }
       await db.transaction(async (tx) =>
         repo.insertDeployment(tx, { id, site_id: site.id, format, size_bytes: unpacked.bytes, file_count: unpacked.files }),

@@ -9,5 +9,9 @@ export const releasesDir = (site: string) => path.join(site, 'releases');
 export const releaseDir = (site: string, deploymentId: string) => path.join(site, 'releases', path.basename(deploymentId));
 /** The document root: a symlink to the live release, swapped atomically. */
 export const currentLink = (site: string) => path.join(site, 'current');
-/** Uploads land here while they are received, inside the account's home. */
-export const uploadFile = (site: string, deploymentId: string) => path.join(site, '.uploads', path.basename(deploymentId));
+/**
+ * Where an upload is received and unpacked before it becomes a release: outside the account's
+ * home, so measuring the home's disk use can run meanwhile, and nothing half-done is ever in it.
+ */
+export const stagingDir = (dataDir: string, deploymentId: string) =>
+  path.resolve(dataDir, 'staging', path.basename(deploymentId));

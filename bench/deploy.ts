@@ -1,0 +1,103 @@
+/**
+ * Deployment throughput: a ~100 MB tar.gz of many small files deployed through the API,
+ * against `tar -xzf` of the same archive in the same run (alternated), plus the server's peak
+ * memory above idle while it receives and unpacks. The archive is incompressible on purpose,
+ * so its size on the wire is its size on disk.
+ */
+import { spawnSync } from 'node:child_process';
+import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+const FILES = Number(process.env.BENCH_DEPLOY_FILES ?? 10_000);
+const FILE_BYTES = 10 * 1024;
+
+export interface DeployTarget {
+  berth: number;
+  baseline: number;
+  token: string;
+  site: string;
+}
+
+function makeArchive(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'berth-deploy-bench-'));
+  const src = path.join(dir, 'src');
+  for (let i = 0; i < FILES; i++) {
+    const sub = path.join(src, `d${Math.floor(i / 100)}`);
+    if (i % 100 === 0) mkdirSync(sub, { recursive: true });
+    writeFileSync(path.join(sub, `f${i}.bin`), randomBytes(FILE_BYTES));
+  }
+  const archive = path.join(dir, 'site.tar.gz');
+  const r = spawnSync('tar', ['-czf', archive, '-C', src, '.']);
+  if (r.status !== 0) throw new Error(`tar -czf failed: ${r.stderr.toString()}`);
+  rmSync(src, { recursive: true, force: true });
+  return archive;
+}
+
+function tarExtract(archive: string): number {
+  const out = mkdtempSync(path.join(tmpdir(), 'berth-tar-x-'));
+  const start = performance.now();
+  const r = spawnSync('tar', ['-xzf', archive, '-C', out]);
+  const ms = performance.now() - start;
+  rmSync(out, { recursive: true, force: true });
+  if (r.status !== 0) throw new Error(`tar -xzf failed: ${r.stderr.toString()}`);
+  return ms;
+}
+
+function upload(t: DeployTarget, archive: string): Promise<number> {
+  const start = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: t.berth,
+        method: 'POST',
+        path: `/v1/sites/${t.site}/deployments`,
+        headers: {
+          authorization: `Bearer ${t.token}`,
+          'content-type': 'application/gzip',
+          'content-length': statSync(archive).size,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          res.statusCode === 202
+            ? resolve(performance.now() - start)
+            : reject(new Error(`deploy: ${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`)),
+        );
+      },
+    );
+    req.on('error', reject);
+    createReadStream(archive).pipe(req);
+  });
+}
+
+const memory = async (t: DeployTarget, reset = false) =>
+  (await (
+    await fetch(`http://127.0.0.1:${t.baseline}/memory${reset ? '/reset' : ''}`, { method: reset ? 'POST' : 'GET' })
+  ).json()) as {
+    rss: number;
+    peak: number;
+  };
+
+export async function deployBench(t: DeployTarget, rounds: number) {
+  const archive = makeArchive();
+  const mb = statSync(archive).size / 1024 / 1024;
+  try {
+    const idle = await memory(t, true);
+    let tarMs = 0;
+    let berthMs = 0;
+    for (let i = 0; i < rounds; i++) {
+      tarMs += tarExtract(archive) / rounds;
+      berthMs += (await upload(t, archive)) / rounds;
+    }
+    const after = await memory(t);
+    return { mb, files: FILES, tarMs, berthMs, ratio: tarMs / berthMs, peakAboveIdle: after.peak - idle.rss };
+  } finally {
+    rmSync(path.dirname(archive), { recursive: true, force: true });
+  }
+}
