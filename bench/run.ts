@@ -160,9 +160,9 @@ async function deployment(label: string, databaseUrl: string | null) {
   }
 }
 
-async function postgresDatabase(): Promise<{ admin: string; url: string; name: string } | null> {
+async function postgresDatabase(use: string): Promise<{ admin: string; url: string; name: string } | null> {
   const admin = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `berth_bench_${process.pid}`;
+  const name = `berth_bench_${use}_${process.pid}`;
   const c = new pg.Client({ connectionString: admin });
   try {
     await c.connect();
@@ -183,11 +183,20 @@ if (process.env.BENCH_ONLY !== 'postgres') {
   await bench('PGlite', null);
   await deployment('PGlite', null);
 }
-const pgdb = await postgresDatabase();
-if (pgdb) {
+const dropDatabase = async (db: { admin: string; name: string }) => {
+  const c = new pg.Client({ connectionString: db.admin });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS ${db.name} WITH (FORCE)`);
+  await c.end();
+};
+const pgdb = await postgresDatabase('lists');
+// The deployment benchmark seeds its own server process, so it gets a database of its own.
+const deploydb = pgdb && (await postgresDatabase('deploy'));
+if (pgdb && !deploydb) await dropDatabase(pgdb);
+if (pgdb && deploydb) {
   try {
     const r = await bench('PostgreSQL', pgdb.url);
-    const d = await deployment('PostgreSQL', pgdb.url);
+    const d = await deployment('PostgreSQL', deploydb.url);
     const p99 = (r.accounts.get('berth') as Load).p99;
     console.log(
       `  goals: accounts ratio ≥ 0.8 and p99 ≤ 25 ms: ${r.ratio >= 0.8 ? 'ratio met' : 'ratio not met'}, ${p99 <= 25 ? 'p99 met' : 'p99 not met'}`,
@@ -199,9 +208,7 @@ if (pgdb) {
       `         deploy ratio ≥ 0.7: ${d.ratio >= 0.7 ? 'met' : 'not met'}; peak memory < 100 MB above idle: ${d.peakAboveIdle < 100 * 1024 * 1024 ? 'met' : 'not met'}`,
     );
   } finally {
-    const c = new pg.Client({ connectionString: pgdb.admin });
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS ${pgdb.name} WITH (FORCE)`);
-    await c.end();
+    await dropDatabase(pgdb);
+    await dropDatabase(deploydb);
   }
 }

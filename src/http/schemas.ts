@@ -79,6 +79,16 @@ export const ProblemSchema = Type.Object(
 );
 export type Problem = Static<typeof ProblemSchema>;
 
+/** Why asynchronous work failed (an operation, a site, a deployment): a problem's `code` and `detail`, at least. */
+export const Failure = Type.Object(
+  {
+    code: Type.String({ maxLength: 100 }),
+    title: Type.Optional(Type.String({ maxLength: 200 })),
+    detail: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { additionalProperties: true, description: 'Why the work failed: a stable `code` and a `detail` for people.' },
+);
+
 export const ProblemRef = Type.Unsafe<Problem>(Type.Ref('Problem'));
 
 export const NoQuery = Type.Object({}, { additionalProperties: false });

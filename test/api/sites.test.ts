@@ -352,6 +352,53 @@ describe('deleting sites', () => {
     }
   }, 60_000);
 
+  it('a web server that refuses the site leaves it failed with the problem', async () => {
+    const broken = await createTestApp({
+      deps: {
+        webDriver: {
+          name: 'broken',
+          applySite: async () => Promise.reject(new Error('nginx -t: invalid server block')),
+          removeSite: async () => undefined,
+        },
+      },
+    });
+    try {
+      const acc = await createAccount(broken, (await createPlan(broken)).id);
+      await broken.post('/v1/domains', { account_id: acc.id, name: 'broken.com' });
+      const site = await broken.post('/v1/sites', { account_id: acc.id, hostname: 'broken.com' });
+      const failed = await eventually(async () => {
+        const r = await broken.get(`/v1/sites/${site.body.id}`);
+        return r.body.status === 'failed' ? r.body : null;
+      });
+      expect(failed.error).toMatchObject({ code: 'provisioning_failed', detail: 'nginx -t: invalid server block' });
+      const op = (await broken.get(`/v1/operations/${site.body.operation.id}`)).body;
+      expect(op).toMatchObject({ status: 'failed', error: { code: 'provisioning_failed' } });
+      const types = (await broken.get(`/v1/events?resource_id=${site.body.id}`)).body.data.map((e: { type: string }) => e.type);
+      expect(types).toContain('site.failed');
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('queued site operations can be canceled, and the site is put back', async () => {
+    const idle = await createTestApp({ jobs: false });
+    try {
+      const acc = await createAccount(idle, (await createPlan(idle)).id);
+      await idle.post('/v1/domains', { account_id: acc.id, name: 'cancel-me.com' });
+      const site = await idle.post('/v1/sites', { account_id: acc.id, hostname: 'cancel-me.com' });
+      const provision = await idle.post(`/v1/operations/${site.body.operation.id}/cancel`);
+      expect(provision.body.status).toBe('canceled');
+      const failed = (await idle.get(`/v1/sites/${site.body.id}`)).body;
+      expect(failed).toMatchObject({ status: 'failed', error: { code: 'canceled' } });
+      const del = await idle.request('DELETE', `/v1/sites/${site.body.id}`);
+      expect(del.body.status).toBe('deleting');
+      await idle.post(`/v1/operations/${del.body.operation.id}/cancel`);
+      expect((await idle.get(`/v1/sites/${site.body.id}`)).body.status).toBe('failed');
+    } finally {
+      await idle.close();
+    }
+  });
+
   it('a domain is held by its sites (409 in_use); cascade deletes them', async () => {
     const site = await activeSite(w.accountA.id, ['www']);
     const held = await t.request('DELETE', `/v1/domains/${site.name}`);

@@ -2,6 +2,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Queryable } from '../../db/client.js';
 import type { Limits } from '../plans/repo.js';
+import { keptReleaseBytes } from '../sites/deployments-repo.js';
 import type { ExceededLimit } from '../../lib/errors.js';
 
 export interface Usage {
@@ -15,8 +16,8 @@ export interface Usage {
 /** Where an account's files live (site releases, maildirs); its size is the account's disk usage. */
 export const accountHome = (dataDir: string, accountId: string): string => path.resolve(dataDir, 'accounts', accountId);
 
-/** Bytes of every regular file under dir (symlinks are not followed). */
-export async function directoryBytes(dir: string): Promise<number> {
+/** Bytes of every regular file under dir (symlinks are not followed), less the top-level entries `skip` names. */
+export async function directoryBytes(dir: string, skip: string[] = []): Promise<number> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
@@ -26,6 +27,7 @@ export async function directoryBytes(dir: string): Promise<number> {
   }
   let total = 0;
   for (const e of entries) {
+    if (skip.includes(e.name)) continue;
     const full = path.join(dir, e.name);
     if (e.isDirectory()) total += await directoryBytes(full);
     else if (e.isFile()) total += (await lstat(full)).size;
@@ -49,6 +51,19 @@ export async function measureUsage(
   for (const count of counters) Object.assign(usage, await count(db, accountId));
   usage.disk_bytes = await directoryBytes(accountHome(dataDir, accountId));
   return usage;
+}
+
+/**
+ * The account's disk use for a quota check, cheaper than walking everything: its files, with the
+ * site releases counted from the sizes recorded when each was unpacked (a release never changes
+ * afterwards). Walking 10,000-file releases on every deployment cost seconds.
+ */
+export async function diskInUse(db: Queryable, dataDir: string, accountId: string): Promise<number> {
+  const [files, releases] = await Promise.all([
+    directoryBytes(accountHome(dataDir, accountId), ['sites']),
+    keptReleaseBytes(db, accountId),
+  ]);
+  return files + releases;
 }
 
 const MIB = 1024 * 1024;

@@ -10,7 +10,7 @@ import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js
 import type { ServiceDeps } from '../deps.js';
 import * as accounts from '../accounts/repo.js';
 import { limitsOf } from '../accounts/service.js';
-import { accountHome, directoryBytes } from '../accounts/usage.js';
+import { diskInUse } from '../accounts/usage.js';
 import * as domains from '../domains/repo.js';
 import * as repo from './repo.js';
 import {
@@ -89,7 +89,7 @@ export function emailsService(deps: ServiceDeps) {
   async function remainingDisk(account: accounts.AccountRow): Promise<{ allowed: number; used: number }> {
     return {
       allowed: limitsOf(account).disk_quota_mb * MIB,
-      used: await directoryBytes(accountHome(config.dataDir, account.id)),
+      used: await diskInUse(db, config.dataDir, account.id),
     };
   }
 

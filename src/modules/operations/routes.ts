@@ -3,7 +3,7 @@ import { callerOf } from '../../http/auth.js';
 import { sendResource } from '../../http/etag.js';
 import { listRoute } from '../../http/crud.js';
 import type { App } from '../../http/routes.js';
-import { Id, IdParams, Nullable, PageQuery, ProblemRef, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import { Id, IdParams, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp, Failure } from '../../http/schemas.js';
 import type { OperationsService } from './service.js';
 
 const Status = StringEnum(['queued', 'running', 'succeeded', 'failed', 'canceled'] as const);
@@ -20,7 +20,7 @@ export const OperationSchema = Type.Object(
     progress: Type.Integer({ minimum: 0, maximum: 100, format: 'int32' }),
     resource: Type.Object({ type: Type.String({ maxLength: 50 }), id: Type.String({ maxLength: 100 }) }),
     account_id: Nullable(Id('acc')),
-    error: Nullable(ProblemRef),
+    error: Nullable(Failure),
     started_at: Nullable(Timestamp),
     finished_at: Nullable(Timestamp),
     ...ResourceMeta,

@@ -74,3 +74,13 @@ export async function releasesToPrune(tx: Queryable, siteId: string, keep: numbe
   );
   return r.rows.map((x) => x.id);
 }
+
+/** Bytes of an account's kept releases, as measured when each was unpacked. */
+export async function keptReleaseBytes(db: Queryable, accountId: string): Promise<number> {
+  const r = await db.query<{ n: number }>(
+    `SELECT coalesce(sum(p.size_bytes), 0)::float8 AS n FROM deployments p JOIN sites s ON s.id = p.site_id
+     WHERE s.account_id = $1 AND p.status <> 'pruned'`,
+    [accountId],
+  );
+  return r.rows[0]?.n ?? 0;
+}

@@ -11,7 +11,7 @@ import { isId, newId } from '../../lib/ids.js';
 import type { ServiceDeps } from '../deps.js';
 import * as accounts from '../accounts/repo.js';
 import { limitsOf } from '../accounts/service.js';
-import { accountHome, directoryBytes } from '../accounts/usage.js';
+import { diskInUse } from '../accounts/usage.js';
 import * as ops from '../operations/repo.js';
 import { toOperation } from '../operations/service.js';
 import { ArchiveRefused, ArchiveTooLarge, unpackArchive, type ArchiveFormat } from './archive.js';
@@ -105,7 +105,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService) {
       try {
         // The account's disk use is measured while the archive is received (the staging
         // directory is outside its home); the unpacking stops early at the whole quota.
-        const used = directoryBytes(accountHome(config.dataDir, account.id));
+        const used = diskInUse(db, config.dataDir, account.id);
         used.catch(() => undefined);
         const input = limited(body, maxBytes);
         // A tar.gz is unpacked as it arrives; a zip once it is on disk.

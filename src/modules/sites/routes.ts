@@ -7,7 +7,7 @@ import { listRoute } from '../../http/crud.js';
 import { ifMatchVersion, sendResource } from '../../http/etag.js';
 import { pageParams, sendPage } from '../../http/pagination.js';
 import { PatchBody, sendAccepted, type App } from '../../http/routes.js';
-import { Id, Nullable, PageQuery, ProblemRef, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import { Id, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp, Failure } from '../../http/schemas.js';
 import type { DeploymentsService } from './deployments.js';
 import type { SitesService } from './service.js';
 
@@ -41,7 +41,7 @@ const Site = Type.Object(
       { mode: StringEnum(['none', 'custom'] as const), expires_at: Nullable(Timestamp) },
       { description: 'Certificates are not managed yet: always `none`.' },
     ),
-    error: Nullable(ProblemRef),
+    error: Nullable(Failure),
     sync_state: StringEnum(['pending', 'in_sync', 'error'] as const, {
       description:
         'Whether the web server serves the current state; `error` with `sync_error` while applies fail (they are retried).',
@@ -68,7 +68,7 @@ const Deployment = Type.Object(
     format: StringEnum(['tar.gz', 'zip'] as const),
     size_bytes: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, format: 'int64' }),
     file_count: Type.Integer({ minimum: 0, maximum: 2_000_000_000, format: 'int32' }),
-    error: Nullable(ProblemRef),
+    error: Nullable(Failure),
     live_at: Nullable(Timestamp),
     ...ResourceMeta,
   },

@@ -13,6 +13,7 @@ import * as accounts from '../accounts/repo.js';
 import { limitsOf } from '../accounts/service.js';
 import * as ops from '../operations/repo.js';
 import { toOperation, type CancelHandler } from '../operations/service.js';
+import { setDeploymentStatus } from './deployments-repo.js';
 import * as repo from './repo.js';
 import { queueWebApply } from './unit.js';
 import { siteEvent, toSite, type Site } from './representation.js';
@@ -226,6 +227,18 @@ export const siteCancelHandlers = (jobs: JobQueue): [string, CancelHandler][] =>
         if (!site) return;
         await repo.updateSite(tx, site.id, { status: site.error ? 'failed' : site.suspension_reason ? 'suspended' : 'active' });
         await queueWebApply(tx, jobs, site.id);
+      },
+    },
+  ],
+  [
+    'site.deploy',
+    {
+      scope: 'sites:write',
+      // A rollback that is canceled leaves its release kept; a new release that never went live fails.
+      async undo(tx, op) {
+        const r = await tx.query<{ live_at: string | null }>('SELECT live_at FROM deployments WHERE id = $1', [op.resource_id]);
+        const wasLive = Boolean(r.rows[0]?.live_at);
+        await setDeploymentStatus(tx, op.resource_id, wasLive ? 'superseded' : 'failed', wasLive ? null : canceled);
       },
     },
   ],
