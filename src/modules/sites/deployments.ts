@@ -49,8 +49,10 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService) {
   const { db, config, jobs } = deps;
   const maxBytes = config.deployMaxMb * MIB;
 
-  async function startSwitch(site: sites.SiteRow, deploymentId: string) {
+  /** The deployment (new, or a kept release) turns `pending` with the `site.deploy` operation that switches it live. */
+  async function startSwitch(site: sites.SiteRow, deploymentId: string, created?: Parameters<typeof repo.insertDeployment>[1]) {
     return db.transaction(async (tx) => {
+      if (created) await repo.insertDeployment(tx, created);
       const row = (await repo.setDeploymentStatus(tx, deploymentId, 'pending')) as repo.DeploymentRow;
       const started = await ops.startOperation(tx, {
         type: 'site.deploy',
@@ -90,9 +92,9 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService) {
     },
 
     /**
-     * Receives the archive to disk and unpacks it into a new release; any refusal (a path or
-     * link leading outside, a device file, too big for the remaining disk) answers now, with
-     * nothing left behind. The switch live is the `site.deploy` operation.
+     * Unpacks the archive into a new release as it is received; any refusal (a path or link
+     * leading outside, a device file, too big for the limit or the remaining disk) answers now,
+     * with nothing left behind. The switch live is the `site.deploy` operation.
      */
     async deploy(caller: Caller, siteId: string, body: Readable, format: ArchiveFormat, declaredLength: number | null) {
       const { site, account } = await deployableSite(caller, siteId);
@@ -121,10 +123,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService) {
       } finally {
         await rm(`${staging}.upload`, { force: true });
       }
-      await db.transaction(async (tx) =>
-        repo.insertDeployment(tx, { id, site_id: site.id, format, size_bytes: unpacked.bytes, file_count: unpacked.files }),
-      );
-      return startSwitch(site, id);
+      return startSwitch(site, id, { id, site_id: site.id, format, size_bytes: unpacked.bytes, file_count: unpacked.files });
     },
 
     /** Rollback: a kept release goes live again through the same operation as a deployment. */
