@@ -1,12 +1,11 @@
 import type { Db } from '../db/client.js';
 import * as domains from '../modules/domains/repo.js';
+import { applyUnit } from './apply-unit.js';
 import type { DnsDriver } from './driver.js';
 
 /**
- * The `dns.apply` job: loads the whole zone unit and hands it to the driver. Jobs are not
- * de-duplicated on the queue; a unit already applied at its current generation is skipped, so
- * a burst of changes costs one apply. A failure marks the domain `sync_state: error` and
- * rethrows, and the queue retries with backoff.
+ * The `dns.apply` job: loads the whole zone unit and hands it to the driver (see applyUnit).
+ * Jobs are not de-duplicated on the queue; the generation check makes repeats cheap.
  */
 export function dnsReconciler(db: Db, driver: DnsDriver) {
   return async (data: Record<string, unknown>): Promise<void> => {
@@ -18,13 +17,9 @@ export function dnsReconciler(db: Db, driver: DnsDriver) {
       if (!(await domains.domainNameTaken(db, name))) await driver.removeZone(name);
       return;
     }
-    if (unit.applied_generation >= unit.generation) return;
-    try {
-      await driver.applyZone({ name: unit.name, serial: unit.serial, records: unit.records });
-      await domains.markApplied(db, id, unit.generation);
-    } catch (err) {
-      await domains.markSyncError(db, id, err instanceof Error ? err.message : String(err));
-      throw err;
-    }
+    await applyUnit(unit, () => driver.applyZone({ name: unit.name, serial: unit.serial, records: unit.records }), {
+      applied: (generation) => domains.markApplied(db, id, generation),
+      failed: (message) => domains.markSyncError(db, id, message),
+    });
   };
 }

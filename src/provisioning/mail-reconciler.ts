@@ -1,6 +1,7 @@
 import type { Db } from '../db/client.js';
 import { domainNameTaken } from '../modules/domains/repo.js';
 import { loadMailUnit, mailRoot, markMailApplied, markMailSyncError, type MailUnit } from '../modules/emails/unit.js';
+import { applyUnit } from './apply-unit.js';
 import type { MailDriver } from './driver.js';
 import type { MailDomainSpec } from './render/mail.js';
 
@@ -49,14 +50,11 @@ export function mailReconciler(db: Db, driver: MailDriver, dataDir: string) {
       await driver.removeDomain(name, root, { keepMaps: await domainNameTaken(db, name) });
       return;
     }
-    if (unit.applied_generation >= unit.generation) return;
-    try {
-      if (unit.mail_enabled) await driver.applyDomain(mailDomainSpec(unit, root));
-      else await driver.removeDomain(name, root, { keepMaps: false });
-      await markMailApplied(db, id, unit.generation);
-    } catch (err) {
-      await markMailSyncError(db, id, err instanceof Error ? err.message : String(err));
-      throw err;
-    }
+    const apply = () =>
+      unit.mail_enabled ? driver.applyDomain(mailDomainSpec(unit, root)) : driver.removeDomain(name, root, { keepMaps: false });
+    await applyUnit(unit, apply, {
+      applied: (generation) => markMailApplied(db, id, generation),
+      failed: (message) => markMailSyncError(db, id, message),
+    });
   };
 }

@@ -1,6 +1,7 @@
 import type { Db } from '../db/client.js';
 import { currentLink, siteDir } from '../modules/sites/paths.js';
 import * as sites from '../modules/sites/repo.js';
+import { applyUnit } from './apply-unit.js';
 import type { WebDriver } from './driver.js';
 import type { SiteSpec } from './render/nginx.js';
 
@@ -25,13 +26,9 @@ export function webReconciler(db: Db, driver: WebDriver, dataDir: string) {
     const unit = await sites.loadWebUnit(db, id);
     if (!unit) return driver.removeSite(id);
     if (unit.status === 'provisioning' || unit.status === 'deleting' || unit.status === 'failed') return;
-    if (unit.applied_generation >= unit.generation) return;
-    try {
-      await driver.applySite(siteSpec(unit, dataDir));
-      await sites.markWebApplied(db, id, unit.generation);
-    } catch (err) {
-      await sites.markWebSyncError(db, id, err instanceof Error ? err.message : String(err));
-      throw err;
-    }
+    await applyUnit(unit, () => driver.applySite(siteSpec(unit, dataDir)), {
+      applied: (generation) => sites.markWebApplied(db, id, generation),
+      failed: (message) => sites.markWebSyncError(db, id, message),
+    });
   };
 }

@@ -22,6 +22,35 @@ import { accountHome, exceededLimits, measureUsage, type ResourceCounter, type U
 
 export const limitsOf = (r: repo.AccountRow): plans.Limits => repo.planLimitsOf(r, r.limit_overrides);
 
+/**
+ * The account a new resource goes to: in the caller's reach (else 404), writable by the caller
+ * (403 `account_suspended` for its own principal), and not being terminated (409).
+ */
+export async function writableAccount(db: Queryable, caller: Caller, accountId: string): Promise<repo.AccountRow> {
+  const account = await repo.findAccount(db, caller, accountId);
+  if (!account) throw notFound('account');
+  requireWritable(caller, account);
+  if (account.status === 'terminating') throw conflict('invalid_state', 'The account is being terminated.');
+  return account;
+}
+
+/**
+ * Locks the account row inside the caller's transaction, which serialises concurrent creations,
+ * and refuses one more resource once `count` has reached the account's `limit` (403).
+ */
+export async function lockBelowLimit(
+  tx: Queryable,
+  accountId: string,
+  limit: 'max_domains' | 'max_email_accounts' | 'max_sites',
+  count: (tx: Queryable, accountId: string) => Promise<number>,
+): Promise<repo.AccountRow> {
+  const locked = (await repo.findAccountById(tx, accountId, true)) as repo.AccountRow;
+  const allowed = limitsOf(locked)[limit];
+  const usage = await count(tx, accountId);
+  if (usage >= allowed) throw quotaExceeded([{ limit, allowed, usage }]);
+  return locked;
+}
+
 export const toAccount = (r: repo.AccountRow, usage?: Usage) => ({
   id: r.id,
   username: r.username,

@@ -2,14 +2,14 @@ import { type Caller, requireKind, requireScope, requireWritable } from '../../a
 import type { Queryable } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { parseDomainName } from '../../lib/domain-name.js';
-import { conflict, invalid, notFound, quotaExceeded } from '../../lib/errors.js';
+import { conflict, invalid, notFound } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import { nextSerial } from '../../lib/soa-serial.js';
 import { checkVersion, mergeFields } from '../../lib/versioning.js';
 import type { PageParams } from '../../http/pagination.js';
 import type { ServiceDeps } from '../deps.js';
 import * as accounts from '../accounts/repo.js';
-import { limitsOf } from '../accounts/service.js';
+import { lockBelowLimit, writableAccount } from '../accounts/service.js';
 import { renderZoneFile } from '../../provisioning/render/zone-file.js';
 import { JOBS } from '../../jobs/names.js';
 import * as emails from '../emails/repo.js';
@@ -81,18 +81,11 @@ export function domainsService(deps: ServiceDeps) {
     async create(caller: Caller, input: CreateDomainInput): Promise<Domain> {
       const parsed = parseDomainName(input.name);
       if (!parsed.ok) throw invalid([{ pointer: '/name', code: parsed.problem, detail: parsed.detail }]);
-      const account = await accounts.findAccount(db, caller, input.account_id);
-      if (!account) throw notFound('account');
-      requireWritable(caller, account);
-      if (account.status === 'terminating') throw conflict('invalid_state', 'The account is being terminated.');
+      const account = await writableAccount(db, caller, input.account_id);
       const id = newId('dom');
       try {
         const row = await db.transaction(async (tx) => {
-          // The account row lock serialises concurrent creations against max_domains.
-          const locked = (await accounts.findAccountById(tx, account.id, true)) as accounts.AccountRow;
-          const limit = limitsOf(locked).max_domains;
-          const count = await repo.countDomains(tx, account.id);
-          if (count >= limit) throw quotaExceeded([{ limit: 'max_domains', allowed: limit, usage: count }]);
+          await lockBelowLimit(tx, account.id, 'max_domains', repo.countDomains);
           const serial = nextSerial(null, clock.now());
           const mail = input.mail_enabled ?? false;
           await repo.insertDomain(tx, {

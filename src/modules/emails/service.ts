@@ -1,4 +1,4 @@
-import { type Caller, requireWritable } from '../../auth/caller.js';
+import type { Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
 import type { PageParams } from '../../http/pagination.js';
@@ -9,7 +9,7 @@ import { generateMailPassword, hashMailPassword } from '../../lib/mail-password.
 import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
 import type { ServiceDeps } from '../deps.js';
 import * as accounts from '../accounts/repo.js';
-import { limitsOf } from '../accounts/service.js';
+import { limitsOf, lockBelowLimit, writableAccount } from '../accounts/service.js';
 import { diskInUse } from '../accounts/usage.js';
 import * as domains from '../domains/repo.js';
 import * as repo from './repo.js';
@@ -64,21 +64,13 @@ export function emailsService(deps: ServiceDeps) {
     return row;
   }
 
-  /** The account behind an address, writable by the caller. */
-  async function writableAccount(caller: Caller, accountId: string): Promise<accounts.AccountRow> {
-    const account = (await accounts.findAccountById(db, accountId)) as accounts.AccountRow;
-    requireWritable(caller, account);
-    if (account.status === 'terminating') throw conflict('invalid_state', 'The account is being terminated.');
-    return account;
-  }
-
   /** A new address: its domain in the caller's reach (else 404) with mail enabled (else 409). */
   async function newAddress(caller: Caller, raw: string) {
     const parsed = parseAddress(raw, '/address');
     if (isFieldError(parsed)) throw invalid([parsed]);
     const domain = await domains.findDomain(db, caller, { name: parsed.domain });
     if (!domain) throw notFound('domain');
-    const account = await writableAccount(caller, domain.account_id);
+    const account = await writableAccount(db, caller, domain.account_id);
     if (!domain.mail_enabled) {
       throw conflict('invalid_state', `Mail is not enabled on ${domain.name}; set mail_enabled on the domain first.`);
     }
@@ -97,11 +89,16 @@ export function emailsService(deps: ServiceDeps) {
    * A mailbox quota must fit the plan's per-mailbox maximum and, where it grows, the account's
    * remaining disk (a mailbox may fill its quota, less what it already holds).
    */
-  async function checkQuota(account: accounts.AccountRow, quotaMb: number, from: { quotaMb: number; usage: number } | null) {
+  async function checkQuota(
+    account: accounts.AccountRow,
+    quotaMb: number,
+    from: { quotaMb: number; usage: number } | null,
+    measured?: { allowed: number; used: number },
+  ) {
     const max = limitsOf(account).max_email_quota_mb;
     if (quotaMb > max) throw quotaExceeded([{ limit: 'max_email_quota_mb', allowed: max, usage: quotaMb }]);
     if (from && quotaMb <= from.quotaMb) return;
-    const disk = await remainingDisk(account);
+    const disk = measured ?? (await remainingDisk(account));
     const growth = quotaMb * MIB - (from?.usage ?? 0);
     if (growth > disk.allowed - disk.used) {
       throw quotaExceeded(
@@ -120,12 +117,10 @@ export function emailsService(deps: ServiceDeps) {
     const id = newId(kind === 'mailbox' ? 'eml' : 'fwd');
     try {
       return await db.transaction(async (tx) => {
-        const account = (await accounts.findAccountById(tx, target.account.id, true)) as accounts.AccountRow;
-        if (kind === 'mailbox') {
-          const limit = limitsOf(account).max_email_accounts;
-          const count = await repo.countMailboxes(tx, account.id);
-          if (count >= limit) throw quotaExceeded([{ limit: 'max_email_accounts', allowed: limit, usage: count }]);
-        }
+        const account =
+          kind === 'mailbox'
+            ? await lockBelowLimit(tx, target.account.id, 'max_email_accounts', repo.countMailboxes)
+            : target.account;
         const domain = await domains.findDomainById(tx, target.domain.id, true);
         if (!domain) throw notFound('domain');
         if (!domain.mail_enabled) throw conflict('invalid_state', `Mail is not enabled on ${domain.name}.`);
@@ -163,7 +158,7 @@ export function emailsService(deps: ServiceDeps) {
 
   async function remove(caller: Caller, kind: repo.AddressKind, id: string, expectedVersion?: number): Promise<void> {
     const current = await load(caller, kind, id);
-    await writableAccount(caller, current.account_id);
+    await writableAccount(db, caller, current.account_id);
     checkVersion(expectedVersion, current.version);
     const data = await presentAddress(config.dataDir, current);
     await db.transaction(async (tx) => {
@@ -217,14 +212,16 @@ export function emailsService(deps: ServiceDeps) {
       const autoresponder = normalizeAutoresponder(input.autoresponder ?? {});
       errors.push(...forward.errors, ...autoresponderErrors(autoresponder));
       if (errors.length) throw invalid(errors);
+      const disk = await remainingDisk(target.account);
+      // Without quota_mb: the plan's maximum, or what is left of the account's disk if less (at least 1).
+      const fitting = Math.min(limitsOf(target.account).max_email_quota_mb, Math.floor((disk.allowed - disk.used) / MIB));
+      const quotaMb = input.quota_mb ?? Math.max(fitting, 1);
+      await checkQuota(target.account, quotaMb, null, disk);
+      // Hashed last: a request refused by the checks above costs no argon2 work.
       const secret = (await password(input, address)) as NonNullable<Awaited<ReturnType<typeof password>>>;
-      const { allowed, used } = await remainingDisk(target.account);
-      // Without quota_mb: the plan's maximum, or what is left of the account's disk if less.
-      const quotaMb = input.quota_mb ?? Math.min(limitsOf(target.account).max_email_quota_mb, Math.floor((allowed - used) / MIB));
-      await checkQuota(target.account, Math.max(quotaMb, 1), null);
       const row = await insert('mailbox', target, {
         password_hash: secret.hash,
-        quota_mb: Math.max(quotaMb, 1),
+        quota_mb: quotaMb,
         status: 'active',
         forward_to: forward.destinations,
         autoresponder,
@@ -241,7 +238,7 @@ export function emailsService(deps: ServiceDeps) {
       expectedVersion?: number,
     ): Promise<Email & { password?: string }> {
       const current = await load(caller, 'mailbox', id);
-      const account = await writableAccount(caller, current.account_id);
+      const account = await writableAccount(db, caller, current.account_id);
       checkVersion(expectedVersion, current.version);
       const { password: newPassword, generate_password: generate, ...fields } = patch;
       const next = mergeFields(
@@ -297,7 +294,7 @@ export function emailsService(deps: ServiceDeps) {
 
     async updateForwarder(caller: Caller, id: string, patch: { destinations?: string[] }, expectedVersion?: number) {
       const current = await load(caller, 'forwarder', id);
-      await writableAccount(caller, current.account_id);
+      await writableAccount(db, caller, current.account_id);
       checkVersion(expectedVersion, current.version);
       const { destinations, errors } = destinationErrors(
         patch.destinations ?? current.forward_to,

@@ -3,14 +3,13 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type Caller, requireWritable } from '../../auth/caller.js';
+import type { Caller } from '../../auth/caller.js';
 import type { PageParams } from '../../http/pagination.js';
 import { JOBS } from '../../jobs/names.js';
 import { AppError, conflict, invalid, notFound, quotaExceeded } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import type { ServiceDeps } from '../deps.js';
-import * as accounts from '../accounts/repo.js';
-import { limitsOf } from '../accounts/service.js';
+import { limitsOf, writableAccount } from '../accounts/service.js';
 import { diskInUse } from '../accounts/usage.js';
 import * as ops from '../operations/repo.js';
 import { toOperation } from '../operations/service.js';
@@ -68,8 +67,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService) {
 
   async function deployableSite(caller: Caller, siteId: string) {
     const site = await sitesSvc.load(caller, siteId);
-    const account = (await accounts.findAccountById(db, site.account_id)) as accounts.AccountRow;
-    requireWritable(caller, account);
+    const account = await writableAccount(db, caller, site.account_id);
     if (site.status !== 'active' && site.status !== 'suspended') throw conflict('invalid_state', `The site is ${site.status}.`);
     return { site, account };
   }

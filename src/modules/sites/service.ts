@@ -5,12 +5,12 @@ import type { PageParams } from '../../http/pagination.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { parseDomainName } from '../../lib/domain-name.js';
-import { conflict, invalid, notFound, quotaExceeded, type FieldError } from '../../lib/errors.js';
+import { conflict, invalid, notFound, type FieldError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
 import type { ServiceDeps } from '../deps.js';
 import * as accounts from '../accounts/repo.js';
-import { limitsOf } from '../accounts/service.js';
+import { lockBelowLimit, writableAccount } from '../accounts/service.js';
 import * as ops from '../operations/repo.js';
 import { toOperation, type CancelHandler } from '../operations/service.js';
 import { setDeploymentStatus } from './deployments-repo.js';
@@ -54,14 +54,6 @@ export function sitesService(deps: ServiceDeps) {
     const row = isId('site', id) ? await repo.findSite(db, caller, id) : undefined;
     if (!row) throw notFound('site');
     return row;
-  }
-
-  async function writableAccount(caller: Caller, accountId: string): Promise<accounts.AccountRow> {
-    const account = await accounts.findAccount(db, caller, accountId);
-    if (!account) throw notFound('account');
-    requireWritable(caller, account);
-    if (account.status === 'terminating') throw conflict('invalid_state', 'The account is being terminated.');
-    return account;
   }
 
   /**
@@ -124,15 +116,12 @@ export function sitesService(deps: ServiceDeps) {
 
     /** 202: `provisioning`, with the `site.provision` operation that makes it `active` (or `failed`). */
     async create(caller: Caller, input: CreateSiteInput) {
-      const account = await writableAccount(caller, input.account_id);
+      const account = await writableAccount(db, caller, input.account_id);
       const names = await hostnames(account.id, input.hostname, input.aliases ?? []);
       const id = newId('site');
       try {
         const { row, op } = await db.transaction(async (tx) => {
-          const locked = (await accounts.findAccountById(tx, account.id, true)) as accounts.AccountRow;
-          const limit = limitsOf(locked).max_sites;
-          const count = await repo.countSites(tx, account.id);
-          if (count >= limit) throw quotaExceeded([{ limit: 'max_sites', allowed: limit, usage: count }]);
+          const locked = await lockBelowLimit(tx, account.id, 'max_sites', repo.countSites);
           await repo.insertSite(tx, {
             id,
             account_id: account.id,
@@ -162,7 +151,7 @@ export function sitesService(deps: ServiceDeps) {
     /** PUT and PATCH: aliases and runtime (the hostname is fixed at creation). */
     async update(caller: Caller, id: string, patch: Partial<SiteFields>, expectedVersion?: number): Promise<Site> {
       const current = await load(caller, id);
-      await writableAccount(caller, current.account_id);
+      await writableAccount(db, caller, current.account_id);
       checkVersion(expectedVersion, current.version);
       if (current.status === 'deleting') throw conflict('invalid_state', 'The site is being deleted.');
       const next = mergeFields<SiteFields>({ aliases: current.aliases, runtime: current.runtime }, patch);
