@@ -53,6 +53,13 @@ import { resellersService } from './modules/resellers/service.js';
 import { TokenResolver } from './modules/tokens/resolver.js';
 import { tokenRoutes, tokenSchemas } from './modules/tokens/routes.js';
 import { tokensService } from './modules/tokens/service.js';
+import { addressPolicy, type Lookup } from './modules/webhooks/address-policy.js';
+import { deliveryCounts, pruneDeliveries } from './modules/webhooks/deliveries-repo.js';
+import { webhookDeliverer } from './modules/webhooks/deliver.js';
+import { deliveryRelay } from './modules/webhooks/relay.js';
+import { webhookDocs, webhookRoutes, webhookSchemas } from './modules/webhooks/routes.js';
+import { webhooksService } from './modules/webhooks/service.js';
+import { loadServerKey, subkey } from './lib/server-key.js';
 
 export interface AppDeps {
   config: Readonly<Config>;
@@ -67,6 +74,8 @@ export interface AppDeps {
   mailDriver?: MailDriver;
   /** The web driver; by default the one BERTH_DRIVER_WEB names. */
   webDriver?: WebDriver;
+  /** How webhook hosts resolve; by default the system resolver. */
+  webhookLookup?: Lookup;
   /** Extra routes (tests register test-only routes here). */
   extraRoutes?: (app: App) => void;
   logger?: boolean;
@@ -110,6 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...dnsSchemas,
     ...emailSchemas,
     ...siteSchemas,
+    ...webhookSchemas,
   ]) {
     app.addSchema(schema);
   }
@@ -120,6 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installNegotiation(app);
   const metrics = installMetrics(app);
   metrics.addGauge('berth_job_queue_depth', 'Jobs waiting or running per queue.', () => jobs.depth());
+  metrics.addGauge('berth_webhook_deliveries', 'Webhook deliveries kept, by status.', () => deliveryCounts(db));
   const perMinute = (name: string, quota: number) => ({ name, quota, windowSeconds: 60 });
   installAuth(app, {
     resolver,
@@ -136,7 +147,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Zone files: the import route reads them as text (with its own body limit, 5 MiB).
   app.addContentTypeParser('text/dns', { parseAs: 'string', bodyLimit: 5 * 1024 * 1024 }, (_req, body, done) => done(null, body));
   app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
-  await installOpenApi(app);
+  await installOpenApi(app, { webhooks: webhookDocs() });
   installVersioning(app, deps.deprecations ?? DEPRECATIONS);
   metaRoutes(app, db, metrics);
 
@@ -156,6 +167,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   emailRoutes(app, emailsService(svc));
   const sites = sitesService(svc);
   siteRoutes(app, sites, deploymentsService(svc, sites));
+  const secretsKey = subkey(loadServerKey(config.secretKey, config.dataDir), 'webhook secrets');
+  const policy = addressPolicy(config.webhooks.allowHosts, deps.webhookLookup);
+  const relay = deliveryRelay({ db, jobs, clock, config, onError: (err) => app.log.error({ err }, 'webhook relay error') });
+  webhookRoutes(app, webhooksService(svc, { secretsKey, policy, kick: relay.kick }));
   deps.extraRoutes?.(app);
 
   await jobs.work(JOBS.dnsApply, dnsReconciler(db, deps.dnsDriver ?? new EmbeddedDnsDriver(config.dataDir)));
@@ -168,14 +183,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await jobs.work(JOBS.siteDeploy, async (data) => siteWork.deploy(String(data.operation_id)));
   await jobs.work(JOBS.dnsChangeApply, async (data) => dnsChanges.runScheduled(String(data.change_id)));
   await jobs.work(JOBS.accountTerminate, async (data) => accounts.runTermination(String(data.operation_id)));
+  const deliver = webhookDeliverer({ db, clock, config, secretsKey, policy, onFinished: relay.kick });
+  await jobs.work(JOBS.webhookDeliver, async (data) => deliver(String(data.delivery_id), Number(data.claim)), {
+    concurrency: config.webhooks.workers,
+  });
   await jobs.work(JOBS.housekeeping, async () => {
     const now = clock.now();
     await pruneEvents(db, new Date(now.getTime() - EVENT_RETENTION_MS));
+    await pruneDeliveries(db, new Date(now.getTime() - EVENT_RETENTION_MS));
     await pruneIdempotencyKeys(db, now);
     await db.query(`DELETE FROM rate_buckets WHERE updated_at < now() - interval '1 hour'`);
   });
   await jobs.start();
   await jobs.schedule(JOBS.housekeeping, '17 * * * *');
-  app.addHook('onClose', async () => jobs.stop());
+  if (config.jobs) relay.start();
+  app.addHook('onClose', async () => {
+    await relay.stop();
+    await jobs.stop();
+  });
   return app;
 }

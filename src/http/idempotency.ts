@@ -1,7 +1,8 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.js';
 import { AppError } from '../lib/errors.js';
+import { seal, unseal } from '../lib/sealed.js';
 import type { Clock } from '../lib/time.js';
 
 const TTL_MS = 24 * 60 * 60 * 1000;
@@ -49,20 +50,6 @@ const fingerprint = (request: FastifyRequest, secret: Buffer): string =>
   createHmac('sha256', secret)
     .update(`${request.method} ${request.url}\n${bodyOf(request)}`)
     .digest('hex');
-
-function seal(plain: string, secret: Buffer): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', secret, iv);
-  const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return [iv, cipher.getAuthTag(), sealed].map((b) => b.toString('base64')).join('.');
-}
-
-function unseal(stored: string, secret: Buffer): string {
-  const [iv, tag, sealed] = stored.split('.').map((p) => Buffer.from(p, 'base64')) as [Buffer, Buffer, Buffer];
-  const decipher = createDecipheriv('aes-256-gcm', secret, iv);
-  decipher.setAuthTag(tag);
-  return Buffer.concat([decipher.update(sealed), decipher.final()]).toString('utf8');
-}
 
 interface KeyRow {
   fingerprint: string;

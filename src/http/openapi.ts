@@ -91,7 +91,8 @@ function decorate(doc: Record<string, unknown>): Record<string, unknown> {
   return doc;
 }
 
-export async function installOpenApi(app: FastifyInstance): Promise<void> {
+/** `webhooks`: the OpenAPI 3.1 section describing the requests Berth sends (by event type). */
+export async function installOpenApi(app: FastifyInstance, extra: { webhooks?: Record<string, unknown> } = {}): Promise<void> {
   app.addHook('onRoute', (route) => {
     if (!(route.url.startsWith('/v1') || route.url === '/')) return;
     const schema = (route.schema ??= {});
@@ -132,6 +133,11 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
             "Mailboxes: IMAP logins with `{ARGON2ID}` password hashes, Maildirs, quotas, forwarding copies and autoresponders. Changes reach the mail server through the domain's mail apply unit (`sync_state`).",
         },
         { name: 'email-forwarders', description: 'Addresses without a mailbox, forwarded elsewhere.' },
+        {
+          name: 'webhooks',
+          description:
+            'Endpoints that receive events, signed per Standard Webhooks, retried, with a delivery log. The `webhooks` section of this document describes the requests.',
+        },
       ],
       components: {
         securitySchemes: {
@@ -140,7 +146,11 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       },
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String((json as { $id?: string }).$id ?? `def-${i}`) },
-    transformObject: (documentObject) => decorate((documentObject as { openapiObject: Record<string, unknown> }).openapiObject),
+    transformObject: (documentObject) => {
+      const doc = decorate((documentObject as { openapiObject: Record<string, unknown> }).openapiObject);
+      if (extra.webhooks) doc.webhooks = extra.webhooks;
+      return doc;
+    },
     hideUntagged: true,
   });
 

@@ -9,6 +9,7 @@ export const JOBS = {
   siteDelete: 'site.delete',
   siteDeploy: 'site.deploy',
   webApply: 'web.apply',
+  webhookDeliver: 'webhook.deliver',
 } as const;
 
 export const QUEUE_NAMES: string[] = Object.values(JOBS);

@@ -12,7 +12,10 @@ export interface JobQueue {
     data: Record<string, unknown>,
     opts?: { startAfter?: Date; singletonKey?: string },
   ): Promise<void>;
-  work(name: string, handler: Handler): Promise<void>;
+  /** Runs handler on jobs of the queue, `concurrency` at a time in this process (default 1). */
+  work(name: string, handler: Handler, opts?: { concurrency?: number }): Promise<void>;
+  /** Makes this process's idle workers of the queue look for jobs now, not at their next poll. */
+  wake(name: string): void;
   /** A cron schedule that runs once per slot across every process. */
   schedule(name: string, cron: string): Promise<void>;
   /** Jobs waiting or running, per queue (for /metrics). */
@@ -30,7 +33,8 @@ export class PgBossQueue implements JobQueue {
   private readonly boss: PgBoss;
   private readonly queues = new Set<string>();
   private started = false;
-  private readonly pending: [string, Handler][] = [];
+  private readonly pending: [string, Handler, { concurrency?: number }][] = [];
+  private readonly workerIds = new Map<string, string[]>();
 
   constructor(
     private readonly db: Db,
@@ -49,7 +53,7 @@ export class PgBossQueue implements JobQueue {
     await this.boss.start();
     for (const name of QUEUE_NAMES) await this.ensureQueue(name);
     this.started = true;
-    for (const [name, handler] of this.pending.splice(0)) await this.work(name, handler);
+    for (const [name, handler, opts] of this.pending.splice(0)) await this.work(name, handler, opts);
   }
 
   private async ensureQueue(name: string): Promise<void> {
@@ -67,13 +71,22 @@ export class PgBossQueue implements JobQueue {
     await this.boss.send(name, data, { ...opts, db: executor(tx) } as PgBoss.SendOptions);
   }
 
-  async work(name: string, handler: Handler): Promise<void> {
+  async work(name: string, handler: Handler, opts: { concurrency?: number } = {}): Promise<void> {
     if (!this.opts.runWorkers) return;
     if (!this.started) {
-      this.pending.push([name, handler]);
+      this.pending.push([name, handler, opts]);
       return;
     }
     await this.ensureQueue(name);
+    for (let i = 0; i < (opts.concurrency ?? 1); i++) await this.startWorker(name, handler);
+  }
+
+  wake(name: string): void {
+    for (const id of this.workerIds.get(name) ?? []) this.boss.notifyWorker(id);
+  }
+
+  /** pg-boss runs one job at a time per worker; concurrency is several workers. */
+  private async startWorker(name: string, handler: Handler): Promise<void> {
     let workerId = '';
     workerId = await this.boss.work<Record<string, unknown>>(
       name,
@@ -88,6 +101,7 @@ export class PgBossQueue implements JobQueue {
         }
       },
     );
+    this.workerIds.set(name, [...(this.workerIds.get(name) ?? []), workerId]);
   }
 
   async schedule(name: string, cron: string): Promise<void> {

@@ -1,0 +1,43 @@
+/** Every event type the service emits (SPEC §3), for webhook subscriptions and the OpenAPI document. */
+export const EVENT_TYPES = [
+  'account.created',
+  'account.updated',
+  'account.suspended',
+  'account.unsuspended',
+  'account.deleted',
+  'domain.created',
+  'domain.updated',
+  'domain.deleted',
+  'dns.zone.changed',
+  'dns.change.scheduled',
+  'dns.change.applied',
+  'dns.change.failed',
+  'dns.change.canceled',
+  'email.created',
+  'email.updated',
+  'email.deleted',
+  'email_forwarder.created',
+  'email_forwarder.updated',
+  'email_forwarder.deleted',
+  'site.created',
+  'site.active',
+  'site.updated',
+  'site.suspended',
+  'site.failed',
+  'site.deleted',
+  'site.deployment.live',
+  'site.deployment.failed',
+  'backup.completed',
+  'backup.failed',
+  'backup.expired',
+  'backup.restore.completed',
+  'backup.restore.failed',
+  'quota.warning',
+  'webhook.disabled',
+  'token.created',
+  'token.revoked',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Sent by `POST /v1/webhooks/{id}/test` to that endpoint only; never in the feed. */
+export const TEST_EVENT_TYPE = 'webhook.test';

@@ -1,0 +1,193 @@
+import { requireWritable, type Caller } from '../../auth/caller.js';
+import { conflict, invalid, notFound, type FieldError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import { seal } from '../../lib/sealed.js';
+import { checkVersion, staleVersion } from '../../lib/versioning.js';
+import type { PageParams } from '../../http/pagination.js';
+import type { ServiceDeps } from '../deps.js';
+import { toEvent } from '../events/representation.js';
+import { TEST_EVENT_TYPE } from '../events/types.js';
+import type { AddressPolicy } from './address-policy.js';
+import * as deliveries from './deliveries-repo.js';
+import * as repo from './repo.js';
+import { toDelivery, toWebhook, type Delivery, type Webhook } from './representation.js';
+import { generateSigningSecret } from './signing.js';
+
+/** After a rotation the previous secret keeps signing this long (SPEC §3). */
+export const ROTATION_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export interface WebhookInput {
+  url: string;
+  event_types: string[];
+  description?: string;
+  enabled?: boolean;
+}
+
+export interface WebhookDeps {
+  secretsKey: Buffer;
+  policy: AddressPolicy;
+  /** Asks the relay to look for due deliveries now (a test or a retry need not wait). */
+  kick: () => void;
+}
+
+type WithSecret = Webhook & { secret: string };
+
+export function webhooksService({ db, clock }: ServiceDeps, { secretsKey, policy, kick }: WebhookDeps) {
+  async function load(caller: Caller, id: string): Promise<repo.WebhookRow> {
+    const row = await repo.findWebhook(db, caller, id);
+    if (!row) throw notFound('webhook');
+    return row;
+  }
+
+  function check(input: Partial<WebhookInput>): void {
+    const errors: FieldError[] = [];
+    if (input.url !== undefined)
+      for (const detail of policy.urlProblems(input.url)) errors.push({ pointer: '/url', code: 'forbidden_url', detail });
+    if (input.event_types && input.event_types.includes('*') && input.event_types.length > 1)
+      errors.push({ pointer: '/event_types', code: 'invalid_value', detail: '"*" subscribes to every type and stands alone' });
+    if (errors.length) throw invalid(errors);
+  }
+
+  async function loadDelivery(caller: Caller, webhookId: string, id: string) {
+    await load(caller, webhookId);
+    const d = await deliveries.findDelivery(db, webhookId, id);
+    if (!d) throw notFound('delivery');
+    return d;
+  }
+
+  const present = async (d: deliveries.DeliveryRow): Promise<Delivery> => toDelivery(d, await deliveries.attemptsOf(db, [d.id]));
+
+  return {
+    load,
+    get: async (caller: Caller, id: string): Promise<Webhook> => toWebhook(await load(caller, id)),
+
+    async list(caller: Caller, filter: { enabled?: boolean }, page: PageParams): Promise<Webhook[]> {
+      return (await repo.listWebhooks(db, caller, filter.enabled, page)).map(toWebhook);
+    },
+
+    /** The endpoint belongs to the calling principal and sees what it sees (narrowed like its token). */
+    async create(caller: Caller, input: WebhookInput): Promise<WithSecret> {
+      requireWritable(caller);
+      check(input);
+      const { kind, id } = caller.principal;
+      const secret = generateSigningSecret();
+      const row = await repo.insertWebhook(db, {
+        id: newId('whk'),
+        principal_kind: kind,
+        reseller_id: kind === 'reseller' ? id : kind === 'account' ? caller.resellerId : null,
+        account_id: kind === 'account' ? id : null,
+        account_ids: kind === 'account' ? null : caller.accountIds,
+        url: input.url,
+        description: input.description ?? '',
+        event_types: [...new Set(input.event_types)],
+        enabled: input.enabled ?? true,
+        secret_sealed: seal(secret, secretsKey),
+        created_by: caller.tokenId,
+      });
+      return { ...toWebhook(row), secret };
+    },
+
+    async update(caller: Caller, id: string, patch: Partial<WebhookInput>, expectedVersion?: number): Promise<Webhook> {
+      const current = await load(caller, id);
+      requireWritable(caller);
+      checkVersion(expectedVersion, current.version);
+      check(patch);
+      const change: repo.WebhookChange = {};
+      if (patch.url !== undefined) change.url = patch.url;
+      if (patch.description !== undefined) change.description = patch.description;
+      if (patch.event_types !== undefined) change.event_types = [...new Set(patch.event_types)];
+      if (patch.enabled !== undefined) {
+        change.enabled = patch.enabled;
+        if (patch.enabled) change.disabled_reason = null;
+      }
+      const row = await repo.updateWebhook(db, id, current.version, change);
+      if (!row) throw staleVersion();
+      if (patch.enabled) kick();
+      return toWebhook(row);
+    },
+
+    async remove(caller: Caller, id: string, expectedVersion?: number): Promise<void> {
+      const current = await load(caller, id);
+      requireWritable(caller);
+      checkVersion(expectedVersion, current.version);
+      if (!(await repo.deleteWebhook(db, id, current.version))) throw staleVersion();
+    },
+
+    /** A new secret; the previous one keeps signing for ROTATION_WINDOW_MS (only the last two sign). */
+    async rotateSecret(caller: Caller, id: string): Promise<WithSecret> {
+      const current = await load(caller, id);
+      requireWritable(caller);
+      const secret = generateSigningSecret();
+      const row = await repo.updateWebhook(db, id, current.version, {
+        secret_sealed: seal(secret, secretsKey),
+        previous_secret_sealed: current.secret_sealed,
+        previous_secret_expires_at: new Date(clock.now().getTime() + ROTATION_WINDOW_MS),
+      });
+      if (!row) throw staleVersion();
+      return { ...toWebhook(row), secret };
+    },
+
+    /** Sends `webhook.test` to this endpoint only; it is not an event of the feed. */
+    async test(caller: Caller, id: string): Promise<Delivery> {
+      const w = await load(caller, id);
+      requireWritable(caller);
+      if (!w.enabled) throw conflict('invalid_state', 'The endpoint is disabled; enable it first.');
+      const eventId = newId('evt');
+      const payload = toEvent({
+        id: eventId,
+        type: TEST_EVENT_TYPE,
+        created_at: clock.now().toISOString(),
+        account_id: w.account_id,
+        resource_type: 'webhook',
+        resource_id: w.id,
+        resource_version: w.version,
+        data: toWebhook(w),
+      });
+      const deliveryId = newId('whd');
+      await deliveries.insertDeliveries(db, [
+        { id: deliveryId, webhook_id: w.id, event_id: eventId, event_type: TEST_EVENT_TYPE, payload: JSON.stringify(payload) },
+      ]);
+      kick();
+      return present((await deliveries.findDelivery(db, w.id, deliveryId)) as deliveries.DeliveryRow);
+    },
+
+    async listDeliveries(
+      caller: Caller,
+      webhookId: string,
+      filter: { status?: string; event_type?: string },
+      page: PageParams,
+    ): Promise<Delivery[]> {
+      await load(caller, webhookId);
+      const rows = await deliveries.listDeliveries(db, webhookId, filter, page);
+      const attempts = await deliveries.attemptsOf(
+        db,
+        rows.map((r) => r.id),
+      );
+      return rows.map((r) =>
+        toDelivery(
+          r,
+          attempts.filter((a) => a.delivery_id === r.id),
+        ),
+      );
+    },
+
+    getDelivery: async (caller: Caller, webhookId: string, id: string): Promise<Delivery> =>
+      present(await loadDelivery(caller, webhookId, id)),
+
+    /**
+     * Sends a delivery again now: a finished one once more (its failure schedules nothing and
+     * disables nothing), a waiting one ahead of its schedule.
+     */
+    async retryDelivery(caller: Caller, webhookId: string, id: string): Promise<Delivery> {
+      const d = await loadDelivery(caller, webhookId, id);
+      requireWritable(caller);
+      const w = await load(caller, webhookId);
+      if (!w.enabled) throw conflict('invalid_state', 'The endpoint is disabled; enable it first.');
+      const row = await deliveries.requeueDelivery(db, d);
+      if (!row) throw conflict('invalid_state', 'The delivery is being sent right now.');
+      kick();
+      return present(row);
+    },
+  };
+}
+export type WebhooksService = ReturnType<typeof webhooksService>;
