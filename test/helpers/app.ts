@@ -122,7 +122,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
 }
 
 /** Waits until fn returns a truthy value (for background jobs). */
-export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 20_000): Promise<NonNullable<T>> {
   const start = Date.now();
   for (;;) {
     const v = await fn();

@@ -9,7 +9,8 @@ export const systemLookup: Lookup = (host) => dnsLookup(host, { all: true, verba
 // Where a webhook must never reach (SPEC §3): loopback, private, link-local (with the cloud
 // metadata address 169.254.169.254), CGNAT (with Alibaba's 100.100.100.200), multicast,
 // reserved and documentation ranges; IPv6 unique-local (with AWS's fd00:ec2::254), link-local,
-// multicast, and the transition prefixes that embed an IPv4 address (IPv4-mapped, NAT64, 6to4).
+// multicast, and the transition prefixes that embed an IPv4 address (NAT64, 6to4). IPv4-mapped
+// addresses (::ffff:a.b.c.d) are not listed: BlockList checks them against the IPv4 ranges.
 const FORBIDDEN = [
   '0.0.0.0/8',
   '10.0.0.0/8',
@@ -27,7 +28,6 @@ const FORBIDDEN = [
   '224.0.0.0/4',
   '240.0.0.0/4',
   '::/96',
-  '::ffff:0:0/96',
   '64:ff9b::/96',
   '64:ff9b:1::/48',
   '100::/64',
@@ -41,6 +41,9 @@ const FORBIDDEN = [
 ];
 
 export class ForbiddenTarget extends Error {}
+
+/** A write does not wait longer than this for a name to resolve. */
+const CREATE_LOOKUP_TIMEOUT_MS = 3000;
 
 export interface Target {
   address: string;
@@ -81,6 +84,25 @@ export function addressPolicy(allowHosts: readonly string[], lookup: Lookup = sy
       if (isIP(host) && !exempt(host) && !addressAllowed(host))
         problems.push(`must not point at ${host}: loopback, private, link-local and metadata addresses are refused`);
       return problems;
+    },
+
+    /**
+     * When the endpoint is written: a name that resolves to a forbidden address is refused; one
+     * that does not resolve (yet) is accepted, and its deliveries fail until it does.
+     */
+    async resolutionProblem(raw: string): Promise<string | null> {
+      const url = new URL(raw);
+      if (isIP(hostOf(url)) || exempt(hostOf(url))) return null;
+      let timer: NodeJS.Timeout | undefined;
+      const slow = new Promise<void>((resolve) => (timer = setTimeout(resolve, CREATE_LOOKUP_TIMEOUT_MS)));
+      try {
+        await Promise.race([this.resolve(url), slow]);
+        return null;
+      } catch (err) {
+        return err instanceof ForbiddenTarget ? `must not resolve to a forbidden address: ${err.message}` : null;
+      } finally {
+        clearTimeout(timer);
+      }
     },
 
     /**

@@ -39,10 +39,16 @@ export function webhooksService({ db, clock }: ServiceDeps, { secretsKey, policy
     return row;
   }
 
-  function check(input: Partial<WebhookInput>): void {
+  async function check(input: Partial<WebhookInput>): Promise<void> {
     const errors: FieldError[] = [];
-    if (input.url !== undefined)
-      for (const detail of policy.urlProblems(input.url)) errors.push({ pointer: '/url', code: 'forbidden_url', detail });
+    if (input.url !== undefined) {
+      const problems = policy.urlProblems(input.url);
+      if (!problems.length) {
+        const problem = await policy.resolutionProblem(input.url);
+        if (problem) problems.push(problem);
+      }
+      for (const detail of problems) errors.push({ pointer: '/url', code: 'forbidden_url', detail });
+    }
     if (input.event_types && input.event_types.includes('*') && input.event_types.length > 1)
       errors.push({ pointer: '/event_types', code: 'invalid_value', detail: '"*" subscribes to every type and stands alone' });
     if (errors.length) throw invalid(errors);
@@ -68,7 +74,7 @@ export function webhooksService({ db, clock }: ServiceDeps, { secretsKey, policy
     /** The endpoint belongs to the calling principal and sees what it sees (narrowed like its token). */
     async create(caller: Caller, input: WebhookInput): Promise<WithSecret> {
       requireWritable(caller);
-      check(input);
+      await check(input);
       const { kind, id } = caller.principal;
       const secret = generateSigningSecret();
       const row = await repo.insertWebhook(db, {
@@ -91,7 +97,7 @@ export function webhooksService({ db, clock }: ServiceDeps, { secretsKey, policy
       const current = await load(caller, id);
       requireWritable(caller);
       checkVersion(expectedVersion, current.version);
-      check(patch);
+      await check(patch);
       const change: repo.WebhookChange = {};
       if (patch.url !== undefined) change.url = patch.url;
       if (patch.description !== undefined) change.description = patch.description;
