@@ -26,6 +26,7 @@ export function deliveryRelay({ db, jobs, clock, config, onError }: RelayDeps) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | null = null;
   let again = false;
+  let stopped = false;
 
   async function claim(): Promise<number> {
     const now = clock.now();
@@ -39,6 +40,7 @@ export function deliveryRelay({ db, jobs, clock, config, onError }: RelayDeps) {
   }
 
   function kick(): void {
+    if (stopped) return;
     if (running) {
       again = true;
       return;
@@ -51,7 +53,7 @@ export function deliveryRelay({ db, jobs, clock, config, onError }: RelayDeps) {
         } catch (err) {
           onError(err);
         }
-      } while (again && timer);
+      } while (again && !stopped);
     })().finally(() => (running = null));
   }
 
@@ -62,8 +64,8 @@ export function deliveryRelay({ db, jobs, clock, config, onError }: RelayDeps) {
       timer.unref();
     },
     async stop(): Promise<void> {
+      stopped = true;
       clearInterval(timer);
-      timer = undefined;
       await running;
     },
   };
