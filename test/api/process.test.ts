@@ -34,7 +34,8 @@ function start(
 }
 
 async function waitReady(port: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  // A first start (PGlite initdb, migrations) takes 20 s and more on a loaded 2-core machine.
+  for (let i = 0; i < 600; i++) {
     try {
       const r = await fetch(`http://127.0.0.1:${port}/readyz`);
       if (r.ok) return;
@@ -73,7 +74,7 @@ describe('server process', () => {
     expect(stillWorks.status).toBe(200);
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it('a bad configuration value exits 1 with a clear message', async () => {
     const s = start(tempDir(), 0, { BERTH_PORT: 'http' });
@@ -94,7 +95,7 @@ describe('berth CLI', () => {
     expect(minted.status).toBe(0);
     expect(minted.stdout.trim()).toMatch(/^berth_[0-9A-Za-z]{40}$/);
     expect(cli('frobnicate').status).toBe(2);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('PGlite directory lock', () => {

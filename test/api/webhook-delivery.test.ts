@@ -246,7 +246,8 @@ describe('restart', () => {
         headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-    await eventually(async () => (await api('/readyz').catch(() => null))?.ok);
+    // A first start (PGlite initdb, migrations) can take 20 s and more on a loaded machine.
+    await eventually(async () => (await api('/readyz').catch(() => null))?.ok, 90_000);
     const hook = (await (await api('/v1/webhooks', { url: rx.url('/crash'), event_types: ['*'] })).json()) as { id: string };
     expect((await api(`/v1/webhooks/${hook.id}/test`, {})).status).toBe(202);
     await eventually(async () => rx.received.length === 1);
@@ -273,5 +274,5 @@ describe('restart', () => {
       await db.close();
       await rx.close();
     }
-  }, 60_000);
+  }, 120_000);
 });
