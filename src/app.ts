@@ -1,3 +1,4 @@
+import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
@@ -60,6 +61,10 @@ import { deliveryRelay } from './modules/webhooks/relay.js';
 import { webhookDocs, webhookRoutes, webhookSchemas } from './modules/webhooks/routes.js';
 import { webhooksService } from './modules/webhooks/service.js';
 import { loadServerKey, subkey } from './lib/server-key.js';
+import { backupJobs } from './modules/backups/jobs.js';
+import { backupRoutes, backupSchemas } from './modules/backups/routes.js';
+import { backupsService } from './modules/backups/service.js';
+import { LocalBackupStorage, type BackupStorage } from './modules/backups/storage.js';
 
 export interface AppDeps {
   config: Readonly<Config>;
@@ -74,6 +79,8 @@ export interface AppDeps {
   mailDriver?: MailDriver;
   /** The web driver; by default the one BERTH_DRIVER_WEB names. */
   webDriver?: WebDriver;
+  /** Backup storage; by default a directory under the data dir. */
+  backupStorage?: BackupStorage;
   /** How webhook hosts resolve; by default the system resolver. */
   webhookLookup?: Lookup;
   /** Extra routes (tests register test-only routes here). */
@@ -120,6 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...emailSchemas,
     ...siteSchemas,
     ...webhookSchemas,
+    ...backupSchemas,
   ]) {
     app.addSchema(schema);
   }
@@ -167,6 +175,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   emailRoutes(app, emailsService(svc));
   const sites = sitesService(svc);
   siteRoutes(app, sites, deploymentsService(svc, sites));
+  const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
+  backupRoutes(app, backupsService(svc, backupStorage));
   const secretsKey = subkey(loadServerKey(config.secretKey, config.dataDir), 'webhook secrets');
   const policy = addressPolicy(config.webhooks.allowHosts, deps.webhookLookup);
   const relay = deliveryRelay({ db, jobs, clock, config, onError: (err) => app.log.error({ err }, 'webhook relay error') });
@@ -182,6 +192,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await jobs.work(JOBS.siteDelete, async (data) => siteWork.remove(String(data.operation_id)));
   await jobs.work(JOBS.siteDeploy, async (data) => siteWork.deploy(String(data.operation_id)));
   await jobs.work(JOBS.dnsChangeApply, async (data) => dnsChanges.runScheduled(String(data.change_id)));
+  const createBackup = backupJobs(svc, backupStorage);
+  await jobs.work(JOBS.backupCreate, async (data) => createBackup(String(data.operation_id)));
   await jobs.work(JOBS.accountTerminate, async (data) => accounts.runTermination(String(data.operation_id)));
   const deliver = webhookDeliverer({ db, clock, config, secretsKey, policy, onFinished: relay.kick });
   await jobs.work(JOBS.webhookDeliver, async (data) => deliver(String(data.delivery_id), Number(data.claim)), {

@@ -133,6 +133,7 @@ export async function installOpenApi(app: FastifyInstance, extra: { webhooks?: R
             "Mailboxes: IMAP logins with `{ARGON2ID}` password hashes, Maildirs, quotas, forwarding copies and autoresponders. Changes reach the mail server through the domain's mail apply unit (`sync_state`).",
         },
         { name: 'email-forwarders', description: 'Addresses without a mailbox, forwarded elsewhere.' },
+        { name: 'backups', description: 'Archives of an account (sites, mailboxes, zones) on backup storage.' },
         {
           name: 'webhooks',
           description:

@@ -91,6 +91,11 @@ export const PROBLEMS: Record<ErrorCode, ProblemDoc> = {
     title: 'Payload too large',
     description: 'The request body exceeds the limit of this endpoint (1 MiB for JSON).',
   },
+  range_not_satisfiable: {
+    status: 416,
+    title: 'Range not satisfiable',
+    description: 'The `Range` lies outside the representation; `Content-Range` gives its length.',
+  },
   unsupported_media_type: {
     status: 415,
     title: 'Unsupported media type',

@@ -1,6 +1,7 @@
 /** Every job queue of the service, created at start. */
 export const JOBS = {
   accountTerminate: 'account.terminate',
+  backupCreate: 'backup.create',
   dnsApply: 'dns.apply',
   dnsChangeApply: 'dns.change.apply',
   housekeeping: 'housekeeping',

@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'idempotency_key_in_use'
   | 'precondition_failed'
   | 'payload_too_large'
+  | 'range_not_satisfiable'
   | 'unsupported_media_type'
   | 'validation_failed'
   | 'idempotency_key_reused'

@@ -41,7 +41,7 @@ export async function writableAccount(db: Queryable, caller: Caller, accountId: 
 export async function lockBelowLimit(
   tx: Queryable,
   accountId: string,
-  limit: 'max_domains' | 'max_email_accounts' | 'max_sites',
+  limit: 'max_domains' | 'max_email_accounts' | 'max_sites' | 'max_backups',
   count: (tx: Queryable, accountId: string) => Promise<number>,
 ): Promise<repo.AccountRow> {
   const locked = (await repo.findAccountById(tx, accountId, true)) as repo.AccountRow;

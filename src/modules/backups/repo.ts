@@ -1,0 +1,100 @@
+import { reachSql, type Caller } from '../../auth/caller.js';
+import type { Queryable } from '../../db/client.js';
+import { pageSql, type PageParams } from '../../http/pagination.js';
+
+export type BackupStatus = 'queued' | 'running' | 'completed' | 'failed' | 'expired';
+export const BACKUP_PARTS = ['sites', 'emails', 'dns'] as const;
+export type BackupPart = (typeof BACKUP_PARTS)[number];
+
+export interface BackupRow {
+  id: string;
+  account_id: string;
+  reseller_id: string | null;
+  trigger: 'manual' | 'schedule';
+  schedule_id: string | null;
+  include: BackupPart[];
+  status: BackupStatus;
+  size_bytes: number | null;
+  sha256: string | null;
+  contents: Record<string, number> | null;
+  storage_key: string;
+  error: Record<string, unknown> | null;
+  started_at: string | null;
+  completed_at: string | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+const COLUMNS = `b.id, b.account_id, a.reseller_id, b.trigger, b.schedule_id, b.include, b.status, b.size_bytes::float8 AS size_bytes,
+  b.sha256, b.contents, b.storage_key, b.error, b.started_at, b.completed_at, b.expires_at, b.created_at, b.updated_at, b.version`;
+const FROM = 'FROM backups b JOIN accounts a ON a.id = b.account_id';
+const reach = (caller: Caller, params: unknown[]) =>
+  reachSql(caller, { account: 'b.account_id', reseller: 'a.reseller_id' }, params);
+
+/** Inserts a queued backup; undefined when one is already queued or running for the account. */
+export async function insertBackup(
+  tx: Queryable,
+  b: Pick<BackupRow, 'id' | 'account_id' | 'trigger' | 'schedule_id' | 'include' | 'storage_key'>,
+): Promise<boolean> {
+  const r = await tx.query(
+    `INSERT INTO backups (id, account_id, trigger, schedule_id, include, storage_key) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (account_id) WHERE status IN ('queued', 'running') DO NOTHING`,
+    [b.id, b.account_id, b.trigger, b.schedule_id, b.include, b.storage_key],
+  );
+  return r.rowCount > 0;
+}
+
+export async function findBackup(db: Queryable, caller: Caller, id: string): Promise<BackupRow | undefined> {
+  const params: unknown[] = [id];
+  return (await db.query<BackupRow>(`SELECT ${COLUMNS} ${FROM} WHERE b.id = $1 AND ${reach(caller, params)}`, params)).rows[0];
+}
+
+export async function findBackupById(db: Queryable, id: string): Promise<BackupRow | undefined> {
+  return (await db.query<BackupRow>(`SELECT ${COLUMNS} ${FROM} WHERE b.id = $1`, [id])).rows[0];
+}
+
+export async function listBackups(
+  db: Queryable,
+  caller: Caller,
+  f: { account_id?: string; status?: string },
+  page: PageParams,
+): Promise<BackupRow[]> {
+  const params: unknown[] = [];
+  const where = [reach(caller, params)];
+  if (f.account_id) where.push(`b.account_id = $${params.push(f.account_id)}`);
+  if (f.status) where.push(`b.status = $${params.push(f.status)}`);
+  const p = pageSql(page, 'b.id', params);
+  return (await db.query<BackupRow>(`SELECT ${COLUMNS} ${FROM} WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params))
+    .rows;
+}
+
+/** Backups that count against `max_backups`: kept (completed) and in progress. */
+export async function countRetained(db: Queryable, accountId: string): Promise<number> {
+  const r = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM backups WHERE account_id = $1 AND status IN ('queued', 'running', 'completed')`,
+    [accountId],
+  );
+  return r.rows[0]?.n ?? 0;
+}
+
+export type BackupChange = Partial<
+  Pick<BackupRow, 'status' | 'size_bytes' | 'sha256' | 'contents' | 'error' | 'started_at' | 'completed_at'>
+>;
+
+/** Moves a backup on when it is in one of the `from` states; false when it is not. */
+export async function updateBackup(tx: Queryable, id: string, from: BackupStatus[], change: BackupChange): Promise<boolean> {
+  const params: unknown[] = [id, from];
+  const sets = Object.entries(change).map(
+    ([col, value]) => `${col} = $${params.push(col === 'contents' || col === 'error' ? JSON.stringify(value) : value)}`,
+  );
+  const r = await tx.query(
+    `UPDATE backups SET ${sets.join(', ')}, updated_at = now(), version = version + 1
+     WHERE id = $1 AND status = ANY($2::text[])`,
+    params,
+  );
+  return r.rowCount > 0;
+}
+
+export const deleteBackup = (tx: Queryable, id: string) => tx.query('DELETE FROM backups WHERE id = $1', [id]);

@@ -1,0 +1,111 @@
+import type { Readable } from 'node:stream';
+import { requireWritable, type Caller } from '../../auth/caller.js';
+import { AppError, conflict, notFound } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { PageParams } from '../../http/pagination.js';
+import { JOBS } from '../../jobs/names.js';
+import { lockBelowLimit, writableAccount } from '../accounts/service.js';
+import type { ServiceDeps } from '../deps.js';
+import * as ops from '../operations/repo.js';
+import { toOperation } from '../operations/service.js';
+import * as repo from './repo.js';
+import { toBackup, type Backup } from './representation.js';
+import type { BackupStorage } from './storage.js';
+
+export interface CreateBackupInput {
+  account_id: string;
+  include?: repo.BackupPart[];
+}
+
+/** A byte range of a download (inclusive), or the whole archive. */
+export interface Download {
+  backup: Backup;
+  size: number;
+  range: { start: number; end: number } | null;
+  body: Readable;
+}
+
+/** `bytes=a-b`, `bytes=a-`, `bytes=-n`; several ranges are answered whole (RFC 9110 allows it). */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | 'unsatisfiable' {
+  const m = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
+  if (!m || (m[1] === '' && m[2] === '')) return null;
+  const [first, last] = [m[1] as string, m[2] as string];
+  if (first === '') {
+    const n = Number(last);
+    if (n === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - n), end: size - 1 };
+  }
+  const start = Number(first);
+  const end = last === '' ? size - 1 : Math.min(Number(last), size - 1);
+  if (start >= size || end < start) return 'unsatisfiable';
+  return { start, end };
+}
+
+export function backupsService(deps: ServiceDeps, storage: BackupStorage) {
+  const { db, jobs } = deps;
+
+  async function load(caller: Caller, id: string): Promise<repo.BackupRow> {
+    const row = await repo.findBackup(db, caller, id);
+    if (!row) throw notFound('backup');
+    return row;
+  }
+
+  return {
+    load,
+    get: async (caller: Caller, id: string): Promise<Backup> => toBackup(await load(caller, id)),
+
+    async list(caller: Caller, filter: { account_id?: string; status?: string }, page: PageParams): Promise<Backup[]> {
+      return (await repo.listBackups(db, caller, filter, page)).map(toBackup);
+    },
+
+    /** 202 `queued` with a `backup.create` operation; one in progress per account; `max_backups`. */
+    async create(caller: Caller, input: CreateBackupInput) {
+      const account = await writableAccount(db, caller, input.account_id);
+      const include = input.include ? repo.BACKUP_PARTS.filter((p) => input.include?.includes(p)) : [...repo.BACKUP_PARTS];
+      const id = newId('bak');
+      return db.transaction(async (tx) => {
+        await lockBelowLimit(tx, account.id, 'max_backups', repo.countRetained);
+        const inserted = await repo.insertBackup(tx, {
+          id,
+          account_id: account.id,
+          trigger: 'manual',
+          schedule_id: null,
+          include,
+          storage_key: id,
+        });
+        if (!inserted) throw conflict('invalid_state', 'A backup of this account is already queued or running.');
+        const { row: op } = await ops.startOperation(tx, {
+          type: 'backup.create',
+          resourceType: 'backup',
+          resourceId: id,
+          accountId: account.id,
+          resellerId: account.reseller_id,
+        });
+        await jobs.send(tx, JOBS.backupCreate, { operation_id: op.id });
+        return { ...toBackup((await repo.findBackupById(tx, id)) as repo.BackupRow), operation: toOperation(op) };
+      });
+    },
+
+    /** Removes the backup and its archive; not while it is being made. */
+    async remove(caller: Caller, id: string): Promise<void> {
+      const row = await load(caller, id);
+      requireWritable(caller);
+      if (row.status === 'queued' || row.status === 'running')
+        throw conflict('invalid_state', 'The backup is still being made; wait for it to finish.');
+      await db.transaction((tx) => repo.deleteBackup(tx, id));
+      await storage.remove(row.storage_key);
+    },
+
+    async download(caller: Caller, id: string, rangeHeader: string | undefined): Promise<Download> {
+      const row = await load(caller, id);
+      const size = row.status === 'completed' ? await storage.size(row.storage_key) : null;
+      if (size === null)
+        throw conflict('invalid_state', `The backup is ${row.status}; only a completed backup can be downloaded.`);
+      const range = parseRange(rangeHeader, size);
+      if (range === 'unsatisfiable')
+        throw new AppError('range_not_satisfiable', `The archive has ${size} bytes.`, {}, { 'content-range': `bytes */${size}` });
+      return { backup: toBackup(row), size, range, body: storage.read(row.storage_key, range ?? undefined) };
+    },
+  };
+}
+export type BackupsService = ReturnType<typeof backupsService>;
