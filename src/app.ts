@@ -64,6 +64,9 @@ import { loadServerKey, subkey } from './lib/server-key.js';
 import { backupJobs } from './modules/backups/jobs.js';
 import { backupRoutes, backupSchemas } from './modules/backups/routes.js';
 import { backupsService } from './modules/backups/service.js';
+import { backupScheduler } from './modules/backups/scheduler.js';
+import { backupScheduleRoutes, backupScheduleSchemas } from './modules/backups/schedule-routes.js';
+import { schedulesService } from './modules/backups/schedules.js';
 import { LocalBackupStorage, type BackupStorage } from './modules/backups/storage.js';
 
 export interface AppDeps {
@@ -128,6 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...siteSchemas,
     ...webhookSchemas,
     ...backupSchemas,
+    ...backupScheduleSchemas,
   ]) {
     app.addSchema(schema);
   }
@@ -177,6 +181,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   siteRoutes(app, sites, deploymentsService(svc, sites));
   const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
   backupRoutes(app, backupsService(svc, backupStorage));
+  backupScheduleRoutes(app, schedulesService(svc));
+  const scheduler = backupScheduler(svc, backupStorage, (err) => app.log.error({ err }, 'backup scheduler error'));
   const secretsKey = subkey(loadServerKey(config.secretKey, config.dataDir), 'webhook secrets');
   const policy = addressPolicy(config.webhooks.allowHosts, deps.webhookLookup);
   const relay = deliveryRelay({ db, jobs, clock, config, onError: (err) => app.log.error({ err }, 'webhook relay error') });
@@ -208,9 +214,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await jobs.start();
   await jobs.schedule(JOBS.housekeeping, '17 * * * *');
-  if (config.jobs) relay.start();
+  if (config.jobs) {
+    relay.start();
+    scheduler.start();
+  }
   app.addHook('onClose', async () => {
     await relay.stop();
+    await scheduler.stop();
     await jobs.stop();
   });
   return app;

@@ -46,6 +46,8 @@ const ConfigSchema = Type.Object({
     timeCost: Type.Integer({ minimum: 1, maximum: 100 }),
   }),
   deployMaxMb: Type.Integer({ minimum: 1, maximum: 65536 }),
+  // How often each process looks for due backup schedules.
+  backupSchedulerMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
   jobs: Type.Boolean(),
 });
 export type Config = Static<typeof ConfigSchema>;
@@ -68,6 +70,7 @@ const ENV_NAMES: Record<string, string> = {
   rateLimit: 'BERTH_RATE_LIMIT_*',
   mailHash: 'BERTH_MAIL_HASH_MEMORY_KIB / BERTH_MAIL_HASH_TIME_COST',
   deployMaxMb: 'BERTH_DEPLOY_MAX_MB',
+  backupSchedulerMs: 'BERTH_BACKUP_SCHEDULER_MS',
 };
 
 type Env = Record<string, string | undefined>;
@@ -133,6 +136,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       timeCost: int(env, 'BERTH_MAIL_HASH_TIME_COST', DEFAULT_MAIL_HASH_COST.timeCost),
     },
     deployMaxMb: int(env, 'BERTH_DEPLOY_MAX_MB', 512),
+    backupSchedulerMs: int(env, 'BERTH_BACKUP_SCHEDULER_MS', 15_000),
     jobs: bool(env, 'BERTH_JOBS', true),
     ...overrides,
   };

@@ -80,7 +80,7 @@ export async function countRetained(db: Queryable, accountId: string): Promise<n
 }
 
 export type BackupChange = Partial<
-  Pick<BackupRow, 'status' | 'size_bytes' | 'sha256' | 'contents' | 'error' | 'started_at' | 'completed_at'>
+  Pick<BackupRow, 'status' | 'size_bytes' | 'sha256' | 'contents' | 'error' | 'started_at' | 'completed_at' | 'expires_at'>
 >;
 
 /** Moves a backup on when it is in one of the `from` states; false when it is not. */

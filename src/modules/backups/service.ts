@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { requireWritable, type Caller } from '../../auth/caller.js';
 import { AppError, conflict, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
+import type { Queryable } from '../../db/client.js';
 import type { PageParams } from '../../http/pagination.js';
 import { JOBS } from '../../jobs/names.js';
 import { lockBelowLimit, writableAccount } from '../accounts/service.js';
@@ -41,8 +42,38 @@ export function parseRange(header: string | undefined, size: number): { start: n
   return { start, end };
 }
 
+/** Queues a backup and its operation in the caller's transaction (manual or scheduled). */
+export async function enqueueBackup(
+  { jobs }: ServiceDeps,
+  tx: Queryable,
+  account: { id: string; reseller_id: string | null },
+  o: { trigger: 'manual' | 'schedule'; schedule_id: string | null; include?: repo.BackupPart[] },
+) {
+  const include = o.include ? repo.BACKUP_PARTS.filter((p) => o.include?.includes(p)) : [...repo.BACKUP_PARTS];
+  const id = newId('bak');
+  await lockBelowLimit(tx, account.id, 'max_backups', repo.countRetained);
+  const inserted = await repo.insertBackup(tx, {
+    id,
+    account_id: account.id,
+    trigger: o.trigger,
+    schedule_id: o.schedule_id,
+    include,
+    storage_key: id,
+  });
+  if (!inserted) throw conflict('invalid_state', 'A backup of this account is already queued or running.');
+  const { row: op } = await ops.startOperation(tx, {
+    type: 'backup.create',
+    resourceType: 'backup',
+    resourceId: id,
+    accountId: account.id,
+    resellerId: account.reseller_id,
+  });
+  await jobs.send(tx, JOBS.backupCreate, { operation_id: op.id });
+  return { ...toBackup((await repo.findBackupById(tx, id)) as repo.BackupRow), operation: toOperation(op) };
+}
+
 export function backupsService(deps: ServiceDeps, storage: BackupStorage) {
-  const { db, jobs } = deps;
+  const { db } = deps;
 
   async function load(caller: Caller, id: string): Promise<repo.BackupRow> {
     const row = await repo.findBackup(db, caller, id);
@@ -61,29 +92,9 @@ export function backupsService(deps: ServiceDeps, storage: BackupStorage) {
     /** 202 `queued` with a `backup.create` operation; one in progress per account; `max_backups`. */
     async create(caller: Caller, input: CreateBackupInput) {
       const account = await writableAccount(db, caller, input.account_id);
-      const include = input.include ? repo.BACKUP_PARTS.filter((p) => input.include?.includes(p)) : [...repo.BACKUP_PARTS];
-      const id = newId('bak');
-      return db.transaction(async (tx) => {
-        await lockBelowLimit(tx, account.id, 'max_backups', repo.countRetained);
-        const inserted = await repo.insertBackup(tx, {
-          id,
-          account_id: account.id,
-          trigger: 'manual',
-          schedule_id: null,
-          include,
-          storage_key: id,
-        });
-        if (!inserted) throw conflict('invalid_state', 'A backup of this account is already queued or running.');
-        const { row: op } = await ops.startOperation(tx, {
-          type: 'backup.create',
-          resourceType: 'backup',
-          resourceId: id,
-          accountId: account.id,
-          resellerId: account.reseller_id,
-        });
-        await jobs.send(tx, JOBS.backupCreate, { operation_id: op.id });
-        return { ...toBackup((await repo.findBackupById(tx, id)) as repo.BackupRow), operation: toOperation(op) };
-      });
+      return db.transaction((tx) =>
+        enqueueBackup(deps, tx, account, { trigger: 'manual', schedule_id: null, include: input.include }),
+      );
     },
 
     /** Removes the backup and its archive; not while it is being made. */
