@@ -62,6 +62,7 @@ import { webhookDocs, webhookRoutes, webhookSchemas } from './modules/webhooks/r
 import { webhooksService } from './modules/webhooks/service.js';
 import { loadServerKey, subkey } from './lib/server-key.js';
 import { backupJobs } from './modules/backups/jobs.js';
+import { restoreJobs } from './modules/backups/restore.js';
 import { backupRoutes, backupSchemas } from './modules/backups/routes.js';
 import { backupsService } from './modules/backups/service.js';
 import { backupScheduler } from './modules/backups/scheduler.js';
@@ -178,7 +179,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   dnsChangeRoutes(app, domains, dnsChanges);
   emailRoutes(app, emailsService(svc));
   const sites = sitesService(svc);
-  siteRoutes(app, sites, deploymentsService(svc, sites));
+  const deployments = deploymentsService(svc, sites);
+  siteRoutes(app, sites, deployments);
   const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
   backupRoutes(app, backupsService(svc, backupStorage));
   backupScheduleRoutes(app, schedulesService(svc));
@@ -200,6 +202,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await jobs.work(JOBS.dnsChangeApply, async (data) => dnsChanges.runScheduled(String(data.change_id)));
   const createBackup = backupJobs(svc, backupStorage);
   await jobs.work(JOBS.backupCreate, async (data) => createBackup(String(data.operation_id)));
+  const restoreBackup = restoreJobs(svc, backupStorage, { domains, dns, sites, deployments });
+  await jobs.work(JOBS.backupRestore, async (data) =>
+    restoreBackup(String(data.operation_id), data.include as Parameters<typeof restoreBackup>[1]),
+  );
   await jobs.work(JOBS.accountTerminate, async (data) => accounts.runTermination(String(data.operation_id)));
   const deliver = webhookDeliverer({ db, clock, config, secretsKey, policy, onFinished: relay.kick });
   await jobs.work(JOBS.webhookDeliver, async (data) => deliver(String(data.delivery_id), Number(data.claim)), {

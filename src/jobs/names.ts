@@ -2,6 +2,7 @@
 export const JOBS = {
   accountTerminate: 'account.terminate',
   backupCreate: 'backup.create',
+  backupRestore: 'backup.restore',
   dnsApply: 'dns.apply',
   dnsChangeApply: 'dns.change.apply',
   housekeeping: 'housekeeping',

@@ -99,6 +99,24 @@ export function backupRoutes(app: App, svc: BackupsService): void {
     async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
   );
 
+  app.post(
+    `${path}/:id/restore`,
+    {
+      config: { scope: 'backups:write', reach },
+      schema: {
+        tags,
+        operationId: 'restoreBackup',
+        summary: 'Restore a backup',
+        description:
+          "202 with a `backup.restore` operation. The archive is checked against its SHA-256 first (a damaged one fails with `checksum_mismatch` and changes nothing). Then, for what `include` names (default: all the backup holds): each zone's records are set to the backup's, mailboxes get their messages, password and settings back, each site's files go live as a new deployment; domains, mailboxes, forwarders and sites that no longer exist are created again. Running it again gives the same result. Emits `backup.restore.completed` or `backup.restore.failed`.",
+        params: IdParams('bak'),
+        body: Type.Optional(Type.Object({ include: Type.Optional(Include) }, { additionalProperties: false })),
+        response: { 202: Type.Ref('BackupWithOperation') },
+      },
+    },
+    async (req, reply) => sendAccepted(reply, await svc.restore(callerOf(req), req.params.id, req.body?.include)),
+  );
+
   deleteRoute(app, {
     path,
     prefix: 'bak',

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { requireWritable, type Caller } from '../../auth/caller.js';
-import { AppError, conflict, notFound } from '../../lib/errors.js';
+import { AppError, conflict, invalid, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Queryable } from '../../db/client.js';
 import type { PageParams } from '../../http/pagination.js';
@@ -95,6 +95,34 @@ export function backupsService(deps: ServiceDeps, storage: BackupStorage) {
       return db.transaction((tx) =>
         enqueueBackup(deps, tx, account, { trigger: 'manual', schedule_id: null, include: input.include }),
       );
+    },
+
+    /**
+     * 202 with a `backup.restore` operation; a repeated request while it runs returns the same
+     * one. `include` (default: what the backup holds) must be a part of the backup.
+     */
+    async restore(caller: Caller, id: string, include?: repo.BackupPart[]) {
+      const row = await load(caller, id);
+      const account = await writableAccount(db, caller, row.account_id);
+      if (row.status !== 'completed')
+        throw conflict('invalid_state', `The backup is ${row.status}; only a completed backup can be restored.`);
+      const parts = include ?? row.include;
+      const missing = parts.map((p, i) => [p, i] as const).filter(([p]) => !row.include.includes(p));
+      if (missing.length)
+        throw invalid(
+          missing.map(([p, i]) => ({ pointer: `/include/${i}`, code: 'not_in_backup', detail: `the backup holds no ${p}` })),
+        );
+      return db.transaction(async (tx) => {
+        const { row: op, created } = await ops.startOperation(tx, {
+          type: 'backup.restore',
+          resourceType: 'backup',
+          resourceId: row.id,
+          accountId: account.id,
+          resellerId: account.reseller_id,
+        });
+        if (created) await deps.jobs.send(tx, JOBS.backupRestore, { operation_id: op.id, include: parts });
+        return { ...toBackup(row), operation: toOperation(op) };
+      });
     },
 
     /** Removes the backup and its archive; not while it is being made. */

@@ -142,3 +142,8 @@ export async function countMailboxes(db: Queryable, accountId: string): Promise<
 export async function addressesOfDomain(db: Queryable, domainId: string): Promise<AddressRow[]> {
   return (await db.query<AddressRow>(`${SELECT} WHERE m.domain_id = $1 ORDER BY m.address`, [domainId])).rows;
 }
+
+export async function findAddressByName(db: Queryable, address: string): Promise<AddressRow | undefined> {
+  const id = (await db.query<{ id: string }>('SELECT id FROM mail_addresses WHERE address = $1', [address])).rows[0]?.id;
+  return id ? findAddressById(db, id) : undefined;
+}

@@ -139,3 +139,8 @@ export const markWebApplied = (db: Queryable, id: string, generation: number) =>
 
 export const markWebSyncError = (db: Queryable, id: string, message: string) =>
   db.query(`UPDATE sites SET sync_state = 'error', sync_error = $2 WHERE id = $1`, [id, message.slice(0, 1000)]);
+
+export async function findSiteByHostname(db: Queryable, hostname: string): Promise<SiteRow | undefined> {
+  const r = await db.query<{ site_id: string }>('SELECT site_id FROM site_hostnames WHERE hostname = $1', [hostname]);
+  return r.rows[0] ? findSiteById(db, r.rows[0].site_id) : undefined;
+}
