@@ -5,7 +5,8 @@
  *   driver, alternated in one run; prints req/s, p99 and the ratio;
  * - DNS: a 10,000-record sync (dry run, then applied) and the export of that zone;
  * - deployments: a ~100 MB archive of 10,000 files through the API against `tar -xzf` (bench/deploy.ts),
- *   in a fresh server process so its peak memory above idle is the deployment's.
+ *   in a fresh server process so its peak memory above idle is the deployment's;
+ * - backups: a ~500 MB account backed up through the API against `tar -czf` (bench/backup.ts).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { createInterface } from 'node:readline';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { backupBench } from './backup.js';
 import { deployBench } from './deploy.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -28,6 +30,7 @@ interface Servers {
   driver: string;
   account: string;
   site: string;
+  release: string;
 }
 
 interface Load {
@@ -35,10 +38,10 @@ interface Load {
   p99: number;
 }
 
-async function startServers(databaseUrl: string | null) {
+async function startServers(databaseUrl: string | null, jobs = false) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-bench-'));
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/servers.ts')], {
-    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl ?? '', BENCH_DATA_DIR: dataDir },
+    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl ?? '', BENCH_DATA_DIR: dataDir, BENCH_JOBS: String(jobs) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const line = await new Promise<string>((resolve, reject) => {
@@ -160,6 +163,19 @@ async function deployment(label: string, databaseUrl: string | null) {
   }
 }
 
+async function backups(label: string, databaseUrl: string | null) {
+  const { servers, stop } = await startServers(databaseUrl, true);
+  try {
+    const r = await backupBench(servers, ROUNDS);
+    console.log(
+      `  backup    ${r.mb} MB, ${r.files} files: tar -czf ${r.tarMs.toFixed(0)} ms | berth ${r.berthMs.toFixed(0)} ms | ratio ${r.ratio.toFixed(2)} | peak memory above idle ${(r.peakAboveIdle / 1024 / 1024).toFixed(0)} MB (${label})`,
+    );
+    return r;
+  } finally {
+    stop();
+  }
+}
+
 async function postgresDatabase(use: string): Promise<{ admin: string; url: string; name: string } | null> {
   const admin = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
   const name = `berth_bench_${use}_${process.pid}`;
@@ -182,6 +198,7 @@ console.log(`${CONNECTIONS} connections, ${ROUNDS}×${SECONDS}s per side, 1,000 
 if (process.env.BENCH_ONLY !== 'postgres') {
   await bench('PGlite', null);
   await deployment('PGlite', null);
+  await backups('PGlite', null);
 }
 const dropDatabase = async (db: { admin: string; name: string }) => {
   const c = new pg.Client({ connectionString: db.admin });
@@ -192,11 +209,16 @@ const dropDatabase = async (db: { admin: string; name: string }) => {
 const pgdb = await postgresDatabase('lists');
 // The deployment benchmark seeds its own server process, so it gets a database of its own.
 const deploydb = pgdb && (await postgresDatabase('deploy'));
-if (pgdb && !deploydb) await dropDatabase(pgdb);
-if (pgdb && deploydb) {
+const backupdb = deploydb && (await postgresDatabase('backup'));
+if (pgdb && !backupdb) {
+  await dropDatabase(pgdb);
+  if (deploydb) await dropDatabase(deploydb);
+}
+if (pgdb && deploydb && backupdb) {
   try {
     const r = await bench('PostgreSQL', pgdb.url);
     const d = await deployment('PostgreSQL', deploydb.url);
+    const b = await backups('PostgreSQL', backupdb.url);
     const p99 = (r.accounts.get('berth') as Load).p99;
     console.log(
       `  goals: accounts ratio ≥ 0.8 and p99 ≤ 25 ms: ${r.ratio >= 0.8 ? 'ratio met' : 'ratio not met'}, ${p99 <= 25 ? 'p99 met' : 'p99 not met'}`,
@@ -207,8 +229,12 @@ if (pgdb && deploydb) {
     console.log(
       `         deploy ratio ≥ 0.7: ${d.ratio >= 0.7 ? 'met' : 'not met'}; peak memory < 100 MB above idle: ${d.peakAboveIdle < 100 * 1024 * 1024 ? 'met' : 'not met'}`,
     );
+    console.log(
+      `         backup ratio ≥ 0.8: ${b.ratio >= 0.8 ? 'met' : 'not met'}; peak memory < 100 MB above idle: ${b.peakAboveIdle < 100 * 1024 * 1024 ? 'met' : 'not met'}`,
+    );
   } finally {
     await dropDatabase(pgdb);
     await dropDatabase(deploydb);
+    await dropDatabase(backupdb);
   }
 }

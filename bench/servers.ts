@@ -3,6 +3,7 @@
  * route that serves the same 50 account rows through the same database driver (the baseline).
  * Prints one JSON line with the ports and the token, then serves until killed.
  */
+import path from 'node:path';
 import Fastify from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -61,11 +62,17 @@ await db.query(`INSERT INTO sites (id, account_id, hostname, status) VALUES ($1,
   siteId,
   ids[0],
 ]);
+// Its live release, empty: the backup benchmark fills it with files.
+const releaseId = newId('dpl');
+await db.query(`INSERT INTO deployments (id, site_id, status, format) VALUES ($1, $2, 'live', 'tar.gz')`, [releaseId, siteId]);
+await db.query('UPDATE sites SET current_deployment_id = $2 WHERE id = $1', [siteId, releaseId]);
+const dataDir = process.env.BENCH_DATA_DIR || '/tmp/berth-bench';
 
 const config = loadConfig({
   BERTH_LOG_LEVEL: 'silent',
-  BERTH_JOBS: 'false',
-  BERTH_DATA_DIR: process.env.BENCH_DATA_DIR || '/tmp/berth-bench',
+  // Jobs run only where a benchmark needs them (backups); the list and deploy figures exclude them.
+  BERTH_JOBS: process.env.BENCH_JOBS || 'false',
+  BERTH_DATA_DIR: dataDir,
   // The benchmark measures the route, not the limiter refusing a single busy token.
   BERTH_RATE_LIMIT_READ: '100000000',
   BERTH_RATE_LIMIT_CONCURRENT: '1000',
@@ -97,7 +104,14 @@ await baseline.listen({ host: '127.0.0.1', port: 0 });
 
 const port = (f: { server: { address(): unknown } }) => (f.server.address() as { port: number }).port;
 process.stdout.write(
-  JSON.stringify({ berth: port(app), baseline: port(baseline), token: TOKEN, driver: db.kind, account: ids[0], site: siteId }) +
-    '\n',
+  JSON.stringify({
+    berth: port(app),
+    baseline: port(baseline),
+    token: TOKEN,
+    driver: db.kind,
+    account: ids[0],
+    site: siteId,
+    release: path.resolve(dataDir, 'accounts', ids[0] as string, 'sites', siteId, 'releases', releaseId),
+  }) + '\n',
 );
 process.on('SIGINT', () => process.exit(0));
