@@ -69,6 +69,7 @@ import { backupScheduler } from './modules/backups/scheduler.js';
 import { backupScheduleRoutes, backupScheduleSchemas } from './modules/backups/schedule-routes.js';
 import { schedulesService } from './modules/backups/schedules.js';
 import { LocalBackupStorage, type BackupStorage } from './modules/backups/storage.js';
+import { backupCounter, storageKeysOfAccount } from './modules/backups/repo.js';
 
 export interface AppDeps {
   config: Readonly<Config>;
@@ -164,7 +165,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installVersioning(app, deps.deprecations ?? DEPRECATIONS);
   metaRoutes(app, db, metrics);
 
-  const accounts = accountsService(svc, [domainCounter, emailCounter, siteCounter]);
+  const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
+  const removeBackups = async (accountId: string) => {
+    for (const key of await storageKeysOfAccount(db, accountId)) await backupStorage.remove(key);
+  };
+  const accounts = accountsService(svc, [domainCounter, emailCounter, siteCounter, backupCounter], [removeBackups]);
   resellerRoutes(app, resellersService(svc));
   planRoutes(app, plansService(svc));
   accountRoutes(app, accounts);
@@ -181,7 +186,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const sites = sitesService(svc);
   const deployments = deploymentsService(svc, sites);
   siteRoutes(app, sites, deployments);
-  const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
   backupRoutes(app, backupsService(svc, backupStorage));
   backupScheduleRoutes(app, schedulesService(svc));
   const scheduler = backupScheduler(svc, backupStorage, (err) => app.log.error({ err }, 'backup scheduler error'));

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -218,6 +218,49 @@ describe('backups', () => {
     } finally {
       await f.close();
     }
+  });
+});
+
+describe('crashes and termination', () => {
+  it('a backup cut off mid-write (running, a partial file) is finished by the next process; never a half archive', async () => {
+    const first = await createTestApp({ jobs: false });
+    const acc = await createAccount(first, (await createPlan(first)).id);
+    await first.post('/v1/domains', { account_id: acc.id, name: 'crashed.io' });
+    const queued = (await first.post('/v1/backups', { account_id: acc.id, include: ['dns'] })).body;
+    // What a process killed while writing leaves: the backup and its operation running, a partial file.
+    await first.db.query(`UPDATE backups SET status = 'running' WHERE id = $1`, [queued.id]);
+    await first.db.query(`UPDATE operations SET status = 'running' WHERE id = $1`, [queued.operation.id]);
+    mkdirSync(path.join(first.dataDir, 'backups'), { recursive: true });
+    writeFileSync(path.join(first.dataDir, 'backups', `${queued.id}.tar.gz.partial`), 'half an archive');
+    expect((await first.get(`/v1/backups/${queued.id}`)).body.status).toBe('running');
+
+    const next = await createTestApp({ db: first.db, dataDir: first.dataDir });
+    try {
+      const b = await eventually(async () => {
+        const row = (await next.get(`/v1/backups/${queued.id}`)).body;
+        return row.status === 'completed' ? row : null;
+      });
+      expect(readdirSync(path.join(first.dataDir, 'backups'))).toEqual([`${queued.id}.tar.gz`]);
+      const bytes = readFileSync(path.join(first.dataDir, 'backups', `${queued.id}.tar.gz`));
+      expect(createHash('sha256').update(bytes).digest('hex')).toBe(b.sha256);
+      expect([...(await members(bytes)).keys()]).toContain('dns/crashed.io.zone');
+    } finally {
+      await next.close();
+      await first.close();
+    }
+  });
+
+  it('counts completed backups in usage, and terminating the account removes its archives', async () => {
+    const acc = await createAccount(t, w.plan.id);
+    const b = (await t.post('/v1/backups', { account_id: acc.id, include: ['dns'] })).body;
+    await completed(b.id);
+    expect((await t.get(`/v1/accounts/${acc.id}/usage`)).body.usage.backups).toBe(1);
+    const archive = path.join(t.dataDir, 'backups', `${b.id}.tar.gz`);
+    expect(existsSync(archive)).toBe(true);
+    const del = await t.request('DELETE', `/v1/accounts/${acc.id}`);
+    await eventually(async () => (await t.get(`/v1/operations/${del.body.operation.id}`)).body.status === 'succeeded');
+    expect(existsSync(archive)).toBe(false);
+    expect((await t.get(`/v1/backups/${b.id}`)).status).toBe(404);
   });
 });
 

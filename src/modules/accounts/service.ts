@@ -87,7 +87,10 @@ const accountEvent = (tx: Queryable, type: string, row: repo.AccountRow) =>
     data: toAccount(row),
   });
 
-export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] = []) {
+/** Removes what an account keeps outside its home (its backup archives) when it is terminated. */
+export type AccountRemoval = (accountId: string) => Promise<void>;
+
+export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] = [], removals: AccountRemoval[] = []) {
   const { db, config } = deps;
 
   async function load(caller: Caller, id: string): Promise<repo.AccountRow> {
@@ -262,9 +265,10 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
       const op = await ops.findOperationById(db, operationId);
       if (!op || !['queued', 'running'].includes(op.status)) return;
       await ops.transition(db, op.id, ['queued', 'running'], { status: 'running', progress: 10 });
-      // The account's files (mailboxes and site releases included) go now; its zones, mail maps
-      // and server blocks below. Backups join this removal when their module lands.
+      // The account's files (mailboxes and site releases included) and its backup archives go
+      // now; its zones, mail maps and server blocks below.
       await rm(accountHome(config.dataDir, op.resource_id), { recursive: true, force: true });
+      for (const remove of removals) await remove(op.resource_id);
       await db.transaction(async (tx) => {
         const account = await repo.findAccountById(tx, op.resource_id, true);
         if (account) {

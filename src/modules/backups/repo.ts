@@ -98,3 +98,19 @@ export async function updateBackup(tx: Queryable, id: string, from: BackupStatus
 }
 
 export const deleteBackup = (tx: Queryable, id: string) => tx.query('DELETE FROM backups WHERE id = $1', [id]);
+
+export async function storageKeysOfAccount(db: Queryable, accountId: string): Promise<string[]> {
+  return (await db.query<{ storage_key: string }>('SELECT storage_key FROM backups WHERE account_id = $1', [accountId])).rows.map(
+    (r) => r.storage_key,
+  );
+}
+
+/** `usage.backups`: the completed backups the account keeps. */
+export const backupCounter = async (db: Queryable, accountId: string) => ({
+  backups:
+    (
+      await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM backups WHERE account_id = $1 AND status = 'completed'`, [
+        accountId,
+      ])
+    ).rows[0]?.n ?? 0,
+});
