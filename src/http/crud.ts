@@ -61,6 +61,36 @@ export function listRoute<Q extends TObject>(app: App, o: ListRouteOptions<Q>): 
   );
 }
 
+export interface GetRouteOptions {
+  path: string;
+  prefix: IdPrefix;
+  tags: string[];
+  /** `$id` of the resource schema; also names the operation (getX). */
+  resource: string;
+  summary: string;
+  scope: Scope;
+  reach: (request: FastifyRequest) => Promise<unknown>;
+  get: (caller: Caller, id: string) => Promise<{ version: number }>;
+}
+
+/** GET of one resource, with its ETag (304 on If-None-Match). */
+export function getRoute(app: App, o: GetRouteOptions): void {
+  app.get(
+    `${o.path}/:id`,
+    {
+      config: { scope: o.scope, reach: o.reach },
+      schema: {
+        tags: o.tags,
+        operationId: `get${o.resource}`,
+        summary: o.summary,
+        params: IdParams(o.prefix),
+        response: { 200: Type.Ref(o.resource) },
+      },
+    },
+    async (req, reply) => sendResource(req, reply, await o.get(callerOf(req), paramId(req))),
+  );
+}
+
 export interface UpdateRoutesOptions {
   path: string;
   prefix: IdPrefix;

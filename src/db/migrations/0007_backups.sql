@@ -13,6 +13,9 @@ CREATE TABLE backups (
   sha256 text,
   contents jsonb,
   storage_key text NOT NULL,
+  -- Bumped by each run of the backup job; only the latest run may complete it (a run that pg-boss
+  -- retried while the first was still going changes nothing once superseded).
+  attempt integer NOT NULL DEFAULT 0,
   error jsonb,
   started_at timestamptz,
   completed_at timestamptz,

@@ -6,7 +6,7 @@ import { packArchive } from './archive.js';
 import { stageBackup } from './contents.js';
 import * as repo from './repo.js';
 import { backupEvent } from './representation.js';
-import type { BackupStorage } from './storage.js';
+import type { BackupStorage, StagedArchive } from './storage.js';
 
 const PROGRESS_EVERY_MS = 1000;
 
@@ -20,13 +20,17 @@ export function backupJobs({ db, config, clock }: ServiceDeps, storage: BackupSt
     if (!op || !['queued', 'running'].includes(op.status)) return;
     const backup = await repo.findBackupById(db, op.resource_id);
     if (!backup || !['queued', 'running'].includes(backup.status)) return;
-    await db.transaction(async (tx) => {
+    // A run pg-boss retried while an earlier one still goes (a long backup past the job's expiry)
+    // takes over: the earlier run's result is discarded, whichever finishes first.
+    const attempt = await db.transaction(async (tx) => {
       await ops.transition(tx, op.id, ['queued', 'running'], { status: 'running', progress: 1 });
-      await repo.updateBackup(tx, backup.id, ['queued', 'running'], { status: 'running', started_at: clock.now().toISOString() });
+      return repo.beginRun(tx, backup.id, clock.now());
     });
+    if (attempt === undefined) return;
 
-    const staging = path.join(config.dataDir, 'staging', backup.id);
+    const staging = path.join(config.dataDir, 'staging', `${backup.id}-${attempt}`);
     let result: { size: number; sha256: string; contents: Record<string, number> } | null = null;
+    let staged: StagedArchive | null = null;
     let failure: unknown = null;
     try {
       await rm(staging, { recursive: true, force: true });
@@ -42,28 +46,32 @@ export function backupJobs({ db, config, clock }: ServiceDeps, storage: BackupSt
         const progress = Math.min(95, 5 + Math.round(90 * (1 - 1 / (1 + files / 1000))));
         void ops.transition(db, op.id, ['running'], { status: 'running', progress }).catch(() => undefined);
       });
-      const stored = await storage.put(backup.storage_key, archive);
-      result = { ...stored, contents: { ...contents, files } };
+      staged = await storage.put(backup.storage_key, archive);
+      result = { size: staged.size, sha256: staged.sha256, contents: { ...contents, files } };
     } catch (err) {
       failure = err;
-      await storage.remove(backup.storage_key).catch(() => undefined);
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
 
-    await db.transaction(async (tx) => {
+    const recorded = await db.transaction(async (tx) => {
       const error =
         failure === null ? null : { code: 'backup_failed', detail: failure instanceof Error ? failure.message : 'unknown error' };
       const done = result
         ? { status: 'completed' as const, size_bytes: result.size, sha256: result.sha256, contents: result.contents }
         : { status: 'failed' as const, error };
-      if (!(await repo.updateBackup(tx, backup.id, ['running'], { ...done, completed_at: clock.now().toISOString() }))) return;
+      if (!(await repo.updateBackup(tx, backup.id, ['running'], { ...done, completed_at: clock.now().toISOString() }, attempt)))
+        return false;
       await backupEvent(
         tx,
         result ? 'backup.completed' : 'backup.failed',
         (await repo.findBackupById(tx, backup.id)) as repo.BackupRow,
       );
       await ops.transition(tx, op.id, ['running'], { status: result ? 'succeeded' : 'failed', progress: 100, error });
+      return true;
     });
+    // Visible under its key only once recorded as this run's: a superseded run's archive is dropped.
+    if (recorded) await staged?.commit();
+    else await staged?.discard();
   };
 }

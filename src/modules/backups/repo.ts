@@ -18,6 +18,7 @@ export interface BackupRow {
   sha256: string | null;
   contents: Record<string, number> | null;
   storage_key: string;
+  attempt: number;
   error: Record<string, unknown> | null;
   started_at: string | null;
   completed_at: string | null;
@@ -28,7 +29,7 @@ export interface BackupRow {
 }
 
 const COLUMNS = `b.id, b.account_id, a.reseller_id, b.trigger, b.schedule_id, b.include, b.status, b.size_bytes::float8 AS size_bytes,
-  b.sha256, b.contents, b.storage_key, b.error, b.started_at, b.completed_at, b.expires_at, b.created_at, b.updated_at, b.version`;
+  b.sha256, b.contents, b.storage_key, b.attempt, b.error, b.started_at, b.completed_at, b.expires_at, b.created_at, b.updated_at, b.version`;
 const FROM = 'FROM backups b JOIN accounts a ON a.id = b.account_id';
 const reach = (caller: Caller, params: unknown[]) =>
   reachSql(caller, { account: 'b.account_id', reseller: 'a.reseller_id' }, params);
@@ -83,15 +84,35 @@ export type BackupChange = Partial<
   Pick<BackupRow, 'status' | 'size_bytes' | 'sha256' | 'contents' | 'error' | 'started_at' | 'completed_at' | 'expires_at'>
 >;
 
-/** Moves a backup on when it is in one of the `from` states; false when it is not. */
-export async function updateBackup(tx: Queryable, id: string, from: BackupStatus[], change: BackupChange): Promise<boolean> {
+/** A run of the backup job takes the backup: `running`, and its attempt number, or undefined. */
+export async function beginRun(tx: Queryable, id: string, now: Date): Promise<number | undefined> {
+  const r = await tx.query<{ attempt: number }>(
+    `UPDATE backups SET status = 'running', attempt = attempt + 1, started_at = coalesce(started_at, $2),
+       updated_at = now(), version = version + 1
+     WHERE id = $1 AND status IN ('queued', 'running') RETURNING attempt`,
+    [id, now],
+  );
+  return r.rows[0]?.attempt;
+}
+
+/**
+ * Moves a backup on when it is in one of the `from` states (and, given `attempt`, still that
+ * run's); false when it is not.
+ */
+export async function updateBackup(
+  tx: Queryable,
+  id: string,
+  from: BackupStatus[],
+  change: BackupChange,
+  attempt?: number,
+): Promise<boolean> {
   const params: unknown[] = [id, from];
   const sets = Object.entries(change).map(
     ([col, value]) => `${col} = $${params.push(col === 'contents' || col === 'error' ? JSON.stringify(value) : value)}`,
   );
   const r = await tx.query(
     `UPDATE backups SET ${sets.join(', ')}, updated_at = now(), version = version + 1
-     WHERE id = $1 AND status = ANY($2::text[])`,
+     WHERE id = $1 AND status = ANY($2::text[])${attempt === undefined ? '' : ` AND attempt = $${params.push(attempt)}`}`,
     params,
   );
   return r.rowCount > 0;

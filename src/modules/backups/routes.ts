@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { deleteRoute, listRoute, reachOf } from '../../http/crud.js';
-import { sendResource } from '../../http/etag.js';
+import { deleteRoute, getRoute, listRoute, reachOf } from '../../http/crud.js';
 import { sendAccepted, type App } from '../../http/routes.js';
 import { Failure, Id, IdParams, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
 import { BACKUP_PARTS } from './repo.js';
@@ -84,20 +83,16 @@ export function backupRoutes(app: App, svc: BackupsService): void {
     async (req, reply) => sendAccepted(reply, await svc.create(callerOf(req), req.body)),
   );
 
-  app.get(
-    `${path}/:id`,
-    {
-      config: { scope: 'backups:read', reach },
-      schema: {
-        tags,
-        operationId: 'getBackup',
-        summary: 'Get a backup',
-        params: IdParams('bak'),
-        response: { 200: Type.Ref('Backup') },
-      },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
-  );
+  getRoute(app, {
+    path,
+    prefix: 'bak',
+    tags,
+    resource: 'Backup',
+    summary: 'Get a backup',
+    scope: 'backups:read',
+    reach,
+    get: svc.get,
+  });
 
   app.post(
     `${path}/:id/restore`,

@@ -1,9 +1,8 @@
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { deleteRoute, listRoute, reachOf, updateRoutes } from '../../http/crud.js';
-import { sendResource } from '../../http/etag.js';
+import { deleteRoute, getRoute, listRoute, reachOf, updateRoutes } from '../../http/crud.js';
 import { sendCreated, type App } from '../../http/routes.js';
-import { Id, IdParams, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import { Id, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
 import { BACKUP_PARTS } from './repo.js';
 import type { SchedulesService } from './schedules.js';
 
@@ -88,20 +87,16 @@ export function backupScheduleRoutes(app: App, svc: SchedulesService): void {
     async (req, reply) => sendCreated(reply, path, await svc.create(callerOf(req), req.body)),
   );
 
-  app.get(
-    `${path}/:id`,
-    {
-      config: { scope: 'backups:read', reach },
-      schema: {
-        tags,
-        operationId: 'getBackupSchedule',
-        summary: 'Get a backup schedule',
-        params: IdParams('bks'),
-        response: { 200: Type.Ref('BackupSchedule') },
-      },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
-  );
+  getRoute(app, {
+    path,
+    prefix: 'bks',
+    tags,
+    resource: 'BackupSchedule',
+    summary: 'Get a backup schedule',
+    scope: 'backups:read',
+    reach,
+    get: svc.get,
+  });
 
   updateRoutes(app, {
     path,

@@ -1,20 +1,31 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
+/** An archive written in full but not yet visible under its key. */
+export interface StagedArchive {
+  size: number;
+  sha256: string;
+  /** Makes it the object under its key (atomically replacing any other). */
+  commit(): Promise<void>;
+  discard(): Promise<void>;
+}
+
 /** Where archives live. Local by default; an S3-compatible store can implement the same. */
 export interface BackupStorage {
   /**
-   * Stores a stream under `key`, returning its size and SHA-256. Nothing is visible under the
-   * key until the whole stream is stored, so a crash never leaves a half archive behind it.
+   * Stores a stream in full, returning its size and SHA-256; nothing is visible under `key`
+   * until `commit`, so a crash never leaves a half archive behind it, and of two runs only
+   * the one that commits is seen.
    */
-  put(key: string, body: Readable): Promise<{ size: number; sha256: string }>;
+  put(key: string, body: Readable): Promise<StagedArchive>;
   /** The stored bytes from `start` to `end` inclusive (the whole object by default). */
   read(key: string, range?: { start: number; end: number }): Readable;
   size(key: string): Promise<number | null>;
+  /** The object and anything a run left staged under its key. */
   remove(key: string): Promise<void>;
 }
 
@@ -32,7 +43,7 @@ export function digestingStream() {
   return { stream, result: () => ({ size, sha256: hash.digest('hex') }) };
 }
 
-/** A directory (`BERTH_DATA_DIR/backups` by default): `<key>.partial` renamed when complete. */
+/** A directory (`BERTH_DATA_DIR/backups` by default): `<key>.tar.gz`, staged as `<key>.tar.gz.<run>.partial`. */
 export class LocalBackupStorage implements BackupStorage {
   constructor(private readonly dir: string) {}
 
@@ -41,22 +52,35 @@ export class LocalBackupStorage implements BackupStorage {
     return path.join(this.dir, `${key}.tar.gz`);
   }
 
-  async put(key: string, body: Readable): Promise<{ size: number; sha256: string }> {
+  async put(key: string, body: Readable): Promise<StagedArchive> {
     await mkdir(this.dir, { recursive: true });
     const final = this.file(key);
-    const partial = `${final}.partial`;
+    // Each run writes its own file: two runs of one backup never write into each other.
+    const partial = `${final}.${randomBytes(6).toString('hex')}.partial`;
     const digest = digestingStream();
     try {
       await pipeline(body, digest.stream, createWriteStream(partial, { mode: 0o600 }));
-      // On disk before it is renamed into place (and before the backup is marked completed).
+      // On disk before it can be renamed into place.
       const handle = await open(partial, 'r+');
       await handle.sync().finally(() => handle.close());
-      await rename(partial, final);
     } catch (err) {
       await rm(partial, { force: true });
       throw err;
     }
-    return digest.result();
+    return {
+      ...digest.result(),
+      commit: async () => {
+        await rename(partial, final);
+        await this.removeStaged(key); // what crashed runs left
+      },
+      discard: () => rm(partial, { force: true }),
+    };
+  }
+
+  private async removeStaged(key: string): Promise<void> {
+    const name = path.basename(this.file(key));
+    const staged = (await readdir(this.dir).catch(() => [])).filter((f) => f.startsWith(`${name}.`) && f.endsWith('.partial'));
+    for (const f of staged) await rm(path.join(this.dir, f), { force: true });
   }
 
   read(key: string, range?: { start: number; end: number }): Readable {
@@ -73,6 +97,6 @@ export class LocalBackupStorage implements BackupStorage {
 
   async remove(key: string): Promise<void> {
     await rm(this.file(key), { force: true });
-    await rm(`${this.file(key)}.partial`, { force: true });
+    await this.removeStaged(key);
   }
 }

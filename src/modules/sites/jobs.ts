@@ -91,6 +91,9 @@ export function siteJobs(deps: ServiceDeps, driver: WebDriver) {
         if (locked) {
           await siteEvent(tx, 'site.deleted', locked);
           await repo.deleteSite(tx, locked.id);
+          // An apply that read the site before it was deleting may write its server block again
+          // after the removal above; one more apply, which finds the site gone, removes it.
+          await queueWebApply(tx, jobs, locked.id);
         }
         await ops.transition(tx, op.id, ['running'], { status: 'succeeded', progress: 100, error: null });
       });

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { deleteRoute, listRoute, reachOf, updateRoutes } from '../../http/crud.js';
+import { deleteRoute, getRoute, listRoute, reachOf, updateRoutes } from '../../http/crud.js';
 import { sendResource } from '../../http/etag.js';
 import { sendCreated, type App } from '../../http/routes.js';
 import { Id, IdParams, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
@@ -140,20 +140,16 @@ export function webhookRoutes(app: App, svc: WebhooksService): void {
     async (req, reply) => sendCreated(reply, path, await svc.create(callerOf(req), req.body)),
   );
 
-  app.get(
-    `${path}/:id`,
-    {
-      ...read,
-      schema: {
-        tags,
-        operationId: 'getWebhook',
-        summary: 'Get a webhook endpoint',
-        params: IdParams('whk'),
-        response: { 200: Type.Ref('Webhook') },
-      },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
-  );
+  getRoute(app, {
+    path,
+    prefix: 'whk',
+    tags,
+    resource: 'Webhook',
+    summary: 'Get a webhook endpoint',
+    scope: 'webhooks:read',
+    reach,
+    get: svc.get,
+  });
 
   updateRoutes(app, {
     path,
