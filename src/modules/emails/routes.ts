@@ -1,9 +1,8 @@
 import { Type, type TSchema } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { deleteRoute, listRoute, reachOf, updateRoutes } from '../../http/crud.js';
-import { sendResource } from '../../http/etag.js';
+import { deleteRoute, getRoute, listRoute, reachOf, updateRoutes } from '../../http/crud.js';
 import { sendCreated, type App } from '../../http/routes.js';
-import { Id, IdParams, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import { Id, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
 import type { EmailsService } from './service.js';
 
 const Status = StringEnum(['active', 'suspended'] as const, {
@@ -144,20 +143,16 @@ export function emailRoutes(app: App, svc: EmailsService): void {
     async (req, reply) => sendCreated(reply, '/v1/emails', await svc.createEmail(callerOf(req), req.body)),
   );
 
-  app.get(
-    '/v1/emails/:id',
-    {
-      config: { scope: 'emails:read', reach },
-      schema: {
-        tags,
-        operationId: 'getEmail',
-        summary: 'Get a mailbox',
-        params: IdParams('eml'),
-        response: { 200: Type.Ref('Email') },
-      },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.getEmail(callerOf(req), req.params.id)),
-  );
+  getRoute(app, {
+    path: '/v1/emails',
+    prefix: 'eml',
+    tags,
+    resource: 'Email',
+    summary: 'Get a mailbox',
+    scope: 'emails:read',
+    reach,
+    get: svc.getEmail,
+  });
 
   updateRoutes(app, {
     path: '/v1/emails',
@@ -226,20 +221,16 @@ function forwarderRoutes(app: App, svc: EmailsService): void {
     async (req, reply) => sendCreated(reply, '/v1/email-forwarders', await svc.createForwarder(callerOf(req), req.body)),
   );
 
-  app.get(
-    '/v1/email-forwarders/:id',
-    {
-      config: { scope: 'emails:read', reach },
-      schema: {
-        tags,
-        operationId: 'getEmailForwarder',
-        summary: 'Get a forwarder',
-        params: IdParams('fwd'),
-        response: { 200: Type.Ref('EmailForwarder') },
-      },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.getForwarder(callerOf(req), req.params.id)),
-  );
+  getRoute(app, {
+    path: '/v1/email-forwarders',
+    prefix: 'fwd',
+    tags,
+    resource: 'EmailForwarder',
+    summary: 'Get a forwarder',
+    scope: 'emails:read',
+    reach,
+    get: svc.getForwarder,
+  });
 
   updateRoutes(app, {
     path: '/v1/email-forwarders',

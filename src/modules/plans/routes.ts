@@ -1,9 +1,8 @@
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { deleteRoute, listRoute, reachOf, updateRoutes } from '../../http/crud.js';
-import { sendResource } from '../../http/etag.js';
+import { deleteRoute, getRoute, listRoute, reachOf, updateRoutes } from '../../http/crud.js';
 import { sendCreated, type App } from '../../http/routes.js';
-import { Id, IdParams, Name, Nullable, PageQuery, ResourceMeta, StringEnum } from '../../http/schemas.js';
+import { Id, Name, Nullable, PageQuery, ResourceMeta, StringEnum } from '../../http/schemas.js';
 import type { PlansService } from './service.js';
 
 const Limit = (description: string) => Type.Integer({ minimum: 0, maximum: 2_000_000_000, format: 'int32', description });
@@ -73,20 +72,16 @@ export function planRoutes(app: App, svc: PlansService): void {
     async (req, reply) => sendCreated(reply, path, await svc.create(callerOf(req), req.body)),
   );
 
-  app.get(
-    `${path}/:id`,
-    {
-      config: { scope: 'plans:read', reach },
-      schema: {
-        tags,
-        operationId: 'getPlan',
-        summary: 'Get a plan',
-        params: IdParams('pln'),
-        response: { 200: Type.Ref('Plan') },
-      },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
-  );
+  getRoute(app, {
+    path,
+    prefix: 'pln',
+    tags,
+    resource: 'Plan',
+    summary: 'Get a plan',
+    scope: 'plans:read',
+    reach,
+    get: svc.get,
+  });
 
   updateRoutes(app, {
     path,

@@ -1,9 +1,8 @@
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { deleteRoute, listRoute, reachOf, updateRoutes } from '../../http/crud.js';
-import { sendResource } from '../../http/etag.js';
+import { deleteRoute, getRoute, listRoute, reachOf, updateRoutes } from '../../http/crud.js';
 import { sendCreated, type App } from '../../http/routes.js';
-import { Email, Id, IdParams, Name, Nullable, PageQuery, ResourceMeta, StringEnum } from '../../http/schemas.js';
+import { Email, Id, Name, Nullable, PageQuery, ResourceMeta, StringEnum } from '../../http/schemas.js';
 import type { ResellersService } from './service.js';
 
 const Status = StringEnum(['active', 'suspended'] as const);
@@ -54,20 +53,16 @@ export function resellerRoutes(app: App, svc: ResellersService): void {
     async (req, reply) => sendCreated(reply, path, await svc.create(callerOf(req), req.body)),
   );
 
-  app.get(
-    `${path}/:id`,
-    {
-      config: { scope: 'resellers:read', reach },
-      schema: {
-        tags,
-        operationId: 'getReseller',
-        summary: 'Get a reseller',
-        params: IdParams('rsl'),
-        response: { 200: Type.Ref('Reseller') },
-      },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
-  );
+  getRoute(app, {
+    path,
+    prefix: 'rsl',
+    tags,
+    resource: 'Reseller',
+    summary: 'Get a reseller',
+    scope: 'resellers:read',
+    reach,
+    get: svc.get,
+  });
 
   updateRoutes(app, {
     path,

@@ -1,10 +1,9 @@
 import { Type } from 'typebox';
 import { ALL_SCOPES } from '../../auth/scopes.js';
 import { callerOf } from '../../http/auth.js';
-import { sendResource } from '../../http/etag.js';
-import { deleteRoute, listRoute, reachOf } from '../../http/crud.js';
+import { deleteRoute, getRoute, listRoute, reachOf } from '../../http/crud.js';
 import { sendCreated, type App } from '../../http/routes.js';
-import { Id, IdParams, Name, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import { Id, Name, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
 import type { TokensService } from './service.js';
 
 const Scope = StringEnum(ALL_SCOPES);
@@ -85,20 +84,16 @@ export function tokenRoutes(app: App, svc: TokensService): void {
     async (req, reply) => sendCreated(reply, path, await svc.create(callerOf(req), req.body)),
   );
 
-  app.get(
-    `${path}/:id`,
-    {
-      config: { scope: 'tokens:read', reach },
-      schema: {
-        tags,
-        operationId: 'getToken',
-        summary: 'Get a token',
-        params: IdParams('tok'),
-        response: { 200: Type.Ref('Token') },
-      },
-    },
-    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
-  );
+  getRoute(app, {
+    path,
+    prefix: 'tok',
+    tags,
+    resource: 'Token',
+    summary: 'Get a token',
+    scope: 'tokens:read',
+    reach,
+    get: svc.get,
+  });
 
   deleteRoute(app, {
     path,
