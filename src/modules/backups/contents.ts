@@ -56,8 +56,7 @@ export async function stageBackup(
     for (const d of rows) {
       const records = await domains.listRecords(db, d.id, {}, ALL);
       (manifest.domains as unknown[]).push({ ...toDomain(d, nameservers), records: records.map((r) => toRecord(r, d.name)) });
-      const unit = await domains.loadZoneUnit(db, d.id);
-      if (unit) await writeFile(path.join(staging, 'dns', `${d.name}.zone`), renderZoneFile(unit));
+      await writeFile(path.join(staging, 'dns', `${d.name}.zone`), renderZoneFile({ name: d.name, serial: d.serial, records }));
     }
     contents.domains = rows.length;
   }

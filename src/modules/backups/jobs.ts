@@ -62,6 +62,10 @@ export function backupJobs({ db, config, clock }: ServiceDeps, storage: BackupSt
         : { status: 'failed' as const, error };
       if (!(await repo.updateBackup(tx, backup.id, ['running'], { ...done, completed_at: clock.now().toISOString() }, attempt)))
         return false;
+      // The archive goes into place while this run's row is locked as the latest attempt: a
+      // superseded run never replaces it, and `completed` is never seen before the file. Should
+      // the commit then fail, the backup stays running and its retry writes the file again.
+      await staged?.commit();
       await backupEvent(
         tx,
         result ? 'backup.completed' : 'backup.failed',
@@ -70,8 +74,6 @@ export function backupJobs({ db, config, clock }: ServiceDeps, storage: BackupSt
       await ops.transition(tx, op.id, ['running'], { status: result ? 'succeeded' : 'failed', progress: 100, error });
       return true;
     });
-    // Visible under its key only once recorded as this run's: a superseded run's archive is dropped.
-    if (recorded) await staged?.commit();
-    else await staged?.discard();
+    if (!recorded) await staged?.discard(); // a superseded run's archive
   };
 }

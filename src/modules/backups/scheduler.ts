@@ -1,3 +1,4 @@
+import { periodic } from '../../jobs/periodic.js';
 import { AppError } from '../../lib/errors.js';
 import { findAccountById } from '../accounts/repo.js';
 import type { ServiceDeps } from '../deps.js';
@@ -15,8 +16,6 @@ import type { BackupStorage } from './storage.js';
  */
 export function backupScheduler(deps: ServiceDeps, storage: BackupStorage, onError: (err: unknown) => void) {
   const { db, clock, config } = deps;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | null = null;
 
   async function runSlot(s: schedules.ScheduleRow, now: Date): Promise<void> {
     const next = nextSlot(s.cron, s.timezone, now);
@@ -29,7 +28,7 @@ export function backupScheduler(deps: ServiceDeps, storage: BackupStorage, onErr
       } catch (err) {
         // A refused slot (quota, a backup still running) is skipped and said so on the schedule.
         if (!(err instanceof AppError)) throw err;
-        await tx.query('UPDATE backup_schedules SET last_error = $2 WHERE id = $1', [s.id, err.message]);
+        await schedules.setLastError(tx, s.id, err.message);
       }
     });
   }
@@ -52,23 +51,5 @@ export function backupScheduler(deps: ServiceDeps, storage: BackupStorage, onErr
     await expirePastRetention();
   }
 
-  const run = () => {
-    running ??= tick()
-      .catch(onError)
-      .finally(() => (running = null));
-    return running;
-  };
-
-  return {
-    run,
-    start(): void {
-      void run();
-      timer = setInterval(() => void run(), config.backupSchedulerMs);
-      timer.unref();
-    },
-    async stop(): Promise<void> {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return periodic(tick, config.backupSchedulerMs, onError);
 }

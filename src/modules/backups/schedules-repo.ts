@@ -91,6 +91,9 @@ export async function claimSlot(tx: Queryable, id: string, slot: string, next: D
   return r.rowCount > 0;
 }
 
+export const setLastError = (tx: Queryable, id: string, message: string) =>
+  tx.query('UPDATE backup_schedules SET last_error = $2 WHERE id = $1', [id, message]);
+
 /** Completed backups of a schedule beyond its newest `retain`, oldest first. */
 export async function pastRetention(db: Queryable): Promise<{ id: string; storage_key: string }[]> {
   return (

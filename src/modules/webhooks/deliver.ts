@@ -5,7 +5,7 @@ import type { Clock } from '../../lib/time.js';
 import { appendEvent } from '../events/repo.js';
 import { ForbiddenTarget, type AddressPolicy } from './address-policy.js';
 import { lockDelivery, recordAttempt, startClaim, type DeliveryRow, type Outcome } from './deliveries-repo.js';
-import { updateWebhook, type WebhookRow } from './repo.js';
+import { disableWebhook, type WebhookRow } from './repo.js';
 import { toWebhook } from './representation.js';
 import { nextAttemptAt } from './schedule.js';
 import { postWebhook, type SendResult } from './sender.js';
@@ -61,9 +61,7 @@ export function webhookDeliverer(deps: DelivererDeps) {
 
   /** The last automatic attempt failed: the endpoint is disabled and `webhook.disabled` emitted. */
   async function disable(tx: Queryable, webhookId: string): Promise<void> {
-    const w = (await tx.query<WebhookRow>('SELECT * FROM webhooks WHERE id = $1 FOR UPDATE', [webhookId])).rows[0];
-    if (!w?.enabled) return;
-    const row = await updateWebhook(tx, w.id, w.version, { enabled: false, disabled_reason: 'delivery_failures' });
+    const row = await disableWebhook(tx, webhookId, 'delivery_failures');
     if (!row) return;
     await appendEvent(tx, {
       type: 'webhook.disabled',

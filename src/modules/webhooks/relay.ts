@@ -1,6 +1,7 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
+import { periodic } from '../../jobs/periodic.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { Clock } from '../../lib/time.js';
 import { anyDue, claimDueDeliveries } from './deliveries-repo.js';
@@ -23,51 +24,19 @@ export interface RelayDeps {
  */
 export function deliveryRelay({ db, jobs, clock, config, onError }: RelayDeps) {
   const { relayIntervalMs, concurrency, perEndpoint, timeoutMs } = config.webhooks;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | null = null;
-  let again = false;
-  let stopped = false;
 
-  async function claim(): Promise<number> {
+  async function claim(): Promise<void> {
     const now = clock.now();
-    if (!(await anyDue(db, now))) return 0;
+    if (!(await anyDue(db, now))) return;
     const leaseUntil = new Date(now.getTime() + leaseMs(timeoutMs));
-    return db.transaction(async (tx) => {
-      const claimed = await claimDueDeliveries(tx, now, leaseUntil, { total: concurrency, perEndpoint });
-      for (const c of claimed) await jobs.send(tx, JOBS.webhookDeliver, { delivery_id: c.id, claim: c.claim });
-      return claimed.length;
+    const claimed = await db.transaction(async (tx) => {
+      const rows = await claimDueDeliveries(tx, now, leaseUntil, { total: concurrency, perEndpoint });
+      for (const c of rows) await jobs.send(tx, JOBS.webhookDeliver, { delivery_id: c.id, claim: c.claim });
+      return rows.length;
     });
+    if (claimed > 0) jobs.wake(JOBS.webhookDeliver);
   }
 
-  function kick(): void {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        try {
-          if ((await claim()) > 0) jobs.wake(JOBS.webhookDeliver);
-        } catch (err) {
-          onError(err);
-        }
-      } while (again && !stopped);
-    })().finally(() => (running = null));
-  }
-
-  return {
-    kick,
-    start(): void {
-      timer = setInterval(kick, relayIntervalMs);
-      timer.unref();
-    },
-    async stop(): Promise<void> {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return periodic(claim, relayIntervalMs, onError);
 }
 export type DeliveryRelay = ReturnType<typeof deliveryRelay>;

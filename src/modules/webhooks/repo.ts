@@ -97,6 +97,16 @@ export async function updateWebhook(db: Queryable, id: string, version: number, 
   return r.rows[0];
 }
 
+/** Disables an enabled endpoint; undefined when it already was (or is gone). */
+export async function disableWebhook(tx: Queryable, id: string, reason: string): Promise<WebhookRow | undefined> {
+  const r = await tx.query<WebhookRow>(
+    `UPDATE webhooks SET enabled = false, disabled_reason = $2, updated_at = now(), version = version + 1
+     WHERE id = $1 AND enabled RETURNING *`,
+    [id, reason],
+  );
+  return r.rows[0];
+}
+
 export const deleteWebhook = async (db: Queryable, id: string, version: number): Promise<boolean> =>
   (await db.query('DELETE FROM webhooks WHERE id = $1 AND version = $2', [id, version])).rowCount > 0;
 

@@ -55,10 +55,10 @@ export function webhooksService({ db, clock }: ServiceDeps, { secretsKey, policy
   }
 
   async function loadDelivery(caller: Caller, webhookId: string, id: string) {
-    await load(caller, webhookId);
-    const d = await deliveries.findDelivery(db, webhookId, id);
-    if (!d) throw notFound('delivery');
-    return d;
+    const webhook = await load(caller, webhookId);
+    const delivery = await deliveries.findDelivery(db, webhookId, id);
+    if (!delivery) throw notFound('delivery');
+    return { webhook, delivery };
   }
 
   const present = async (d: deliveries.DeliveryRow): Promise<Delivery> => toDelivery(d, await deliveries.attemptsOf(db, [d.id]));
@@ -178,16 +178,15 @@ export function webhooksService({ db, clock }: ServiceDeps, { secretsKey, policy
     },
 
     getDelivery: async (caller: Caller, webhookId: string, id: string): Promise<Delivery> =>
-      present(await loadDelivery(caller, webhookId, id)),
+      present((await loadDelivery(caller, webhookId, id)).delivery),
 
     /**
      * Sends a delivery again now: a finished one once more (its failure schedules nothing and
      * disables nothing), a waiting one ahead of its schedule.
      */
     async retryDelivery(caller: Caller, webhookId: string, id: string): Promise<Delivery> {
-      const d = await loadDelivery(caller, webhookId, id);
+      const { webhook: w, delivery: d } = await loadDelivery(caller, webhookId, id);
       requireWritable(caller);
-      const w = await load(caller, webhookId);
       if (!w.enabled) throw conflict('invalid_state', 'The endpoint is disabled; enable it first.');
       const row = await deliveries.requeueDelivery(db, d);
       if (!row) throw conflict('invalid_state', 'The delivery is being sent right now.');
