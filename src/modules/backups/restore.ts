@@ -105,10 +105,7 @@ export function restoreJobs(deps: ServiceDeps, storage: BackupStorage, svc: Rest
           template: 'empty',
         }));
       const records = d.records.filter((r) => !r.managed).map(({ name, type, ttl, content }) => ({ name, type, ttl, content }));
-      await svc.dns.sync(system, domain.id, records, {
-        zoneVersion: (await svc.domains.get(system, domain.id)).version,
-        dryRun: false,
-      });
+      await svc.dns.sync(system, domain.id, records, { zoneVersion: domain.version, dryRun: false });
     }
   }
 
