@@ -21,10 +21,9 @@ import { JOBS } from './jobs/names.js';
 import { PgBossQueue, type JobQueue } from './jobs/queue.js';
 import { dnsReconciler } from './provisioning/dns-reconciler.js';
 import type { DnsDriver, MailDriver, WebDriver } from './provisioning/driver.js';
-import { EmbeddedDnsDriver } from './provisioning/drivers/embedded-dns.js';
-import { EmbeddedMailDriver } from './provisioning/drivers/embedded-mail.js';
 import { mailReconciler } from './provisioning/mail-reconciler.js';
-import { EmbeddedWebDriver } from './provisioning/drivers/embedded-web.js';
+import { driversFor } from './provisioning/drivers/index.js';
+import { applyResync } from './provisioning/resync.js';
 import { webReconciler } from './provisioning/web-reconciler.js';
 import { systemClock, type Clock } from './lib/time.js';
 import { accountRoutes, accountSchemas } from './modules/accounts/routes.js';
@@ -195,9 +194,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   webhookRoutes(app, webhooksService(svc, { secretsKey, policy, kick: relay.kick }));
   deps.extraRoutes?.(app);
 
-  await jobs.work(JOBS.dnsApply, dnsReconciler(db, deps.dnsDriver ?? new EmbeddedDnsDriver(config.dataDir)));
-  await jobs.work(JOBS.mailApply, mailReconciler(db, deps.mailDriver ?? new EmbeddedMailDriver(config.dataDir), config.dataDir));
-  const webDriver = deps.webDriver ?? new EmbeddedWebDriver(config.dataDir);
+  const configured = driversFor(config);
+  const resync = applyResync(jobs, config.resyncMs, (err) => app.log.error({ err }, 'apply resync error'));
+  await jobs.work(JOBS.dnsApply, dnsReconciler(db, deps.dnsDriver ?? configured.dns));
+  await jobs.work(JOBS.mailApply, mailReconciler(db, deps.mailDriver ?? configured.mail, config.dataDir));
+  const webDriver = deps.webDriver ?? configured.web;
   const siteWork = siteJobs(svc, webDriver);
   await jobs.work(JOBS.webApply, webReconciler(db, webDriver, config.dataDir));
   await jobs.work(JOBS.siteProvision, async (data) => siteWork.provision(String(data.operation_id)));
@@ -227,10 +228,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (config.jobs) {
     relay.start();
     scheduler.start();
+    resync.start();
   }
   app.addHook('onClose', async () => {
     await relay.stop();
     await scheduler.stop();
+    await resync.stop();
     await jobs.stop();
   });
   return app;

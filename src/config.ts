@@ -7,7 +7,8 @@ const LogLevel = Type.Unsafe<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'tr
   type: 'string',
   enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
 });
-const Driver = Type.Unsafe<'embedded'>({ type: 'string', enum: ['embedded'] });
+const driver = <T extends string>(...names: T[]) => Type.Unsafe<T>({ type: 'string', enum: names });
+const Path = Type.String({ minLength: 1 });
 
 const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1 }),
@@ -28,7 +29,28 @@ const ConfigSchema = Type.Object({
     workers: Type.Integer({ minimum: 1, maximum: 100 }),
     relayIntervalMs: Type.Integer({ minimum: 10, maximum: 60_000 }),
   }),
-  drivers: Type.Object({ dns: Driver, web: Driver, mail: Driver }),
+  drivers: Type.Object({
+    dns: driver('embedded', 'powerdns'),
+    web: driver('embedded', 'nginx'),
+    mail: driver('embedded', 'dovecot-postfix'),
+  }),
+  // The real daemons' settings, read only when their driver is chosen (README "Real daemons").
+  powerdns: Type.Object({
+    apiUrl: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
+    apiKey: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    serverId: Type.String({ minLength: 1 }),
+  }),
+  nginx: Type.Object({ bin: Path, conf: Type.Union([Path, Type.Null()]), sitesDir: Type.Union([Path, Type.Null()]) }),
+  // nginx `listen` arguments of every server block.
+  webListen: Type.Array(Type.String({ pattern: '^[^\\s;{}"\'\\\\$]+$' }), { minItems: 1 }),
+  mailServer: Type.Object({
+    mapsDir: Type.Union([Path, Type.Null()]),
+    owner: Type.Union([Type.String({ pattern: '^\\d+:\\d+$' }), Type.Null()]),
+    postfixConfigDir: Path,
+    dovecotConf: Type.Union([Path, Type.Null()]),
+  }),
+  // How often each process re-queues the applies that failed (the daemon was down, say).
+  resyncMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
   nameservers: Type.Array(Type.String({ minLength: 1 })),
   webIpv4: Type.Union([Type.String({ format: 'ipv4' }), Type.Null()]),
   webIpv6: Type.Union([Type.String({ format: 'ipv6' }), Type.Null()]),
@@ -65,6 +87,11 @@ const ENV_NAMES: Record<string, string> = {
   secretKey: 'BERTH_SECRET_KEY (32 bytes as base64 or hex)',
   webhooks: 'BERTH_WEBHOOK_*',
   drivers: 'BERTH_DRIVER_DNS|WEB|MAIL',
+  powerdns: 'BERTH_PDNS_API_URL / BERTH_PDNS_API_KEY / BERTH_PDNS_SERVER_ID',
+  nginx: 'BERTH_NGINX_BIN / BERTH_NGINX_CONF / BERTH_NGINX_SITES_DIR',
+  webListen: 'BERTH_WEB_LISTEN',
+  mailServer: 'BERTH_MAIL_MAPS_DIR / BERTH_MAIL_OWNER (uid:gid) / BERTH_POSTFIX_CONFIG_DIR / BERTH_DOVECOT_CONF',
+  resyncMs: 'BERTH_RESYNC_MS',
   webIpv4: 'BERTH_WEB_IPV4',
   webIpv6: 'BERTH_WEB_IPV6',
   rateLimit: 'BERTH_RATE_LIMIT_*',
@@ -120,6 +147,24 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       web: (env.BERTH_DRIVER_WEB || 'embedded') as 'embedded',
       mail: (env.BERTH_DRIVER_MAIL || 'embedded') as 'embedded',
     },
+    powerdns: {
+      apiUrl: env.BERTH_PDNS_API_URL || null,
+      apiKey: env.BERTH_PDNS_API_KEY || null,
+      serverId: env.BERTH_PDNS_SERVER_ID || 'localhost',
+    },
+    nginx: {
+      bin: env.BERTH_NGINX_BIN || 'nginx',
+      conf: env.BERTH_NGINX_CONF || null,
+      sitesDir: env.BERTH_NGINX_SITES_DIR || null,
+    },
+    webListen: list(env.BERTH_WEB_LISTEN || '80,[::]:80'),
+    mailServer: {
+      mapsDir: env.BERTH_MAIL_MAPS_DIR || null,
+      owner: env.BERTH_MAIL_OWNER || null,
+      postfixConfigDir: env.BERTH_POSTFIX_CONFIG_DIR || '/etc/postfix',
+      dovecotConf: env.BERTH_DOVECOT_CONF || null,
+    },
+    resyncMs: int(env, 'BERTH_RESYNC_MS', 30_000),
     nameservers: list(env.BERTH_NAMESERVERS || 'ns1.berth.invalid,ns2.berth.invalid'),
     webIpv4: env.BERTH_WEB_IPV4 || null,
     webIpv6: env.BERTH_WEB_IPV6 || null,
@@ -146,5 +191,18 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     const name = ENV_NAMES[path.split('/')[1] ?? ''] ?? path;
     throw new ConfigError(`${name} is invalid: ${firstError.message}`);
   }
+  requireDriverSettings(config);
   return Object.freeze(config);
+}
+
+/** A real driver without the settings that reach its daemon is a start-up error, not a failing job. */
+function requireDriverSettings(config: Config): void {
+  const { drivers, powerdns, nginx, mailServer } = config;
+  if (drivers.dns === 'powerdns' && (!powerdns.apiUrl || !powerdns.apiKey)) {
+    throw new ConfigError('BERTH_DRIVER_DNS=powerdns needs BERTH_PDNS_API_URL and BERTH_PDNS_API_KEY');
+  }
+  if (drivers.web === 'nginx' && !nginx.sitesDir) throw new ConfigError('BERTH_DRIVER_WEB=nginx needs BERTH_NGINX_SITES_DIR');
+  if (drivers.mail === 'dovecot-postfix' && !mailServer.mapsDir) {
+    throw new ConfigError('BERTH_DRIVER_MAIL=dovecot-postfix needs BERTH_MAIL_MAPS_DIR');
+  }
 }

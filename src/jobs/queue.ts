@@ -16,6 +16,8 @@ export interface JobQueue {
   work(name: string, handler: Handler, opts?: { concurrency?: number }): Promise<void>;
   /** Makes this process's idle workers of the queue look for jobs now, not at their next poll. */
   wake(name: string): void;
+  /** Gives every job of the queue that ran out of retries one more attempt; resolves to how many. */
+  retryFailed(name: string): Promise<number>;
   /** A cron schedule that runs once per slot across every process. */
   schedule(name: string, cron: string): Promise<void>;
   /** Jobs waiting or running, per queue (for /metrics). */
@@ -102,6 +104,16 @@ export class PgBossQueue implements JobQueue {
       },
     );
     this.workerIds.set(name, [...(this.workerIds.get(name) ?? []), workerId]);
+  }
+
+  async retryFailed(name: string): Promise<number> {
+    const failed = await this.db.query<{ id: string }>(`SELECT id FROM pgboss.job WHERE name = $1 AND state = 'failed'`, [name]);
+    if (failed.rows.length)
+      await this.boss.retry(
+        name,
+        failed.rows.map((r) => r.id),
+      );
+    return failed.rows.length;
   }
 
   async schedule(name: string, cron: string): Promise<void> {

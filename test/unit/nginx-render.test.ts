@@ -11,7 +11,7 @@ const site: SiteSpec = {
   root: '/srv/berth/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p/sites/site_01jd3x9v6ef8tb2q4w5n7k8m9p/current',
   suspended: false,
 };
-const options = { pagesDir: '/srv/berth/rendered/web/pages', listen: 80 };
+const options = { pagesDir: '/srv/berth/rendered/web/pages', listen: ['80', '[::]:80'] };
 
 describe('nginx server blocks (golden files)', () => {
   it('serves the live release for the hostname and its aliases', () => {

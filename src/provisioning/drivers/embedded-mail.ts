@@ -1,5 +1,6 @@
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { serial } from '../../lib/serial.js';
 import { writeFileIfChanged } from '../atomic-write.js';
 import type { MailDriver } from '../driver.js';
 import {
@@ -12,23 +13,28 @@ import {
 } from '../render/mail.js';
 
 const MAPS = ['passwd', 'virtual_mailbox_maps', 'virtual_alias_maps'] as const;
+/** The joined files Postfix reads as `hash:` tables. */
+export const POSTFIX_MAPS = ['virtual_mailbox_domains', 'virtual_mailbox_maps', 'virtual_alias_maps'] as const;
 
 /**
  * Renders each mail domain into `<dataDir>/rendered/mail/domains/<domain>/` and joins them into
  * the files Dovecot and Postfix read: `passwd` (passwd-file), `virtual_mailbox_domains`,
  * `virtual_mailbox_maps`, `virtual_alias_maps` (Postfix `hash:` sources, for `postmap`). It
  * creates the Maildirs and Sieve scripts in the account's home and serves nothing itself.
+ * `mapsDir` puts the joined files where the daemons read them (default: the rendered directory).
  */
 export class EmbeddedMailDriver implements MailDriver {
   readonly name = 'embedded';
   private readonly dir: string;
   private readonly accountsDir: string;
+  private readonly mapsDir: string;
   /** Joins run one at a time, so two domains applied at once cannot write a stale join last. */
-  private joining: Promise<void> = Promise.resolve();
+  private readonly exclusive = serial();
 
-  constructor(dataDir: string) {
+  constructor(dataDir: string, options: { mapsDir?: string | null } = {}) {
     this.dir = path.resolve(dataDir, 'rendered', 'mail');
     this.accountsDir = path.resolve(dataDir, 'accounts');
+    this.mapsDir = path.resolve(options.mapsDir ?? this.dir);
   }
 
   async applyDomain(domain: MailDomainSpec): Promise<void> {
@@ -72,23 +78,20 @@ export class EmbeddedMailDriver implements MailDriver {
   }
 
   private join(): Promise<void> {
-    const next = this.joining.then(() => this.writeJoined());
-    this.joining = next.catch(() => undefined);
-    return next;
-  }
-
-  private async writeJoined(): Promise<void> {
-    const domainsDir = path.join(this.dir, 'domains');
-    const domains = (await readdir(domainsDir).catch(() => [] as string[])).sort();
-    await mkdir(this.dir, { recursive: true });
-    await writeIfChanged(path.join(this.dir, 'virtual_mailbox_domains'), domains.map((d) => `${d} OK\n`).join(''));
-    for (const name of MAPS) {
-      const parts = await Promise.all(domains.map((d) => readFile(path.join(domainsDir, d, name), 'utf8').catch(() => '')));
-      await writeIfChanged(path.join(this.dir, name), parts.join(''));
-    }
+    return this.exclusive(async () => {
+      const domainsDir = path.join(this.dir, 'domains');
+      const domains = (await readdir(domainsDir).catch(() => [] as string[])).sort();
+      await mkdir(this.mapsDir, { recursive: true });
+      await writeIfChanged(path.join(this.mapsDir, 'virtual_mailbox_domains'), domains.map((d) => `${d} OK\n`).join(''));
+      for (const name of MAPS) {
+        const parts = await Promise.all(domains.map((d) => readFile(path.join(domainsDir, d, name), 'utf8').catch(() => '')));
+        await writeIfChanged(path.join(this.mapsDir, name), parts.join(''));
+      }
+    });
   }
 }
 
-// Password hashes are readable by the owner only; the mail server's user is given access by the operator.
+// Password hashes are readable by the owner and the group only: the group is the mail server's
+// when the operator gives the maps directory that group with the setgid bit (README).
 const writeIfChanged = (file: string, content: string) =>
-  writeFileIfChanged(file, content, path.basename(file) === 'passwd' ? 0o600 : 0o644);
+  writeFileIfChanged(file, content, path.basename(file) === 'passwd' ? 0o640 : 0o644);

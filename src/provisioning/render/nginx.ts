@@ -16,7 +16,8 @@ export interface SiteSpec {
 export interface WebServerOptions {
   /** Where the shared pages (the suspension page) live. */
   pagesDir: string;
-  listen: number;
+  /** `listen` arguments: `80`, `[::]:80`, `127.0.0.1:8080`. */
+  listen: string[];
 }
 
 /** nginx directive arguments are quoted when they could be read as something else. */
@@ -29,8 +30,7 @@ export function renderServerBlock(site: SiteSpec, o: WebServerOptions): string {
   const head = [
     `# Site ${arg(site.id, 'site id')}, rendered by Berth.`,
     'server {',
-    `    listen ${o.listen};`,
-    `    listen [::]:${o.listen};`,
+    ...o.listen.map((l) => `    listen ${arg(l, 'listen address')};`),
     `    server_name ${site.hostnames.map((h) => arg(h, 'hostname')).join(' ')};`,
   ];
   const body = site.suspended

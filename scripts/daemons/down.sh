@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Stops what up.sh DIR started (and only that): each daemon by its own pid file or config.
+set -uo pipefail
+dir=$(realpath -m "${1:?usage: down.sh DIR}")
+[ -f "$dir/postfix/main.cf" ] && postfix -c "$dir/postfix" stop >/dev/null 2>&1
+[ -f "$dir/dovecot/dovecot.conf" ] && doveadm -c "$dir/dovecot/dovecot.conf" stop >/dev/null 2>&1
+[ -f "$dir/nginx/nginx.pid" ] && nginx -c "$dir/nginx/nginx.conf" -s stop >/dev/null 2>&1
+[ -f "$dir/pdns/pdns.pid" ] && kill "$(cat "$dir/pdns/pdns.pid")" 2>/dev/null
+exit 0

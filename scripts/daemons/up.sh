@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# Starts PowerDNS, nginx, Dovecot and Postfix on loopback high ports, with every configuration,
+# database, socket, spool and log inside DIR, for the integration suite (test/integration).
+# Writes DIR/env: the BERTH_* settings that point Berth's drivers at them. Stop with down.sh DIR.
+# Needs root (Postfix's master and Dovecot start as root and drop privileges).
+set -euo pipefail
+dir=$(realpath -m "${1:?usage: up.sh DIR}")
+mkdir -p "$dir"
+cd "$dir"
+
+pdns_port=${BERTH_IT_PDNS_PORT:-15353}
+pdns_api_port=${BERTH_IT_PDNS_API_PORT:-18081}
+http_port=${BERTH_IT_HTTP_PORT:-18080}
+imap_port=${BERTH_IT_IMAP_PORT:-11143}
+lmtp_port=${BERTH_IT_LMTP_PORT:-12424}
+smtp_port=${BERTH_IT_SMTP_PORT:-12525}
+api_key=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
+# Mail is stored as an unprivileged user; Dovecot refuses to access mail as root.
+mail_uid=$(id -u nobody)
+mail_gid=$(getent group nogroup | cut -d: -f3)
+
+wait_port() { # host port what
+  for _ in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "$3 did not start listening on $1:$2" >&2
+  return 1
+}
+
+# --- PowerDNS (gsqlite3 backend, HTTP API) ---
+mkdir -p pdns
+rm -f pdns/pdns.sqlite3
+sqlite3 pdns/pdns.sqlite3 </usr/share/pdns-backend-sqlite3/schema/schema.sqlite3.sql
+cat >pdns/pdns.conf <<CONF
+launch=gsqlite3
+gsqlite3-database=$dir/pdns/pdns.sqlite3
+local-address=127.0.0.1
+local-port=$pdns_port
+socket-dir=$dir/pdns
+api=yes
+api-key=$api_key
+webserver=yes
+webserver-address=127.0.0.1
+webserver-port=$pdns_api_port
+webserver-allow-from=127.0.0.0/8
+guardian=no
+daemon=yes
+loglevel=4
+CONF
+pdns_server --config-dir="$dir/pdns" --config-name= >pdns/start.log 2>&1
+wait_port 127.0.0.1 "$pdns_api_port" PowerDNS
+
+# --- nginx: includes the directory Berth writes server blocks into ---
+mkdir -p nginx/sites nginx/tmp
+cat >nginx/nginx.conf <<CONF
+user root;
+worker_processes 1;
+pid $dir/nginx/nginx.pid;
+error_log $dir/nginx/error.log warn;
+events { worker_connections 64; }
+http {
+    include /etc/nginx/mime.types;
+    access_log off;
+    client_body_temp_path $dir/nginx/tmp/body;
+    proxy_temp_path $dir/nginx/tmp/proxy;
+    fastcgi_temp_path $dir/nginx/tmp/fastcgi;
+    uwsgi_temp_path $dir/nginx/tmp/uwsgi;
+    scgi_temp_path $dir/nginx/tmp/scgi;
+    server {
+        listen 127.0.0.1:$http_port default_server;
+        return 404;
+    }
+    include $dir/nginx/sites/*.conf;
+}
+CONF
+nginx -c "$dir/nginx/nginx.conf" -t -q
+nginx -c "$dir/nginx/nginx.conf"
+wait_port 127.0.0.1 "$http_port" nginx
+
+# --- Mail maps: Berth writes passwd (Dovecot) and the Postfix tables here ---
+# passwd is written 0640: the directory's setgid bit gives it Dovecot's group (auth runs as dovecot).
+mkdir -p mail
+chgrp dovecot mail
+chmod 2755 mail
+touch mail/passwd mail/virtual_mailbox_domains mail/virtual_mailbox_maps mail/virtual_alias_maps
+
+# --- Dovecot: IMAP and LMTP, passwd-file auth, Maildir quota ---
+mkdir -p dovecot/run dovecot/state
+cat >dovecot/dovecot.conf <<CONF
+base_dir = $dir/dovecot/run
+state_dir = $dir/dovecot/state
+log_path = $dir/dovecot/dovecot.log
+protocols = imap lmtp
+listen = 127.0.0.1
+ssl = no
+disable_plaintext_auth = no
+auth_mechanisms = plain login
+mail_uid = $mail_uid
+mail_gid = $mail_gid
+first_valid_uid = 1
+mail_plugins = quota
+passdb {
+  driver = passwd-file
+  args = scheme=ARGON2ID username_format=%u $dir/mail/passwd
+}
+userdb {
+  driver = passwd-file
+  args = username_format=%u $dir/mail/passwd
+}
+plugin {
+  quota = maildir:User quota
+}
+service imap-login {
+  inet_listener imap {
+    address = 127.0.0.1
+    port = $imap_port
+  }
+  inet_listener imaps {
+    port = 0
+  }
+}
+service lmtp {
+  inet_listener lmtp {
+    address = 127.0.0.1
+    port = $lmtp_port
+  }
+}
+protocol lmtp {
+  mail_plugins = \$mail_plugins
+}
+protocol imap {
+  mail_plugins = \$mail_plugins imap_quota
+}
+CONF
+dovecot -c "$dir/dovecot/dovecot.conf"
+wait_port 127.0.0.1 "$imap_port" Dovecot
+
+# --- Postfix: SMTP on a high port, mailboxes handed to Dovecot over LMTP (quota enforced there) ---
+mkdir -p postfix/spool postfix/data
+chown postfix: postfix/data
+cp /etc/postfix/dynamicmaps.cf postfix/ 2>/dev/null || true
+[ -d /etc/postfix/dynamicmaps.cf.d ] && cp -r /etc/postfix/dynamicmaps.cf.d postfix/
+cat >postfix/main.cf <<CONF
+compatibility_level = 3.6
+queue_directory = $dir/postfix/spool
+data_directory = $dir/postfix/data
+mail_owner = postfix
+myhostname = mx.berth.test
+mydestination =
+inet_interfaces = 127.0.0.1
+inet_protocols = ipv4
+mynetworks = 127.0.0.0/8
+maillog_file_prefixes = $dir/postfix
+maillog_file = $dir/postfix/maillog
+virtual_mailbox_domains = hash:$dir/mail/virtual_mailbox_domains
+virtual_mailbox_maps = hash:$dir/mail/virtual_mailbox_maps
+virtual_alias_maps = hash:$dir/mail/virtual_alias_maps
+virtual_transport = lmtp:inet:127.0.0.1:$lmtp_port
+smtpd_recipient_restrictions = reject_unauth_destination
+CONF
+cat >postfix/master.cf <<CONF
+127.0.0.1:$smtp_port inet n - n - - smtpd
+pickup    unix  n       -       n       60      1       pickup
+cleanup   unix  n       -       n       -       0       cleanup
+qmgr      unix  n       -       n       300     1       qmgr
+rewrite   unix  -       -       n       -       -       trivial-rewrite
+bounce    unix  -       -       n       -       0       bounce
+defer     unix  -       -       n       -       0       bounce
+trace     unix  -       -       n       -       0       bounce
+verify    unix  -       -       n       -       1       verify
+flush     unix  n       -       n       1000?   0       flush
+proxymap  unix  -       -       n       -       -       proxymap
+smtp      unix  -       -       n       -       -       smtp
+relay     unix  -       -       n       -       -       smtp
+showq     unix  n       -       n       -       -       showq
+error     unix  -       -       n       -       -       error
+retry     unix  -       -       n       -       -       error
+discard   unix  -       -       n       -       -       discard
+lmtp      unix  -       -       n       -       -       lmtp
+anvil     unix  -       -       n       -       1       anvil
+scache    unix  -       -       n       -       1       scache
+postlog   unix-dgram n  -       n       -       1       postlogd
+CONF
+for map in virtual_mailbox_domains virtual_mailbox_maps virtual_alias_maps; do postmap -c "$dir/postfix" "hash:$dir/mail/$map"; done
+postfix -c "$dir/postfix" start
+wait_port 127.0.0.1 "$smtp_port" Postfix
+
+cat >env <<CONF
+BERTH_DRIVER_DNS=powerdns
+BERTH_PDNS_API_URL=http://127.0.0.1:$pdns_api_port
+BERTH_PDNS_API_KEY=$api_key
+BERTH_IT_DNS=127.0.0.1:$pdns_port
+BERTH_DRIVER_WEB=nginx
+BERTH_NGINX_CONF=$dir/nginx/nginx.conf
+BERTH_NGINX_SITES_DIR=$dir/nginx/sites
+BERTH_WEB_LISTEN=127.0.0.1:$http_port
+BERTH_IT_HTTP=127.0.0.1:$http_port
+BERTH_DRIVER_MAIL=dovecot-postfix
+BERTH_MAIL_MAPS_DIR=$dir/mail
+BERTH_MAIL_OWNER=$mail_uid:$mail_gid
+BERTH_POSTFIX_CONFIG_DIR=$dir/postfix
+BERTH_DOVECOT_CONF=$dir/dovecot/dovecot.conf
+BERTH_IT_IMAP=127.0.0.1:$imap_port
+BERTH_IT_SMTP=127.0.0.1:$smtp_port
+BERTH_IT_DAEMONS=$dir
+CONF
+echo "daemons up; settings in $dir/env"

@@ -1,0 +1,62 @@
+import path from 'node:path';
+import { runCommand } from '../../lib/run-command.js';
+import { serial } from '../../lib/serial.js';
+import type { MailDriver } from '../driver.js';
+import { mailboxHome, type MailDomainSpec } from '../render/mail.js';
+import { EmbeddedMailDriver, POSTFIX_MAPS } from './embedded-mail.js';
+
+export interface DovecotPostfixOptions {
+  /** Where Dovecot's passwd-file and Postfix's tables are read from. */
+  mapsDir: string;
+  /** `uid:gid` the Maildirs belong to (Dovecot's `mail_uid`/`mail_gid`); null: Berth's own user. */
+  owner: string | null;
+  /** Postfix's configuration directory (`postmap -c`, `postfix -c`). */
+  postfixConfigDir: string;
+  /** Dovecot's configuration (`doveadm -c`); null: its default. */
+  dovecotConf: string | null;
+}
+
+/**
+ * Makes mail real with Dovecot (IMAP, LMTP delivery, quota) and Postfix (SMTP): the same files
+ * the embedded driver renders, joined into `mapsDir`; then `postmap` builds Postfix's tables,
+ * `postfix reload` picks them up and `doveadm auth cache flush` makes a changed password or a
+ * suspension count at the next login. Dovecot re-reads the passwd-file when it changes.
+ * Every step runs again on a retry, so an apply that failed because a daemon was down
+ * completes once it is back.
+ */
+export class DovecotPostfixMailDriver implements MailDriver {
+  readonly name = 'dovecot-postfix';
+  private readonly files: EmbeddedMailDriver;
+  private readonly exclusive = serial();
+
+  constructor(
+    dataDir: string,
+    private readonly o: DovecotPostfixOptions,
+  ) {
+    this.files = new EmbeddedMailDriver(dataDir, { mapsDir: o.mapsDir });
+  }
+
+  async applyDomain(domain: MailDomainSpec): Promise<void> {
+    await this.files.applyDomain(domain);
+    // Dovecot works on mail as `mail_uid`, never as root: the homes Berth created must be its.
+    const homes = domain.mailboxes.map((m) => mailboxHome(domain, m));
+    if (this.o.owner && homes.length) await runCommand('chown', ['-R', this.o.owner, ...homes], 'chown');
+    await this.publish();
+  }
+
+  async removeDomain(name: string, root: string, options: { keepMaps: boolean }): Promise<void> {
+    await this.files.removeDomain(name, root, options);
+    await this.publish();
+  }
+
+  private publish(): Promise<void> {
+    return this.exclusive(async () => {
+      const postfix = ['-c', this.o.postfixConfigDir];
+      for (const map of POSTFIX_MAPS)
+        await runCommand('postmap', [...postfix, `hash:${path.join(this.o.mapsDir, map)}`], 'postmap');
+      await runCommand('postfix', [...postfix, 'reload'], 'postfix reload');
+      const dovecot = this.o.dovecotConf ? ['-c', this.o.dovecotConf] : [];
+      await runCommand('doveadm', [...dovecot, 'auth', 'cache', 'flush'], 'doveadm auth cache flush');
+    });
+  }
+}

@@ -1,0 +1,31 @@
+import type { Config } from '../../config.js';
+import type { DnsDriver, MailDriver, WebDriver } from '../driver.js';
+import { DovecotPostfixMailDriver } from './dovecot-postfix.js';
+import { EmbeddedDnsDriver } from './embedded-dns.js';
+import { EmbeddedMailDriver } from './embedded-mail.js';
+import { EmbeddedWebDriver } from './embedded-web.js';
+import { NginxWebDriver } from './nginx.js';
+import { PowerDnsDriver } from './powerdns.js';
+
+/** The drivers the configuration chooses (loadConfig has checked each real one has its settings). */
+export function driversFor(config: Config): { dns: DnsDriver; web: WebDriver; mail: MailDriver } {
+  const { drivers, powerdns, nginx, mailServer, dataDir, webListen } = config;
+  return {
+    dns:
+      drivers.dns === 'powerdns'
+        ? new PowerDnsDriver({
+            apiUrl: powerdns.apiUrl as string,
+            apiKey: powerdns.apiKey as string,
+            serverId: powerdns.serverId,
+          })
+        : new EmbeddedDnsDriver(dataDir),
+    web:
+      drivers.web === 'nginx'
+        ? new NginxWebDriver(dataDir, { bin: nginx.bin, conf: nginx.conf, sitesDir: nginx.sitesDir as string, listen: webListen })
+        : new EmbeddedWebDriver(dataDir, webListen),
+    mail:
+      drivers.mail === 'dovecot-postfix'
+        ? new DovecotPostfixMailDriver(dataDir, { ...mailServer, mapsDir: mailServer.mapsDir as string })
+        : new EmbeddedMailDriver(dataDir),
+  };
+}

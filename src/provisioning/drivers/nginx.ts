@@ -1,0 +1,66 @@
+import { readFile, rm } from 'node:fs/promises';
+import { runCommand } from '../../lib/run-command.js';
+import { serial } from '../../lib/serial.js';
+import { writeFileAtomic } from '../atomic-write.js';
+import type { WebDriver } from '../driver.js';
+import { renderServerBlock, type SiteSpec } from '../render/nginx.js';
+import { siteConfFile, writeSuspensionPage } from './embedded-web.js';
+
+export interface NginxOptions {
+  /** The nginx binary. */
+  bin: string;
+  /** The main configuration (`nginx -c`); null: nginx's compiled-in default. */
+  conf: string | null;
+  /** The directory the main configuration includes (`include <dir>/*.conf;`). */
+  sitesDir: string;
+  listen: string[];
+}
+
+/**
+ * Serves sites with a running nginx: each server block is written atomically into `sitesDir`,
+ * the whole configuration checked with `nginx -t`, and nginx reloaded. A block nginx rejects
+ * is replaced by the file that was there before (or removed), so a bad render never stays in
+ * place to break the next reload. Changes run one at a time: `nginx -t` checks every site.
+ */
+export class NginxWebDriver implements WebDriver {
+  readonly name = 'nginx';
+  private readonly exclusive = serial();
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly o: NginxOptions,
+  ) {}
+
+  applySite(site: SiteSpec): Promise<void> {
+    return this.exclusive(async () => {
+      const pagesDir = await writeSuspensionPage(this.dataDir);
+      await this.replace(siteConfFile(this.o.sitesDir, site.id), renderServerBlock(site, { pagesDir, listen: this.o.listen }));
+    });
+  }
+
+  removeSite(id: string): Promise<void> {
+    return this.exclusive(() => this.replace(siteConfFile(this.o.sitesDir, id), null));
+  }
+
+  /** Puts `content` in place (null: removes the file), checked; then reloads — also when nothing changed, so a retry after a failed reload reloads. */
+  private async replace(file: string, content: string | null): Promise<void> {
+    const previous = await readFile(file, 'utf8').catch(() => null);
+    if (previous !== content) {
+      await put(file, content);
+      try {
+        await this.nginx(['-t', '-q'], 'nginx -t');
+      } catch (err) {
+        await put(file, previous);
+        throw err;
+      }
+    }
+    await this.nginx(['-s', 'reload'], 'nginx -s reload');
+  }
+
+  private nginx(args: string[], label: string): Promise<string> {
+    return runCommand(this.o.bin, this.o.conf ? ['-c', this.o.conf, ...args] : args, label);
+  }
+}
+
+const put = (file: string, content: string | null) =>
+  content === null ? rm(file, { force: true }) : writeFileAtomic(file, content);

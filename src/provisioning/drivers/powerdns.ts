@@ -1,0 +1,136 @@
+import type { DnsDriver } from '../driver.js';
+import { txtPresentation, type Zone } from '../render/zone-file.js';
+
+export interface PowerDnsOptions {
+  /** The Authoritative server's API, e.g. `http://127.0.0.1:8081`. */
+  apiUrl: string;
+  apiKey: string;
+  /** The API's server id; `localhost` on a standalone server. */
+  serverId: string;
+  timeoutMs?: number;
+}
+
+interface RRset {
+  name: string;
+  type: string;
+  ttl: number;
+  records: { content: string; disabled: boolean }[];
+}
+
+interface ServedZone {
+  soa_edit_api: string;
+  rrsets: RRset[];
+}
+
+/**
+ * Serves zones with PowerDNS Authoritative through its HTTP API: a new zone is created whole; an
+ * existing one gets one PATCH that replaces every RRset that differs and deletes every RRset no
+ * longer wanted (PowerDNS applies a PATCH atomically). The SOA is Berth's, serial included:
+ * `soa_edit_api` is emptied so PowerDNS never rewrites it.
+ */
+export class PowerDnsDriver implements DnsDriver {
+  readonly name = 'powerdns';
+
+  constructor(private readonly o: PowerDnsOptions) {}
+
+  async applyZone(zone: Zone): Promise<void> {
+    const wanted = toRRsets(zone);
+    const served = await this.request<ServedZone>('GET', zonePath(zone.name), undefined, [404, 422]);
+    if (!served) {
+      const created = await this.request('POST', '/zones', newZone(zone.name, wanted), [409]);
+      // A query before the zone existed left a cached refusal that creating does not purge.
+      if (created) return void (await this.request('PUT', `/cache/flush?domain=${encodeURIComponent(`${zone.name}.`)}`));
+      // Created by a concurrent apply of the same zone: fall through to bringing it up to date.
+      return this.applyZone(zone);
+    }
+    if (served.soa_edit_api !== '') await this.request('PUT', zonePath(zone.name), { soa_edit_api: '' });
+    const changes = diffRRsets(served.rrsets, wanted);
+    if (changes.length) await this.request('PATCH', zonePath(zone.name), { rrsets: changes });
+  }
+
+  async removeZone(name: string): Promise<void> {
+    await this.request('DELETE', zonePath(name), undefined, [404, 422]);
+  }
+
+  /** Resolves to the parsed body (true when empty), or null for one of the `absent` statuses; throws on anything else. */
+  private async request<T = true>(method: string, path: string, body?: unknown, absent: number[] = []): Promise<T | null> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.o.apiUrl.replace(/\/$/, '')}/api/v1/servers/${encodeURIComponent(this.o.serverId)}${path}`, {
+        method,
+        headers: { 'X-API-Key': this.o.apiKey, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.o.timeoutMs ?? 10_000),
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+      throw new Error(`PowerDNS API unreachable (${cause})`);
+    }
+    const text = await res.text();
+    if (absent.includes(res.status)) return null;
+    if (!res.ok) throw new Error(`PowerDNS API answered ${res.status}: ${apiError(text)}`);
+    return (text ? JSON.parse(text) : true) as T;
+  }
+}
+
+const zonePath = (name: string) => `/zones/${encodeURIComponent(`${name}.`)}`;
+
+const apiError = (text: string): string => {
+  try {
+    const { error } = JSON.parse(text) as { error?: unknown };
+    return typeof error === 'string' ? error : text.slice(0, 200);
+  } catch {
+    return text.slice(0, 200);
+  }
+};
+
+const newZone = (name: string, rrsets: RRset[]) => ({
+  name: `${name}.`,
+  kind: 'Native',
+  // The NS RRset comes with the rrsets; PowerDNS refuses both at once.
+  nameservers: [],
+  soa_edit_api: '',
+  rrsets,
+});
+
+/** The zone's records as PowerDNS RRsets: absolute owner names, TXT as quoted character-strings, one TTL per set (the lowest). */
+export function toRRsets(zone: Zone): RRset[] {
+  const sets = new Map<string, RRset>();
+  for (const r of zone.records) {
+    const name = r.name === '@' ? `${zone.name}.` : `${r.name}.${zone.name}.`;
+    const key = `${name} ${r.type}`;
+    const set = sets.get(key) ?? { name, type: r.type, ttl: r.ttl, records: [] };
+    set.ttl = Math.min(set.ttl, r.ttl);
+    set.records.push({ content: r.type === 'TXT' ? txtPresentation(r.content) : r.content, disabled: false });
+    sets.set(key, set);
+  }
+  return [...sets.values()];
+}
+
+const sameRRset = (a: RRset, b: RRset) =>
+  a.ttl === b.ttl &&
+  a.records.length === b.records.length &&
+  a.records
+    .map((r) => r.content)
+    .sort()
+    .join('\n') ===
+    b.records
+      .map((r) => r.content)
+      .sort()
+      .join('\n');
+
+/** The PATCH that makes `served` equal `wanted`: REPLACE what differs, DELETE what is no longer wanted. */
+export function diffRRsets(served: RRset[], wanted: RRset[]) {
+  const key = (s: RRset) => `${s.name} ${s.type}`;
+  const servedByKey = new Map(served.map((s) => [key(s), s]));
+  const wantedKeys = new Set(wanted.map(key));
+  return [
+    ...wanted
+      .filter((s) => {
+        const current = servedByKey.get(key(s));
+        return !current || !sameRRset(current, s);
+      })
+      .map((s) => ({ ...s, changetype: 'REPLACE' })),
+    ...served.filter((s) => !wantedKeys.has(key(s))).map((s) => ({ name: s.name, type: s.type, changetype: 'DELETE' })),
+  ];
+}

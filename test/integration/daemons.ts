@@ -1,0 +1,114 @@
+import { execFile } from 'node:child_process';
+import { chmodSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { promisify } from 'node:util';
+import { ImapFlow } from 'imapflow';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * The daemons `scripts/daemons/up.sh DIR` started, found through `BERTH_IT_DAEMONS=DIR`
+ * (`.ci/run` sets it). Without it every integration test reports itself skipped.
+ */
+const dir = process.env.BERTH_IT_DAEMONS;
+export const daemonEnv: Record<string, string> | null = dir
+  ? Object.fromEntries(
+      readFileSync(`${dir}/env`, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    )
+  : null;
+export const NO_DAEMONS = 'needs the daemons of scripts/daemons/up.sh (BERTH_IT_DAEMONS)';
+
+const hostPort = (name: string) => {
+  const [host, port] = (daemonEnv?.[name] ?? ':0').split(':');
+  return { host: host as string, port: Number(port) };
+};
+
+/** An app whose drivers are the real daemons; its data directory is readable by them (Dovecot works as `nobody`). */
+export async function daemonApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const t = await createTestApp({ env: { ...daemonEnv, BERTH_RESYNC_MS: '500', ...env } });
+  chmodSync(t.dataDir, 0o755);
+  return t;
+}
+
+/** `dig @pdns -p port +short name type`, one answer per line. */
+export async function dig(name: string, type: string): Promise<string[]> {
+  const { host, port } = hostPort('BERTH_IT_DNS');
+  const { stdout } = await promisify(execFile)('dig', [`@${host}`, '-p', String(port), '+short', '+norecurse', name, type]);
+  return stdout.split('\n').filter(Boolean);
+}
+
+/** `curl -H 'Host: <hostname>' http://127.0.0.1:<port><path>`. */
+export function httpGet(hostname: string, path = '/'): Promise<{ status: number; body: string }> {
+  const { host, port } = hostPort('BERTH_IT_HTTP');
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host, port, path, headers: { host: hostname }, agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+      .on('error', reject);
+  });
+}
+
+/** An IMAP login with a real client; resolves to true when the server accepts the password. */
+export async function imapLogin(user: string, pass: string, then?: (client: ImapFlow) => Promise<void>): Promise<boolean> {
+  const { host, port } = hostPort('BERTH_IT_IMAP');
+  const client = new ImapFlow({
+    host,
+    port,
+    secure: false,
+    auth: { user, pass },
+    logger: false,
+    tls: { rejectUnauthorized: false },
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch {
+    return false;
+  }
+  try {
+    await then?.(client);
+  } finally {
+    await client.logout().catch(() => undefined);
+  }
+  return true;
+}
+
+/**
+ * An SMTP conversation with Postfix: each command and the reply code it got. Stops after the
+ * first command refused, like a client would.
+ */
+export function smtp(commands: string[]): Promise<{ command: string; code: number; text: string }[]> {
+  const { host, port } = hostPort('BERTH_IT_SMTP');
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, host);
+    const replies: { command: string; code: number; text: string }[] = [];
+    const queue = ['', ...commands];
+    let buffer = '';
+    socket.setEncoding('utf8');
+    socket.setTimeout(15_000, () => socket.destroy(new Error('SMTP timeout')));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(replies));
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      // A reply ends with a line "NNN text" (no dash after the code).
+      const done = buffer.match(/(?:^|\r\n)(\d{3}) [^\r\n]*\r\n$/);
+      if (!done || !queue.length) return;
+      const command = queue.shift() as string;
+      replies.push({ command, code: Number(done[1]), text: buffer.trim() });
+      buffer = '';
+      const next = queue[0];
+      if (next === undefined || Number(done[1]) >= 400) {
+        socket.end('QUIT\r\n');
+        return;
+      }
+      socket.write(`${next}\r\n`);
+    });
+  });
+}

@@ -1,0 +1,88 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/app.js';
+import { tarGz } from '../helpers/archives.js';
+import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { NginxWebDriver } from '../../src/provisioning/drivers/nginx.js';
+import { daemonApp, daemonEnv, httpGet, NO_DAEMONS } from './daemons.js';
+
+describe.skipIf(!daemonEnv)(`nginx driver (${daemonEnv ? 'BERTH_DRIVER_WEB=nginx' : NO_DAEMONS})`, () => {
+  let t: TestApp;
+  let accountId: string;
+  beforeAll(async () => {
+    t = await daemonApp();
+    accountId = (await createAccount(t, (await createPlan(t)).id)).id;
+  });
+  afterAll(async () => t?.close());
+
+  const site = async (id: string) => (await t.get(`/v1/sites/${id}`)).body;
+
+  it('serves the live deployment by hostname and alias, 503 while suspended, nothing once deleted', async () => {
+    const name = `web-${Date.now().toString(36)}.com`;
+    expect((await t.post('/v1/domains', { account_id: accountId, name })).status).toBe(201);
+    const created = await t.post('/v1/sites', { account_id: accountId, hostname: name, aliases: [`www.${name}`] });
+    expect(created.status, created.text).toBe(202);
+    const id = created.body.id as string;
+    await eventually(async () => (await site(id)).status === 'active');
+
+    const deploy = async (html: string) => {
+      const r = await t.request('POST', `/v1/sites/${id}/deployments`, {
+        raw: tarGz([{ path: 'index.html', content: html }]),
+        headers: { 'content-type': 'application/gzip' },
+      });
+      expect(r.status, r.text).toBe(202);
+      await eventually(async () => (await site(id)).current_deployment_id === r.body.id);
+    };
+    await deploy('<h1>first</h1>');
+    expect(await httpGet(name)).toEqual({ status: 200, body: '<h1>first</h1>' });
+    expect(await httpGet(`www.${name}`)).toEqual({ status: 200, body: '<h1>first</h1>' });
+    await deploy('<h1>second</h1>');
+    expect((await httpGet(name)).body).toBe('<h1>second</h1>');
+
+    expect((await t.post(`/v1/sites/${id}/suspend`, { reason: 'abuse' })).status).toBe(200);
+    await eventually(async () => (await httpGet(name)).status === 503);
+    expect((await httpGet(`www.${name}`)).body).toContain('This site is suspended');
+    expect((await t.post(`/v1/sites/${id}/unsuspend`, {})).status).toBe(200);
+    await eventually(async () => (await httpGet(name)).status === 200);
+
+    expect((await t.request('DELETE', `/v1/sites/${id}`)).status).toBe(202);
+    await eventually(async () => (await t.get(`/v1/sites/${id}`)).status === 404);
+    // The catch-all server of the test configuration answers 404 for a host nobody serves.
+    await eventually(async () => (await httpGet(name)).status === 404);
+    expect(readdirSync(daemonEnv!.BERTH_NGINX_SITES_DIR as string)).not.toContain(`${id}.conf`);
+  });
+
+  it('restores the previous server block when nginx -t rejects the new one, and nginx keeps serving', async () => {
+    const sitesDir = daemonEnv!.BERTH_NGINX_SITES_DIR as string;
+    const driver = new NginxWebDriver(t.dataDir, {
+      bin: 'nginx',
+      conf: daemonEnv!.BERTH_NGINX_CONF as string,
+      sitesDir,
+      listen: [daemonEnv!.BERTH_WEB_LISTEN as string],
+    });
+    const root = path.join(t.dataDir, 'probe');
+    mkdirSync(root);
+    writeFileSync(path.join(root, 'index.html'), 'probe');
+    const spec = { id: 'probe-site', hostnames: ['probe.example.com'], root, suspended: false };
+    await driver.applySite(spec);
+    // A reload is asynchronous: nginx's new workers take over a moment after the signal.
+    await eventually(async () => (await httpGet('probe.example.com')).body === 'probe');
+    // A block nginx refuses (a port out of range): `nginx -t` fails and the file is taken back.
+    const before = readFileSync(path.join(sitesDir, 'probe-site.conf'), 'utf8');
+    const rejecting = new NginxWebDriver(t.dataDir, {
+      bin: 'nginx',
+      conf: daemonEnv!.BERTH_NGINX_CONF as string,
+      sitesDir,
+      listen: ['127.0.0.1:99999'],
+    });
+    await expect(rejecting.applySite(spec)).rejects.toThrow(/nginx -t failed: .*invalid port/);
+    expect(readFileSync(path.join(sitesDir, 'probe-site.conf'), 'utf8')).toBe(before);
+    await expect(rejecting.applySite({ ...spec, id: 'probe-new' })).rejects.toThrow(/invalid port/);
+    expect(readdirSync(sitesDir)).not.toContain('probe-new.conf');
+    expect(await httpGet('probe.example.com')).toEqual({ status: 200, body: 'probe' });
+    await driver.removeSite('probe-site');
+    expect(readdirSync(sitesDir)).not.toContain('probe-site.conf');
+  });
+});
