@@ -65,6 +65,8 @@ export class EmbeddedMailDriver implements MailDriver {
     }
     for (const m of domain.mailboxes) {
       const home = mailboxHome(domain, m);
+      // The path down to the home stays traversable (the mail server's user walks it); the Maildir is private.
+      await mkdir(home, { recursive: true });
       for (const sub of ['cur', 'new', 'tmp']) await mkdir(path.join(home, 'Maildir', sub), { recursive: true, mode: 0o700 });
       const sieve = path.join(home, '.dovecot.sieve');
       if (m.autoresponder) await writeIfChanged(sieve, renderAutoresponderSieve(m.address, m.autoresponder));

@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/app.js';
+import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { daemonApp, daemonEnv, imapLogin, NO_DAEMONS, smtp } from './daemons.js';
+
+const OLD = 'first password, long enough';
+const NEW = 'second password, longer still';
+
+describe.skipIf(!daemonEnv)(`Dovecot/Postfix driver (${daemonEnv ? 'BERTH_DRIVER_MAIL=dovecot-postfix' : NO_DAEMONS})`, () => {
+  let t: TestApp;
+  let domain: string;
+  let box: { id: string; address: string };
+  const email = async () => (await t.get(`/v1/emails/${box.id}`)).body;
+  const patch = async (body: Record<string, unknown>) => {
+    const r = await t.request('PATCH', `/v1/emails/${box.id}`, { body });
+    expect(r.status, r.text).toBe(200);
+    await eventually(async () => (await email()).sync_state === 'in_sync');
+  };
+
+  beforeAll(async () => {
+    t = await daemonApp();
+    const account = await createAccount(t, (await createPlan(t)).id);
+    domain = `mail-${Date.now().toString(36)}.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name: domain, mail_enabled: true })).status).toBe(201);
+    const r = await t.post('/v1/emails', { address: `box@${domain}`, password: OLD, quota_mb: 1 });
+    expect(r.status, r.text).toBe(201);
+    box = r.body;
+    await eventually(async () => (await email()).sync_state === 'in_sync');
+  });
+  afterAll(async () => t?.close());
+
+  it('IMAP: the current password logs in, a wrong one does not', async () => {
+    expect(await imapLogin(box.address, OLD)).toBe(true);
+    expect(await imapLogin(box.address, 'not the password')).toBe(false);
+  });
+
+  it('IMAP: after a password change the old password fails and the new one works', async () => {
+    await patch({ password: NEW });
+    expect(await imapLogin(box.address, OLD)).toBe(false);
+    expect(await imapLogin(box.address, NEW)).toBe(true);
+  });
+
+  it('IMAP: a suspended mailbox refuses even the right password; unsuspended it logs in again', async () => {
+    await patch({ status: 'suspended' });
+    expect(await imapLogin(box.address, NEW)).toBe(false);
+    await patch({ status: 'active' });
+    expect(await imapLogin(box.address, NEW)).toBe(true);
+  });
+
+  it('SMTP: Postfix accepts RCPT TO for the mailbox and refuses an unknown address', async () => {
+    const known = await smtp(['EHLO client.example', 'MAIL FROM:<sender@example.org>', `RCPT TO:<${box.address}>`]);
+    expect(known.at(-1)?.code).toBe(250);
+    const unknown = await smtp(['EHLO client.example', 'MAIL FROM:<sender@example.org>', `RCPT TO:<nobody@${domain}>`]);
+    expect(unknown.at(-1)?.code).toBe(550);
+    expect(unknown.at(-1)?.text).toMatch(/User unknown/i);
+  });
+
+  it('SMTP: a message lands in the Maildir, is seen over IMAP, and counts in usage_bytes', async () => {
+    const before = (await email()).usage_bytes as number;
+    const subject = `hello ${Date.now()}`;
+    const sent = await smtp([
+      'EHLO client.example',
+      'MAIL FROM:<sender@example.org>',
+      `RCPT TO:<${box.address}>`,
+      'DATA',
+      `From: sender@example.org\r\nTo: ${box.address}\r\nSubject: ${subject}\r\n\r\n${'x'.repeat(2000)}\r\n.`,
+    ]);
+    expect(sent.at(-1)?.code, JSON.stringify(sent)).toBe(250);
+    await eventually(async () => ((await email()).usage_bytes as number) > before + 2000, 30_000);
+    let found = false;
+    await imapLogin(box.address, NEW, async (client) => {
+      await client.mailboxOpen('INBOX');
+      for await (const m of client.fetch('1:*', { envelope: true })) if (m.envelope?.subject === subject) found = true;
+    });
+    expect(found).toBe(true);
+  });
+
+  it("quota: Dovecot refuses a message that would exceed the mailbox's quota", async () => {
+    let refused: unknown = null;
+    await imapLogin(box.address, NEW, async (client) => {
+      const big = `Subject: too big\r\n\r\n${'y'.repeat(2 * 1024 * 1024)}\r\n`;
+      refused = await client.append('INBOX', big).then(
+        () => null,
+        (err: { response?: string; serverResponseCode?: string }) => err,
+      );
+    });
+    expect(refused).not.toBeNull();
+    expect(JSON.stringify(refused)).toMatch(/quota/i);
+  });
+});
