@@ -112,3 +112,37 @@ export function smtp(commands: string[]): Promise<{ command: string; code: numbe
     });
   });
 }
+
+/** Stops or starts one of the daemons up.sh started, the way an operator would. */
+export async function daemon(name: 'powerdns' | 'nginx' | 'postfix', action: 'stop' | 'start'): Promise<void> {
+  const d = daemonEnv?.BERTH_IT_DAEMONS as string;
+  const run = (file: string, args: string[]) => promisify(execFile)(file, args);
+  const commands = {
+    powerdns: {
+      stop: () => run('kill', [readFileSync(`${d}/pdns/pdns.pid`, 'utf8').trim()]),
+      start: () => run('pdns_server', [`--config-dir=${d}/pdns`, '--config-name=']),
+    },
+    nginx: {
+      stop: () => run('nginx', ['-c', `${d}/nginx/nginx.conf`, '-s', 'stop']),
+      start: () => run('nginx', ['-c', `${d}/nginx/nginx.conf`]),
+    },
+    postfix: {
+      stop: () => run('postfix', ['-c', `${d}/postfix`, 'stop']),
+      start: () => run('postfix', ['-c', `${d}/postfix`, 'start']),
+    },
+  };
+  await commands[name][action]();
+  const port = { powerdns: 'BERTH_PDNS_API_URL', nginx: 'BERTH_IT_HTTP', postfix: 'BERTH_IT_SMTP' }[name];
+  const target = (daemonEnv?.[port] ?? '').replace(/^https?:\/\//, '').split(':');
+  // Until the port answers (start) or refuses (stop).
+  for (let i = 0; i < 100; i++) {
+    const open = await new Promise<boolean>((resolve) => {
+      const s = net.connect(Number(target[1]), target[0] as string, () => resolve(true));
+      s.on('error', () => resolve(false));
+      s.setTimeout(500, () => resolve(false));
+    }).then((ok) => ok);
+    if (open === (action === 'start')) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${name} did not ${action}`);
+}

@@ -47,7 +47,11 @@ export function siteJobs(deps: ServiceDeps, driver: WebDriver) {
   }
 
   return {
-    /** Creates the site's directories and serves it; `active`, or `failed` with the problem. */
+    /**
+     * Creates the site's directories and serves it: `active`, or `failed` with the problem when
+     * its files cannot be made. A web server that is down does not fail the site: it is
+     * `active` with `sync_state: error`, and the queued apply serves it once the server is back.
+     */
     async provision(operationId: string): Promise<void> {
       const op = await begin(operationId);
       if (!op) return;
@@ -57,16 +61,23 @@ export function siteJobs(deps: ServiceDeps, driver: WebDriver) {
         return;
       }
       let failure: unknown = null;
+      let syncError: string | null = null;
       try {
         await mkdir(releasesDir(siteDir(config.dataDir, unit.account_id, unit.id)), { recursive: true });
-        await driver.applySite(siteSpec({ ...unit, status: 'active' }, config.dataDir));
       } catch (err) {
         failure = err;
+      }
+      if (failure === null) {
+        syncError = await driver.applySite(siteSpec({ ...unit, status: 'active' }, config.dataDir)).then(
+          () => null,
+          (err: unknown) => (err instanceof Error ? err.message : String(err)),
+        );
       }
       await db.transaction(async (tx) => {
         const error = failure === null ? null : problem(failure, 'provisioning_failed');
         await repo.updateSite(tx, unit.id, failure === null ? { status: 'active' } : { status: 'failed', error });
         if (failure === null) await queueWebApply(tx, jobs, unit.id);
+        if (syncError !== null) await repo.markWebSyncError(tx, unit.id, syncError);
         await siteEvent(
           tx,
           failure === null ? 'site.active' : 'site.failed',
