@@ -36,16 +36,18 @@ describe.skipIf(!daemonEnv)(`nginx driver (${daemonEnv ? 'BERTH_DRIVER_WEB=nginx
       await eventually(async () => (await site(id)).current_deployment_id === r.body.id);
     };
     await deploy('<h1>first</h1>');
-    expect(await httpGet(name)).toEqual({ status: 200, body: '<h1>first</h1>' });
-    expect(await httpGet(`www.${name}`)).toEqual({ status: 200, body: '<h1>first</h1>' });
+    await eventually(async () => (await httpGet(name)).body === '<h1>first</h1>');
+    await eventually(async () => (await httpGet(`www.${name}`)).body === '<h1>first</h1>');
     await deploy('<h1>second</h1>');
-    expect((await httpGet(name)).body).toBe('<h1>second</h1>');
+    await eventually(async () => (await httpGet(name)).body === '<h1>second</h1>');
 
     expect((await t.post(`/v1/sites/${id}/suspend`, { reason: 'abuse' })).status).toBe(200);
+    // A reload is asynchronous (old workers may answer a moment longer): every check waits for it.
     await eventually(async () => (await httpGet(name)).status === 503);
-    expect((await httpGet(`www.${name}`)).body).toContain('This site is suspended');
+    await eventually(async () => (await httpGet(`www.${name}`)).body.includes('This site is suspended'));
     expect((await t.post(`/v1/sites/${id}/unsuspend`, {})).status).toBe(200);
     await eventually(async () => (await httpGet(name)).status === 200);
+    await eventually(async () => (await httpGet(`www.${name}`)).status === 200);
 
     expect((await t.request('DELETE', `/v1/sites/${id}`)).status).toBe(202);
     await eventually(async () => (await t.get(`/v1/sites/${id}`)).status === 404);
@@ -81,7 +83,7 @@ describe.skipIf(!daemonEnv)(`nginx driver (${daemonEnv ? 'BERTH_DRIVER_WEB=nginx
     expect(readFileSync(path.join(sitesDir, 'probe-site.conf'), 'utf8')).toBe(before);
     await expect(rejecting.applySite({ ...spec, id: 'probe-new' })).rejects.toThrow(/invalid port/);
     expect(readdirSync(sitesDir)).not.toContain('probe-new.conf');
-    expect(await httpGet('probe.example.com')).toEqual({ status: 200, body: 'probe' });
+    await eventually(async () => (await httpGet('probe.example.com')).body === 'probe');
     await driver.removeSite('probe-site');
     expect(readdirSync(sitesDir)).not.toContain('probe-site.conf');
   });

@@ -31,7 +31,7 @@ describe.skipIf(!daemonEnv)(`full tour on real daemons (${daemonEnv ? 'PowerDNS,
     // DNS: the zone with its mail records; the web: both names; mail: login and delivery.
     await eventually(async () => (await dig(name, 'MX')).length > 0);
     await eventually(async () => (await httpGet(`www.${name}`)).body === 'welcome aboard');
-    expect((await httpGet(name)).body).toBe('welcome aboard');
+    await eventually(async () => (await httpGet(name)).body === 'welcome aboard');
     await eventually(async () => (await t.get(`/v1/emails/${box.id}`)).body.sync_state === 'in_sync');
     expect(await imapLogin(`hello@${name}`, PASSWORD)).toBe(true);
     expect((await smtp(['EHLO c.example', 'MAIL FROM:<a@example.org>', `RCPT TO:<hello@${name}>`])).at(-1)?.code).toBe(250);
