@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { DirLockedError } from './db/lock.js';
 import { openMigratedDb } from './runtime.js';
 import { bootstrapOperator } from './modules/tokens/service.js';
+import { messageOf } from './lib/errors.js';
 
 /** Entry: config → database → migrations → bootstrap → app → listen; clean shutdown on SIGTERM. */
 async function main(): Promise<void> {
@@ -40,7 +41,7 @@ main().catch((err: unknown) => {
   if (err instanceof ConfigError || err instanceof DirLockedError) {
     process.stderr.write(`berth: ${err.message}\n`);
   } else {
-    process.stderr.write(`berth: could not start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`berth: could not start: ${messageOf(err)}\n`);
   }
   process.exit(1);
 });

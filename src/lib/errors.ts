@@ -49,6 +49,9 @@ export class AppError extends Error {
   }
 }
 
+/** The message of anything thrown (a driver may reject with a non-Error). */
+export const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
 export const notFound = (what = 'resource'): AppError => new AppError('not_found', `No such ${what}.`);
 
 export const invalid = (errors: FieldError[], message = 'The request did not validate.'): AppError =>

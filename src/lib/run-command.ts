@@ -1,14 +1,7 @@
 import { execFile } from 'node:child_process';
 
-/** A command that failed: what it was and the last thing it said, for `sync_error`. */
-export class CommandError extends Error {
-  constructor(
-    readonly command: string,
-    readonly detail: string,
-  ) {
-    super(`${command} failed: ${detail}`);
-  }
-}
+/** A command that failed: `<label> failed: <what it said>`, as `sync_error` shows it. */
+export class CommandError extends Error {}
 
 /**
  * What a daemon's tool said went wrong: its first line that says error, fatal or emerg (nginx
@@ -38,7 +31,7 @@ export function runCommand(file: string, args: string[], label: string, timeoutM
           : err.killed
             ? `no answer within ${timeoutMs} ms`
             : (explain(stderr) ?? explain(stdout) ?? `exit code ${code}`);
-      reject(new CommandError(label, detail));
+      reject(new CommandError(`${label} failed: ${detail}`));
     });
   });
 }

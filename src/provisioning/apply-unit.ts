@@ -1,3 +1,5 @@
+import { messageOf } from '../lib/errors.js';
+
 /** How an apply unit records its state: the generation applied, or why the apply failed. */
 export interface UnitMarks {
   applied(generation: number): Promise<unknown>;
@@ -19,7 +21,7 @@ export async function applyUnit(
     await apply();
     await marks.applied(unit.generation);
   } catch (err) {
-    await marks.failed(err instanceof Error ? err.message : String(err));
+    await marks.failed(messageOf(err));
     throw err;
   }
 }

@@ -140,7 +140,7 @@ export async function daemon(name: 'powerdns' | 'nginx' | 'postfix', action: 'st
       const s = net.connect(Number(target[1]), target[0] as string, () => resolve(true));
       s.on('error', () => resolve(false));
       s.setTimeout(500, () => resolve(false));
-    }).then((ok) => ok);
+    });
     if (open === (action === 'start')) return;
     await new Promise((r) => setTimeout(r, 100));
   }

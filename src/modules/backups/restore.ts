@@ -130,7 +130,7 @@ export function restoreJobs(deps: ServiceDeps, storage: BackupStorage, svc: Rest
         const from = path.join(staging, 'mail', domainName, m.id);
         const to = path.join(mailRoot(config.dataDir, backup.account_id, domainName), id);
         await rm(to, { recursive: true, force: true });
-        if (await exists(from)) await cp(from, to, { recursive: true, verbatimSymlinks: true });
+        if (await exists(from)) await copyMailbox(from, to);
       }
       const fields: emails.AddressFields =
         m.kind === 'mailbox'
@@ -230,4 +230,17 @@ export function restoreJobs(deps: ServiceDeps, storage: BackupStorage, svc: Rest
       if (backup) await backupEvent(tx, error ? 'backup.restore.failed' : 'backup.restore.completed', backup);
     });
   };
+}
+
+/**
+ * Copies a mailbox's files into place. A mail apply running at the same time (an earlier change
+ * of the domain) may re-create the empty Maildir between the removal and the copy, which makes
+ * `cp` fail with EEXIST on that directory; the copy then merges into it.
+ */
+async function copyMailbox(from: string, to: string): Promise<void> {
+  const options = { recursive: true, verbatimSymlinks: true } as const;
+  await cp(from, to, options).catch(async (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+    await cp(from, to, { ...options, force: true });
+  });
 }

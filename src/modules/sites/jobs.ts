@@ -10,6 +10,7 @@ import { currentLink, releaseDir, releasesDir, siteDir } from './paths.js';
 import * as repo from './repo.js';
 import { deploymentEvent, siteEvent } from './representation.js';
 import { queueWebApply } from './unit.js';
+import { messageOf } from '../../lib/errors.js';
 
 /** Releases kept for rollback, the live one included. */
 export const KEEP_RELEASES = 5;
@@ -17,7 +18,7 @@ export const KEEP_RELEASES = 5;
 const problem = (err: unknown, code: string) => ({
   code,
   title: 'Provisioning failed',
-  detail: err instanceof Error ? err.message : String(err),
+  detail: messageOf(err),
 });
 
 /** Points `current` at a release atomically: a new symlink renamed over the old one. */
@@ -68,10 +69,7 @@ export function siteJobs(deps: ServiceDeps, driver: WebDriver) {
         failure = err;
       }
       if (failure === null) {
-        syncError = await driver.applySite(siteSpec({ ...unit, status: 'active' }, config.dataDir)).then(
-          () => null,
-          (err: unknown) => (err instanceof Error ? err.message : String(err)),
-        );
+        syncError = await driver.applySite(siteSpec({ ...unit, status: 'active' }, config.dataDir)).then(() => null, messageOf);
       }
       await db.transaction(async (tx) => {
         const error = failure === null ? null : problem(failure, 'provisioning_failed');

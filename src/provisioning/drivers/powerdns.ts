@@ -107,17 +107,12 @@ export function toRRsets(zone: Zone): RRset[] {
   return [...sets.values()];
 }
 
-const sameRRset = (a: RRset, b: RRset) =>
-  a.ttl === b.ttl &&
-  a.records.length === b.records.length &&
-  a.records
+const contents = (s: RRset) =>
+  s.records
     .map((r) => r.content)
     .sort()
-    .join('\n') ===
-    b.records
-      .map((r) => r.content)
-      .sort()
-      .join('\n');
+    .join('\n');
+const sameRRset = (a: RRset, b: RRset) => a.ttl === b.ttl && contents(a) === contents(b);
 
 /** The PATCH that makes `served` equal `wanted`: REPLACE what differs, DELETE what is no longer wanted. */
 export function diffRRsets(served: RRset[], wanted: RRset[]) {
