@@ -201,6 +201,46 @@ describe('deployments', () => {
     expect(events).toHaveLength(3);
   });
 
+  it('unpacks many files, large ones and links whole; a member given twice keeps the later one (tar and zip)', async () => {
+    const site = await activeSite();
+    const big = randomBytes(3 * 1024 * 1024);
+    const files = Array.from({ length: 300 }, (_, i) => ({ path: `d${i % 7}/f${i}.txt`, content: `file ${i}` }));
+    await deployLive(
+      site.id,
+      tarGz([
+        ...files,
+        { path: 'big.bin', content: big },
+        { path: 'same.txt', content: 'first' },
+        { path: 'same.txt', content: 'second' },
+        { path: 'hard.bin', type: '1', linkpath: 'big.bin' },
+        { path: 'd0/up', type: '2', linkpath: '../same.txt' },
+      ]),
+    );
+    const current = path.join(siteFiles(site), 'current');
+    expect(readFileSync(path.join(current, 'd5/f299.txt'), 'utf8')).toBe('file 299');
+    expect(readFileSync(path.join(current, 'big.bin')).equals(big)).toBe(true);
+    expect(readFileSync(path.join(current, 'hard.bin')).equals(big)).toBe(true);
+    expect(readFileSync(path.join(current, 'same.txt'), 'utf8')).toBe('second');
+    expect(readFileSync(path.join(current, 'd0/up'), 'utf8')).toBe('second');
+    const deployment = (await t.get(`/v1/sites/${site.id}/deployments`)).body.data[0];
+    expect(deployment).toMatchObject({
+      file_count: 303,
+      size_bytes: big.length + files.reduce((n, f) => n + f.content.length, 0) + 11,
+    });
+
+    await deployLive(
+      site.id,
+      await zip([
+        { path: 'same.txt', content: 'first' },
+        { path: 'big.bin', content: big },
+        { path: 'same.txt', content: 'second' },
+      ]),
+      'application/zip',
+    );
+    expect(readFileSync(path.join(current, 'same.txt'), 'utf8')).toBe('second');
+    expect(readFileSync(path.join(current, 'big.bin')).equals(big)).toBe(true);
+  });
+
   it('refuses escaping, absolute, linked-outside and device entries with 422, keeping nothing', async () => {
     const site = await activeSite();
     const live = await deployLive(site.id, tarGz([{ path: 'index.html', content: 'safe' }]));
@@ -219,6 +259,15 @@ describe('deployments', () => {
       ['tar hard link out', tarGz([{ path: 'hard', type: '1', linkpath: '../secret' }]), 'link_escapes'],
       ['tar char device', tarGz([{ path: 'null', type: '3' }]), 'device_file'],
       ['tar fifo', tarGz([{ path: 'pipe', type: '6' }]), 'device_file'],
+      [
+        'tar file where a directory goes',
+        tarGz([
+          { path: 'a', content: 'x' },
+          { path: 'a/b', content: 'y' },
+        ]),
+        'invalid_archive',
+      ],
+      ['tar hard link to nothing', tarGz([{ path: 'hard', type: '1', linkpath: 'missing' }]), 'invalid_archive'],
       [
         'tar links escaping together',
         tarGz([
@@ -254,6 +303,7 @@ describe('deployments', () => {
       const r = await deploy(site.id, body, type);
       expect(r.status, what).toBe(422);
       expect(r.body.errors[0].code, what).toBe(code);
+      expect(r.text, what).not.toContain(t.dataDir);
     }
     const dir = siteFiles(site);
     expect(readdirSync(path.join(dir, 'releases'))).toEqual([live.id]);

@@ -1,10 +1,12 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { link, mkdir, readdir, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, readdir, readlink, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { Parser, type ReadEntry } from 'tar';
+import { createGunzip } from 'node:zlib';
 import yauzl from 'yauzl';
+import { messageOf } from '../../lib/errors.js';
+import { fileWriter, WriteFailed, type FileWriter } from './file-writer.js';
 
 export type ArchiveFormat = 'tar.gz' | 'zip';
 
@@ -68,35 +70,30 @@ export async function unpackArchive(
 ): Promise<Unpacked> {
   await mkdir(dest, { recursive: true });
   try {
-    const result =
+    const { files, bytes, links } =
       format === 'zip' && 'file' in source
         ? await unpackZip(source.file, dest, budget)
         : await unpackTar('stream' in source ? source.stream : createReadStream(source.file), dest, budget);
-    await checkLinksInside(dest, dest);
-    return result;
+    // Only an archive's own links can be in `dest`, which was made empty here.
+    if (links > 0) await checkLinksInside(dest, dest);
+    return { files, bytes };
   } catch (err) {
     await rm(dest, { recursive: true, force: true });
     throw err;
   }
 }
 
-/** Files up to this size are collected and written in one call; larger ones are streamed. */
-const SMALL_FILE = 1024 * 1024;
-/** Writes in flight before the input is paused (bounds memory to about 64 small files). */
-const MAX_IN_FLIGHT = 64;
-
 /**
- * tar (gzip is detected by node-tar's parser, which also guards the decompression ratio). Our
- * own writer rather than node-tar's extractor: every member is checked before it is written,
- * many files are written at once, and links are created only after every file, so nothing is
- * ever written through one.
+ * tar.gz: gunzipped by zlib (in the libuv pool, beside the event loop), parsed by node-tar, and
+ * written by a worker thread (file-writer.ts). Our own writer rather than node-tar's extractor:
+ * every member is checked before it is written, and links are created only after every file
+ * (hard links before symbolic ones), so nothing is ever written or linked through a link.
  */
-function unpackTar(input: Readable, dest: string, budget: number): Promise<Unpacked> {
+function unpackTar(input: Readable, dest: string, budget: number): Promise<Unpacked & { links: number }> {
   return new Promise((resolve, reject) => {
-    const out = { files: 0, bytes: 0 };
+    const out = { files: 0, bytes: 0, links: 0 };
     const links: { member: string; target: string; hard: boolean }[] = [];
-    const dirs = new Map<string, Promise<unknown>>();
-    const writes = new Set<Promise<void>>();
+    const gunzip = createGunzip({ chunkSize: 64 * 1024 });
     let parserBlocked = false;
     let settled = false;
 
@@ -104,43 +101,14 @@ function unpackTar(input: Readable, dest: string, budget: number): Promise<Unpac
       if (settled) return;
       settled = true;
       input.destroy();
-      // Writes already started finish before the caller removes `dest`.
-      void Promise.allSettled([...writes]).then(() => reject(err as Error));
-    };
-    const ensureDir = (dir: string) => {
-      let made = dirs.get(dir);
-      if (!made) dirs.set(dir, (made = mkdir(dir, { recursive: true })));
-      return made;
+      gunzip.destroy();
+      // The worker stops before the caller removes `dest`.
+      void writer.destroy().then(() => reject(err as Error));
     };
     const flow = () => {
-      if (!settled && !parserBlocked && writes.size < MAX_IN_FLIGHT) input.resume();
+      if (!settled && !parserBlocked && !writer.busy) gunzip.resume();
     };
-    const track = (p: Promise<unknown>) => {
-      const w = p.then(() => undefined);
-      writes.add(w);
-      if (writes.size >= MAX_IN_FLIGHT) input.pause();
-      w.then(
-        () => {
-          writes.delete(w);
-          flow();
-        },
-        (err: unknown) => stop(new ArchiveRefused('invalid_archive', null, `could not unpack (${(err as Error).message})`)),
-      );
-    };
-
-    const writeFileEntry = (entry: ReadEntry, full: string) => {
-      if ((entry.size ?? 0) > SMALL_FILE) {
-        return track(ensureDir(path.dirname(full)).then(() => pipeline(entry, createWriteStream(full, { mode: 0o644 }))));
-      }
-      const chunks: Buffer[] = [];
-      entry.on('data', (c: Buffer) => chunks.push(c));
-      track(
-        new Promise((done) => entry.on('end', () => done(null))).then(async () => {
-          await ensureDir(path.dirname(full));
-          await writeFile(full, Buffer.concat(chunks), { mode: 0o644 });
-        }),
-      );
-    };
+    const writer = fileWriter(dest, { onError: (err) => stop(writeRefusal(err)) });
 
     const onEntry = (entry: ReadEntry) => {
       if (settled) return void entry.resume();
@@ -149,7 +117,8 @@ function unpackTar(input: Readable, dest: string, budget: number): Promise<Unpac
         switch (entry.type) {
           case 'Directory':
             entry.resume();
-            return track(ensureDir(member ? path.join(dest, member) : dest));
+            if (member) writer.dir(member);
+            return;
           case 'File':
           case 'OldFile':
           case 'ContiguousFile':
@@ -157,13 +126,16 @@ function unpackTar(input: Readable, dest: string, budget: number): Promise<Unpac
             out.files++;
             out.bytes += entry.size ?? 0;
             if (out.bytes > budget) throw new ArchiveTooLarge(out.bytes);
-            return writeFileEntry(entry, path.join(dest, member));
+            writer.open(member);
+            entry.on('data', (c: Buffer) => writer.write(c));
+            entry.on('end', () => writer.close());
+            return;
           case 'SymbolicLink':
           case 'Link': {
             if (!member) throw new ArchiveRefused('unsupported_entry', entry.path, 'a link without a name');
             const hard = entry.type === 'Link';
             checkLinkTarget(member, entry.linkpath ?? '', hard ? 'root' : 'link');
-            links.push({ member, target: entry.linkpath ?? '', hard });
+            links.push({ member, target: hard ? path.posix.normalize(entry.linkpath ?? '') : (entry.linkpath ?? ''), hard });
             return void entry.resume();
           }
           case 'CharacterDevice':
@@ -180,41 +152,53 @@ function unpackTar(input: Readable, dest: string, budget: number): Promise<Unpac
     };
 
     const parser = new Parser({ strict: true, noResume: true, onReadEntry: onEntry });
-    parser.on('error', (err: Error) =>
-      stop(new ArchiveRefused('invalid_archive', null, `not a readable tar.gz archive (${err.message})`)),
-    );
+    const unreadable = (err: Error) =>
+      stop(new ArchiveRefused('invalid_archive', null, `not a readable tar.gz archive (${err.message})`));
+    parser.on('error', unreadable);
+    gunzip.on('error', unreadable);
     parser.on('drain', () => {
       parserBlocked = false;
       flow();
     });
     parser.on('end', () => {
       if (settled) return;
-      void Promise.all([...writes])
-        .then(async () => {
-          for (const l of links) {
-            const full = path.join(dest, l.member);
-            await ensureDir(path.dirname(full));
-            if (l.hard) await link(path.join(dest, path.posix.normalize(l.target)), full);
-            else await symlink(l.target, full);
-          }
-        })
-        .then(
-          () => {
-            settled = true;
-            resolve(out);
-          },
-          (err: unknown) => stop(new ArchiveRefused('invalid_archive', null, `could not unpack (${(err as Error).message})`)),
-        );
+      // Hard links first: their targets are resolved while the release holds no symbolic link.
+      for (const l of links.filter((l) => l.hard)) writer.link(l.member, l.target);
+      for (const l of links.filter((l) => !l.hard)) writer.symlink(l.member, l.target);
+      out.links = links.length;
+      writer.finish().then(
+        () => {
+          settled = true;
+          void writer.destroy();
+          resolve(out);
+        },
+        (err: unknown) => stop(err instanceof WriteFailed ? writeRefusal(err) : err),
+      );
     });
-    input.on('data', (chunk: Buffer) => {
-      if (!parser.write(chunk)) {
-        parserBlocked = true;
-        input.pause();
+    gunzip.on('data', (chunk: Buffer) => {
+      if (!parser.write(chunk)) parserBlocked = true;
+      if (parserBlocked) gunzip.pause();
+      else if (writer.busy) {
+        gunzip.pause();
+        // A failure stops the unpacking through onError.
+        writer.drained().then(flow, () => undefined);
       }
     });
-    input.on('end', () => parser.end());
+    gunzip.on('end', () => parser.end());
     input.on('error', (err) => stop(err));
+    input.pipe(gunzip);
   });
+}
+
+/**
+ * What the archive itself makes impossible (a file where a directory must go, a hard link to
+ * nothing) is the client's 422; anything else (a full disk) is the server's.
+ */
+function writeRefusal(err: WriteFailed): Error {
+  const clientCodes = ['EEXIST', 'ENOTDIR', 'EISDIR', 'ENOENT', 'EPERM'];
+  return clientCodes.includes(err.code)
+    ? new ArchiveRefused('invalid_archive', err.member, `could not be unpacked (${err.code})`)
+    : err;
 }
 
 const S_IFMT = 0o170000;
@@ -231,10 +215,10 @@ function openZip(file: string): Promise<yauzl.ZipFile> {
 }
 
 /**
- * Zip: names are validated here (not by yauzl, so every refusal carries our code); files and
- * directories first, links only at the end, so nothing is ever written through a link.
+ * Zip: names are validated here (not by yauzl, so every refusal carries our code); members are
+ * written by the same worker as a tar's, links last, so nothing is ever written through a link.
  */
-async function unpackZip(file: string, dest: string, budget: number): Promise<Unpacked> {
+async function unpackZip(file: string, dest: string, budget: number): Promise<Unpacked & { links: number }> {
   let zip: yauzl.ZipFile;
   try {
     zip = await openZip(file);
@@ -243,6 +227,7 @@ async function unpackZip(file: string, dest: string, budget: number): Promise<Un
   }
   const out = { files: 0, bytes: 0 };
   const links: { member: string; target: string }[] = [];
+  const writer = fileWriter(dest);
   try {
     await new Promise<void>((resolve, reject) => {
       zip.on('error', (err: Error) =>
@@ -250,24 +235,28 @@ async function unpackZip(file: string, dest: string, budget: number): Promise<Un
       );
       zip.on('end', () => resolve());
       zip.on('entry', (entry: yauzl.Entry) => {
-        handleZipEntry(zip, entry, dest, budget, out, links).then(
+        handleZipEntry(zip, entry, writer, budget, out, links).then(
           () => zip.readEntry(),
           (err: unknown) => reject(err as Error),
         );
       });
       zip.readEntry();
     });
+    for (const l of links) writer.symlink(l.member, l.target);
+    await writer.finish();
+  } catch (err) {
+    throw err instanceof WriteFailed ? writeRefusal(err) : err;
   } finally {
     zip.close();
+    await writer.destroy();
   }
-  for (const l of links) await symlink(l.target, path.join(dest, l.member));
-  return out;
+  return { ...out, links: links.length };
 }
 
 async function handleZipEntry(
   zip: yauzl.ZipFile,
   entry: yauzl.Entry,
-  dest: string,
+  writer: FileWriter,
   budget: number,
   out: Unpacked,
   links: { member: string; target: string }[],
@@ -277,7 +266,7 @@ async function handleZipEntry(
   const mode = (entry.externalFileAttributes >>> 16) & 0xffff;
   const kind = mode & S_IFMT;
   if (raw.endsWith('/') || kind === S_IFDIR) {
-    if (member) await mkdir(path.join(dest, member), { recursive: true });
+    if (member) writer.dir(member);
     return;
   }
   if (!member) throw new ArchiveRefused('unsupported_entry', raw, 'an entry without a name');
@@ -298,9 +287,18 @@ async function handleZipEntry(
   out.files++;
   out.bytes += entry.uncompressedSize;
   if (out.bytes > budget) throw new ArchiveTooLarge(out.bytes);
-  const target = path.join(dest, member);
-  await mkdir(path.dirname(target), { recursive: true });
-  await pipeline(stream, createWriteStream(target, { flags: 'wx', mode: 0o644 }));
+  writer.open(member);
+  try {
+    for await (const c of stream) {
+      writer.write(c as Buffer);
+      if (writer.busy) await writer.drained();
+    }
+  } catch (err) {
+    if (err instanceof WriteFailed) throw err;
+    // yauzl checks sizes and CRC-less truncation while reading: the archive is damaged.
+    throw new ArchiveRefused('invalid_archive', raw, `could not be read (${messageOf(err)})`);
+  }
+  writer.close();
 }
 
 /**

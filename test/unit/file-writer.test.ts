@@ -1,0 +1,87 @@
+import { lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fileWriter, WriteFailed } from '../../src/modules/sites/file-writer.js';
+
+const roots: string[] = [];
+const newRoot = () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'berth-writer-'));
+  roots.push(root);
+  return root;
+};
+afterEach(() => {
+  for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
+});
+
+describe('file writer (worker thread)', () => {
+  it('writes files, directories and links across many batches; a later member replaces an earlier file', async () => {
+    const root = newRoot();
+    const w = fileWriter(root, { batchBytes: 1000 });
+    const big = Buffer.alloc(5000, 7);
+    try {
+      w.dir('empty');
+      for (let i = 0; i < 50; i++) {
+        w.open(`d${i % 5}/f${i}.txt`);
+        w.write(Buffer.from(`file ${i} `.repeat(40)));
+        w.write(Buffer.from('end'));
+        w.close();
+      }
+      w.open('big.bin');
+      for (let at = 0; at < big.length; at += 700) w.write(big.subarray(at, at + 700));
+      w.close();
+      w.open('d0/f0.txt');
+      w.write(Buffer.from('replaced'));
+      w.close();
+      w.link('hard.bin', 'big.bin');
+      w.symlink('d1/up', '../big.bin');
+      await w.finish();
+    } finally {
+      await w.destroy();
+    }
+    expect(statSync(path.join(root, 'empty')).isDirectory()).toBe(true);
+    expect(readFileSync(path.join(root, 'd3/f13.txt'), 'utf8')).toBe(`${'file 13 '.repeat(40)}end`);
+    expect(readFileSync(path.join(root, 'd0/f0.txt'), 'utf8')).toBe('replaced');
+    expect(readFileSync(path.join(root, 'big.bin'))).toEqual(big);
+    expect(statSync(path.join(root, 'big.bin')).mode & 0o777).toBe(0o644);
+    expect(statSync(path.join(root, 'hard.bin')).ino).toBe(statSync(path.join(root, 'big.bin')).ino);
+    expect(lstatSync(path.join(root, 'd1/up')).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(path.join(root, 'd1/up'))).toBe('../big.bin');
+  });
+
+  it('is busy past the pending limit until the worker has caught up', async () => {
+    const w = fileWriter(newRoot(), { batchBytes: 1024, maxPendingBytes: 4096 });
+    try {
+      w.open('a.bin');
+      for (let i = 0; i < 8; i++) w.write(Buffer.alloc(1024, i));
+      expect(w.busy).toBe(true);
+      await w.drained();
+      expect(w.busy).toBe(false);
+      w.close();
+      await w.finish();
+    } finally {
+      await w.destroy();
+    }
+  });
+
+  it('reports the first failure once, with the member and the system code', async () => {
+    const errors: WriteFailed[] = [];
+    const root = newRoot();
+    const w = fileWriter(root, { onError: (err) => errors.push(err) });
+    try {
+      w.open('a');
+      w.close();
+      w.open('a/b');
+      w.close();
+      w.open('c');
+      w.close();
+      const failed = await w.finish().catch((err: unknown) => err);
+      expect(failed).toBeInstanceOf(WriteFailed);
+      expect(failed).toMatchObject({ member: 'a/b', code: 'EEXIST' });
+      expect(errors).toEqual([failed]);
+    } finally {
+      await w.destroy();
+    }
+    expect(() => statSync(path.join(root, 'c'))).toThrow();
+  });
+});
