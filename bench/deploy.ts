@@ -5,9 +5,8 @@
  * so its size on the wire is its size on disk.
  */
 import { spawnSync } from 'node:child_process';
-import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -21,8 +20,8 @@ export interface DeployTarget {
   site: string;
 }
 
-function makeArchive(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-deploy-bench-'));
+function makeArchive(scratch: string): string {
+  const dir = mkdtempSync(path.join(scratch, 'deploy-'));
   const src = path.join(dir, 'src');
   for (let i = 0; i < FILES; i++) {
     const sub = path.join(src, `d${Math.floor(i / 100)}`);
@@ -32,11 +31,10 @@ function makeArchive(): string {
   const archive = path.join(dir, 'site.tar.gz');
   const r = spawnSync('tar', ['-czf', archive, '-C', src, '.']);
   if (r.status !== 0) throw new Error(`tar -czf failed: ${r.stderr.toString()}`);
-  // The source files stay until the end too (see the rounds below).
   return archive;
 }
 
-/** Unpacks into a new directory beside the archive; it is removed with the archive, after every round. */
+/** Unpacks into a new directory beside the archive. */
 function tarExtract(archive: string): number {
   const out = mkdtempSync(path.join(path.dirname(archive), 'tar-x-'));
   const start = performance.now();
@@ -87,31 +85,27 @@ const memory = async (t: DeployTarget, reset = false) =>
     peak: number;
   };
 
-export async function deployBench(t: DeployTarget, rounds: number) {
-  const archive = makeArchive();
+/** Leaves its files in `scratch`, which the caller removes when every benchmark is done (see below). */
+export async function deployBench(t: DeployTarget, rounds: number, scratch: string) {
+  const archive = makeArchive(scratch);
   const mb = statSync(archive).size / 1024 / 1024;
-  try {
-    const idle = await memory(t, true);
-    // One deployment first, uncounted: the server's code paths are compiled, as in a running service.
-    await upload(t, archive);
-    let tarMs = 0;
-    let berthMs = 0;
-    for (let i = 0; i < rounds; i++) {
-      // Alternate which goes first, and flush the page cache's dirty pages before each, so neither
-      // pays for the other's writeback. Nothing is deleted between measurements (Berth keeps its
-      // releases, tar's output stays until the end): ext4 skips inodes freed in the last minute
-      // when it allocates one (`recently_deleted`), and after 10,000 deletions creating 10,000
-      // files was seen to take five times the kernel time, a cost that fell on whichever side
-      // came next.
-      for (const which of i % 2 === 0 ? ['tar', 'berth'] : ['berth', 'tar']) {
-        flush();
-        if (which === 'tar') tarMs += tarExtract(archive) / rounds;
-        else berthMs += (await upload(t, archive)) / rounds;
-      }
+  const idle = await memory(t, true);
+  // One deployment first, uncounted: the server's code paths are compiled, as in a running service.
+  await upload(t, archive);
+  let tarMs = 0;
+  let berthMs = 0;
+  for (let i = 0; i < rounds; i++) {
+    // Alternate which goes first, and flush the page cache's dirty pages before each, so neither
+    // pays for the other's writeback. Nothing is deleted in between: ext4 passes over inodes
+    // freed in the last minute or more when it allocates one (`recently_deleted`), and after
+    // 10,000 deletions creating 10,000 files was seen to take five times the kernel time, a
+    // cost that fell on whichever side came next.
+    for (const which of i % 2 === 0 ? ['tar', 'berth'] : ['berth', 'tar']) {
+      flush();
+      if (which === 'tar') tarMs += tarExtract(archive) / rounds;
+      else berthMs += (await upload(t, archive)) / rounds;
     }
-    const after = await memory(t);
-    return { mb, files: FILES, tarMs, berthMs, ratio: tarMs / berthMs, peakAboveIdle: after.peak - idle.rss };
-  } finally {
-    rmSync(path.dirname(archive), { recursive: true, force: true });
   }
+  const after = await memory(t);
+  return { mb, files: FILES, tarMs, berthMs, ratio: tarMs / berthMs, peakAboveIdle: after.peak - idle.rss };
 }

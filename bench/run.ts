@@ -38,8 +38,16 @@ interface Load {
   p99: number;
 }
 
+/**
+ * Every file the benchmarks make stays here until the end: files deleted shortly before a
+ * deployment benchmark slow the creation of new ones (see bench/deploy.ts). About 3 GB.
+ */
+const scratch = mkdtempSync(path.join(tmpdir(), 'berth-bench-'));
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
+process.on('SIGINT', () => process.exit(130));
+
 async function startServers(databaseUrl: string | null, jobs = false) {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-bench-'));
+  const dataDir = mkdtempSync(path.join(scratch, 'data-'));
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/servers.ts')], {
     env: { ...process.env, BENCH_DATABASE_URL: databaseUrl ?? '', BENCH_DATA_DIR: dataDir, BENCH_JOBS: String(jobs) },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -48,10 +56,7 @@ async function startServers(databaseUrl: string | null, jobs = false) {
     createInterface({ input: child.stdout }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`bench servers exited with ${code}`)));
   });
-  const stop = () => {
-    child.kill('SIGKILL');
-    rmSync(dataDir, { recursive: true, force: true });
-  };
+  const stop = () => child.kill('SIGKILL');
   return { servers: JSON.parse(line) as Servers, stop };
 }
 
@@ -153,7 +158,7 @@ async function bench(label: string, databaseUrl: string | null) {
 async function deployment(label: string, databaseUrl: string | null) {
   const { servers, stop } = await startServers(databaseUrl);
   try {
-    const r = await deployBench(servers, ROUNDS);
+    const r = await deployBench(servers, ROUNDS, scratch);
     console.log(
       `  deploy    ${r.mb.toFixed(0)} MB, ${r.files} files: tar -xzf ${r.tarMs.toFixed(0)} ms | berth ${r.berthMs.toFixed(0)} ms | ratio ${r.ratio.toFixed(2)} | peak memory above idle ${(r.peakAboveIdle / 1024 / 1024).toFixed(0)} MB (${label})`,
     );

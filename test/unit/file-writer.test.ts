@@ -64,6 +64,14 @@ describe('file writer (worker thread)', () => {
     }
   });
 
+  it('fails what is given after it was stopped, rather than waiting for it', async () => {
+    const w = fileWriter(newRoot());
+    await w.destroy();
+    w.open('late.txt');
+    w.close();
+    await expect(w.finish()).rejects.toMatchObject({ code: 'EIO' });
+  });
+
   it('reports the first failure once, with the member and the system code', async () => {
     const errors: WriteFailed[] = [];
     const root = newRoot();

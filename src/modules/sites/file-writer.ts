@@ -69,10 +69,18 @@ export function fileWriter(root: string, options: FileWriterOptions = {}) {
     wakeUp();
   });
   worker.on('error', (err) => fail(new WriteFailed(null, 'EIO', err.message)));
+  // A worker that ends with writes outstanding (killed, out of memory) must not leave a waiter hanging.
+  let exited = false;
+  const stopped = () => new WriteFailed(null, 'EIO', 'the file writer has stopped');
+  worker.on('exit', () => {
+    exited = true;
+    if (inFlight.size > 0) fail(stopped());
+  });
 
   /** Copies the batch's bytes into one buffer of its own, which moves to the worker without a copy. */
   const send = () => {
     if (ops.length === 0 || failure) return;
+    if (exited) return fail(stopped());
     const bytes = Buffer.allocUnsafeSlow(size);
     let at = 0;
     for (const c of chunks) at += c.copy(bytes, at);
