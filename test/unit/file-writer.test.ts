@@ -1,4 +1,4 @@
-import { lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -62,6 +62,19 @@ describe('file writer (worker thread)', () => {
     } finally {
       await w.destroy();
     }
+  });
+
+  // Node closes the descriptors a worker opened when it ends; the writer relies on that when an
+  // unpacking is stopped halfway.
+  it('leaves no descriptor open when it is stopped in the middle of a file', async () => {
+    const openFds = () => readdirSync('/proc/self/fd').length;
+    const before = openFds();
+    const w = fileWriter(newRoot(), { batchBytes: 1 });
+    w.open('half.bin');
+    w.write(Buffer.alloc(1024));
+    await w.finish();
+    await w.destroy();
+    expect(openFds()).toBe(before);
   });
 
   it('fails what is given after it was stopped, rather than waiting for it', async () => {
