@@ -244,6 +244,9 @@ describe('deployments', () => {
   it('refuses escaping, absolute, linked-outside and device entries with 422, keeping nothing', async () => {
     const site = await activeSite();
     const live = await deployLive(site.id, tarGz([{ path: 'index.html', content: 'safe' }]));
+    // A deflated member whose central directory claims 10 bytes: yauzl finds out while reading it.
+    const lyingZip = await zip([{ path: 'lie.txt', content: 'hello '.repeat(50) }]);
+    lyingZip.writeUInt32LE(10, lyingZip.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02])) + 24);
     const cases: [string, Buffer, string, string?][] = [
       [
         'tar ../',
@@ -296,6 +299,20 @@ describe('deployments', () => {
         'application/zip',
       ],
       ['zip device', await zip([{ path: 'dev', content: '', mode: 0o020644 }]), 'device_file', 'application/zip'],
+      ['zip name too long', await zip([{ path: `${'a'.repeat(300)}.txt`, content: 'x' }]), 'invalid_archive', 'application/zip'],
+      [
+        'zip NUL in a name',
+        await zip([{ path: 'aXb.txt', content: 'x' }], [['aXb.txt', 'a\0b.txt']]),
+        'invalid_archive',
+        'application/zip',
+      ],
+      ['zip whose sizes lie', lyingZip, 'invalid_archive', 'application/zip'],
+      [
+        'zip NUL in a link target',
+        await zip([{ path: 'link', content: 'a\0b', mode: 0o120777 }]),
+        'invalid_archive',
+        'application/zip',
+      ],
       ['not an archive', Buffer.from('this is not gzip at all'), 'invalid_archive'],
       ['not a zip', Buffer.from('PK but no'), 'invalid_archive', 'application/zip'],
     ];

@@ -35,6 +35,7 @@ export interface Unpacked {
 
 /** A member path, relative and inside the release; `null` for the root itself. */
 function memberPath(raw: string): string | null {
+  if (raw.includes('\0')) throw new ArchiveRefused('invalid_archive', raw, 'names may not contain a NUL byte');
   if (raw.startsWith('/') || raw.startsWith('\\') || /^[a-zA-Z]:/.test(raw)) {
     throw new ArchiveRefused('absolute_path', raw, 'absolute paths are not allowed');
   }
@@ -47,6 +48,7 @@ function memberPath(raw: string): string | null {
 
 /** A link target must stay inside the release, seen from the link's own directory. */
 function checkLinkTarget(member: string, target: string, relativeTo: 'link' | 'root'): void {
+  if (target.includes('\0')) throw new ArchiveRefused('invalid_archive', member, 'link targets may not contain a NUL byte');
   if (target.startsWith('/') || /^[a-zA-Z]:/.test(target))
     throw new ArchiveRefused('link_escapes', member, 'links must be relative');
   const base = relativeTo === 'link' ? path.posix.dirname(member) : '.';
@@ -194,10 +196,11 @@ function unpackTar(input: Readable, dest: string, budget: number): Promise<Unpac
 
 /**
  * What the archive itself makes impossible (a file where a directory must go, a hard link to
- * nothing) is the client's 422; anything else (a full disk) is the server's.
+ * nothing, a name longer than the file system allows) is the client's 422; anything else (a
+ * full disk) is the server's.
  */
 function writeRefusal(err: WriteFailed): Error {
-  const clientCodes = ['EEXIST', 'ENOTDIR', 'EISDIR', 'ENOENT', 'EPERM'];
+  const clientCodes = ['EEXIST', 'ENOTDIR', 'EISDIR', 'ENOENT', 'EPERM', 'ENAMETOOLONG'];
   return clientCodes.includes(err.code)
     ? new ArchiveRefused('invalid_archive', err.member, `could not be unpacked (${err.code})`)
     : err;
