@@ -93,7 +93,7 @@ export async function unpackArchive(
  */
 function unpackTar(input: Readable, dest: string, budget: number): Promise<Unpacked & { links: number }> {
   return new Promise((resolve, reject) => {
-    const out = { files: 0, bytes: 0, links: 0 };
+    const out = { files: 0, bytes: 0 };
     const links: { member: string; target: string; hard: boolean }[] = [];
     // 256 KiB output chunks rather than zlib's 16 KiB: a quarter of the callbacks on the event
     // loop, measured 10–15 % faster on 10,000 files.
@@ -169,12 +169,11 @@ function unpackTar(input: Readable, dest: string, budget: number): Promise<Unpac
       // Hard links first: their targets are resolved while the release holds no symbolic link.
       for (const l of links.filter((l) => l.hard)) writer.link(l.member, l.target);
       for (const l of links.filter((l) => !l.hard)) writer.symlink(l.member, l.target);
-      out.links = links.length;
       writer.finish().then(
         () => {
           settled = true;
           void writer.destroy();
-          resolve(out);
+          resolve({ ...out, links: links.length });
         },
         (err: unknown) => stop(err instanceof WriteFailed ? writeRefusal(err) : err),
       );
