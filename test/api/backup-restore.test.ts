@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
-import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 
 /** Round trip: back up, change everything, restore, compare bytes and records; a damaged archive is refused. */
 let t: TestApp;
@@ -63,7 +63,7 @@ async function state(accountId: string, mailboxId: string) {
 
 describe('restore', () => {
   it('puts back zones, mailboxes with their messages and passwords, and site files, re-creating what was deleted', async () => {
-    const acc = await createAccount(t, (await createPlan(t)).id);
+    const acc = await createAccountOnNewPlan(t);
     await t.post('/v1/domains', { account_id: acc.id, name: NAME, mail_enabled: true });
     await t.post(`/v1/domains/${NAME}/records`, { name: 'www', type: 'A', ttl: 300, content: '192.0.2.10' });
     await t.post(`/v1/domains/${NAME}/records`, { name: '@', type: 'TXT', ttl: 3600, content: '"hello backup"' });
@@ -111,7 +111,7 @@ describe('restore', () => {
   }, 120_000);
 
   it('refuses a damaged archive (checksum) and changes nothing; include must be in the backup', async () => {
-    const acc = await createAccount(t, (await createPlan(t)).id);
+    const acc = await createAccountOnNewPlan(t);
     await t.post('/v1/domains', { account_id: acc.id, name: 'damaged.io' });
     const backup = (await t.post('/v1/backups', { account_id: acc.id, include: ['dns'] })).body;
     await done(backup.operation.id);

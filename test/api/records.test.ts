@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { createAccount, createPlan, createToken } from '../helpers/fixtures.js';
+import { createAccount, createPlan, createToken, createAccountOnNewPlan } from '../helpers/fixtures.js';
 
 let t: TestApp;
 let account: { id: string };
@@ -132,7 +132,7 @@ describe('record writes', () => {
     const readOnly = await createToken(t, { scopes: ['dns:read', 'domains:read'] });
     const r = await add(z.name, { name: 'x', type: 'A', content: '192.0.2.1' }, readOnly);
     expect(r.body).toMatchObject({ code: 'insufficient_scope', scope: 'dns:write' });
-    const other = await createAccount(t, (await createPlan(t)).id);
+    const other = await createAccountOnNewPlan(t);
     const stranger = await createToken(t, { principal: { kind: 'account', id: other.id } });
     expect((await add(z.name, { name: 'x', type: 'A', content: '192.0.2.1' }, stranger)).status).toBe(404);
   });

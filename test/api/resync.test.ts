@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { JOBS } from '../../src/jobs/names.js';
 import type { DnsDriver } from '../../src/provisioning/driver.js';
 import { createTestApp, eventually } from '../helpers/app.js';
-import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 
 describe('apply resync', () => {
   it('an apply that used up its retries is tried again until it succeeds, with the latest state', async () => {
@@ -18,7 +18,7 @@ describe('apply resync', () => {
     };
     const t = await createTestApp({ env: { BERTH_RESYNC_MS: '200' }, deps: { dnsDriver: driver } });
     try {
-      const account = await createAccount(t, (await createPlan(t)).id);
+      const account = await createAccountOnNewPlan(t);
       const domain = (await t.post('/v1/domains', { account_id: account.id, name: 'resync-me.com' })).body;
       await eventually(async () => (await t.get(`/v1/domains/${domain.id}`)).body.sync_state === 'error');
       // The queue's own retries are over (as after a long outage): only the resync is left.

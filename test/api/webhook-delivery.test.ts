@@ -8,7 +8,7 @@ import { openDb } from '../../src/db/client.js';
 import { newId } from '../../src/lib/ids.js';
 import { RETRY_DELAYS_MS } from '../../src/modules/webhooks/schedule.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
-import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 /** Retries on a moved clock, disabling, rotation, timeouts, bounded concurrency, restarts. */
@@ -40,7 +40,7 @@ describe('retries', () => {
     rx.behave((r) => (r.path === '/failing' ? { status: 503, body: 'down for maintenance' } : { status: 204 }));
     const failing = (await t.post('/v1/webhooks', { url: rx.url('/failing'), event_types: ['account.created'] })).body;
     const watcher = (await t.post('/v1/webhooks', { url: rx.url('/watch'), event_types: ['webhook.disabled'] })).body;
-    await createAccount(t, (await createPlan(t)).id);
+    await createAccountOnNewPlan(t);
 
     for (let attempt = 1; attempt <= RETRY_DELAYS_MS.length; attempt++) {
       const d = await eventually(async () => {
@@ -92,7 +92,7 @@ describe('retries', () => {
     rx.behave((r) => (r.path === '/slow' ? 'hang' : { status: 200 }));
     const slow = (await t.post('/v1/webhooks', { url: rx.url('/slow'), event_types: ['account.created'] })).body;
     const closed = (await t.post('/v1/webhooks', { url: 'http://127.0.0.1:9/closed', event_types: ['account.created'] })).body;
-    await createAccount(t, (await createPlan(t)).id);
+    await createAccountOnNewPlan(t);
     const timedOut = await eventually(async () => (await deliveriesOf(t, slow.id))[0]?.attempts[0]);
     expect(timedOut.error).toMatch(/^timeout: /);
     expect(timedOut.duration_ms).toBeGreaterThanOrEqual(290);

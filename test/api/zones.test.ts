@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
-import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { createAccount, createPlan, createAccountOnNewPlan } from '../helpers/fixtures.js';
 import type { DnsDriver } from '../../src/provisioning/driver.js';
 import { EmbeddedDnsDriver } from '../../src/provisioning/drivers/embedded-dns.js';
 import type { Zone } from '../../src/provisioning/render/zone-file.js';
@@ -69,7 +69,7 @@ describe('provisioning through the embedded DNS driver', () => {
 
 describe('terminating an account', () => {
   it('removes its zones from the DNS server', async () => {
-    const acc = await createAccount(t, (await createPlan(t)).id);
+    const acc = await createAccountOnNewPlan(t);
     await t.post('/v1/domains', { account_id: acc.id, name: 'terminated-zone.net' });
     await synced('terminated-zone.net');
     expect(existsSync(rendered('terminated-zone.net'))).toBe(true);

@@ -35,6 +35,11 @@ export async function createAccount(t: TestApp, planId: string, token?: string, 
   return r.body;
 }
 
+/** An account on a new plan of its own, with the default limits. */
+export async function createAccountOnNewPlan(t: TestApp) {
+  return createAccount(t, (await createPlan(t)).id);
+}
+
 export async function createToken(t: TestApp, body: Record<string, unknown>, token?: string): Promise<string> {
   const r = await t.post('/v1/tokens', { name: unique('token'), scopes: ['*'], ...body }, token);
   if (r.status !== 201) throw new Error(`token: ${r.status} ${r.text}`);

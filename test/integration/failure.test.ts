@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
-import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 import { daemon, daemonApp, daemonEnv, dig, httpGet, NO_DAEMONS, smtp } from './daemons.js';
 
 /**
@@ -15,7 +15,7 @@ describe.skipIf(!daemonEnv)(`a daemon that is down (${daemonEnv ? 'real daemons'
   const stopped = new Set<'powerdns' | 'nginx' | 'postfix'>();
   beforeAll(async () => {
     t = await daemonApp();
-    accountId = (await createAccount(t, (await createPlan(t)).id)).id;
+    accountId = (await createAccountOnNewPlan(t)).id;
   });
   afterEach(async () => {
     for (const name of stopped) await daemon(name, 'start');

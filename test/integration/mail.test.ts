@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/app.js';
-import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 import { daemonApp, daemonEnv, imapLogin, NO_DAEMONS, smtp } from './daemons.js';
 
 const OLD = 'first password, long enough';
@@ -20,7 +20,7 @@ describe.skipIf(!daemonEnv)(`Dovecot/Postfix driver (${daemonEnv ? 'BERTH_DRIVER
 
   beforeAll(async () => {
     t = await daemonApp();
-    const account = await createAccount(t, (await createPlan(t)).id);
+    const account = await createAccountOnNewPlan(t);
     domain = `mail-${Date.now().toString(36)}.com`;
     expect((await t.post('/v1/domains', { account_id: account.id, name: domain, mail_enabled: true })).status).toBe(201);
     const r = await t.post('/v1/emails', { address: `box@${domain}`, password: OLD, quota_mb: 1 });

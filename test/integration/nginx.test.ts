@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
-import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 import { NginxWebDriver } from '../../src/provisioning/drivers/nginx.js';
 import { daemonApp, daemonEnv, httpGet, NO_DAEMONS } from './daemons.js';
 
@@ -13,7 +13,7 @@ describe.skipIf(!daemonEnv)(`nginx driver (${daemonEnv ? 'BERTH_DRIVER_WEB=nginx
   let accountId: string;
   beforeAll(async () => {
     t = await daemonApp();
-    accountId = (await createAccount(t, (await createPlan(t)).id)).id;
+    accountId = (await createAccountOnNewPlan(t)).id;
   });
   afterAll(async () => t?.close());
 

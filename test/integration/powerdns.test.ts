@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/app.js';
-import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 import { daemonApp, daemonEnv, dig, NO_DAEMONS } from './daemons.js';
 
 describe.skipIf(!daemonEnv)(`PowerDNS driver (${daemonEnv ? 'BERTH_DRIVER_DNS=powerdns' : NO_DAEMONS})`, () => {
@@ -9,7 +9,7 @@ describe.skipIf(!daemonEnv)(`PowerDNS driver (${daemonEnv ? 'BERTH_DRIVER_DNS=po
   let accountId: string;
   beforeAll(async () => {
     t = await daemonApp();
-    accountId = (await createAccount(t, (await createPlan(t)).id)).id;
+    accountId = (await createAccountOnNewPlan(t)).id;
   });
   afterAll(async () => t?.close());
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
-import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 import { daemonApp, daemonEnv, dig, httpGet, imapLogin, NO_DAEMONS, smtp } from './daemons.js';
 
 const PASSWORD = 'the tour password, long enough';
@@ -16,7 +16,7 @@ describe.skipIf(!daemonEnv)(`full tour on real daemons (${daemonEnv ? 'PowerDNS,
   afterAll(async () => t?.close());
 
   it('create account, domain, mailbox and site; deploy; suspend; delete: each visible from outside', async () => {
-    const account = await createAccount(t, (await createPlan(t)).id);
+    const account = await createAccountOnNewPlan(t);
     const name = `tour-${Date.now().toString(36)}.com`;
     const domain = (await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).body;
     const box = (await t.post('/v1/emails', { address: `hello@${name}`, password: PASSWORD, quota_mb: 10 })).body;
