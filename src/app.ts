@@ -2,73 +2,51 @@ import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
+import type { Contribution } from './contribution.js';
 import type { Db } from './db/client.js';
 import { installAuth } from './http/auth.js';
 import { installCors } from './http/cors.js';
-import { installErrorHandling } from './http/errors.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js';
 import { installIdempotency, pruneIdempotencyKeys } from './http/idempotency.js';
 import { installMetrics } from './http/metrics.js';
 import { metaRoutes } from './http/meta-routes.js';
 import { installNegotiation } from './http/negotiation.js';
 import { installOpenApi } from './http/openapi.js';
-import { DatabaseBucketStore, MemoryBucketStore } from './http/rate-limit.js';
+import { DatabaseBucketStore, MemoryBucketStore, pruneRateBuckets } from './http/rate-limit.js';
 import { genRequestId, installRequestId } from './http/request-id.js';
 import type { App } from './http/routes.js';
 import { ProblemSchema } from './http/schemas.js';
-import { installValidation } from './http/validation.js';
+import { installInputGuard, installValidation } from './http/validation.js';
 import { DEPRECATIONS, installVersioning, type DeprecationRegistry } from './http/versioning.js';
+import { HOUSEKEEPING_CRON, housekeepingWorker } from './jobs/housekeeping.js';
 import { JOBS } from './jobs/names.js';
 import { PgBossQueue, type JobQueue } from './jobs/queue.js';
-import { dnsReconciler } from './provisioning/dns-reconciler.js';
+import { systemClock, type Clock } from './lib/time.js';
+import { accountsModule } from './modules/accounts/module.js';
+import { diskMeter } from './modules/accounts/usage.js';
+import { backupsModule } from './modules/backups/module.js';
+import { LocalBackupStorage, type BackupStorage } from './modules/backups/storage.js';
+import type { ServiceDeps } from './modules/deps.js';
+import { domainsModule } from './modules/domains/module.js';
+import { domainAccountHooks } from './modules/domains/service.js';
+import { emailsModule } from './modules/emails/module.js';
+import { emailAccountHooks, emailDomainHooks } from './modules/emails/service.js';
+import { eventsModule } from './modules/events/module.js';
+import { operationsModule } from './modules/operations/module.js';
+import { plansModule } from './modules/plans/module.js';
+import { publishEvent } from './modules/publishing/index.js';
+import { resellersModule } from './modules/resellers/module.js';
+import { keptReleaseBytes } from './modules/sites/deployments/repo.js';
+import { sitesModule } from './modules/sites/module.js';
+import { siteAccountHooks, siteDomainHooks } from './modules/sites/service.js';
+import { tokensModule } from './modules/tokens/module.js';
+import { TokenResolver } from './modules/tokens/resolver.js';
+import type { Lookup } from './modules/webhooks/address-policy.js';
+import { webhookDocs } from './modules/webhooks/routes.js';
+import { webhooksModule } from './modules/webhooks/module.js';
 import type { DnsDriver, MailDriver, WebDriver } from './provisioning/driver.js';
-import { mailReconciler } from './provisioning/mail-reconciler.js';
 import { driversFor } from './provisioning/drivers/index.js';
 import { applyResync } from './provisioning/resync.js';
-import { webReconciler } from './provisioning/web-reconciler.js';
-import { systemClock, type Clock } from './lib/time.js';
-import { accountRoutes, accountSchemas } from './modules/accounts/routes.js';
-import { accountsService, cancelTermination } from './modules/accounts/service.js';
-import type { ServiceDeps } from './modules/deps.js';
-import { pruneEvents } from './modules/events/repo.js';
-import { dnsChangesService } from './modules/dns/changes.js';
-import { dnsChangeRoutes, dnsSchemas } from './modules/dns/changes-routes.js';
-import { dnsRoutes } from './modules/dns/routes.js';
-import { dnsService } from './modules/dns/service.js';
-import { domainRoutes, domainSchemas } from './modules/domains/routes.js';
-import { domainCounter, domainsService } from './modules/domains/service.js';
-import { emailRoutes, emailSchemas } from './modules/emails/routes.js';
-import { emailCounter, emailsService } from './modules/emails/service.js';
-import { deploymentsService } from './modules/sites/deployments.js';
-import { siteJobs } from './modules/sites/jobs.js';
-import { siteRoutes, siteSchemas } from './modules/sites/routes.js';
-import { siteCancelHandlers, siteCounter, sitesService } from './modules/sites/service.js';
-import { eventRoutes, eventSchemas } from './modules/events/routes.js';
-import { eventsService } from './modules/events/service.js';
-import { operationRoutes, operationSchemas } from './modules/operations/routes.js';
-import { operationsService } from './modules/operations/service.js';
-import { planRoutes, planSchemas } from './modules/plans/routes.js';
-import { plansService } from './modules/plans/service.js';
-import { resellerRoutes, resellerSchemas } from './modules/resellers/routes.js';
-import { resellersService } from './modules/resellers/service.js';
-import { TokenResolver } from './modules/tokens/resolver.js';
-import { tokenRoutes, tokenSchemas } from './modules/tokens/routes.js';
-import { tokensService } from './modules/tokens/service.js';
-import { addressPolicy, type Lookup } from './modules/webhooks/address-policy.js';
-import { deliveryCounts, pruneDeliveries } from './modules/webhooks/deliveries-repo.js';
-import { webhookDeliverer } from './modules/webhooks/deliver.js';
-import { deliveryRelay } from './modules/webhooks/relay.js';
-import { webhookDocs, webhookRoutes, webhookSchemas } from './modules/webhooks/routes.js';
-import { webhooksService } from './modules/webhooks/service.js';
-import { loadServerKey, subkey } from './lib/server-key.js';
-import { backupJobs } from './modules/backups/jobs.js';
-import { restoreJobs } from './modules/backups/restore.js';
-import { backupRoutes, backupSchemas } from './modules/backups/routes.js';
-import { backupsService } from './modules/backups/service.js';
-import { backupScheduler } from './modules/backups/scheduler.js';
-import { backupScheduleRoutes, backupScheduleSchemas } from './modules/backups/schedule-routes.js';
-import { schedulesService } from './modules/backups/schedules.js';
-import { LocalBackupStorage, type BackupStorage } from './modules/backups/storage.js';
-import { backupCounter, storageKeysOfAccount } from './modules/backups/repo.js';
 
 export interface AppDeps {
   config: Readonly<Config>;
@@ -92,8 +70,6 @@ export interface AppDeps {
   logger?: boolean;
 }
 
-const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
-
 /** Builds the Fastify app with every plugin and route; does not listen (tests inject). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, db } = deps;
@@ -104,6 +80,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    // A domain name (up to 253 characters) may stand in a path.
+    routerOptions: { maxParamLength: 300 },
+    frameworkErrors: frameworkErrors(config.baseUrl),
+    clientErrorHandler: clientErrorHandler(config.baseUrl),
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
@@ -116,34 +96,61 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bootstrapToken: config.bootstrapToken,
     onBackgroundError: (err) => app.log.warn({ err }, 'could not record token use'),
   });
-  const svc: ServiceDeps = { db, clock, config, jobs, resolver };
+  // Site releases are counted from the sizes recorded when each was unpacked.
+  const diskInUse = diskMeter(db, config.dataDir, [{ dir: 'sites', bytes: keptReleaseBytes }]);
+  const svc: ServiceDeps = { db, clock, config, jobs, resolver, diskInUse };
+  const logError = (what: string) => (err: unknown) => app.log.error({ err }, what);
 
-  for (const schema of [
-    ProblemSchema,
-    ...resellerSchemas,
-    ...planSchemas,
-    ...operationSchemas,
-    ...accountSchemas,
-    ...tokenSchemas,
-    ...eventSchemas,
-    ...domainSchemas,
-    ...dnsSchemas,
-    ...emailSchemas,
-    ...siteSchemas,
-    ...webhookSchemas,
-    ...backupSchemas,
-    ...backupScheduleSchemas,
-  ]) {
-    app.addSchema(schema);
-  }
+  // The modules, lowest first; a module built on others gets their services or hooks here.
+  const drivers = driversFor(config);
+  const domains = domainsModule(
+    svc,
+    { sites: siteDomainHooks(jobs), mail: emailDomainHooks(jobs, config.dataDir) },
+    deps.dnsDriver ?? drivers.dns,
+  );
+  const sites = sitesModule(svc, deps.webDriver ?? drivers.web);
+  const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
+  const backups = backupsModule(
+    svc,
+    backupStorage,
+    { domains: domains.domains, dns: domains.records, sites: sites.sites, deployments: sites.deployments },
+    logError('backup scheduler error'),
+  );
+  const accounts = accountsModule(svc, [
+    domainAccountHooks(jobs),
+    emailAccountHooks(jobs),
+    siteAccountHooks(jobs),
+    backups.accountHooks,
+  ]);
+  const modules: Contribution[] = [
+    resellersModule(svc),
+    plansModule(svc),
+    accounts.contribution,
+    tokensModule(svc),
+    operationsModule(svc, [...accounts.cancelHandlers, ...sites.cancelHandlers]),
+    eventsModule(svc),
+    domains.contribution,
+    emailsModule(svc, deps.mailDriver ?? drivers.mail),
+    sites.contribution,
+    backups.contribution,
+    webhooksModule(svc, { lookup: deps.webhookLookup, publish: publishEvent, onError: logError('webhook relay error') }),
+    {
+      loops: [applyResync(jobs, config.resyncMs, logError('apply resync error'))],
+      housekeeping: [(now) => pruneIdempotencyKeys(db, now), () => pruneRateBuckets(db)],
+      gauges: [{ name: 'berth_job_queue_depth', help: 'Jobs waiting or running per queue.', read: () => jobs.depth() }],
+    },
+  ];
+  const all = <K extends keyof Contribution>(key: K) => modules.flatMap((m) => m[key] ?? []) as NonNullable<Contribution[K]>;
+
+  for (const schema of [ProblemSchema, ...all('schemas')]) app.addSchema(schema);
   installValidation(app);
+  installInputGuard(app);
   installErrorHandling(app, config.baseUrl);
   installRequestId(app);
   installCors(app);
   installNegotiation(app);
   const metrics = installMetrics(app);
-  metrics.addGauge('berth_job_queue_depth', 'Jobs waiting or running per queue.', () => jobs.depth());
-  metrics.addGauge('berth_webhook_deliveries', 'Webhook deliveries kept, by status.', () => deliveryCounts(db));
+  for (const g of all('gauges')) metrics.addGauge(g.name, g.help, g.read);
   const perMinute = (name: string, quota: number) => ({ name, quota, windowSeconds: 60 });
   installAuth(app, {
     resolver,
@@ -163,77 +170,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await installOpenApi(app, { webhooks: webhookDocs() });
   installVersioning(app, deps.deprecations ?? DEPRECATIONS);
   metaRoutes(app, db, metrics);
-
-  const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
-  const removeBackups = async (accountId: string) => {
-    for (const key of await storageKeysOfAccount(db, accountId)) await backupStorage.remove(key);
-  };
-  const accounts = accountsService(svc, [domainCounter, emailCounter, siteCounter, backupCounter], [removeBackups]);
-  resellerRoutes(app, resellersService(svc));
-  planRoutes(app, plansService(svc));
-  accountRoutes(app, accounts);
-  tokenRoutes(app, tokensService(svc));
-  operationRoutes(app, operationsService(svc, new Map([['account.terminate', cancelTermination], ...siteCancelHandlers(jobs)])));
-  eventRoutes(app, eventsService(svc));
-  const domains = domainsService(svc);
-  domainRoutes(app, domains);
-  const dns = dnsService(svc, domains);
-  dnsRoutes(app, domains, dns);
-  const dnsChanges = dnsChangesService(svc, domains, dns);
-  dnsChangeRoutes(app, domains, dnsChanges);
-  emailRoutes(app, emailsService(svc));
-  const sites = sitesService(svc);
-  const deployments = deploymentsService(svc, sites);
-  siteRoutes(app, sites, deployments);
-  backupRoutes(app, backupsService(svc, backupStorage));
-  backupScheduleRoutes(app, schedulesService(svc));
-  const scheduler = backupScheduler(svc, backupStorage, (err) => app.log.error({ err }, 'backup scheduler error'));
-  const secretsKey = subkey(loadServerKey(config.secretKey, config.dataDir), 'webhook secrets');
-  const policy = addressPolicy(config.webhooks.allowHosts, deps.webhookLookup);
-  const relay = deliveryRelay({ db, jobs, clock, config, onError: (err) => app.log.error({ err }, 'webhook relay error') });
-  webhookRoutes(app, webhooksService(svc, { secretsKey, policy, kick: relay.kick }));
+  for (const m of modules) m.routes?.(app);
   deps.extraRoutes?.(app);
 
-  const configured = driversFor(config);
-  const resync = applyResync(jobs, config.resyncMs, (err) => app.log.error({ err }, 'apply resync error'));
-  await jobs.work(JOBS.dnsApply, dnsReconciler(db, deps.dnsDriver ?? configured.dns));
-  await jobs.work(JOBS.mailApply, mailReconciler(db, deps.mailDriver ?? configured.mail, config.dataDir));
-  const webDriver = deps.webDriver ?? configured.web;
-  const siteWork = siteJobs(svc, webDriver);
-  await jobs.work(JOBS.webApply, webReconciler(db, webDriver, config.dataDir));
-  await jobs.work(JOBS.siteProvision, async (data) => siteWork.provision(String(data.operation_id)));
-  await jobs.work(JOBS.siteDelete, async (data) => siteWork.remove(String(data.operation_id)));
-  await jobs.work(JOBS.siteDeploy, async (data) => siteWork.deploy(String(data.operation_id)));
-  await jobs.work(JOBS.dnsChangeApply, async (data) => dnsChanges.runScheduled(String(data.change_id)));
-  const createBackup = backupJobs(svc, backupStorage);
-  await jobs.work(JOBS.backupCreate, async (data) => createBackup(String(data.operation_id)));
-  const restoreBackup = restoreJobs(svc, backupStorage, { domains, dns, sites, deployments });
-  await jobs.work(JOBS.backupRestore, async (data) =>
-    restoreBackup(String(data.operation_id), data.include as Parameters<typeof restoreBackup>[1]),
-  );
-  await jobs.work(JOBS.accountTerminate, async (data) => accounts.runTermination(String(data.operation_id)));
-  const deliver = webhookDeliverer({ db, clock, config, secretsKey, policy, onFinished: relay.kick });
-  await jobs.work(JOBS.webhookDeliver, async (data) => deliver(String(data.delivery_id), Number(data.claim)), {
-    concurrency: config.webhooks.workers,
-  });
-  await jobs.work(JOBS.housekeeping, async () => {
-    const now = clock.now();
-    await pruneEvents(db, new Date(now.getTime() - EVENT_RETENTION_MS));
-    await pruneDeliveries(db, new Date(now.getTime() - EVENT_RETENTION_MS));
-    await pruneIdempotencyKeys(db, now);
-    await db.query(`DELETE FROM rate_buckets WHERE updated_at < now() - interval '1 hour'`);
-  });
+  for (const w of [...all('workers'), housekeepingWorker(clock, all('housekeeping'))])
+    await jobs.work(w.queue, w.run, { concurrency: w.concurrency });
   await jobs.start();
-  await jobs.schedule(JOBS.housekeeping, '17 * * * *');
-  if (config.jobs) {
-    relay.start();
-    scheduler.start();
-    resync.start();
-  }
+  await jobs.schedule(JOBS.housekeeping, HOUSEKEEPING_CRON);
+  const loops = all('loops');
+  if (config.jobs) for (const loop of loops) loop.start();
   app.addHook('onClose', async () => {
-    await relay.stop();
-    await scheduler.stop();
-    await resync.stop();
+    for (const loop of loops) await loop.stop();
     await jobs.stop();
   });
   return app;

@@ -4,6 +4,9 @@ import { DirLockedError } from './db/lock.js';
 import { openMigratedDb } from './runtime.js';
 import { bootstrapOperator } from './modules/tokens/service.js';
 import { messageOf } from './lib/errors.js';
+import { trackConnections } from './http/connections.js';
+
+const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /** Entry: config → database → migrations → bootstrap → app → listen; clean shutdown on SIGTERM. */
 async function main(): Promise<void> {
@@ -18,12 +21,20 @@ async function main(): Promise<void> {
     );
   }
   const app = await buildApp({ config, db });
+  const connections = trackConnections(app.server);
   let stopping = false;
   const stop = async (signal: string) => {
+    // A second signal (a process group gets one, and a wrapper may forward another) changes nothing.
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'stopping: finishing requests in flight and running job steps');
+    // Whatever still runs then is cut off, as a crash would (queued work resumes at the next start).
+    setTimeout(() => {
+      app.log.error('stopping took longer than 10 s; exiting');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
     try {
+      connections.closeIdle();
       await app.close();
       await db.close();
       process.exit(0);
@@ -32,8 +43,8 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
   await app.listen({ host: config.host, port: config.port });
 }
 

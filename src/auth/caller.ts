@@ -21,6 +21,8 @@ export interface Caller {
   /** Narrowed reach: only these accounts (null: the principal's whole reach). */
   accountIds: string[] | null;
   expiresAt: Date | null;
+  /** The CIDRs the token may be used from (empty: anywhere). */
+  allowedIps: string[];
 }
 
 export function requireScope(caller: Caller, scope: Scope): void {
@@ -74,6 +76,18 @@ export function requireWritable(caller: Caller, account?: { status: string }): v
   }
 }
 
+/**
+ * Turns bearer secrets into callers, with a cache that writes must be able to empty: the tokens
+ * module implements it, the HTTP layer and the services use only this.
+ */
+export interface CallerResolver {
+  resolve(secret: string, ip: string): Promise<Caller | null>;
+  /** Forget one token now (revocation). */
+  invalidate(tokenId: string): void;
+  /** Forget every cached token (a principal's status changed). */
+  clear(): void;
+}
+
 /** The caller of work no token asked for (the scheduler, benchmarks): the operator's full reach. */
 export const systemCaller = (name: string): Caller => ({
   tokenId: name,
@@ -83,4 +97,5 @@ export const systemCaller = (name: string): Caller => ({
   scopes: ['*'],
   accountIds: null,
   expiresAt: null,
+  allowedIps: [],
 });

@@ -1,4 +1,4 @@
-export const SCOPE_AREAS = [
+const SCOPE_AREAS = [
   'accounts',
   'plans',
   'resellers',

@@ -4,7 +4,7 @@ import { crc32 } from 'node:zlib';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const BODY_LENGTH = 34;
 const CHECKSUM_LENGTH = 6;
-export const TOKEN_PREFIX = 'berth_';
+const TOKEN_PREFIX = 'berth_';
 const TOKEN_PATTERN = /^berth_[0-9A-Za-z]{40}$/;
 
 function toBase62(n: number, width: number): string {

@@ -7,7 +7,7 @@ import { acquireDirLock, type DirLock } from './lock.js';
 
 const TIMESTAMPTZ_OID = 1184;
 
-export interface QueryResult<T> {
+interface QueryResult<T> {
   rows: T[];
   rowCount: number;
 }
@@ -27,6 +27,11 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Runs several statements without parameters (migrations, pg-boss DDL). */
   exec(text: string): Promise<QueryResult<Record<string, unknown>>>;
+  /**
+   * Runs fn while holding a session advisory lock, so work that spans several transactions
+   * (schema migrations, ours and pg-boss's) runs in one process at a time.
+   */
+  withSessionLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -92,6 +97,20 @@ class PostgresDb implements Db {
     }
   }
 
+  async withSessionLock<T>(key: number, fn: () => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [key]);
+      try {
+        return await fn();
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [key]);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }
@@ -126,6 +145,11 @@ class PgliteDb implements Db {
         },
       }),
     );
+  }
+
+  // One process per data directory (the directory lock): nothing to serialise against.
+  async withSessionLock<T>(_key: number, fn: () => Promise<T>): Promise<T> {
+    return fn();
   }
 
   async close(): Promise<void> {

@@ -3,36 +3,43 @@ import { fileURLToPath } from 'node:url';
 import type { Db } from './client.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
-// Any constant: it serialises concurrent starts of several processes on one PostgreSQL.
+// Any constants: they serialise concurrent starts of several processes on one PostgreSQL.
 const MIGRATION_LOCK = 748_213_901;
+/** Held while pg-boss creates or migrates its schema (see jobs/queue.ts). */
+export const JOB_SCHEMA_LOCK = 748_213_903;
 
-export function listMigrations(): { version: string; sql: string }[] {
+function listMigrations(): { version: string; sql: string }[] {
   return readdirSync(MIGRATIONS_DIR)
     .filter((f) => f.endsWith('.sql'))
     .sort()
     .map((f) => ({ version: f.replace(/\.sql$/, ''), sql: readFileSync(MIGRATIONS_DIR + f, 'utf8') }));
 }
 
-/** Applies the pending forward-only migrations; re-running is a no-op. Returns what it applied. */
+/**
+ * Applies the pending forward-only migrations; re-running is a no-op. Returns what it applied.
+ * Under a session lock from the first statement on: two processes starting together on an empty
+ * database would otherwise both create schema_migrations (a duplicate key in pg_type).
+ */
 export async function migrate(db: Db): Promise<string[]> {
-  await db.exec(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
-  );
-  return db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    const done = new Set(
-      (await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
+  return db.withSessionLock(MIGRATION_LOCK, async () => {
+    await db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
     );
-    const applied: string[] = [];
-    for (const m of listMigrations()) {
-      if (done.has(m.version)) continue;
-      // Statements are split on lines ending with ';' (our migrations keep one statement per block),
-      // because a parameterised transaction runs one statement per call on both drivers.
-      for (const statement of splitStatements(m.sql)) await tx.query(statement);
-      await tx.query('INSERT INTO schema_migrations (version) VALUES ($1)', [m.version]);
-      applied.push(m.version);
-    }
-    return applied;
+    return db.transaction(async (tx) => {
+      const done = new Set(
+        (await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
+      );
+      const applied: string[] = [];
+      for (const m of listMigrations()) {
+        if (done.has(m.version)) continue;
+        // Statements are split on lines ending with ';' (our migrations keep one statement per block),
+        // because a parameterised transaction runs one statement per call on both drivers.
+        for (const statement of splitStatements(m.sql)) await tx.query(statement);
+        await tx.query('INSERT INTO schema_migrations (version) VALUES ($1)', [m.version]);
+        applied.push(m.version);
+      }
+      return applied;
+    });
   });
 }
 

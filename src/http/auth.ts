@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Caller } from '../auth/caller.js';
+import type { Caller, CallerResolver } from '../auth/caller.js';
 import { grants, type Scope } from '../auth/scopes.js';
 import { AppError } from '../lib/errors.js';
-import type { TokenResolver } from '../modules/tokens/resolver.js';
 import { rateLimitHeaders, type BucketStore, type Charge, type Policy } from './rate-limit.js';
 
 declare module 'fastify' {
@@ -22,7 +21,7 @@ declare module 'fastify' {
 }
 
 export interface AuthOptions {
-  resolver: TokenResolver;
+  resolver: CallerResolver;
   buckets: BucketStore;
   policies: { read: Policy; write: Policy; authFailures: Policy };
   concurrent: number;
@@ -69,21 +68,23 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
     request.raw.rateLimitHeaders = rateLimitHeaders(policy, charge);
   }
 
-  /** Resolves the bearer token; failures are counted per address and slowed down, never locked out. */
+  /**
+   * Resolves the bearer token. Failures are counted per address and slowed down, never locked
+   * out; a request that authenticates is never throttled by them (behind a proxy or NAT one
+   * client's bad tokens would otherwise shut out every other client at that address).
+   */
   async function authenticate(request: FastifyRequest): Promise<Caller> {
-    const failures = opts.policies.authFailures;
-    const failureKey = `${failures.name}:ip:${request.ip}`;
-    const before = await opts.buckets.peek(failureKey, failures);
-    if (!before.allowed) throw rateLimited(failures, before, 'Too many failed authentication attempts from this address.');
     const secret = bearer(request);
     const caller = secret ? await opts.resolver.resolve(secret, request.ip) : null;
     if (caller) return caller;
-    const after = await opts.buckets.charge(failureKey, failures);
+    const failures = opts.policies.authFailures;
+    const charge = await opts.buckets.charge(`${failures.name}:ip:${request.ip}`, failures);
+    if (!charge.allowed) throw rateLimited(failures, charge, 'Too many failed authentication attempts from this address.');
     throw new AppError(
       'unauthenticated',
       secret ? 'The token is invalid, expired, revoked or not allowed from this address.' : 'Send Authorization: Bearer <token>.',
       {},
-      { ...UNAUTHENTICATED_HEADERS, ...rateLimitHeaders(failures, after) },
+      { ...UNAUTHENTICATED_HEADERS, ...rateLimitHeaders(failures, charge) },
     );
   }
 

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
  * CORS for browser clients (custom admin panels). Tokens travel in the Authorization header,
  * never in cookies, so allowing any origin exposes nothing a script could not already send.
  */
-export const CORS_HEADERS = {
+const CORS_HEADERS = {
   'access-control-allow-origin': '*',
   'access-control-expose-headers':
     'etag, location, link, retry-after, ratelimit, ratelimit-policy, x-request-id, idempotent-replayed, deprecation, sunset',

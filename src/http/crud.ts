@@ -2,12 +2,12 @@ import type { FastifyRequest } from 'fastify';
 import { Type, type Static, type TObject, type TSchema } from 'typebox';
 import type { Caller } from '../auth/caller.js';
 import type { Scope } from '../auth/scopes.js';
-import type { IdPrefix } from '../lib/ids.js';
 import { callerOf } from './auth.js';
 import { ifMatchVersion, sendResource } from './etag.js';
-import { pageParams, sendPage, type PageParams } from './pagination.js';
+import { type PageParams } from '../db/paging.js';
+import { pageParams, sendPage } from '../http/pagination.js';
 import { PatchBody, paramId, type App } from './routes.js';
-import { IdParams, Page } from './schemas.js';
+import { ID_PARAMS, IdParams, Page, type IdParamPrefix } from './schemas.js';
 
 /**
  * The routes every resource shares, declared once: list, replace + merge-patch, delete.
@@ -63,7 +63,7 @@ export function listRoute<Q extends TObject>(app: App, o: ListRouteOptions<Q>): 
 
 export interface GetRouteOptions {
   path: string;
-  prefix: IdPrefix;
+  prefix: IdParamPrefix;
   tags: string[];
   /** `$id` of the resource schema; also names the operation (getX). */
   resource: string;
@@ -76,7 +76,7 @@ export interface GetRouteOptions {
 /** GET of one resource, with its ETag (304 on If-None-Match). */
 export function getRoute(app: App, o: GetRouteOptions): void {
   app.get(
-    `${o.path}/:id`,
+    `${o.path}/:${ID_PARAMS[o.prefix]}`,
     {
       config: { scope: o.scope, reach: o.reach },
       schema: {
@@ -93,7 +93,7 @@ export function getRoute(app: App, o: GetRouteOptions): void {
 
 export interface UpdateRoutesOptions {
   path: string;
-  prefix: IdPrefix;
+  prefix: IdParamPrefix;
   tags: string[];
   /** `$id` of the resource schema; also names the operations (replaceX, updateX). */
   resource: string;
@@ -127,7 +127,7 @@ export function updateRoutes(app: App, o: UpdateRoutesOptions): void {
     );
   const config = { scope: o.scope, reach: o.reach };
   app.put(
-    `${o.path}/:id`,
+    `${o.path}/:${ID_PARAMS[o.prefix]}`,
     {
       config,
       schema: {
@@ -140,7 +140,7 @@ export function updateRoutes(app: App, o: UpdateRoutesOptions): void {
     handler,
   );
   app.patch(
-    `${o.path}/:id`,
+    `${o.path}/:${ID_PARAMS[o.prefix]}`,
     {
       config,
       schema: {
@@ -156,7 +156,7 @@ export function updateRoutes(app: App, o: UpdateRoutesOptions): void {
 
 export interface DeleteRouteOptions {
   path: string;
-  prefix: IdPrefix;
+  prefix: IdParamPrefix;
   tags: string[];
   operationId: string;
   summary: string;
@@ -169,7 +169,7 @@ export interface DeleteRouteOptions {
 /** DELETE answering 204; If-Match honoured. */
 export function deleteRoute(app: App, o: DeleteRouteOptions): void {
   app.delete(
-    `${o.path}/:id`,
+    `${o.path}/:${ID_PARAMS[o.prefix]}`,
     {
       config: { scope: o.scope, reach: o.reach },
       schema: {

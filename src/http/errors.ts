@@ -1,18 +1,32 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { newId } from '../lib/ids.js';
 import { AppError, type ErrorCode, type FieldError } from '../lib/errors.js';
 import { PREFLIGHT_HEADERS } from './cors.js';
 import { PROBLEMS } from './problems.js';
 import { SUPPORTED_VERSIONS } from './versioning.js';
 
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
+const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
-export function baseUrl(request: FastifyRequest, configured: string | null): string {
+function baseUrl(request: FastifyRequest, configured: string | null): string {
   return configured ?? `${request.protocol}://${request.host}`;
 }
 
+/** The RFC 9457 body of a stable code: one shape for every error, routed or not. */
+const problemBody = (base: string, code: ErrorCode, detail: string, requestId: string, instance?: string) => ({
+  type: `${base}/problems/${code}`,
+  title: PROBLEMS[code].title,
+  status: PROBLEMS[code].status,
+  detail,
+  ...(instance === undefined ? {} : { instance }),
+  code,
+  request_id: requestId,
+});
+
 /** Writes a problem+json response (RFC 9457) for a stable code. */
-export function sendProblem(
+function sendProblem(
   request: FastifyRequest,
   reply: FastifyReply,
   code: ErrorCode,
@@ -20,21 +34,65 @@ export function sendProblem(
   extra: Record<string, unknown> = {},
   configuredBase: string | null = null,
 ): FastifyReply {
-  const doc = PROBLEMS[code];
   return reply
-    .code(doc.status)
+    .code(PROBLEMS[code].status)
     .type(PROBLEM_CONTENT_TYPE)
-    .send({
-      type: `${baseUrl(request, configuredBase)}/problems/${code}`,
-      title: doc.title,
-      status: doc.status,
-      detail,
-      instance: request.url,
-      code,
-      request_id: request.id,
-      ...extra,
-    });
+    .send({ ...problemBody(baseUrl(request, configuredBase), code, detail, request.id, request.url), ...extra });
 }
+
+/**
+ * Fastify's errors before routing (a path with bad percent-encoding, a path parameter past
+ * `maxParamLength`): a problem like every other error, with the request id.
+ */
+export const frameworkErrors =
+  (configuredBase: string | null) =>
+  (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    void reply.header('x-request-id', request.id);
+    if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
+      void sendProblem(request, reply, 'not_found', 'No such resource.', {}, configuredBase);
+    else
+      void sendProblem(
+        request,
+        reply,
+        'malformed_request',
+        'The request path is not valid percent-encoded UTF-8.',
+        {},
+        configuredBase,
+      );
+  };
+
+/**
+ * Errors Node's HTTP parser raises before there is a request (a header too large, a bad
+ * Content-Length, Content-Length with Transfer-Encoding, a bad chunk, a NUL or bare CR in a
+ * header): written straight to the socket as problem+json with a new request id, then closed.
+ */
+export const clientErrorHandler =
+  (configuredBase: string | null) =>
+  (err: NodeJS.ErrnoException, socket: Duplex): void => {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const code: keyof typeof CLIENT_ERROR_DETAILS =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? 'headers_too_large'
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? 'request_timeout'
+          : 'malformed_request';
+    const status = PROBLEMS[code].status;
+    const requestId = newId('req');
+    const body = JSON.stringify(problemBody(configuredBase ?? '', code, CLIENT_ERROR_DETAILS[code], requestId));
+    if (socket.writable) {
+      socket.write(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy();
+  };
+
+const CLIENT_ERROR_DETAILS: Record<'headers_too_large' | 'request_timeout' | 'malformed_request', string> = {
+  headers_too_large: 'The request headers are larger than the server accepts.',
+  request_timeout: 'The request was not received in time.',
+  malformed_request: 'The request is not valid HTTP/1.1 (its headers, Content-Length or chunked body).',
+};
 
 interface AjvError {
   keyword: string;
@@ -61,7 +119,7 @@ const KEYWORD_CODES: Record<string, string> = {
 };
 
 /** Every ajv failure as a field error with a JSON Pointer; `prefix` places query errors. */
-export function toFieldErrors(errors: AjvError[], prefix = ''): FieldError[] {
+function toFieldErrors(errors: AjvError[], prefix = ''): FieldError[] {
   const seen = new Set<string>();
   const out: FieldError[] = [];
   for (const e of errors) {

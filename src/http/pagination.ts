@@ -1,11 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.js';
-
-export interface PageParams {
-  limit: number;
-  /** Rows strictly older (smaller id) than this one; ids are time-ordered TypeIDs. */
-  afterId: string | null;
-}
+import type { PageParams } from '../db/paging.js';
 
 const encodeCursor = (id: string): string => Buffer.from(JSON.stringify({ id }), 'utf8').toString('base64url');
 
@@ -46,15 +41,4 @@ export function sendPage<T extends { id: string }>(
     void reply.header('link', `<${url.pathname}${url.search}>; rel="next"`);
   }
   return { data, next_cursor: next };
-}
-
-/** SQL for the keyset condition and limit; appends parameters. */
-export function pageSql(page: PageParams, idCol: string, params: unknown[]): { where: string; tail: string } {
-  let where = 'TRUE';
-  if (page.afterId) {
-    params.push(page.afterId);
-    where = `${idCol} < $${params.length}`;
-  }
-  params.push(page.limit + 1);
-  return { where, tail: `ORDER BY ${idCol} DESC LIMIT $${params.length}` };
 }

@@ -66,6 +66,12 @@ export const PROBLEMS: Record<ErrorCode, ProblemDoc> = {
     title: 'Already exists',
     description: 'A resource with the same unique value (a username, a name) already exists.',
   },
+  domain_unavailable: {
+    status: 409,
+    title: 'Domain unavailable',
+    description:
+      "The name lies inside or above a domain hosted for another account: one tenant cannot hold a zone within another tenant's domain. Sub-domains of a domain in the same account are allowed.",
+  },
   in_use: {
     status: 409,
     title: 'In use',
@@ -80,6 +86,11 @@ export const PROBLEMS: Record<ErrorCode, ProblemDoc> = {
     status: 409,
     title: 'Idempotency key in use',
     description: 'A request with this `Idempotency-Key` is still being processed. Retry after it completes.',
+  },
+  request_timeout: {
+    status: 408,
+    title: 'Request timeout',
+    description: 'The request was not received completely in time; the connection is closed.',
   },
   precondition_failed: {
     status: 412,
@@ -115,6 +126,11 @@ export const PROBLEMS: Record<ErrorCode, ProblemDoc> = {
     status: 428,
     title: 'Precondition required',
     description: 'This operation replaces state and requires an `If-Match` header with the current `ETag`.',
+  },
+  headers_too_large: {
+    status: 431,
+    title: 'Request header fields too large',
+    description: 'The request headers exceed the size the server reads (16 KiB); the connection is closed.',
   },
   rate_limited: {
     status: 429,

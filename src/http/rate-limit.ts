@@ -19,8 +19,6 @@ export interface Charge {
 /** Token buckets: capacity `quota`, refilled continuously at quota/window per second. */
 export interface BucketStore {
   charge(key: string, policy: Policy): Promise<Charge>;
-  /** Looks without charging. */
-  peek(key: string, policy: Policy): Promise<Charge>;
 }
 
 function describe(tokens: number, allowed: boolean, policy: Policy): Charge {
@@ -56,11 +54,6 @@ export class MemoryBucketStore implements BucketStore {
     return describe(b.tokens, allowed, policy);
   }
 
-  async peek(key: string, policy: Policy): Promise<Charge> {
-    const b = this.refill(key, policy);
-    return describe(b.tokens, b.tokens >= 1, policy);
-  }
-
   private sweep(policy: Policy): void {
     const fullAfterMs = policy.windowSeconds * 1000;
     const t = this.now();
@@ -90,16 +83,6 @@ export class DatabaseBucketStore implements BucketStore {
     const row = r.rows[0] ?? { tokens: 0, allowed: false };
     return describe(Number(row.tokens), row.allowed, policy);
   }
-
-  async peek(key: string, policy: Policy): Promise<Charge> {
-    const r = await this.db.query<{ tokens: number }>(`SELECT ${REFILLED} AS tokens FROM rate_buckets b WHERE key = $1`, [
-      key,
-      policy.quota,
-      policy.quota / policy.windowSeconds,
-    ]);
-    const tokens = r.rows[0] ? Number(r.rows[0].tokens) : policy.quota;
-    return describe(tokens, tokens >= 1, policy);
-  }
 }
 
 /** IETF draft-ietf-httpapi-ratelimit-headers, structured-field syntax. */
@@ -109,3 +92,6 @@ export function rateLimitHeaders(policy: Policy, c: Charge): Record<string, stri
     ratelimit: `"${policy.name}";r=${c.remaining};t=${c.resetSeconds}`,
   };
 }
+
+/** Buckets idle for an hour are full again: dropping them changes no answer. */
+export const pruneRateBuckets = (db: Db) => db.query(`DELETE FROM rate_buckets WHERE updated_at < now() - interval '1 hour'`);

@@ -44,4 +44,5 @@ export function sendAccepted<T extends { operation: { id: string } }>(reply: Fas
   return reply.code(202).header('location', `/v1/operations/${body.operation.id}`).send(body);
 }
 
-export const paramId = (request: FastifyRequest): string => (request.params as { id: string }).id;
+/** The id of the resource a route addresses: its first path parameter (`/v1/webhooks/{webhook_id}/deliveries/...`). */
+export const paramId = (request: FastifyRequest): string => Object.values(request.params as Record<string, string>)[0] ?? '';

@@ -43,7 +43,30 @@ export const ResourceMeta = {
   }),
 };
 
-export const IdParams = (prefix: IdPrefix) => Type.Object({ id: Id(prefix) }, { additionalProperties: false });
+/**
+ * A path parameter is named after its resource (`{account_id}`, `{backup_id}`), never `{id}`: a
+ * client generated from the document reads what it passes. `{domain}` (an id or a name) and the
+ * sites' `{site_id}` follow the same rule.
+ */
+export const ID_PARAMS = {
+  rsl: 'reseller_id',
+  pln: 'plan_id',
+  acc: 'account_id',
+  tok: 'token_id',
+  op: 'operation_id',
+  evt: 'event_id',
+  eml: 'email_id',
+  fwd: 'forwarder_id',
+  bak: 'backup_id',
+  bks: 'schedule_id',
+  whk: 'webhook_id',
+} as const satisfies Partial<Record<IdPrefix, string>>;
+export type IdParamPrefix = keyof typeof ID_PARAMS;
+
+export const IdParams = <P extends IdParamPrefix>(prefix: P) =>
+  Type.Object({ [ID_PARAMS[prefix]]: Id(prefix) } as Record<(typeof ID_PARAMS)[P], ReturnType<typeof Id>>, {
+    additionalProperties: false,
+  });
 
 export const PageQuery = {
   limit: Type.Optional(
@@ -58,7 +81,7 @@ export const Page = <T extends TSchema>(item: T) =>
     next_cursor: Nullable(Type.String({ maxLength: 500 })),
   });
 
-export const FieldErrorSchema = Type.Object({
+const FieldErrorSchema = Type.Object({
   pointer: Type.String({ maxLength: 1000 }),
   code: Type.String({ maxLength: 100 }),
   detail: Type.String({ maxLength: 2000 }),
@@ -77,7 +100,6 @@ export const ProblemSchema = Type.Object(
   },
   { $id: 'Problem', additionalProperties: true, description: 'RFC 9457 problem details.' },
 );
-export type Problem = Static<typeof ProblemSchema>;
 
 /** Why asynchronous work failed (an operation, a site, a deployment): a problem's `code` and `detail`, at least. */
 export const Failure = Type.Object(
@@ -88,7 +110,5 @@ export const Failure = Type.Object(
   },
   { additionalProperties: true, description: 'Why the work failed: a stable `code` and a `detail` for people.' },
 );
-
-export const ProblemRef = Type.Unsafe<Problem>(Type.Ref('Problem'));
 
 export const NoQuery = Type.Object({}, { additionalProperties: false });

@@ -1,6 +1,7 @@
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
+import { AppError, invalid, notFound } from '../lib/errors.js';
 
 /**
  * Two validators: bodies are checked strictly (no type coercion, unknown fields rejected, every
@@ -21,5 +22,63 @@ export function installValidation(app: FastifyInstance): void {
     // A binary body (an uploaded archive) is a stream its handler checks while reading it.
     if (httpPart === 'body' && (schema as { format?: string }).format === 'binary') return () => true;
     return (httpPart === 'body' ? body : text).compile(schema as object) as never;
+  });
+}
+
+const escapePointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+
+/** No request body of the API nests deeper; deeper ones would only feed recursion further on. */
+const MAX_DEPTH = 32;
+
+type InputProblem = { pointer: string; problem: 'nul' | 'too_deep' };
+
+/**
+ * The first string or member name holding U+0000, or the first value nested deeper than
+ * MAX_DEPTH, in parsed JSON; null when there is none. Walked with a stack of its own, so no
+ * input can exhaust the call stack.
+ */
+function inputProblem(root: unknown): InputProblem | null {
+  const stack: { value: unknown; pointer: string; depth: number }[] = [{ value: root, pointer: '', depth: 0 }];
+  while (stack.length) {
+    const { value, pointer, depth } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return { pointer, problem: 'nul' };
+      continue;
+    }
+    // Plain parsed JSON only: a streamed upload is checked by its own reader.
+    const proto: unknown = value !== null && typeof value === 'object' ? Object.getPrototypeOf(value) : undefined;
+    if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) continue;
+    if (depth >= MAX_DEPTH) return { pointer, problem: 'too_deep' };
+    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+      const here = `${pointer}/${escapePointer(key)}`;
+      if (key.includes('\u0000')) return { pointer: here, problem: 'nul' };
+      stack.push({ value: item, pointer: here, depth: depth + 1 });
+    }
+  }
+  return null;
+}
+
+const DETAILS = {
+  nul: { code: 'invalid_character', detail: 'must not contain the NUL character (U+0000)' },
+  too_deep: { code: 'too_deep', detail: `nests deeper than ${MAX_DEPTH} levels` },
+};
+
+/**
+ * U+0000 cannot be stored in PostgreSQL text and means nothing in a name, a record or a filter,
+ * and no body of the API nests deeper than MAX_DEPTH: both refused before validation wherever
+ * they stand (path: 404, query: 400, body: 422).
+ */
+export function installInputGuard(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    // Fastify's params and query objects have prototypes of their own: copied into plain ones.
+    if (inputProblem({ ...(request.params as object) }) !== null) throw notFound();
+    const inQuery = inputProblem({ ...(request.query as object) });
+    if (inQuery !== null) {
+      throw new AppError('malformed_request', 'A query parameter contains the NUL character.', {
+        errors: [{ pointer: `/query${inQuery.pointer}`, ...DETAILS[inQuery.problem] }],
+      });
+    }
+    const inBody = inputProblem(request.body);
+    if (inBody !== null) throw invalid([{ pointer: inBody.pointer, ...DETAILS[inBody.problem] }]);
   });
 }

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 export const SUPPORTED_VERSIONS = ['v1'];
 
 /** A deprecated operation (RFC 9745 Deprecation, RFC 8594 Sunset, Link rel="deprecation"). */
-export interface Deprecation {
+interface Deprecation {
   since: Date;
   sunset?: Date;
   /** Where the replacement is documented. */

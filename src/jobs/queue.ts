@@ -1,5 +1,6 @@
 import PgBoss from 'pg-boss';
 import type { Db, Queryable } from '../db/client.js';
+import { JOB_SCHEMA_LOCK } from '../db/migrate.js';
 import { QUEUE_NAMES } from './names.js';
 
 type Handler = (data: Record<string, unknown>) => Promise<void>;
@@ -52,8 +53,12 @@ export class PgBossQueue implements JobQueue {
 
   /** Creates every queue up front: creating one inside a caller's transaction would deadlock PGlite. */
   async start(): Promise<void> {
-    await this.boss.start();
-    for (const name of QUEUE_NAMES) await this.ensureQueue(name);
+    // pg-boss creates its schema outside its own lock, and each queue is a table of its own: two
+    // processes starting together on an empty database collided (duplicate key) or deadlocked.
+    await this.db.withSessionLock(JOB_SCHEMA_LOCK, async () => {
+      await this.boss.start();
+      for (const name of QUEUE_NAMES) await this.ensureQueue(name);
+    });
     this.started = true;
     for (const [name, handler, opts] of this.pending.splice(0)) await this.work(name, handler, opts);
   }
@@ -129,6 +134,7 @@ export class PgBossQueue implements JobQueue {
   async stop(): Promise<void> {
     if (!this.started) return;
     this.started = false;
-    await this.boss.stop({ graceful: true, wait: true, close: false, timeout: 20_000 });
+    // Within the process's 10 s to stop: a step still running after 8 s is left to be resumed.
+    await this.boss.stop({ graceful: true, wait: true, close: false, timeout: 8_000 });
   }
 }

@@ -26,3 +26,19 @@ export function cidrMatcher(cidrs: readonly string[]): (ip: string) => boolean {
     return isIP(plain) !== 0 && list.check(plain, family);
   };
 }
+
+/**
+ * Whether every address of `inner` lies in one of `outers`: a range holds a block when it is no
+ * narrower and holds the block's address (both are aligned on their prefixes).
+ */
+export function cidrWithin(inner: string, outers: readonly string[]): boolean {
+  const block = parseCidr(inner);
+  if (!block) return false;
+  return outers.some((c) => {
+    const outer = parseCidr(c);
+    if (!outer || outer.family !== block.family || outer.prefix > block.prefix) return false;
+    const range = new BlockList();
+    range.addSubnet(outer.address, outer.prefix, outer.family);
+    return range.check(block.address, block.family);
+  });
+}

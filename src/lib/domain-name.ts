@@ -4,8 +4,7 @@ import { domainToASCII, domainToUnicode } from 'node:url';
 const SPECIAL_USE_TLDS = new Set(['test', 'example', 'invalid', 'localhost', 'local', 'alt']);
 const LDH_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
-export type DomainNameProblem =
-  'not_a_domain' | 'too_long' | 'label_too_long' | 'single_label' | 'invalid_label' | 'special_use_tld';
+type DomainNameProblem = 'not_a_domain' | 'too_long' | 'label_too_long' | 'single_label' | 'invalid_label' | 'special_use_tld';
 
 export type ParsedDomainName =
   { ok: true; ascii: string; unicode: string } | { ok: false; problem: DomainNameProblem; detail: string };

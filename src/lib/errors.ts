@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'not_acceptable'
   | 'already_exists'
+  | 'domain_unavailable'
   | 'in_use'
   | 'invalid_state'
   | 'idempotency_key_in_use'
@@ -24,6 +25,8 @@ export type ErrorCode =
   | 'validation_failed'
   | 'idempotency_key_reused'
   | 'precondition_required'
+  | 'headers_too_large'
+  | 'request_timeout'
   | 'rate_limited'
   | 'internal_error'
   | 'unavailable';
@@ -57,8 +60,11 @@ export const notFound = (what = 'resource'): AppError => new AppError('not_found
 export const invalid = (errors: FieldError[], message = 'The request did not validate.'): AppError =>
   new AppError('validation_failed', message, { errors });
 
-export const conflict = (code: 'already_exists' | 'in_use' | 'invalid_state', message: string, extra = {}): AppError =>
-  new AppError(code, message, extra);
+export const conflict = (
+  code: 'already_exists' | 'domain_unavailable' | 'in_use' | 'invalid_state',
+  message: string,
+  extra = {},
+): AppError => new AppError(code, message, extra);
 
 export const forbidden = (message: string): AppError => new AppError('forbidden', message);
 

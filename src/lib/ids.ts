@@ -24,7 +24,7 @@ export type IdPrefix =
 export const newId = (prefix: IdPrefix): string => typeid(prefix).toString();
 
 /** The 26-character suffix: a UUIDv7 in Crockford base32, first character 0-7. */
-export const ID_SUFFIX_PATTERN = '[0-7][0-9a-hjkmnp-tv-z]{25}';
+const ID_SUFFIX_PATTERN = '[0-7][0-9a-hjkmnp-tv-z]{25}';
 
 export const idPattern = (prefix: IdPrefix): string => `^${prefix}_${ID_SUFFIX_PATTERN}$`;
 

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 
 /** A command that failed: `<label> failed: <what it said>`, as `sync_error` shows it. */
-export class CommandError extends Error {}
+class CommandError extends Error {}
 
 /**
  * What a daemon's tool said went wrong: its first line that says error, fatal or emerg (nginx

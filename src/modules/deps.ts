@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Clock } from '../lib/time.js';
-import type { TokenResolver } from './tokens/resolver.js';
+import type { CallerResolver } from '../auth/caller.js';
 
 /** What services need; built once per app by buildApp, never global. */
 export interface ServiceDeps {
@@ -10,5 +10,7 @@ export interface ServiceDeps {
   clock: Clock;
   config: Readonly<Config>;
   jobs: JobQueue;
-  resolver: TokenResolver;
+  resolver: CallerResolver;
+  /** An account's disk use for quota checks (accounts/usage.ts: diskMeter). */
+  diskInUse: (accountId: string) => Promise<number>;
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { PLAN_LIMITS, createAccount, createPlan, createReseller, createToken } from '../helpers/fixtures.js';
-import { accountHome } from '../../src/modules/accounts/usage.js';
+import { accountHome } from '../../src/layout.js';
 
 let t: TestApp;
 let plan: { id: string };

@@ -19,7 +19,7 @@ const done = (opId: string) =>
   eventually(async () => {
     const op = (await t.get(`/v1/operations/${opId}`)).body;
     return ['succeeded', 'failed'].includes(op.status) ? op : null;
-  }, 60_000);
+  }, 180_000);
 
 async function deployLive(siteId: string, files: Record<string, string>) {
   const r = await t.request('POST', `/v1/sites/${siteId}/deployments`, {

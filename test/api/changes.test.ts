@@ -154,5 +154,5 @@ describe('scheduled change sets', () => {
       await shared.db.close();
       await shared.drop();
     }
-  }, 60_000);
+  }, 180_000);
 });

@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Type } from 'typebox';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan, createReseller } from '../helpers/fixtures.js';
 
 let t: TestApp;
 let plan: { id: string };
 let failNext = 0;
+let slowInside = false;
+let releaseSlow = () => undefined as void;
+const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
 beforeAll(async () => {
   t = await createTestApp({
     deps: {
@@ -16,8 +19,10 @@ beforeAll(async () => {
           if (failNext-- > 0) throw new Error('transient');
           return reply.code(201).send({ ok: true, at: Date.now() });
         });
+        // Test-only: a POST that holds until the test releases it.
         app.post('/v1/_test/slow', { schema: { hide: true } }, async () => {
-          await new Promise((r) => setTimeout(r, 1500));
+          slowInside = true;
+          await slowGate;
           return { ok: true };
         });
       },
@@ -173,11 +178,11 @@ describe('Idempotency-Key', () => {
   });
 
   it('a request still in flight is 409 idempotency_key_in_use', async () => {
-    const [a, b] = await Promise.all([
-      t.post('/v1/_test/slow', {}, undefined, { 'idempotency-key': 'slow-1' }),
-      new Promise((r) => setTimeout(r, 500)).then(() => t.post('/v1/_test/slow', {}, undefined, { 'idempotency-key': 'slow-1' })),
-    ]);
-    expect(a.status).toBe(200);
+    const first = t.post('/v1/_test/slow', {}, undefined, { 'idempotency-key': 'slow-1' });
+    await eventually(async () => slowInside);
+    const b = await t.post('/v1/_test/slow', {}, undefined, { 'idempotency-key': 'slow-1' });
+    releaseSlow();
+    expect((await first).status).toBe(200);
     expect(b.status).toBe(409);
     expect(b.body.code).toBe('idempotency_key_in_use');
   });

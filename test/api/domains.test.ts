@@ -173,6 +173,24 @@ describe('changing domains', () => {
     expect((await records(d.body.id)).filter((r: string) => r.includes(' MX '))).toEqual(['@ MX 10 mail.own-mx.com.']);
   });
 
+  it("disabling mail removes only what the template wrote: the owner's identical MX and an edited record stay", async () => {
+    const d = await t.post('/v1/domains', { account_id: account.id, name: 'own-mx-off.com', template: 'empty' });
+    await t.post('/v1/domains/own-mx-off.com/records', { name: '@', type: 'MX', content: '10 mail.own-mx-off.com.' });
+    expect((await t.request('PATCH', `/v1/domains/${d.body.id}`, { body: { mail_enabled: true } })).status).toBe(200);
+    // The template's SPF policy, taken over by the owner with an edit of its TTL.
+    const spf = (await t.get(`/v1/domains/${d.body.id}/records?type=TXT`)).body.data[0];
+    expect(spf.content).toBe('v=spf1 mx -all');
+    const mailHost = await t.post('/v1/domains/own-mx-off.com/records', { name: 'mail', type: 'A', content: '192.0.2.25' });
+    expect(mailHost.status).toBe(201);
+    expect((await t.request('PATCH', `/v1/domains/${d.body.id}/records/${spf.id}`, { body: { ttl: 600 } })).status).toBe(200);
+    expect((await t.request('PATCH', `/v1/domains/${d.body.id}`, { body: { mail_enabled: false } })).status).toBe(200);
+    expect((await records(d.body.id)).filter((r: string) => !/ (SOA|NS) /.test(r)).sort()).toEqual([
+      '@ MX 10 mail.own-mx-off.com.',
+      '@ TXT v=spf1 mx -all',
+      'mail A 192.0.2.25',
+    ]);
+  });
+
   it("enabling mail keeps the owner's SPF policy and joins their TXT set with its TTL", async () => {
     const d = await t.post('/v1/domains', { account_id: account.id, name: 'own-spf.com', template: 'empty' });
     await t.post('/v1/domains/own-spf.com/records', {

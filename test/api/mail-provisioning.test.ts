@@ -39,7 +39,7 @@ describe('a failing mail driver', () => {
     } finally {
       await f.close();
     }
-  }, 90_000);
+  }, 180_000);
 });
 
 describe('account termination', () => {
@@ -63,5 +63,5 @@ describe('account termination', () => {
     } finally {
       await f.close();
     }
-  }, 60_000);
+  }, 180_000);
 });

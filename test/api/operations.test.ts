@@ -34,6 +34,10 @@ describe('operations', () => {
       const again = await t.post(`/v1/operations/${opId}/cancel`);
       expect(again.status).toBe(409);
       expect(again.body.code).toBe('invalid_state');
+      // The scope is checked before the state: a read-only token learns nothing from a 409.
+      const readOnlyAgain = await t.post(`/v1/operations/${opId}/cancel`, undefined, readOnly);
+      expect(readOnlyAgain.status).toBe(403);
+      expect(readOnlyAgain.body.code).toBe('insufficient_scope');
       const list = await t.get(`/v1/operations?resource_id=${acc.id}&status=canceled`);
       expect(list.body.data.map((o: { id: string }) => o.id)).toEqual([opId]);
     } finally {

@@ -1,14 +1,18 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort } from '../helpers/ports.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { acquireDirLock, DirLockedError } from '../../src/db/lock.js';
+import { emptyPostgresDb, onPostgres } from '../helpers/db.js';
 
 /** The real entry points, as separate processes: start, bootstrap, lock, SIGTERM, CLI. */
 const root = path.resolve(import.meta.dirname, '../..');
 const tsx = path.join(root, 'node_modules/tsx/dist/cli.mjs');
 const dirs: string[] = [];
+const OPERATOR = 'process-test-operator-token-0123456789';
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 function tempDir(): string {
@@ -22,7 +26,11 @@ function start(
   port: number,
   env: Record<string, string> = {},
 ): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [tsx, path.join(root, 'src/server.ts')], {
+  // As in production (README): node itself receives the signals. tsx's CLI wrapper relays a
+  // signal and SIGKILLs the server if it does not confirm within 30 ms, which a loaded machine
+  // misses (exit 143 instead of a clean stop).
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/server.ts')], {
+    cwd: root,
     env: { ...process.env, BERTH_DATA_DIR: dataDir, BERTH_PORT: String(port), BERTH_LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -35,7 +43,7 @@ function start(
 
 async function waitReady(port: number): Promise<void> {
   // A first start (PGlite initdb, migrations) takes 20 s and more on a loaded 2-core machine.
-  for (let i = 0; i < 600; i++) {
+  for (const started = Date.now(); Date.now() - started < 150_000;) {
     try {
       const r = await fetch(`http://127.0.0.1:${port}/readyz`);
       if (r.ok) return;
@@ -50,7 +58,7 @@ async function waitReady(port: number): Promise<void> {
 describe('server process', () => {
   it('first start creates the data dir, prints a generated operator token once, and stops cleanly on SIGTERM', async () => {
     const dataDir = path.join(tempDir(), 'data');
-    const port = 18000 + Math.floor(Math.random() * 1000);
+    const port = await freePort();
     const s = start(dataDir, port);
     await waitReady(port);
     const token = /berth_[0-9A-Za-z]{40}/.exec(s.output())?.[0];
@@ -59,7 +67,7 @@ describe('server process', () => {
     expect(me.status).toBe(200);
 
     // A second process on the same PGlite directory must refuse to start.
-    const second = start(dataDir, port + 1);
+    const second = start(dataDir, await freePort());
     expect(await second.exited).toBe(1);
     expect(second.output()).toMatch(/already open in process \d+/);
 
@@ -67,20 +75,80 @@ describe('server process', () => {
     expect(await s.exited).toBe(0);
 
     // The next start on the same directory prints no new token.
-    const again = start(dataDir, port + 2);
-    await waitReady(port + 2);
+    const againPort = await freePort();
+    const again = start(dataDir, againPort);
+    await waitReady(againPort);
     expect(again.output()).not.toMatch(/berth_[0-9A-Za-z]{40}/);
-    const stillWorks = await fetch(`http://127.0.0.1:${port + 2}/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+    const stillWorks = await fetch(`http://127.0.0.1:${againPort}/v1/me`, { headers: { authorization: `Bearer ${token}` } });
     expect(stillWorks.status).toBe(200);
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
   }, 120_000);
 
+  it('SIGTERM closes idle keep-alive and half-sent connections at once and exits 0 well within 10 s', async () => {
+    const port = await freePort();
+    const s = start(tempDir(), port, { BERTH_BOOTSTRAP_TOKEN: OPERATOR });
+    await waitReady(port);
+    const kept = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => {
+      kept.write(`GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${OPERATOR}\r\n\r\n`);
+      kept.once('data', () => resolve());
+    });
+    const silent = connect(port, '127.0.0.1');
+    const half = connect(port, '127.0.0.1', () => half.write('GET /v1/me HTTP/1.1\r\nHost: x\r\n'));
+    await new Promise((r) => setTimeout(r, 200));
+    const started = Date.now();
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    for (const socket of [kept, silent, half]) socket.destroy();
+  }, 120_000);
+
+  it('`npm start` passes SIGTERM to the server: nothing is left on the port', async () => {
+    const port = await freePort();
+    const npm = spawn('npm', ['start'], {
+      cwd: root,
+      env: { ...process.env, BERTH_DATA_DIR: tempDir(), BERTH_PORT: String(port), BERTH_LOG_LEVEL: 'warn', DATABASE_URL: '' },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => npm.on('exit', resolve));
+    await waitReady(port);
+    npm.kill('SIGTERM');
+    await exited;
+    await expect
+      .poll(
+        () =>
+          fetch(`http://127.0.0.1:${port}/readyz`).then(
+            () => 'up',
+            () => 'down',
+          ),
+        { timeout: 10_000 },
+      )
+      .toBe('down');
+  }, 120_000);
+
+  it.skipIf(!onPostgres())(
+    'several processes starting together on an empty PostgreSQL database all start',
+    async () => {
+      const empty = await emptyPostgresDb();
+      try {
+        const ports = [await freePort(), await freePort(), await freePort()];
+        const servers = ports.map((port) => start(tempDir(), port, { DATABASE_URL: empty.url, BERTH_BOOTSTRAP_TOKEN: OPERATOR }));
+        await Promise.all(ports.map(waitReady));
+        for (const s of servers) s.child.kill('SIGTERM');
+        for (const s of servers) expect(await s.exited, s.output()).toBe(0);
+      } finally {
+        await empty.drop();
+      }
+    },
+    180_000,
+  );
+
   it('a bad configuration value exits 1 with a clear message', async () => {
     const s = start(tempDir(), 0, { BERTH_PORT: 'http' });
     expect(await s.exited).toBe(1);
     expect(s.output()).toMatch(/BERTH_PORT must be a whole number/);
-  }, 30_000);
+  }, 180_000);
 });
 
 describe('berth CLI', () => {

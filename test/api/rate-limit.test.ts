@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Type } from 'typebox';
-import { createTestApp, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
+import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { freshDb } from '../helpers/db.js';
 import { createToken } from '../helpers/fixtures.js';
 
@@ -38,6 +38,10 @@ describe('rate limit headers', () => {
 
 describe('concurrency limit', () => {
   it('more than N requests in flight for one token are 429', async () => {
+    // The handler holds until released: which requests overlap never depends on timing.
+    let release = () => undefined as void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let inside = 0;
     const t = await createTestApp({
       env: { BERTH_RATE_LIMIT_CONCURRENT: '2' },
       deps: {
@@ -46,15 +50,19 @@ describe('concurrency limit', () => {
             '/v1/_test/wait',
             { schema: { hide: true, response: { 200: Type.Object({ ok: Type.Boolean() }) } } },
             async () => {
-              await new Promise((r) => setTimeout(r, 200));
+              inside++;
+              await gate;
               return { ok: true };
             },
           ),
       },
     });
     try {
-      const results = await Promise.all([1, 2, 3].map(() => t.get('/v1/_test/wait')));
-      expect(results.map((r) => r.status).sort()).toEqual([200, 200, 429]);
+      const held = [1, 2].map(() => t.get('/v1/_test/wait'));
+      await eventually(async () => inside === 2);
+      expect((await t.get('/v1/_test/wait')).status).toBe(429);
+      release();
+      expect((await Promise.all(held)).map((r) => r.status)).toEqual([200, 200]);
       expect((await t.get('/v1/_test/wait')).status).toBe(200);
     } finally {
       await t.close();

@@ -417,7 +417,7 @@ describe('deleting sites', () => {
       await owned.db.close();
       await owned.drop();
     }
-  }, 60_000);
+  }, 180_000);
 
   it('a web server that refuses or misses the site leaves it active with sync_state error, and the retried apply serves it', async () => {
     let refusing = true;
@@ -450,7 +450,7 @@ describe('deleting sites', () => {
     } finally {
       await broken.close();
     }
-  }, 90_000);
+  }, 180_000);
 
   it('queued site operations can be canceled, and the site is put back', async () => {
     const idle = await createTestApp({ jobs: false });

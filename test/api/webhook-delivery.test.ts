@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort } from '../helpers/ports.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { openDb } from '../../src/db/client.js';
@@ -175,7 +176,8 @@ describe('bounded concurrency', () => {
     await eventually(async () => fastRx.received.length === 6);
     const started = performance.now();
     expect((await t.get('/v1/webhooks')).status).toBe(200);
-    expect(performance.now() - started).toBeLessThan(1000);
+    // Answered while both slots hang (a generous bound: CI's two cores are shared).
+    expect(performance.now() - started).toBeLessThan(5000);
     expect(slowRx.maxInFlight()).toBe(2);
     const rows = (
       await t.db.query<{ status: string; n: number }>(
@@ -224,7 +226,7 @@ describe('restart', () => {
   it('a delivery cut off by a crash is delivered after the restart (at least once, same webhook-id)', async () => {
     const rx = await startReceiver();
     rx.behave('hang');
-    const port = 18000 + Math.floor(Math.random() * 1000);
+    const port = await freePort();
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/server.ts')], {
       cwd: root,
       env: {

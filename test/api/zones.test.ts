@@ -76,7 +76,7 @@ describe('terminating an account', () => {
     expect((await t.request('DELETE', `/v1/accounts/${acc.id}`)).status).toBe(202);
     await eventually(async () => !existsSync(rendered('terminated-zone.net')), 30_000);
     expect((await t.get('/v1/domains/terminated-zone.net')).status).toBe(404);
-  }, 45_000);
+  }, 180_000);
 });
 
 describe('a failing DNS driver', () => {
@@ -109,5 +109,5 @@ describe('a failing DNS driver', () => {
     } finally {
       await f.close();
     }
-  }, 90_000);
+  }, 180_000);
 });

@@ -29,7 +29,7 @@ export interface Response<T = any> {
   text: string;
 }
 
-export interface RequestOptions {
+interface RequestOptions {
   token?: string | null;
   body?: unknown;
   /** Raw body text (sent as-is). */
@@ -121,8 +121,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   };
 }
 
-/** Waits until fn returns a truthy value (for background jobs). */
-export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 20_000): Promise<NonNullable<T>> {
+/** Waits until fn returns a truthy value (for background jobs); the timeout is room for a loaded machine. */
+export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 60_000): Promise<NonNullable<T>> {
   const start = Date.now();
   for (;;) {
     const v = await fn();

@@ -14,6 +14,16 @@ export async function freshDb(): Promise<{ db: Db; url: string | null; drop: () 
     await migrate(db);
     return { db, url: null, drop: async () => undefined };
   }
+  const empty = await emptyPostgresDb();
+  const db = await openDb({ databaseUrl: empty.url, dataDir: '', poolSize: 10 });
+  await migrate(db);
+  return { db, url: empty.url, drop: empty.drop };
+}
+
+/** A new, empty database on the PostgreSQL server of TEST_DATABASE_URL (no schema at all). */
+export async function emptyPostgresDb(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const admin = process.env.TEST_DATABASE_URL;
+  if (!admin) throw new Error('TEST_DATABASE_URL is not set');
   // Named after the database CI gave us, so CI can drop whatever a crashed run left behind.
   const name = `${new URL(admin).pathname.slice(1) || 'berth'}_t_${randomBytes(6).toString('hex')}`.replace(/[^a-z0-9_]/g, '_');
   const client = new pg.Client({ connectionString: admin });
@@ -22,10 +32,7 @@ export async function freshDb(): Promise<{ db: Db; url: string | null; drop: () 
   await client.end();
   const url = new URL(admin);
   url.pathname = `/${name}`;
-  const db = await openDb({ databaseUrl: url.toString(), dataDir: '', poolSize: 10 });
-  await migrate(db);
   return {
-    db,
     url: url.toString(),
     drop: async () => {
       const c = new pg.Client({ connectionString: admin });

@@ -1,14 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface Received {
+interface Received {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: string;
 }
 
 /** What the receiver answers: a status (and body), or `hang` to never answer. */
-export type Behaviour = { status: number; body?: string; headers?: Record<string, string> } | 'hang';
+type Behaviour = { status: number; body?: string; headers?: Record<string, string> } | 'hang';
 
 /** A real HTTP server on loopback standing in for a customer's webhook consumer. */
 export interface Receiver {

@@ -51,7 +51,7 @@ describe.skipIf(!daemonEnv)(`a daemon that is down (${daemonEnv ? 'real daemons'
     expect(await dig(`late.${name}`, 'A')).toEqual(['192.0.2.9']);
     const serial = (await t.get(`/v1/domains/${created.body.id}`)).body.dns.serial;
     expect((await dig(name, 'SOA'))[0]?.split(' ')[2]).toBe(String(serial));
-  }, 90_000);
+  }, 180_000);
 
   it('nginx: a suspension waits in sync_state error and is served once nginx is back', async () => {
     const name = unique('down-web');
@@ -75,7 +75,7 @@ describe.skipIf(!daemonEnv)(`a daemon that is down (${daemonEnv ? 'real daemons'
     await start('nginx');
     await eventually(async () => (await t.get(`/v1/sites/${site.id}`)).body.sync_state === 'in_sync', 60_000);
     await eventually(async () => (await httpGet(name)).status === 503);
-  }, 90_000);
+  }, 180_000);
 
   it('Postfix: a new mailbox waits in sync_state error and is accepted once Postfix is back', async () => {
     const name = unique('down-mail');
@@ -92,5 +92,5 @@ describe.skipIf(!daemonEnv)(`a daemon that is down (${daemonEnv ? 'real daemons'
     await eventually(async () => (await t.get(`/v1/emails/${box.body.id}`)).body.sync_state === 'in_sync', 60_000);
     const rcpt = await smtp(['EHLO client.example', 'MAIL FROM:<a@example.org>', `RCPT TO:<late@${name}>`]);
     expect(rcpt.at(-1)?.code).toBe(250);
-  }, 90_000);
+  }, 180_000);
 });

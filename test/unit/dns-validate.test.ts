@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkZone, normalizeRecord, unquoteTxt, type ZoneEntry } from '../../src/modules/dns/validate.js';
+import { checkZone, normalizeRecord, unquoteTxt } from '../../src/modules/domains/records/validate.js';
+import type { ZoneEntry } from '../../src/modules/domains/records/repo.js';
 
 const Z = 'example.org';
 const ok = (name: string, type: string, content: string) => {

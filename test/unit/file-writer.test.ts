@@ -2,7 +2,7 @@ import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fileWriter, WriteFailed } from '../../src/modules/sites/file-writer.js';
+import { fileWriter, WriteFailed } from '../../src/archives/file-writer.js';
 
 const roots: string[] = [];
 const newRoot = () => {

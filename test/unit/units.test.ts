@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { generateTokenSecret, hasValidFormat, hashSecret } from '../../src/auth/secret.js';
 import { coversAll, grants } from '../../src/auth/scopes.js';
 import { cidrMatcher, parseCidr } from '../../src/lib/cidr.js';
-import { applyMergePatch, mergeFields } from '../../src/lib/versioning.js';
+import { applyMergePatch, mergeFields } from '../../src/lib/merge-patch.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { exceededLimits } from '../../src/modules/accounts/usage.js';
 import { pgTimestampToRfc3339 } from '../../src/lib/time.js';

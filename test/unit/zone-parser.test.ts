@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseZoneFile } from '../../src/modules/dns/zone-parser.js';
+import { parseZoneFile } from '../../src/modules/domains/zone/parser.js';
 import { renderZoneFile } from '../../src/provisioning/render/zone-file.js';
 
 const fixture = (name: string) => readFileSync(path.resolve(import.meta.dirname, '../fixtures/zones', name), 'utf8');

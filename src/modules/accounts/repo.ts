@@ -1,8 +1,8 @@
 import type { Queryable } from '../../db/client.js';
 import type { Caller } from '../../auth/caller.js';
 import { reachSql } from '../../auth/caller.js';
-import { pageSql, type PageParams } from '../../http/pagination.js';
-import { LIMIT_FIELDS, type LimitField, type Limits } from '../plans/repo.js';
+import { pageSql, type PageParams } from '../../db/paging.js';
+import { LIMIT_FIELDS, type LimitField, type Limits } from '../plans/index.js';
 
 export type AccountStatus = 'active' | 'suspended' | 'terminating';
 

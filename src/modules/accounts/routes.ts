@@ -4,7 +4,7 @@ import { ifMatchVersion, sendResource } from '../../http/etag.js';
 import { listRoute, reachOf, updateRoutes } from '../../http/crud.js';
 import { sendAccepted, sendCreated, type App } from '../../http/routes.js';
 import { Email, Id, IdParams, Name, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
-import { LimitSchemas } from '../plans/routes.js';
+import { LimitSchemas } from '../plans/index.js';
 import type { AccountsService } from './service.js';
 
 const Status = StringEnum(['active', 'suspended', 'terminating'] as const);
@@ -120,12 +120,12 @@ export function accountRoutes(app: App, svc: AccountsService): void {
   );
 
   app.get(
-    `${path}/:id`,
+    `${path}/:account_id`,
     {
       config: { scope: 'accounts:read', reach },
       schema: { tags, operationId: 'getAccount', summary: 'Get a hosting account', ...item },
     },
-    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
+    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.account_id)),
   );
 
   updateRoutes(app, {
@@ -142,7 +142,7 @@ export function accountRoutes(app: App, svc: AccountsService): void {
   });
 
   app.delete(
-    `${path}/:id`,
+    `${path}/:account_id`,
     {
       config: { scope: 'accounts:write', reach },
       schema: {
@@ -155,11 +155,11 @@ export function accountRoutes(app: App, svc: AccountsService): void {
         response: { 202: Type.Ref('AccountTermination') },
       },
     },
-    async (req, reply) => sendAccepted(reply, await svc.terminate(callerOf(req), req.params.id, ifMatchVersion(req))),
+    async (req, reply) => sendAccepted(reply, await svc.terminate(callerOf(req), req.params.account_id, ifMatchVersion(req))),
   );
 
   app.post(
-    `${path}/:id/suspend`,
+    `${path}/:account_id/suspend`,
     {
       config: { scope: 'accounts:write', reach },
       schema: {
@@ -172,20 +172,20 @@ export function accountRoutes(app: App, svc: AccountsService): void {
         response: { 200: Type.Ref('Account') },
       },
     },
-    async (req, reply) => sendResource(req, reply, await svc.suspend(callerOf(req), req.params.id, req.body.reason)),
+    async (req, reply) => sendResource(req, reply, await svc.suspend(callerOf(req), req.params.account_id, req.body.reason)),
   );
 
   app.post(
-    `${path}/:id/unsuspend`,
+    `${path}/:account_id/unsuspend`,
     {
       config: { scope: 'accounts:write', reach },
       schema: { tags, operationId: 'unsuspendAccount', summary: 'Unsuspend a hosting account', ...item },
     },
-    async (req, reply) => sendResource(req, reply, await svc.unsuspend(callerOf(req), req.params.id)),
+    async (req, reply) => sendResource(req, reply, await svc.unsuspend(callerOf(req), req.params.account_id)),
   );
 
   app.get(
-    `${path}/:id/usage`,
+    `${path}/:account_id/usage`,
     {
       config: { scope: 'accounts:read', reach },
       schema: {
@@ -211,7 +211,7 @@ export function accountRoutes(app: App, svc: AccountsService): void {
         },
       },
     },
-    async (req) => svc.usage(callerOf(req), req.params.id),
+    async (req) => svc.usage(callerOf(req), req.params.account_id),
   );
 }
 

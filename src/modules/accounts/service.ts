@@ -4,21 +4,19 @@ import type { Queryable } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { conflict, forbidden, invalid, notFound, quotaExceeded } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
-import type { PageParams } from '../../http/pagination.js';
+import { checkVersion, staleVersion } from '../../lib/if-match.js';
+import { mergeFields } from '../../lib/merge-patch.js';
+import type { PageParams } from '../../db/paging.js';
 import { JOBS } from '../../jobs/names.js';
 import type { ServiceDeps } from '../deps.js';
-import { appendEvent } from '../events/repo.js';
-import * as ops from '../operations/repo.js';
-import { toOperation, type CancelHandler } from '../operations/service.js';
-import * as plans from '../plans/repo.js';
-import { zonesOfAccount } from '../domains/repo.js';
-import { touchMailUnitsOfAccount } from '../emails/unit.js';
-import { siteIdsOfAccount } from '../sites/repo.js';
-import { touchWebUnitsOfAccount } from '../sites/unit.js';
-import { lockResellerAccountCount } from '../resellers/repo.js';
+import { publishEvent } from '../publishing/index.js';
+import * as ops from '../operations/index.js';
+import { toOperation, type CancelHandler } from '../operations/index.js';
+import * as plans from '../plans/index.js';
+import { lockResellerAccountCount } from '../resellers/index.js';
 import * as repo from './repo.js';
-import { accountHome, exceededLimits, measureUsage, type ResourceCounter, type Usage } from './usage.js';
+import { exceededLimits, measureUsage, type ResourceCounter, type Usage } from './usage.js';
+import { accountHome } from '../../layout.js';
 
 export const limitsOf = (r: repo.AccountRow): plans.Limits => repo.planLimitsOf(r, r.limit_overrides);
 
@@ -79,7 +77,7 @@ export interface CreateAccountInput {
 }
 
 const accountEvent = (tx: Queryable, type: string, row: repo.AccountRow) =>
-  appendEvent(tx, {
+  publishEvent(tx, {
     type,
     accountId: row.id,
     resellerId: row.reseller_id,
@@ -88,9 +86,31 @@ const accountEvent = (tx: Queryable, type: string, row: repo.AccountRow) =>
   });
 
 /** Removes what an account keeps outside its home (its backup archives) when it is terminated. */
-export type AccountRemoval = (accountId: string) => Promise<void>;
+/**
+ * What the modules built on accounts contribute to an account's life; registered by each of them
+ * (app.ts hands them in), so accounts imports none of them.
+ */
+export interface AccountHooks {
+  /** Counts of the account's resources, for its usage. */
+  counters: ResourceCounter[];
+  /** In the transaction of a suspension or unsuspension: what renders differently now. */
+  statusChanged: ((tx: Queryable, accountId: string) => Promise<void>)[];
+  /** In the termination's transaction, before the row goes (its resources go with it by cascade). */
+  terminating: ((tx: Queryable, accountId: string) => Promise<void>)[];
+  /** Before that transaction: what lives outside the account's home (backup archives). */
+  removals: ((accountId: string) => Promise<void>)[];
+}
 
-export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] = [], removals: AccountRemoval[] = []) {
+/** Every module's hooks in one (their order is the order given). */
+export const mergeAccountHooks = (parts: Partial<AccountHooks>[]): AccountHooks => ({
+  counters: parts.flatMap((p) => p.counters ?? []),
+  statusChanged: parts.flatMap((p) => p.statusChanged ?? []),
+  terminating: parts.flatMap((p) => p.terminating ?? []),
+  removals: parts.flatMap((p) => p.removals ?? []),
+});
+
+export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> = {}) {
+  const { counters = [], statusChanged = [], terminating = [], removals = [] } = hooks;
   const { db, config } = deps;
 
   async function load(caller: Caller, id: string): Promise<repo.AccountRow> {
@@ -126,9 +146,8 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
       if (!(await repo.setStatus(tx, id, [current.status], to))) throw staleVersion();
       const updated = (await repo.findAccountById(tx, id)) as repo.AccountRow;
       await accountEvent(tx, event, updated);
-      // A suspended account's mailboxes refuse logins: their mail units render again.
-      await touchMailUnitsOfAccount(tx, deps.jobs, id);
-      await touchWebUnitsOfAccount(tx, deps.jobs, id);
+      // A suspended account's mailboxes refuse logins and its sites answer 503: they render again.
+      for (const changed of statusChanged) await changed(tx, id);
       return updated;
     });
     return toAccount(row);
@@ -272,14 +291,9 @@ export function accountsService(deps: ServiceDeps, counters: ResourceCounter[] =
       await db.transaction(async (tx) => {
         const account = await repo.findAccountById(tx, op.resource_id, true);
         if (account) {
-          // Its domains go with the row (foreign key); each zone's apply job then finds the
-          // domain gone and has the DNS driver remove the zone.
-          for (const zone of await zonesOfAccount(tx, account.id)) {
-            await deps.jobs.send(tx, JOBS.dnsApply, { domain_id: zone.id, name: zone.name });
-            await deps.jobs.send(tx, JOBS.mailApply, { domain_id: zone.id, name: zone.name, account_id: account.id });
-          }
-          // Its sites go with the row too; each web apply job then finds its site gone and stops serving it.
-          for (const site of await siteIdsOfAccount(tx, account.id)) await deps.jobs.send(tx, JOBS.webApply, { site_id: site });
+          // Its zones, mail domains and sites go with the row (foreign keys); the hooks queue the
+          // applies that then find them gone and withdraw them from the daemons.
+          for (const hook of terminating) await hook(tx, account.id);
           await accountEvent(tx, 'account.deleted', account);
           await repo.deleteAccount(tx, account.id);
         }
@@ -293,7 +307,6 @@ export type AccountsService = ReturnType<typeof accountsService>;
 
 /** Canceling a queued termination gives the account back its previous status. */
 export const cancelTermination: CancelHandler = {
-  scope: 'accounts:write',
   async undo(tx, op) {
     const account = await repo.findAccountById(tx, op.resource_id, true);
     if (!account) return;

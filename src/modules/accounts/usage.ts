@@ -1,8 +1,8 @@
-import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { lstat, readdir } from 'node:fs/promises';
 import type { Queryable } from '../../db/client.js';
-import type { Limits } from '../plans/repo.js';
-import { keptReleaseBytes } from '../sites/deployments-repo.js';
+import { accountHome } from '../../layout.js';
+import type { Limits } from '../plans/index.js';
 import type { ExceededLimit } from '../../lib/errors.js';
 
 export interface Usage {
@@ -12,9 +12,6 @@ export interface Usage {
   disk_bytes: number;
   backups: number;
 }
-
-/** Where an account's files live (site releases, maildirs); its size is the account's disk usage. */
-export const accountHome = (dataDir: string, accountId: string): string => path.resolve(dataDir, 'accounts', accountId);
 
 /** Bytes of every regular file under dir (symlinks are not followed), less the top-level entries `skip` names. */
 export async function directoryBytes(dir: string, skip: string[] = []): Promise<number> {
@@ -53,18 +50,30 @@ export async function measureUsage(
   return usage;
 }
 
-/**
- * The account's disk use for a quota check, cheaper than walking everything: its files, with the
- * site releases counted from the sizes recorded when each was unpacked (a release never changes
- * afterwards). Walking 10,000-file releases on every deployment cost seconds.
- */
-export async function diskInUse(db: Queryable, dataDir: string, accountId: string): Promise<number> {
-  const [files, releases] = await Promise.all([
-    directoryBytes(accountHome(dataDir, accountId), ['sites']),
-    keptReleaseBytes(db, accountId),
-  ]);
-  return files + releases;
+/** Files a module keeps under the account's home in `dir`, counted from sizes it recorded. */
+export interface RecordedBytes {
+  dir: string;
+  bytes: (db: Queryable, accountId: string) => Promise<number>;
 }
+
+/**
+ * The account's disk use for a quota check, cheaper than walking everything: its files, with
+ * the directories whose sizes a module records (site releases: a release never changes once
+ * unpacked) counted from those records. Walking 10,000-file releases on every deployment cost
+ * seconds.
+ */
+export const diskMeter =
+  (db: Queryable, dataDir: string, recorded: RecordedBytes[]) =>
+  async (accountId: string): Promise<number> => {
+    const parts = await Promise.all([
+      directoryBytes(
+        accountHome(dataDir, accountId),
+        recorded.map((r) => r.dir),
+      ),
+      ...recorded.map((r) => r.bytes(db, accountId)),
+    ]);
+    return parts.reduce((a, b) => a + b, 0);
+  };
 
 const MIB = 1024 * 1024;
 

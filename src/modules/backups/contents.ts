@@ -3,18 +3,19 @@ import path from 'node:path';
 import { systemCaller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { renderZoneFile } from '../../provisioning/render/zone-file.js';
-import { findAccountById } from '../accounts/repo.js';
-import { toAccount } from '../accounts/service.js';
-import * as domains from '../domains/repo.js';
-import { toDomain, toRecord } from '../domains/representation.js';
-import { listAddresses } from '../emails/repo.js';
-import { presentAddress } from '../emails/representation.js';
-import { mailRoot } from '../emails/unit.js';
-import { releaseDir, siteDir } from '../sites/paths.js';
-import { listSites } from '../sites/repo.js';
-import { toSite } from '../sites/representation.js';
-import type { ArchivedDir } from './archive.js';
+import { findAccountById } from '../accounts/index.js';
+import { toAccount } from '../accounts/index.js';
+import * as domains from '../domains/index.js';
+import { listRecords } from '../domains/index.js';
+import { toDomain, toRecord } from '../domains/index.js';
+import { listAddresses } from '../emails/index.js';
+import { presentAddress } from '../emails/index.js';
+
+import { listSites } from '../sites/index.js';
+import { toSite } from '../sites/index.js';
+import type { ArchivedDir } from '../../archives/pack.js';
 import type { BackupRow } from './repo.js';
+import { mailRoot, releaseDir, siteDir } from '../../layout.js';
 
 const ALL = { limit: 1_000_000, afterId: null };
 const exists = (p: string) =>
@@ -54,7 +55,7 @@ export async function stageBackup(
     const rows = await domains.listDomains(db, caller, filter, ALL);
     manifest.domains = [];
     for (const d of rows) {
-      const records = await domains.listRecords(db, d.id, {}, ALL);
+      const records = await listRecords(db, d.id, {}, ALL);
       (manifest.domains as unknown[]).push({ ...toDomain(d, nameservers), records: records.map((r) => toRecord(r, d.name)) });
       await writeFile(path.join(staging, 'dns', `${d.name}.zone`), renderZoneFile({ name: d.name, serial: d.serial, records }));
     }

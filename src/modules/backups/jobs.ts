@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { ServiceDeps } from '../deps.js';
-import * as ops from '../operations/repo.js';
-import { packArchive } from './archive.js';
+import * as ops from '../operations/index.js';
+import { packArchive } from '../../archives/pack.js';
 import { stageBackup } from './contents.js';
 import * as repo from './repo.js';
 import { backupEvent } from './representation.js';

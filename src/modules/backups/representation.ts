@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/client.js';
-import { appendEvent } from '../events/repo.js';
+import { publishEvent } from '../publishing/index.js';
 import type { BackupRow } from './repo.js';
 
 export const toBackup = (r: BackupRow) => ({
@@ -23,7 +23,7 @@ export const toBackup = (r: BackupRow) => ({
 export type Backup = ReturnType<typeof toBackup>;
 
 export const backupEvent = (tx: Queryable, type: string, r: BackupRow) =>
-  appendEvent(tx, {
+  publishEvent(tx, {
     type,
     accountId: r.account_id,
     resellerId: r.reseller_id,

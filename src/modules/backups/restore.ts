@@ -4,25 +4,26 @@ import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { c as packTar } from 'tar';
 import { systemCaller } from '../../auth/caller.js';
-import type { DnsService } from '../dns/service.js';
-import type { DomainsService } from '../domains/service.js';
+import type { RecordsService } from '../domains/index.js';
+import type { DomainsService } from '../domains/index.js';
 import type { ServiceDeps } from '../deps.js';
-import * as emails from '../emails/repo.js';
-import { addressEvent, presentAddress } from '../emails/representation.js';
-import { mailRoot, touchMailUnit } from '../emails/unit.js';
-import * as ops from '../operations/repo.js';
-import { unpackArchive } from '../sites/archive.js';
-import type { DeploymentsService } from '../sites/deployments.js';
-import * as sites from '../sites/repo.js';
-import type { SitesService } from '../sites/service.js';
+import * as emails from '../emails/index.js';
+import { addressEvent, presentAddress } from '../emails/index.js';
+import { touchMailUnit } from '../emails/index.js';
+import * as ops from '../operations/index.js';
+import { unpackArchive } from '../sites/index.js';
+import type { DeploymentsService } from '../sites/index.js';
+import * as sites from '../sites/index.js';
+import type { SitesService } from '../sites/index.js';
 import type { BackupPart, BackupRow } from './repo.js';
 import * as repo from './repo.js';
 import { backupEvent } from './representation.js';
 import { digestingStream, type BackupStorage } from './storage.js';
+import { mailRoot } from '../../layout.js';
 
 export interface RestoreServices {
   domains: DomainsService;
-  dns: DnsService;
+  dns: RecordsService;
   sites: SitesService;
   deployments: DeploymentsService;
 }
@@ -204,7 +205,11 @@ export function restoreJobs(deps: ServiceDeps, storage: BackupStorage, svc: Rest
         throw new RestoreFailure('invalid_state', 'The backup is no longer available.');
       await verify(backup);
       await rm(staging, { recursive: true, force: true });
-      await unpackArchive({ stream: storage.read(backup.storage_key) }, 'tar.gz', staging, Number.MAX_SAFE_INTEGER);
+      // Berth's own archive, its checksum verified: no byte or ratio limit (a site may hold sparse files).
+      await unpackArchive({ stream: storage.read(backup.storage_key) }, 'tar.gz', staging, {
+        bytes: Number.MAX_SAFE_INTEGER,
+        ratio: Number.POSITIVE_INFINITY,
+      });
       const manifest = JSON.parse(await readFile(path.join(staging, 'manifest.json'), 'utf8')) as Manifest;
       await ops.transition(db, op.id, ['running'], { status: 'running', progress: 30 });
       if (include.includes('dns')) await restoreDns(backup, manifest);

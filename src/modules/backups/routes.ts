@@ -95,7 +95,7 @@ export function backupRoutes(app: App, svc: BackupsService): void {
   });
 
   app.post(
-    `${path}/:id/restore`,
+    `${path}/:backup_id/restore`,
     {
       config: { scope: 'backups:write', reach },
       schema: {
@@ -109,7 +109,7 @@ export function backupRoutes(app: App, svc: BackupsService): void {
         response: { 202: Type.Ref('BackupWithOperation') },
       },
     },
-    async (req, reply) => sendAccepted(reply, await svc.restore(callerOf(req), req.params.id, req.body?.include)),
+    async (req, reply) => sendAccepted(reply, await svc.restore(callerOf(req), req.params.backup_id, req.body?.include)),
   );
 
   deleteRoute(app, {
@@ -121,11 +121,11 @@ export function backupRoutes(app: App, svc: BackupsService): void {
     description: '409 while it is queued or running.',
     scope: 'backups:write',
     reach,
-    remove: (caller, id) => svc.remove(caller, id),
+    remove: svc.remove,
   });
 
   app.get(
-    `${path}/:id/download`,
+    `${path}/:backup_id/download`,
     {
       config: { scope: 'backups:read', reach, produces: 'application/gzip' },
       schema: {
@@ -148,7 +148,7 @@ export function backupRoutes(app: App, svc: BackupsService): void {
       },
     },
     async (req, reply) => {
-      const d = await svc.download(callerOf(req), req.params.id, req.headers.range);
+      const d = await svc.download(callerOf(req), req.params.backup_id, req.headers.range);
       void reply
         .type('application/gzip')
         .header('accept-ranges', 'bytes')

@@ -1,14 +1,15 @@
+import { checkVersion } from '../../lib/if-match.js';
 import type { Readable } from 'node:stream';
 import { requireWritable, type Caller } from '../../auth/caller.js';
 import { AppError, conflict, invalid, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Queryable } from '../../db/client.js';
-import type { PageParams } from '../../http/pagination.js';
+import type { PageParams } from '../../db/paging.js';
 import { JOBS } from '../../jobs/names.js';
-import { lockBelowLimit, writableAccount } from '../accounts/service.js';
+import { lockBelowLimit, writableAccount } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
-import * as ops from '../operations/repo.js';
-import { toOperation } from '../operations/service.js';
+import * as ops from '../operations/index.js';
+import { toOperation } from '../operations/index.js';
 import * as repo from './repo.js';
 import { toBackup, type Backup } from './representation.js';
 import type { BackupStorage } from './storage.js';
@@ -27,7 +28,7 @@ export interface Download {
 }
 
 /** `bytes=a-b`, `bytes=a-`, `bytes=-n`; several ranges are answered whole (RFC 9110 allows it). */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | 'unsatisfiable' {
+function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | 'unsatisfiable' {
   const m = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
   if (!m || (m[1] === '' && m[2] === '')) return null;
   const [first, last] = [m[1] as string, m[2] as string];
@@ -131,9 +132,10 @@ export function backupsService(deps: ServiceDeps, storage: BackupStorage) {
     },
 
     /** Removes the backup and its archive; not while it is being made. */
-    async remove(caller: Caller, id: string): Promise<void> {
+    async remove(caller: Caller, id: string, expectedVersion?: number): Promise<void> {
       const row = await load(caller, id);
       requireWritable(caller);
+      checkVersion(expectedVersion, row.version);
       if (row.status === 'queued' || row.status === 'running')
         throw conflict('invalid_state', 'The backup is still being made; wait for it to finish.');
       await db.transaction((tx) => repo.deleteBackup(tx, id));

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
-import { pageSql, type PageParams } from '../../http/pagination.js';
+import { pageSql, type PageParams } from '../../db/paging.js';
+import * as records from './records/repo.js';
 
 export interface DomainRow {
   id: string;
@@ -19,25 +20,10 @@ export interface DomainRow {
   version: number;
 }
 
-export interface RecordRow {
-  id: string;
-  domain_id: string;
-  name: string;
-  type: string;
-  ttl: number;
-  content: string;
-  managed: boolean;
-  created_at: string;
-  updated_at: string;
-  version: number;
-}
-
-export type NewRecord = Pick<RecordRow, 'id' | 'name' | 'type' | 'ttl' | 'content' | 'managed'>;
-
 // serial is a bigint (YYYYMMDDnn outgrows int4 in 2147); it fits a double exactly.
 const SELECT = `SELECT d.id, d.account_id, a.reseller_id, d.name, d.unicode_name, d.status, d.mail_enabled,
     d.serial::float8 AS serial, d.sync_state, d.sync_error, d.created_at, d.updated_at, d.version,
-    (SELECT count(*)::int FROM dns_records r WHERE r.domain_id = d.id) AS record_count
+    ${records.recordCountOf('d.id')} AS record_count
   FROM domains d JOIN accounts a ON a.id = d.account_id`;
 
 const reach = (caller: Caller, params: unknown[]) =>
@@ -117,57 +103,13 @@ export async function countDomains(db: Queryable, accountId: string): Promise<nu
   );
 }
 
-/** The template records of a new zone, in one statement. */
-export async function insertRecords(tx: Queryable, domainId: string, records: NewRecord[]): Promise<void> {
-  if (records.length === 0) return;
-  await tx.query(
-    `INSERT INTO dns_records (id, domain_id, name, type, ttl, content, managed)
-     SELECT r.id, $1, r.name, r.type, r.ttl, r.content, r.managed
-     FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::boolean[]) AS r(id, name, type, ttl, content, managed)`,
-    [
-      domainId,
-      records.map((r) => r.id),
-      records.map((r) => r.name),
-      records.map((r) => r.type),
-      records.map((r) => r.ttl),
-      records.map((r) => r.content),
-      records.map((r) => r.managed),
-    ],
-  );
-}
-
-export const setSoaContent = (tx: Queryable, domainId: string, content: string) =>
-  tx.query(
-    `UPDATE dns_records SET content = $2, updated_at = now(), version = version + 1 WHERE domain_id = $1 AND type = 'SOA'`,
-    [domainId, content],
-  );
-
-export async function listRecords(
-  db: Queryable,
-  domainId: string,
-  f: { name?: string; type?: string },
-  page: PageParams,
-): Promise<RecordRow[]> {
-  const params: unknown[] = [domainId];
-  const where = ['domain_id = $1'];
-  if (f.name) where.push(`name = $${params.push(f.name)}`);
-  if (f.type) where.push(`type = $${params.push(f.type)}`);
-  const p = pageSql(page, 'id', params);
-  return (await db.query<RecordRow>(`SELECT * FROM dns_records WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params))
-    .rows;
-}
-
-export async function findRecord(db: Queryable, domainId: string, id: string): Promise<RecordRow | undefined> {
-  return (await db.query<RecordRow>('SELECT * FROM dns_records WHERE domain_id = $1 AND id = $2', [domainId, id])).rows[0];
-}
-
 /** The zone apply unit: everything a DNS driver needs, and the generation it represents. */
 export interface ZoneUnit {
   name: string;
   serial: number;
   generation: number;
   applied_generation: number;
-  records: Pick<RecordRow, 'name' | 'type' | 'ttl' | 'content'>[];
+  records: Pick<records.RecordRow, 'name' | 'type' | 'ttl' | 'content'>[];
 }
 
 export async function loadZoneUnit(db: Queryable, domainId: string): Promise<ZoneUnit | undefined> {
@@ -176,10 +118,36 @@ export async function loadZoneUnit(db: Queryable, domainId: string): Promise<Zon
     [domainId],
   );
   if (!d.rows[0]) return undefined;
-  const r = await db.query<ZoneUnit['records'][number]>('SELECT name, type, ttl, content FROM dns_records WHERE domain_id = $1', [
-    domainId,
-  ]);
-  return { ...d.rows[0], records: r.rows };
+  return { ...d.rows[0], records: await records.zoneRecords(db, domainId) };
+}
+
+/** `a.b.example.com` → itself and every name above it with two labels or more, longest first. */
+function domainSuffixes(name: string): string[] {
+  const labels = name.split('.');
+  return labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'));
+}
+
+/**
+ * Serialises creations of related names: each takes a transaction lock on every suffix of its
+ * name with two labels or more, so a name and any domain above or below it share one lock.
+ */
+export async function lockDomainTree(tx: Queryable, name: string): Promise<void> {
+  for (const suffix of domainSuffixes(name).sort()) await tx.query('SELECT pg_advisory_xact_lock(7482, hashtext($1))', [suffix]);
+}
+
+/** Whether a domain above `name` or below it belongs to an account other than `accountId`. */
+export async function overlapsOtherAccount(db: Queryable, name: string, accountId: string): Promise<boolean> {
+  const ancestors = domainSuffixes(name).slice(1);
+  // Names below end in `.name`: reversed, they start with `eman.`, so they sort from there up to
+  // `eman/` ('/' follows '.'); the explicit range keeps the index usable by a generic plan.
+  const below = [...`.${name}`].reverse().join('');
+  const r = await db.query(
+    `SELECT 1 FROM domains
+     WHERE account_id <> $4 AND (name = ANY($1::text[]) OR (reverse(name) ~>=~ $2 AND reverse(name) ~<~ $3))
+     LIMIT 1`,
+    [ancestors, below, `${below.slice(0, -1)}/`, accountId],
+  );
+  return r.rowCount > 0;
 }
 
 export async function domainNameTaken(db: Queryable, name: string): Promise<boolean> {

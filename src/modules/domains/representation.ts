@@ -1,4 +1,5 @@
 import type * as repo from './repo.js';
+import type { RecordRow } from './records/repo.js';
 
 /** The API representations of domains and records. */
 export const toDomain = (r: repo.DomainRow, nameservers: readonly string[]) => ({
@@ -18,7 +19,7 @@ export const toDomain = (r: repo.DomainRow, nameservers: readonly string[]) => (
 });
 export type Domain = ReturnType<typeof toDomain>;
 
-export const toRecord = (r: repo.RecordRow, domain: string) => ({
+export const toRecord = (r: RecordRow, domain: string) => ({
   id: r.id,
   domain_id: r.domain_id,
   name: r.name,

@@ -112,7 +112,7 @@ export function domainRoutes(app: App, svc: DomainsService): void {
         operationId: 'createDomain',
         summary: 'Add a domain and create its zone',
         description:
-          "Creates the zone with SOA and NS records and, with the `default` template, `@`/`www` A/AAAA records at the provider's web addresses and MX/SPF records when mail is enabled. Names are unique across the service (409); `max_domains` applies (403).",
+          "Creates the zone with SOA and NS records and, with the `default` template, `@`/`www` A/AAAA records at the provider's web addresses and MX/SPF records when mail is enabled. Names are unique across the service (409 `already_exists`). A name inside or above a domain of another account (`shop.example.com` when another account holds `example.com`, or the reverse) is a 409 `domain_unavailable` that does not name the other account; a sub-domain of the account's own domain is a zone of its own. `max_domains` applies (403).",
         body: CreateBody,
         response: { 201: Type.Ref('Domain') },
       },

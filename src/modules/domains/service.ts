@@ -5,24 +5,24 @@ import { parseDomainName } from '../../lib/domain-name.js';
 import { conflict, invalid, notFound } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import { nextSerial } from '../../lib/soa-serial.js';
-import { checkVersion, mergeFields } from '../../lib/versioning.js';
-import type { PageParams } from '../../http/pagination.js';
+import { checkVersion } from '../../lib/if-match.js';
+import { mergeFields } from '../../lib/merge-patch.js';
+import type { PageParams } from '../../db/paging.js';
 import type { ServiceDeps } from '../deps.js';
-import * as accounts from '../accounts/repo.js';
-import { lockBelowLimit, writableAccount } from '../accounts/service.js';
+import * as accounts from '../accounts/index.js';
+import { lockBelowLimit, writableAccount } from '../accounts/index.js';
 import { renderZoneFile } from '../../provisioning/render/zone-file.js';
 import { JOBS } from '../../jobs/names.js';
-import * as emails from '../emails/repo.js';
-import { addressEvent, presentAddress } from '../emails/representation.js';
-import { touchMailUnit } from '../emails/unit.js';
-import * as sites from '../sites/repo.js';
-import { beginSiteDeletion } from '../sites/service.js';
+import type { DomainDependent, DomainHooks, UsedBy } from './hooks.js';
 import * as repo from './repo.js';
+import * as records from './records/repo.js';
 import { toDomain, toRecord, type DnsRecord, type Domain } from './representation.js';
-import { zoneEditor } from '../dns/zone-edit.js';
-import { mailRecordsEdit } from './mail-records.js';
-import { publishZoneChange } from './zone-change.js';
-import { initialRecords, mailRecords, type ZoneDefaults, type ZoneTemplate } from './template.js';
+import { zoneEditor } from './zone/edit.js';
+import { mailRecordsEdit } from './zone/mail-records.js';
+import { publishZoneChange } from './zone/change.js';
+import { initialRecords, mailRecords, type ZoneDefaults, type ZoneTemplate } from './zone/template.js';
+import type { AccountHooks } from '../accounts/index.js';
+import type { JobQueue } from '../../jobs/queue.js';
 
 export interface CreateDomainInput {
   account_id: string;
@@ -37,12 +37,9 @@ export interface DomainFields {
 }
 
 /** 409 `in_use`, naming what holds the domain. */
-const inUse = (name: string, addresses: emails.AddressRow[], heldBy: sites.SiteRow[] = []) =>
+const inUse = (name: string, usedBy: UsedBy[]) =>
   conflict('in_use', `Sites, mailboxes or forwarders still use ${name}; delete them first or pass cascade=true.`, {
-    used_by: [
-      ...heldBy.map((s) => ({ type: 'site', id: s.id, hostname: s.hostname })),
-      ...addresses.map((a) => ({ type: a.kind === 'mailbox' ? 'email' : 'email_forwarder', id: a.id, address: a.address })),
-    ],
+    used_by: usedBy,
   });
 
 /** `{domain}` in a path is an id or a name (A-label or Unicode); anything else matches nothing. */
@@ -52,7 +49,7 @@ function domainRef(ref: string): { id?: string; name?: string } {
   return parsed.ok ? { name: parsed.ascii } : {};
 }
 
-export function domainsService(deps: ServiceDeps) {
+export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
   const { db, clock, config } = deps;
   const zone: ZoneDefaults = { nameservers: config.nameservers, webIpv4: config.webIpv4, webIpv6: config.webIpv6 };
   const present = (r: repo.DomainRow) => toDomain(r, zone.nameservers);
@@ -74,7 +71,8 @@ export function domainsService(deps: ServiceDeps) {
 
     async list(caller: Caller, filter: repo.DomainFilter, page: PageParams): Promise<Domain[]> {
       const name = filter.name ? parseDomainName(filter.name) : null;
-      const f = name ? { ...filter, name: name.ok ? name.ascii : '\u0000' } : filter;
+      if (name && !name.ok) return []; // no domain is hosted under a name that is no domain name
+      const f = name ? { ...filter, name: name.ascii } : filter;
       return (await repo.listDomains(db, caller, f, page)).map(present);
     },
 
@@ -86,6 +84,11 @@ export function domainsService(deps: ServiceDeps) {
       try {
         const row = await db.transaction(async (tx) => {
           await lockBelowLimit(tx, account.id, 'max_domains', repo.countDomains);
+          await repo.lockDomainTree(tx, parsed.ascii);
+          // A zone inside another tenant's domain (or over one of its sub-domains) would let its
+          // owner answer for names it does not hold; the other tenant is not named.
+          if (await repo.overlapsOtherAccount(tx, parsed.ascii, account.id))
+            throw conflict('domain_unavailable', `${parsed.ascii} lies inside or above a domain hosted for another account.`);
           const serial = nextSerial(null, clock.now());
           const mail = input.mail_enabled ?? false;
           await repo.insertDomain(tx, {
@@ -96,10 +99,10 @@ export function domainsService(deps: ServiceDeps) {
             mail_enabled: mail,
             serial,
           });
-          const records = initialRecords(parsed.ascii, zone, serial, input.template ?? 'default', mail);
-          await repo.insertRecords(tx, id, records);
+          const initial = initialRecords(parsed.ascii, zone, serial, input.template ?? 'default', mail);
+          await records.insertRecords(tx, id, initial);
           const created = (await repo.findDomainById(tx, id)) as repo.DomainRow;
-          await publishZoneChange(deps, tx, created, 'domain.created', { created: records.length, updated: 0, deleted: 0 });
+          await publishZoneChange(deps, tx, created, 'domain.created', { created: initial.length, updated: 0, deleted: 0 });
           return created;
         });
         return present(row);
@@ -135,11 +138,11 @@ export function domainsService(deps: ServiceDeps) {
           event: 'domain.updated',
           alongside: async (tx, changed) => {
             if (!next.mail_enabled && mailChanges) {
-              const addresses = await emails.addressesOfDomain(tx, current.id);
+              const addresses = await hooks.mail.holders(tx, current);
               if (addresses.length) throw inUse(current.name, addresses);
             }
             // Mail on or off, or a suspension (logins refused): the mail server's view changes too.
-            if (mailChanges || next.status !== current.status) await touchMailUnit(tx, deps.jobs, changed);
+            if (mailChanges || next.status !== current.status) await hooks.mail.changed(tx, changed);
           },
         },
       );
@@ -159,15 +162,12 @@ export function domainsService(deps: ServiceDeps) {
         // Under the zone lock, which a new address also takes: the list is complete.
         const locked = await repo.findDomainById(tx, current.id, true);
         if (!locked) throw notFound('domain');
-        const addresses = await emails.addressesOfDomain(tx, current.id);
-        const heldBy = (await sites.sitesUnderDomain(tx, current.account_id, current.name)).filter(
-          (s) => s.status !== 'deleting',
-        );
-        if ((addresses.length || heldBy.length) && !options.cascade) throw inUse(current.name, addresses, heldBy);
-        if (addresses.length) requireScope(caller, 'emails:write');
-        if (heldBy.length) requireScope(caller, 'sites:write');
-        for (const a of addresses) await addressEvent(tx, 'deleted', a, await presentAddress(config.dataDir, a));
-        for (const site of heldBy) await beginSiteDeletion(tx, deps.jobs, site);
+        const held: { d: DomainDependent; by: UsedBy[] }[] = [];
+        for (const d of [hooks.sites, hooks.mail]) held.push({ d, by: await d.holders(tx, current) });
+        const usedBy = held.flatMap((h) => h.by);
+        if (usedBy.length && !options.cascade) throw inUse(current.name, usedBy);
+        for (const { d, by } of held) if (by.length) requireScope(caller, d.scope);
+        for (const { d, by } of held) if (by.length) await d.release(tx, current);
         await publishZoneChange(deps, tx, locked, 'domain.deleted', {});
         await deps.jobs.send(tx, JOBS.mailApply, { domain_id: locked.id, name: locked.name, account_id: locked.account_id });
         await repo.deleteDomain(tx, current.id);
@@ -188,12 +188,12 @@ export function domainsService(deps: ServiceDeps) {
       page: PageParams,
     ): Promise<DnsRecord[]> {
       const domain = await load(caller, ref);
-      return (await repo.listRecords(db, domain.id, filter, page)).map((r) => toRecord(r, domain.name));
+      return (await records.listRecords(db, domain.id, filter, page)).map((r) => toRecord(r, domain.name));
     },
 
     async getRecord(caller: Caller, ref: string, id: string): Promise<DnsRecord> {
       const domain = await load(caller, ref);
-      const row = await repo.findRecord(db, domain.id, id);
+      const row = await records.findRecord(db, domain.id, id);
       if (!row) throw notFound('record');
       return toRecord(row, domain.name);
     },
@@ -202,4 +202,17 @@ export function domainsService(deps: ServiceDeps) {
 export type DomainsService = ReturnType<typeof domainsService>;
 
 /** Domains count against the account's usage and max_domains. */
-export const domainCounter = async (db: Queryable, accountId: string) => ({ domains: await repo.countDomains(db, accountId) });
+const domainCounter = async (db: Queryable, accountId: string) => ({ domains: await repo.countDomains(db, accountId) });
+
+/** Terminating an account: each of its zones and mail domains is withdrawn by its apply job. */
+export const domainAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => ({
+  counters: [domainCounter],
+  terminating: [
+    async (tx, accountId) => {
+      for (const zone of await repo.zonesOfAccount(tx, accountId)) {
+        await jobs.send(tx, JOBS.dnsApply, { domain_id: zone.id, name: zone.name });
+        await jobs.send(tx, JOBS.mailApply, { domain_id: zone.id, name: zone.name, account_id: accountId });
+      }
+    },
+  ],
+});

@@ -1,10 +1,11 @@
 import path from 'node:path';
 import type { Queryable } from '../../db/client.js';
-import { directoryBytes } from '../accounts/usage.js';
-import { appendEvent } from '../events/repo.js';
+import { directoryBytes } from '../accounts/index.js';
+import { publishEvent } from '../publishing/index.js';
 import type { AddressRow } from './repo.js';
-import { mailRoot } from './unit.js';
+
 import { NO_AUTORESPONDER } from './rules.js';
+import { mailRoot } from '../../layout.js';
 
 /** The API representations of mailboxes and forwarders (never a password or its hash). */
 export const toEmail = (r: AddressRow, usageBytes: number) => ({
@@ -49,7 +50,7 @@ export const presentAddress = async (dataDir: string, r: AddressRow): Promise<Em
 /** `email.<action>` or `email_forwarder.<action>`, written in the change's transaction. */
 export async function addressEvent(tx: Queryable, action: string, r: AddressRow, data: Email | Forwarder): Promise<void> {
   const type = r.kind === 'mailbox' ? 'email' : 'email_forwarder';
-  await appendEvent(tx, {
+  await publishEvent(tx, {
     type: `${type}.${action}`,
     accountId: r.account_id,
     resellerId: r.reseller_id,

@@ -43,7 +43,7 @@ export function parseAddress(raw: string, pointer: string): ParsedAddress | Fiel
 
 export const isFieldError = (v: unknown): v is FieldError => typeof v === 'object' && v !== null && 'pointer' in v;
 
-export const MIN_PASSWORD_LENGTH = 12;
+const MIN_PASSWORD_LENGTH = 12;
 
 /** At least 12 characters, no control characters, not the address itself. */
 export function passwordErrors(password: string, address: string, pointer = '/password'): FieldError[] {

@@ -1,17 +1,17 @@
 import type { Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
-import type { PageParams } from '../../http/pagination.js';
+import type { PageParams } from '../../db/paging.js';
 import { parseDomainName } from '../../lib/domain-name.js';
 import { conflict, invalid, notFound, quotaExceeded, type FieldError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import { generateMailPassword, hashMailPassword } from '../../lib/mail-password.js';
-import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
+import { checkVersion, staleVersion } from '../../lib/if-match.js';
+import { mergeFields } from '../../lib/merge-patch.js';
 import type { ServiceDeps } from '../deps.js';
-import * as accounts from '../accounts/repo.js';
-import { limitsOf, lockBelowLimit, writableAccount } from '../accounts/service.js';
-import { diskInUse } from '../accounts/usage.js';
-import * as domains from '../domains/repo.js';
+import * as accounts from '../accounts/index.js';
+import { limitsOf, lockBelowLimit, writableAccount } from '../accounts/index.js';
+import * as domains from '../domains/index.js';
 import * as repo from './repo.js';
 import {
   addressEvent,
@@ -31,7 +31,10 @@ import {
   passwordErrors,
   type ParsedAddress,
 } from './rules.js';
-import { touchMailUnit } from './unit.js';
+import { touchMailUnit, touchMailUnitsOfAccount } from './unit.js';
+import type { AccountHooks } from '../accounts/index.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import type { DomainHooks } from '../domains/index.js';
 
 export interface CreateEmailInput {
   address: string;
@@ -81,7 +84,7 @@ export function emailsService(deps: ServiceDeps) {
   async function remainingDisk(account: accounts.AccountRow): Promise<{ allowed: number; used: number }> {
     return {
       allowed: limitsOf(account).disk_quota_mb * MIB,
-      used: await diskInUse(db, config.dataDir, account.id),
+      used: await deps.diskInUse(account.id),
     };
   }
 
@@ -181,10 +184,12 @@ export function emailsService(deps: ServiceDeps) {
     return { plain, generated: p.generate_password === true, hash: await hashMailPassword(plain, config.mailHash) };
   };
 
+  // A `domain` filter that is no domain name matches nothing: a reserved name stands for it
+  // (special-use TLDs are never hosted), so the query keeps one shape.
   const listFilter = (f: repo.AddressFilter): repo.AddressFilter => {
     if (!f.domain || isId('dom', f.domain)) return f;
     const name = parseDomainName(f.domain);
-    return { ...f, domain: name.ok ? name.ascii : '\u0000' };
+    return { ...f, domain: name.ok ? name.ascii : 'no-such-domain.invalid' };
   };
 
   return {
@@ -311,6 +316,29 @@ export function emailsService(deps: ServiceDeps) {
 export type EmailsService = ReturnType<typeof emailsService>;
 
 /** Mailboxes count against the account's usage and max_email_accounts. */
-export const emailCounter = async (db: Queryable, accountId: string) => ({
+const emailCounter = async (db: Queryable, accountId: string) => ({
   email_accounts: await repo.countMailboxes(db, accountId),
+});
+
+/** A suspended (or unsuspended) account's mailboxes refuse (or accept) logins: their units render again. */
+export const emailAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => ({
+  counters: [emailCounter],
+  statusChanged: [(tx, accountId) => touchMailUnitsOfAccount(tx, jobs, accountId)],
+});
+
+/** A domain's mail addresses hold it; its mail unit renders again when its mail or status changes. */
+export const emailDomainHooks = (jobs: JobQueue, dataDir: string): DomainHooks['mail'] => ({
+  scope: 'emails:write',
+  holders: async (tx, domain) =>
+    (await repo.addressesOfDomain(tx, domain.id)).map((a) => ({
+      type: a.kind === 'mailbox' ? 'email' : 'email_forwarder',
+      id: a.id,
+      address: a.address,
+    })),
+  // The rows go with the domain (foreign key); each address announces its deletion.
+  release: async (tx, domain) => {
+    for (const a of await repo.addressesOfDomain(tx, domain.id))
+      await addressEvent(tx, 'deleted', a, await presentAddress(dataDir, a));
+  },
+  changed: (tx, domain) => touchMailUnit(tx, jobs, domain),
 });

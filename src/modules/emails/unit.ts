@@ -1,13 +1,8 @@
-import path from 'node:path';
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import { accountHome } from '../accounts/usage.js';
-import type { Autoresponder } from './repo.js';
 
-/** Where a domain's mailboxes live, inside the account's home (so they count in its disk usage). */
-export const mailRoot = (dataDir: string, accountId: string, domain: string): string =>
-  path.join(accountHome(dataDir, accountId), 'mail', path.basename(domain));
+import type { Autoresponder } from './repo.js';
 
 /**
  * A domain's mail apply unit: its mailboxes and forwarders, with what decides whether a

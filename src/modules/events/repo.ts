@@ -1,9 +1,7 @@
 import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
-import { pageSql, type PageParams } from '../../http/pagination.js';
+import { pageSql, type PageParams } from '../../db/paging.js';
 import { newId } from '../../lib/ids.js';
-import { enqueueEventDeliveries } from '../webhooks/outbox.js';
-import { toEvent } from './representation.js';
 
 export interface NewEvent {
   type: string;
@@ -26,30 +24,15 @@ export interface EventRow {
   created_at: string;
 }
 
-/**
- * Written inside the transaction of the change it describes: no event without the change. Its
- * webhook deliveries (the outbox) are written in the same transaction.
- */
-export async function appendEvent(tx: Queryable, e: NewEvent): Promise<string> {
-  const id = newId('evt');
-  const r = await tx.query<{ created_at: string }>(
+/** Written inside the transaction of the change it describes: no event without the change. */
+export async function recordEvent(tx: Queryable, e: NewEvent): Promise<EventRow> {
+  const r = await tx.query<EventRow>(
     `INSERT INTO events (id, type, account_id, reseller_id, resource_type, resource_id, resource_version, data)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING created_at`,
-    [id, e.type, e.accountId, e.resellerId, e.resource.type, e.resource.id, e.resource.version, JSON.stringify(e.data)],
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+    [newId('evt'), e.type, e.accountId, e.resellerId, e.resource.type, e.resource.id, e.resource.version, JSON.stringify(e.data)],
   );
-  const created_at = (r.rows[0] as { created_at: string }).created_at;
-  const payload = toEvent({
-    id,
-    type: e.type,
-    created_at,
-    account_id: e.accountId,
-    resource_type: e.resource.type,
-    resource_id: e.resource.id,
-    resource_version: e.resource.version,
-    data: e.data,
-  });
-  await enqueueEventDeliveries(tx, { id, ...e }, JSON.stringify(payload));
-  return id;
+  // The row as written, with the data as given (not read back through JSON).
+  return { ...(r.rows[0] as EventRow), data: e.data };
 }
 
 export const pruneEvents = (db: Queryable, olderThan: Date) => db.query('DELETE FROM events WHERE created_at < $1', [olderThan]);

@@ -49,7 +49,7 @@ export function eventRoutes(app: App, svc: EventsService): void {
   });
 
   app.get(
-    '/v1/events/:id',
+    '/v1/events/:event_id',
     {
       config: { scope: 'events:read', reach: reachOf(svc.get) },
       schema: {
@@ -60,7 +60,7 @@ export function eventRoutes(app: App, svc: EventsService): void {
         response: { 200: Type.Ref('Event') },
       },
     },
-    async (req) => svc.get(callerOf(req), req.params.id),
+    async (req) => svc.get(callerOf(req), req.params.event_id),
   );
 }
 

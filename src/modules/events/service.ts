@@ -1,6 +1,6 @@
 import type { Caller } from '../../auth/caller.js';
 import { notFound } from '../../lib/errors.js';
-import type { PageParams } from '../../http/pagination.js';
+import type { PageParams } from '../../db/paging.js';
 import type { ServiceDeps } from '../deps.js';
 import { findEvent, listEvents, type EventFilter } from './repo.js';
 import { toEvent, type Event } from './representation.js';

@@ -37,7 +37,5 @@ export const EVENT_TYPES = [
   'token.created',
   'token.revoked',
 ] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-/** Sent by `POST /v1/webhooks/{id}/test` to that endpoint only; never in the feed. */
+/** Sent by `POST /v1/webhooks/{webhook_id}/test` to that endpoint only; never in the feed. */
 export const TEST_EVENT_TYPE = 'webhook.test';

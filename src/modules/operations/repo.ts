@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/client.js';
 import type { Caller } from '../../auth/caller.js';
 import { reachSql } from '../../auth/caller.js';
-import { pageSql, type PageParams } from '../../http/pagination.js';
+import { pageSql, type PageParams } from '../../db/paging.js';
 import { newId } from '../../lib/ids.js';
 
 export type OperationStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';

@@ -12,7 +12,7 @@ const OpType = Type.String({
   description: 'site.provision, site.delete, site.deploy, backup.create, backup.restore, account.terminate, dns.change.apply',
 });
 
-export const OperationSchema = Type.Object(
+const OperationSchema = Type.Object(
   {
     id: Id('op'),
     type: OpType,
@@ -51,7 +51,7 @@ export function operationRoutes(app: App, svc: OperationsService): void {
   });
 
   app.get(
-    '/v1/operations/:id',
+    '/v1/operations/:operation_id',
     {
       schema: {
         tags,
@@ -61,11 +61,11 @@ export function operationRoutes(app: App, svc: OperationsService): void {
         response: { 200: Type.Ref('Operation') },
       },
     },
-    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.id)),
+    async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.operation_id)),
   );
 
   app.post(
-    '/v1/operations/:id/cancel',
+    '/v1/operations/:operation_id/cancel',
     {
       schema: {
         tags,
@@ -77,7 +77,7 @@ export function operationRoutes(app: App, svc: OperationsService): void {
         response: { 200: Type.Ref('Operation') },
       },
     },
-    async (req, reply) => sendResource(req, reply, await svc.cancel(callerOf(req), req.params.id)),
+    async (req, reply) => sendResource(req, reply, await svc.cancel(callerOf(req), req.params.operation_id)),
   );
 }
 

@@ -1,9 +1,9 @@
 import type { Caller } from '../../auth/caller.js';
 import { requireScope } from '../../auth/caller.js';
-import type { Scope } from '../../auth/scopes.js';
+import type { Scope, ScopeArea } from '../../auth/scopes.js';
 import type { Queryable } from '../../db/client.js';
 import { conflict, notFound } from '../../lib/errors.js';
-import type { PageParams } from '../../http/pagination.js';
+import type { PageParams } from '../../db/paging.js';
 import type { ServiceDeps } from '../deps.js';
 import * as repo from './repo.js';
 
@@ -25,8 +25,16 @@ export type Operation = ReturnType<typeof toOperation>;
 
 /** What canceling a queued operation of a type undoes, inside the cancel transaction. */
 export interface CancelHandler {
-  scope: Scope;
   undo(tx: Queryable, op: repo.OperationRow): Promise<void>;
+}
+
+// The area whose write scope canceling an operation needs: the area of the resource it works on.
+const AREA_OF_RESOURCE: Record<string, ScopeArea> = { site: 'sites', backup: 'backups', account: 'accounts', dns: 'dns' };
+
+/** The scope canceling an operation needs; an unknown kind needs every scope (`*`). */
+function cancelScopeOf(type: string): Scope {
+  const area = AREA_OF_RESOURCE[type.split('.')[0] ?? ''];
+  return area ? `${area}:write` : '*';
 }
 
 export function operationsService(deps: ServiceDeps, cancelHandlers: Map<string, CancelHandler>) {
@@ -49,8 +57,9 @@ export function operationsService(deps: ServiceDeps, cancelHandlers: Map<string,
     /** Cancels while queued; the worker skips canceled operations. */
     async cancel(caller: Caller, id: string): Promise<Operation> {
       const current = await load(caller, id);
+      // The scope first: a token that may not cancel learns nothing of the operation's state.
+      requireScope(caller, cancelScopeOf(current.type));
       const handler = cancelHandlers.get(current.type);
-      if (handler) requireScope(caller, handler.scope);
       const row = await db.transaction(async (tx) => {
         const canceled = await repo.transition(tx, id, ['queued'], { status: 'canceled' });
         if (!canceled)

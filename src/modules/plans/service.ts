@@ -2,12 +2,13 @@ import { type Caller, requireKind, requireWritable } from '../../auth/caller.js'
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
 import { conflict, forbidden, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
-import type { PageParams } from '../../http/pagination.js';
+import { checkVersion, staleVersion } from '../../lib/if-match.js';
+import { mergeFields } from '../../lib/merge-patch.js';
+import type { PageParams } from '../../db/paging.js';
 import type { ServiceDeps } from '../deps.js';
 import * as repo from './repo.js';
 
-export const toPlan = (r: repo.PlanRow) => ({
+const toPlan = (r: repo.PlanRow) => ({
   id: r.id,
   reseller_id: r.reseller_id,
   name: r.name,

@@ -2,12 +2,13 @@ import { type Caller, requireKind } from '../../auth/caller.js';
 import { isForeignKeyViolation } from '../../db/errors.js';
 import { conflict, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
-import type { PageParams } from '../../http/pagination.js';
+import { checkVersion, staleVersion } from '../../lib/if-match.js';
+import { mergeFields } from '../../lib/merge-patch.js';
+import type { PageParams } from '../../db/paging.js';
 import type { ServiceDeps } from '../deps.js';
 import * as repo from './repo.js';
 
-export const toReseller = (r: repo.ResellerRow) => ({
+const toReseller = (r: repo.ResellerRow) => ({
   id: r.id,
   name: r.name,
   contact_email: r.contact_email,

@@ -2,18 +2,19 @@ import { mkdir, rename, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { WebDriver } from '../../provisioning/driver.js';
-import { siteSpec } from '../../provisioning/web-reconciler.js';
+import { siteSpec } from './reconciler.js';
 import type { ServiceDeps } from '../deps.js';
-import * as ops from '../operations/repo.js';
-import * as deployments from './deployments-repo.js';
-import { currentLink, releaseDir, releasesDir, siteDir } from './paths.js';
+import * as ops from '../operations/index.js';
+import * as deployments from './deployments/repo.js';
+
 import * as repo from './repo.js';
 import { deploymentEvent, siteEvent } from './representation.js';
 import { queueWebApply } from './unit.js';
 import { messageOf } from '../../lib/errors.js';
+import { currentLink, releaseDir, releasesDir, siteDir } from '../../layout.js';
 
 /** Releases kept for rollback, the live one included. */
-export const KEEP_RELEASES = 5;
+const KEEP_RELEASES = 5;
 
 const problem = (err: unknown, code: string) => ({
   code,

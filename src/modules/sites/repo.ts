@@ -1,8 +1,8 @@
 import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
-import { pageSql, type PageParams } from '../../http/pagination.js';
+import { pageSql, type PageParams } from '../../db/paging.js';
 
-export type SiteStatus = 'provisioning' | 'active' | 'suspended' | 'failed' | 'deleting';
+type SiteStatus = 'provisioning' | 'active' | 'suspended' | 'failed' | 'deleting';
 
 export interface SiteRow {
   id: string;

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/client.js';
-import { appendEvent } from '../events/repo.js';
-import type { DeploymentRow } from './deployments-repo.js';
+import { publishEvent } from '../publishing/index.js';
+import type { DeploymentRow } from './deployments/repo.js';
 import type { SiteRow } from './repo.js';
 
 /** The API representations of sites and deployments. */
@@ -41,7 +41,7 @@ export const toDeployment = (r: DeploymentRow) => ({
 export type Deployment = ReturnType<typeof toDeployment>;
 
 export const siteEvent = (tx: Queryable, type: string, r: SiteRow) =>
-  appendEvent(tx, {
+  publishEvent(tx, {
     type,
     accountId: r.account_id,
     resellerId: r.reseller_id,
@@ -50,7 +50,7 @@ export const siteEvent = (tx: Queryable, type: string, r: SiteRow) =>
   });
 
 export const deploymentEvent = (tx: Queryable, type: string, site: SiteRow, d: DeploymentRow) =>
-  appendEvent(tx, {
+  publishEvent(tx, {
     type,
     accountId: site.account_id,
     resellerId: site.reseller_id,

@@ -8,7 +8,7 @@ import { ifMatchVersion, sendResource } from '../../http/etag.js';
 import { pageParams, sendPage } from '../../http/pagination.js';
 import { PatchBody, sendAccepted, type App } from '../../http/routes.js';
 import { Id, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp, Failure } from '../../http/schemas.js';
-import type { DeploymentsService } from './deployments.js';
+import type { DeploymentsService } from './deployments/service.js';
 import type { SitesService } from './service.js';
 
 const Status = StringEnum(['provisioning', 'active', 'suspended', 'failed', 'deleting'] as const);
@@ -292,7 +292,7 @@ export function siteRoutes(app: App, svc: SitesService, deployments: Deployments
           operationId: 'createDeployment',
           summary: 'Deploy an archive',
           description:
-            "The body is a tar.gz (`application/gzip`) or zip (`application/zip`) archive, streamed to disk and unpacked into a new release while it is received. Paths leading outside the release, absolute paths, links pointing outside and device files are a 422 with nothing kept, and so is a member the archive itself makes impossible to write (a file where a directory goes, a hard link to nothing: `invalid_archive` naming it); a member given twice replaces the earlier one, as with `tar -x`; more than `BERTH_DEPLOY_MAX_MB` is a 413; more than the account's remaining disk a 403 `quota_exceeded`. 202 with the deployment `pending` and a `site.deploy` operation that switches it live atomically. The newest 5 releases are kept for rollback.",
+            "The body is a tar.gz (`application/gzip`) or zip (`application/zip`) archive, streamed to disk and unpacked into a new release while it is received. Paths leading outside the release, absolute paths, links pointing outside and device files are a 422 with nothing kept, and so is a member the archive itself makes impossible to write (a file where a directory goes, a hard link to nothing: `invalid_archive` naming it); a member given twice replaces the earlier one, as with `tar -x`; an archive that inflates more than 200:1 once past 8 MiB is a decompression bomb (422 `compression_ratio`, refused as soon as it shows); more than `BERTH_DEPLOY_MAX_MB` is a 413; more than the account's remaining disk a 403 `quota_exceeded`. 202 with the deployment `pending` and a `site.deploy` operation that switches it live atomically. The newest 5 releases are kept for rollback.",
           params: SiteParams,
           consumes: Object.keys(ARCHIVE_TYPES),
           body: Type.String({ format: 'binary', maxLength: 2 ** 31 }),

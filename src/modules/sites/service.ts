@@ -1,22 +1,25 @@
 import { type Caller, requireKind, requireWritable } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import type { PageParams } from '../../http/pagination.js';
+import type { PageParams } from '../../db/paging.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { parseDomainName } from '../../lib/domain-name.js';
 import { conflict, invalid, notFound, type FieldError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
-import { checkVersion, mergeFields, staleVersion } from '../../lib/versioning.js';
+import { checkVersion, staleVersion } from '../../lib/if-match.js';
+import { mergeFields } from '../../lib/merge-patch.js';
 import type { ServiceDeps } from '../deps.js';
-import * as accounts from '../accounts/repo.js';
-import { lockBelowLimit, writableAccount } from '../accounts/service.js';
-import * as ops from '../operations/repo.js';
-import { toOperation, type CancelHandler } from '../operations/service.js';
-import { setDeploymentStatus } from './deployments-repo.js';
+import * as accounts from '../accounts/index.js';
+import { lockBelowLimit, writableAccount } from '../accounts/index.js';
+import * as ops from '../operations/index.js';
+import { toOperation, type CancelHandler } from '../operations/index.js';
+import { setDeploymentStatus } from './deployments/repo.js';
 import * as repo from './repo.js';
-import { queueWebApply } from './unit.js';
+import { queueWebApply, touchWebUnitsOfAccount } from './unit.js';
 import { siteEvent, toSite, type Site } from './representation.js';
+import type { AccountHooks } from '../accounts/index.js';
+import type { DomainDependent } from '../domains/index.js';
 
 export interface CreateSiteInput {
   account_id: string;
@@ -34,7 +37,7 @@ export interface SiteFields {
  * DELETE: the site turns `deleting` and a `site.delete` operation removes it; a repeated call
  * (or a domain deleted with cascade) shares the operation.
  */
-export async function beginSiteDeletion(tx: Queryable, jobs: JobQueue, site: repo.SiteRow) {
+async function beginSiteDeletion(tx: Queryable, jobs: JobQueue, site: repo.SiteRow) {
   if (site.status !== 'deleting') await repo.updateSite(tx, site.id, { status: 'deleting' });
   const started = await ops.startOperation(tx, {
     type: 'site.delete',
@@ -192,7 +195,7 @@ export function sitesService(deps: ServiceDeps) {
 export type SitesService = ReturnType<typeof sitesService>;
 
 /** Sites count against the account's usage and max_sites. */
-export const siteCounter = async (db: Queryable, accountId: string) => ({ sites: await repo.countSites(db, accountId) });
+const siteCounter = async (db: Queryable, accountId: string) => ({ sites: await repo.countSites(db, accountId) });
 
 const canceled = { code: 'canceled', title: 'Canceled', detail: 'The operation was canceled before it ran.' };
 
@@ -201,7 +204,6 @@ export const siteCancelHandlers = (jobs: JobQueue): [string, CancelHandler][] =>
   [
     'site.provision',
     {
-      scope: 'sites:write',
       async undo(tx, op) {
         await repo.updateSite(tx, op.resource_id, { status: 'failed', error: canceled });
       },
@@ -210,7 +212,6 @@ export const siteCancelHandlers = (jobs: JobQueue): [string, CancelHandler][] =>
   [
     'site.delete',
     {
-      scope: 'sites:write',
       async undo(tx, op) {
         const site = await repo.findSiteById(tx, op.resource_id, true);
         if (!site) return;
@@ -222,7 +223,6 @@ export const siteCancelHandlers = (jobs: JobQueue): [string, CancelHandler][] =>
   [
     'site.deploy',
     {
-      scope: 'sites:write',
       // A rollback that is canceled leaves its release kept; a new release that never went live fails.
       async undo(tx, op) {
         const r = await tx.query<{ live_at: string | null }>('SELECT live_at FROM deployments WHERE id = $1', [op.resource_id]);
@@ -232,3 +232,27 @@ export const siteCancelHandlers = (jobs: JobQueue): [string, CancelHandler][] =>
     },
   ],
 ];
+
+/** Suspension re-renders the account's sites (503); termination withdraws each from the web server. */
+export const siteAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => ({
+  counters: [siteCounter],
+  statusChanged: [(tx, accountId) => touchWebUnitsOfAccount(tx, jobs, accountId)],
+  terminating: [
+    async (tx, accountId) => {
+      for (const site of await repo.siteIdsOfAccount(tx, accountId)) await jobs.send(tx, JOBS.webApply, { site_id: site });
+    },
+  ],
+});
+
+/** Sites under a domain hold it; deleting the domain with cascade=true deletes them first. */
+export const siteDomainHooks = (jobs: JobQueue): DomainDependent => {
+  const live = async (tx: Queryable, domain: { account_id: string; name: string }) =>
+    (await repo.sitesUnderDomain(tx, domain.account_id, domain.name)).filter((s) => s.status !== 'deleting');
+  return {
+    scope: 'sites:write',
+    holders: async (tx, domain) => (await live(tx, domain)).map((s) => ({ type: 'site', id: s.id, hostname: s.hostname })),
+    release: async (tx, domain) => {
+      for (const site of await live(tx, domain)) await beginSiteDeletion(tx, jobs, site);
+    },
+  };
+};

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/client.js';
 import type { Caller, PrincipalKind } from '../../auth/caller.js';
 import { reachSql } from '../../auth/caller.js';
-import { pageSql, type PageParams } from '../../http/pagination.js';
+import { pageSql, type PageParams } from '../../db/paging.js';
 
 export interface TokenRow {
   id: string;

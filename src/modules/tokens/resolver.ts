@@ -1,5 +1,5 @@
 import type { Db } from '../../db/client.js';
-import type { Caller } from '../../auth/caller.js';
+import type { Caller, CallerResolver } from '../../auth/caller.js';
 import { hashSecret, hasValidFormat } from '../../auth/secret.js';
 import { cidrMatcher } from '../../lib/cidr.js';
 import { epochMs, type Clock } from '../../lib/time.js';
@@ -28,7 +28,7 @@ export interface TokenResolverOptions {
  * does not cost a database round trip per request; revoking in this process evicts at once,
  * other processes see it within the TTL.
  */
-export class TokenResolver {
+export class TokenResolver implements CallerResolver {
   private readonly byHash = new Map<string, Entry>();
   private readonly hashById = new Map<string, string>();
 
@@ -60,6 +60,7 @@ export class TokenResolver {
       scopes: row.scopes,
       accountIds: row.account_ids,
       expiresAt: row.expires_at ? new Date(row.expires_at) : null,
+      allowedIps: row.allowed_ips,
     };
   }
 

@@ -30,7 +30,7 @@ const tokenFields = {
   prefix: Type.String({ maxLength: 12, description: 'The first 12 characters of the secret, for display.' }),
   ...ResourceMeta,
 };
-export const TokenSchema = Type.Object(tokenFields, {
+const TokenSchema = Type.Object(tokenFields, {
   $id: 'Token',
   description: 'An API token. The secret is shown once, on creation.',
 });
@@ -76,7 +76,7 @@ export function tokenRoutes(app: App, svc: TokensService): void {
         operationId: 'createToken',
         summary: 'Create a token',
         description:
-          'For the caller (no `principal`) or a principal below it, never with more scopes, accounts or lifetime than the calling token. The `secret` is returned once.',
+          "For the caller (no `principal`) or a principal below it. The new token lies inside the calling token: its scopes, its `account_ids` (accounts both the calling token and the new principal reach), its `expires_at` (no later) and its `allowed_ips` (ranges inside the calling token's). Omitted, `account_ids`, `expires_at` and `allowed_ips` are the calling token's; anything broader is a 422 naming the field (`out_of_reach`, `after_parent`). The `secret` is returned once.",
         body: CreateBody,
         response: { 201: Type.Ref('CreatedToken') },
       },
@@ -104,7 +104,7 @@ export function tokenRoutes(app: App, svc: TokensService): void {
     description: 'Takes effect at once in this process and within seconds in others.',
     scope: 'tokens:write',
     reach,
-    remove: (caller, id) => svc.revoke(caller, id),
+    remove: svc.revoke,
   });
 
   app.get(

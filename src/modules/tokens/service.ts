@@ -1,18 +1,19 @@
+import { checkVersion } from '../../lib/if-match.js';
 import { type Caller, type Principal, reachesAccount, requireWritable } from '../../auth/caller.js';
 import { coversAll } from '../../auth/scopes.js';
 import { displayPrefix, generateTokenSecret, hashSecret } from '../../auth/secret.js';
 import type { Db, Queryable } from '../../db/client.js';
-import { parseCidr } from '../../lib/cidr.js';
+import { cidrWithin, parseCidr } from '../../lib/cidr.js';
 import { AppError, forbidden, invalid, notFound, type FieldError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import type { PageParams } from '../../http/pagination.js';
+import type { PageParams } from '../../db/paging.js';
 import type { ServiceDeps } from '../deps.js';
-import { findAccountById } from '../accounts/repo.js';
-import { findReseller } from '../resellers/repo.js';
-import { appendEvent } from '../events/repo.js';
+import { findAccountById } from '../accounts/index.js';
+import { findReseller } from '../resellers/index.js';
+import { publishEvent } from '../publishing/index.js';
 import * as repo from './repo.js';
 
-export const toToken = (r: repo.TokenRow) => ({
+const toToken = (r: repo.TokenRow) => ({
   id: r.id,
   name: r.name,
   principal: { kind: r.principal_kind, id: r.account_id ?? r.reseller_id },
@@ -46,7 +47,7 @@ interface Target {
 }
 
 const tokenEvent = (tx: Queryable, type: string, row: repo.TokenRow, resellerId: string | null) =>
-  appendEvent(tx, {
+  publishEvent(tx, {
     type,
     accountId: row.account_id,
     resellerId,
@@ -82,8 +83,12 @@ export function tokensService(deps: ServiceDeps) {
     return { kind: 'account', resellerId: null, accountId: account.id, eventReseller: account.reseller_id };
   }
 
-  /** Never broader than the minting token: scopes, accounts, lifetime. */
-  function narrowedFields(caller: Caller, target: Target, input: CreateTokenInput) {
+  /**
+   * A child token lies inside the minting token: its scopes, its accounts (reached by the
+   * minting token and by the new principal), its lifetime and its addresses. Omitted fields
+   * inherit the minting token's; anything broader is a 422 naming the field.
+   */
+  async function narrowedFields(caller: Caller, target: Target, input: CreateTokenInput) {
     if (!coversAll(caller.scopes, input.scopes)) {
       const missing = input.scopes.find((s) => !coversAll(caller.scopes, [s]));
       throw new AppError('insufficient_scope', `The new token cannot have ${missing}: the minting token lacks it.`, {
@@ -91,26 +96,48 @@ export function tokensService(deps: ServiceDeps) {
       });
     }
     const errors: FieldError[] = [];
-    let accountIds = input.account_ids ?? caller.accountIds;
-    if (target.kind === 'account') accountIds = null;
-    else if (accountIds && caller.accountIds) {
-      accountIds.forEach((id, i) => {
-        if (!caller.accountIds?.includes(id))
-          errors.push({ pointer: `/account_ids/${i}`, code: 'out_of_reach', detail: "is not in the minting token's reach" });
+    const accountIds = target.kind === 'account' ? null : (input.account_ids ?? caller.accountIds);
+    for (const [i, id] of (input.account_ids && target.kind !== 'account' ? input.account_ids : []).entries()) {
+      const account = await findAccountById(db, id);
+      const reached =
+        account &&
+        reachesAccount(caller, account.id, account.reseller_id) &&
+        (target.kind === 'operator' || account.reseller_id === target.resellerId);
+      if (!reached)
+        errors.push({ pointer: `/account_ids/${i}`, code: 'out_of_reach', detail: "is not in the minting token's reach" });
+    }
+
+    const expiresAt = input.expires_at ? new Date(input.expires_at) : caller.expiresAt;
+    if (expiresAt && expiresAt.getTime() <= clock.now().getTime()) {
+      errors.push({ pointer: '/expires_at', code: 'in_the_past', detail: 'must be in the future' });
+    } else if (expiresAt && caller.expiresAt && expiresAt > caller.expiresAt) {
+      errors.push({
+        pointer: '/expires_at',
+        code: 'after_parent',
+        detail: `must not be later than the minting token's expiry, ${caller.expiresAt.toISOString()}`,
       });
     }
-    const now = clock.now();
-    let expiresAt = input.expires_at ? new Date(input.expires_at) : caller.expiresAt;
-    if (expiresAt && expiresAt.getTime() <= now.getTime()) {
-      errors.push({ pointer: '/expires_at', code: 'in_the_past', detail: 'must be in the future' });
-    }
-    if (expiresAt && caller.expiresAt && expiresAt > caller.expiresAt) expiresAt = caller.expiresAt;
-    (input.allowed_ips ?? []).forEach((c, i) => {
+
+    const allowedIps = input.allowed_ips ?? caller.allowedIps;
+    allowedIps.forEach((c, i) => {
       if (!parseCidr(c))
         errors.push({ pointer: `/allowed_ips/${i}`, code: 'invalid_format', detail: 'must be an IP address or CIDR block' });
+      else if (caller.allowedIps.length && !cidrWithin(c, caller.allowedIps))
+        errors.push({
+          pointer: `/allowed_ips/${i}`,
+          code: 'out_of_reach',
+          detail: "must lie within the minting token's allowed_ips",
+        });
     });
+    if (caller.allowedIps.length && allowedIps.length === 0) {
+      errors.push({
+        pointer: '/allowed_ips',
+        code: 'out_of_reach',
+        detail: `must not be empty: the minting token is limited to ${caller.allowedIps.join(', ')}`,
+      });
+    }
     if (errors.length) throw invalid(errors);
-    return { accountIds, expiresAt };
+    return { accountIds, expiresAt, allowedIps };
   }
 
   return {
@@ -133,7 +160,7 @@ export function tokensService(deps: ServiceDeps) {
     async create(caller: Caller, input: CreateTokenInput): Promise<Token & { secret: string }> {
       requireWritable(caller);
       const target = await resolveTarget(caller, input.principal);
-      const { accountIds, expiresAt } = narrowedFields(caller, target, input);
+      const { accountIds, expiresAt, allowedIps } = await narrowedFields(caller, target, input);
       const secret = generateTokenSecret();
       const row = await db.transaction(async (tx) => {
         const created = await repo.insertToken(tx, {
@@ -145,7 +172,7 @@ export function tokensService(deps: ServiceDeps) {
           scopes: [...new Set(input.scopes)],
           account_ids: accountIds,
           expires_at: expiresAt?.toISOString() ?? null,
-          allowed_ips: input.allowed_ips ?? [],
+          allowed_ips: allowedIps,
           prefix: displayPrefix(secret),
           secret_hash: hashSecret(secret),
           created_by: caller.tokenId,
@@ -156,9 +183,10 @@ export function tokensService(deps: ServiceDeps) {
       return { ...toToken(row), secret };
     },
 
-    async revoke(caller: Caller, id: string): Promise<void> {
+    async revoke(caller: Caller, id: string, expectedVersion?: number): Promise<void> {
       const current = await load(caller, id);
       requireWritable(caller);
+      checkVersion(expectedVersion, current.version);
       const reseller =
         current.reseller_id ??
         (current.account_id ? ((await findAccountById(db, current.account_id))?.reseller_id ?? null) : null);

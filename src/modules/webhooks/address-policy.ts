@@ -4,7 +4,7 @@ import { cidrMatcher, parseCidr } from '../../lib/cidr.js';
 
 /** Resolves a host name to its addresses (injectable: tests make a name resolve to 127.0.0.1). */
 export type Lookup = (host: string) => Promise<{ address: string; family: number }[]>;
-export const systemLookup: Lookup = (host) => dnsLookup(host, { all: true, verbatim: true });
+const systemLookup: Lookup = (host) => dnsLookup(host, { all: true, verbatim: true });
 
 // Where a webhook must never reach (SPEC §3): loopback, private, link-local (with the cloud
 // metadata address 169.254.169.254), CGNAT (with Alibaba's 100.100.100.200), multicast,

@@ -2,7 +2,7 @@ import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/client.js';
 import { unseal } from '../../lib/sealed.js';
 import type { Clock } from '../../lib/time.js';
-import { appendEvent } from '../events/repo.js';
+import type { NewEvent } from '../events/index.js';
 import { ForbiddenTarget, type AddressPolicy } from './address-policy.js';
 import { lockDelivery, recordAttempt, startClaim, type DeliveryRow, type Outcome } from './deliveries-repo.js';
 import { disableWebhook, type WebhookRow } from './repo.js';
@@ -19,13 +19,15 @@ export interface DelivererDeps {
   /** Unseals the stored signing secrets. */
   secretsKey: Buffer;
   policy: AddressPolicy;
+  /** Announces `webhook.disabled` (publishing sits above this module: handed in, not imported). */
+  publish: (tx: Queryable, e: NewEvent) => Promise<unknown>;
   /** Called after each attempt: a slot is free for the next delivery. */
   onFinished: () => void;
   random?: () => number;
 }
 
 /** The secrets that sign now: the current one, and the previous one inside its rotation window. */
-export function signingSecrets(w: WebhookRow, key: Buffer, now: Date): string[] {
+function signingSecrets(w: WebhookRow, key: Buffer, now: Date): string[] {
   const secrets = [unseal(w.secret_sealed, key)];
   if (w.previous_secret_sealed && w.previous_secret_expires_at && Date.parse(w.previous_secret_expires_at) > now.getTime())
     secrets.push(unseal(w.previous_secret_sealed, key));
@@ -63,7 +65,7 @@ export function webhookDeliverer(deps: DelivererDeps) {
   async function disable(tx: Queryable, webhookId: string): Promise<void> {
     const row = await disableWebhook(tx, webhookId, 'delivery_failures');
     if (!row) return;
-    await appendEvent(tx, {
+    await deps.publish(tx, {
       type: 'webhook.disabled',
       accountId: row.account_id,
       resellerId: row.reseller_id,

@@ -1,8 +1,8 @@
 import type { Queryable } from '../../db/client.js';
-import { pageSql, type PageParams } from '../../http/pagination.js';
+import { pageSql, type PageParams } from '../../db/paging.js';
 import type { WebhookRow } from './repo.js';
 
-export type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed';
+type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed';
 
 export interface DeliveryRow {
   id: string;

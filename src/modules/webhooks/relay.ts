@@ -39,4 +39,3 @@ export function deliveryRelay({ db, jobs, clock, config, onError }: RelayDeps) {
 
   return periodic(claim, relayIntervalMs, onError);
 }
-export type DeliveryRelay = ReturnType<typeof deliveryRelay>;

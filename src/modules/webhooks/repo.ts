@@ -1,6 +1,6 @@
 import type { Caller, PrincipalKind } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
-import { pageSql, type PageParams } from '../../http/pagination.js';
+import { pageSql, type PageParams } from '../../db/paging.js';
 
 export interface WebhookRow {
   id: string;
@@ -88,9 +88,10 @@ export type WebhookChange = Partial<
 /** Applies a change when the row is still at `version`; undefined when it moved on. */
 export async function updateWebhook(db: Queryable, id: string, version: number, change: WebhookChange) {
   const params: unknown[] = [id, version];
-  const sets = Object.entries(change).map(([col, value]) => `${col} = $${params.push(value)}`);
+  // An empty merge patch ({}) changes no field but is still a write: version and updated_at move.
+  const sets = [...Object.entries(change).map(([col, value]) => `${col} = $${params.push(value)}`), 'updated_at = now()'];
   const r = await db.query<WebhookRow>(
-    `UPDATE webhooks SET ${sets.join(', ')}, updated_at = now(), version = version + 1
+    `UPDATE webhooks SET ${sets.join(', ')}, version = version + 1
      WHERE id = $1 AND version = $2 RETURNING *`,
     params,
   );

@@ -20,7 +20,7 @@ export const toWebhook = (r: WebhookRow) => ({
 });
 export type Webhook = ReturnType<typeof toWebhook>;
 
-export const toAttempt = (a: AttemptRow) => ({
+const toAttempt = (a: AttemptRow) => ({
   number: a.number,
   started_at: a.started_at,
   duration_ms: a.duration_ms,

@@ -5,7 +5,7 @@ import { deleteRoute, getRoute, listRoute, reachOf, updateRoutes } from '../../h
 import { sendResource } from '../../http/etag.js';
 import { sendCreated, type App } from '../../http/routes.js';
 import { Id, IdParams, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
-import { EVENT_TYPES, TEST_EVENT_TYPE } from '../events/types.js';
+import { EVENT_TYPES, TEST_EVENT_TYPE } from '../events/index.js';
 import { MAX_ATTEMPTS } from './schedule.js';
 import type { Delivery } from './representation.js';
 import type { WebhooksService } from './service.js';
@@ -50,7 +50,7 @@ const webhookFields = {
 const Webhook = Type.Object(webhookFields, {
   $id: 'Webhook',
   description:
-    "An endpoint receiving the events in its owner's reach (the principal that created it, narrowed to the creating token's accounts). Deliveries follow Standard Webhooks: `webhook-id` (the event id, for deduplication), `webhook-timestamp`, `webhook-signature` (`v1,<base64 HMAC-SHA256>` per signing secret). The body is the event as `GET /v1/events/{id}` returns it.",
+    "An endpoint receiving the events in its owner's reach (the principal that created it, narrowed to the creating token's accounts). Deliveries follow Standard Webhooks: `webhook-id` (the event id, for deduplication), `webhook-timestamp`, `webhook-signature` (`v1,<base64 HMAC-SHA256>` per signing secret). The body is the event as `GET /v1/events/{event_id}` returns it.",
 });
 const WebhookWithSecret = Type.Object(
   {
@@ -97,7 +97,7 @@ const Delivery = Type.Object(
   },
 );
 
-const DeliveryParams = Type.Object({ id: Id('whk'), delivery_id: Id('whd') }, { additionalProperties: false });
+const DeliveryParams = Type.Object({ webhook_id: Id('whk'), delivery_id: Id('whd') }, { additionalProperties: false });
 const mutable = { url: Url, event_types: EventTypes, description: Description, enabled: Type.Boolean() };
 
 const sendDelivery = (reply: FastifyReply, d: Delivery) =>
@@ -177,7 +177,7 @@ export function webhookRoutes(app: App, svc: WebhooksService): void {
   });
 
   app.post(
-    `${path}/:id/rotate-secret`,
+    `${path}/:webhook_id/rotate-secret`,
     {
       ...write,
       schema: {
@@ -190,11 +190,11 @@ export function webhookRoutes(app: App, svc: WebhooksService): void {
         response: { 200: Type.Ref('WebhookWithSecret') },
       },
     },
-    async (req, reply) => sendResource(req, reply, await svc.rotateSecret(callerOf(req), req.params.id)),
+    async (req, reply) => sendResource(req, reply, await svc.rotateSecret(callerOf(req), req.params.webhook_id)),
   );
 
   app.post(
-    `${path}/:id/test`,
+    `${path}/:webhook_id/test`,
     {
       ...write,
       schema: {
@@ -207,11 +207,11 @@ export function webhookRoutes(app: App, svc: WebhooksService): void {
         response: { 202: Type.Ref('WebhookDelivery') },
       },
     },
-    async (req, reply) => sendDelivery(reply, await svc.test(callerOf(req), req.params.id)),
+    async (req, reply) => sendDelivery(reply, await svc.test(callerOf(req), req.params.webhook_id)),
   );
 
   listRoute(app, {
-    path: `${path}/:id/deliveries`,
+    path: `${path}/:webhook_id/deliveries`,
     tags,
     operationId: 'listWebhookDeliveries',
     summary: "An endpoint's deliveries and their attempts",
@@ -224,11 +224,12 @@ export function webhookRoutes(app: App, svc: WebhooksService): void {
       { additionalProperties: false },
     ),
     item: 'WebhookDelivery',
-    list: (caller, query, page, req) => svc.listDeliveries(caller, (req.params as { id: string }).id, query, page),
+    list: (caller, query, page, req) =>
+      svc.listDeliveries(caller, (req.params as { webhook_id: string }).webhook_id, query, page),
   });
 
   app.get(
-    `${path}/:id/deliveries/:delivery_id`,
+    `${path}/:webhook_id/deliveries/:delivery_id`,
     {
       ...read,
       schema: {
@@ -239,11 +240,12 @@ export function webhookRoutes(app: App, svc: WebhooksService): void {
         response: { 200: Type.Ref('WebhookDelivery') },
       },
     },
-    async (req, reply) => sendResource(req, reply, await svc.getDelivery(callerOf(req), req.params.id, req.params.delivery_id)),
+    async (req, reply) =>
+      sendResource(req, reply, await svc.getDelivery(callerOf(req), req.params.webhook_id, req.params.delivery_id)),
   );
 
   app.post(
-    `${path}/:id/deliveries/:delivery_id/retry`,
+    `${path}/:webhook_id/deliveries/:delivery_id/retry`,
     {
       ...write,
       schema: {
@@ -256,7 +258,8 @@ export function webhookRoutes(app: App, svc: WebhooksService): void {
         response: { 202: Type.Ref('WebhookDelivery') },
       },
     },
-    async (req, reply) => sendDelivery(reply, await svc.retryDelivery(callerOf(req), req.params.id, req.params.delivery_id)),
+    async (req, reply) =>
+      sendDelivery(reply, await svc.retryDelivery(callerOf(req), req.params.webhook_id, req.params.delivery_id)),
   );
 }
 

@@ -12,7 +12,7 @@ export interface SendResult {
 }
 
 /** Bytes of a response body read at most: the rest is never read. */
-export const RESPONSE_CAP_BYTES = 1024;
+const RESPONSE_CAP_BYTES = 1024;
 
 /** Connects to the vetted address whatever the name resolves to now (no DNS rebinding). */
 const pinned =

@@ -2,11 +2,11 @@ import { requireWritable, type Caller } from '../../auth/caller.js';
 import { conflict, invalid, notFound, type FieldError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { seal } from '../../lib/sealed.js';
-import { checkVersion, staleVersion } from '../../lib/versioning.js';
-import type { PageParams } from '../../http/pagination.js';
+import { checkVersion, staleVersion } from '../../lib/if-match.js';
+import type { PageParams } from '../../db/paging.js';
 import type { ServiceDeps } from '../deps.js';
-import { toEvent } from '../events/representation.js';
-import { TEST_EVENT_TYPE } from '../events/types.js';
+import { toEvent } from '../events/index.js';
+import { TEST_EVENT_TYPE } from '../events/index.js';
 import type { AddressPolicy } from './address-policy.js';
 import * as deliveries from './deliveries-repo.js';
 import * as repo from './repo.js';
@@ -14,7 +14,7 @@ import { toDelivery, toWebhook, type Delivery, type Webhook } from './representa
 import { generateSigningSecret } from './signing.js';
 
 /** After a rotation the previous secret keeps signing this long (SPEC §3). */
-export const ROTATION_WINDOW_MS = 24 * 60 * 60 * 1000;
+const ROTATION_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export interface WebhookInput {
   url: string;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { runCommand } from '../../lib/run-command.js';
-import { serial } from '../../lib/serial.js';
+import { mutex } from '../../lib/mutex.js';
 import type { MailDriver } from '../driver.js';
 import { mailboxHome, type MailDomainSpec } from '../render/mail.js';
 import { EmbeddedMailDriver, POSTFIX_MAPS } from './embedded-mail.js';
@@ -27,7 +27,7 @@ export interface DovecotPostfixOptions {
 export class DovecotPostfixMailDriver implements MailDriver {
   readonly name = 'dovecot-postfix';
   private readonly files: EmbeddedMailDriver;
-  private readonly exclusive = serial();
+  private readonly exclusive = mutex();
 
   constructor(
     dataDir: string,

@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { serial } from '../../lib/serial.js';
+import { mutex } from '../../lib/mutex.js';
 import { writeFileIfChanged } from '../atomic-write.js';
 import type { MailDriver } from '../driver.js';
 import {
@@ -29,7 +29,7 @@ export class EmbeddedMailDriver implements MailDriver {
   private readonly accountsDir: string;
   private readonly mapsDir: string;
   /** Joins run one at a time, so two domains applied at once cannot write a stale join last. */
-  private readonly exclusive = serial();
+  private readonly exclusive = mutex();
 
   constructor(dataDir: string, options: { mapsDir?: string | null } = {}) {
     this.dir = path.resolve(dataDir, 'rendered', 'mail');

@@ -1,6 +1,6 @@
 import { readFile, rm } from 'node:fs/promises';
 import { runCommand } from '../../lib/run-command.js';
-import { serial } from '../../lib/serial.js';
+import { mutex } from '../../lib/mutex.js';
 import { writeFileAtomic } from '../atomic-write.js';
 import type { WebDriver } from '../driver.js';
 import { renderServerBlock, type SiteSpec } from '../render/nginx.js';
@@ -24,7 +24,7 @@ export interface NginxOptions {
  */
 export class NginxWebDriver implements WebDriver {
   readonly name = 'nginx';
-  private readonly exclusive = serial();
+  private readonly exclusive = mutex();
 
   constructor(
     private readonly dataDir: string,

@@ -94,7 +94,7 @@ const newZone = (name: string, rrsets: RRset[]) => ({
 });
 
 /** The zone's records as PowerDNS RRsets: absolute owner names, TXT as quoted character-strings, one TTL per set (the lowest). */
-export function toRRsets(zone: Zone): RRset[] {
+function toRRsets(zone: Zone): RRset[] {
   const sets = new Map<string, RRset>();
   for (const r of zone.records) {
     const name = r.name === '@' ? `${zone.name}.` : `${r.name}.${zone.name}.`;
@@ -115,7 +115,7 @@ const contents = (s: RRset) =>
 const sameRRset = (a: RRset, b: RRset) => a.ttl === b.ttl && contents(a) === contents(b);
 
 /** The PATCH that makes `served` equal `wanted`: REPLACE what differs, DELETE what is no longer wanted. */
-export function diffRRsets(served: RRset[], wanted: RRset[]) {
+function diffRRsets(served: RRset[], wanted: RRset[]) {
   const key = (s: RRset) => `${s.name} ${s.type}`;
   const servedByKey = new Map(served.map((s) => [key(s), s]));
   const wantedKeys = new Set(wanted.map(key));

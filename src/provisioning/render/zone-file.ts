@@ -1,5 +1,5 @@
 /** A zone as the DNS drivers receive it: the whole apply unit, rendered from the database. */
-export interface ZoneRecord {
+interface ZoneRecord {
   name: string;
   type: string;
   ttl: number;

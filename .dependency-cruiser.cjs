@@ -1,0 +1,57 @@
+/**
+ * Import rules of the house (ARCHITECTURE.md): modules meet only through each other's public
+ * surface (index.ts), provisioning and the HTTP plugins know nothing of the modules, the shared
+ * layers below know nothing of the features, and nothing goes round in a circle. Part of
+ * `npm run lint`: a new violation fails CI.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'A cycle ties every unit on it together: none may change or be tested alone.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'provisioning-knows-no-module',
+      severity: 'error',
+      comment: 'Drivers and renderers receive plain specs; the unit loaders live with the data.',
+      from: { path: '^src/provisioning/' },
+      to: { path: '^src/modules/' },
+    },
+    {
+      name: 'only-public-surfaces',
+      severity: 'error',
+      comment: 'Another module is reached through its index.ts, never its repo, unit or routes.',
+      from: { path: '^src/modules/([^/]+)/' },
+      to: { path: '^src/modules/([^/]+)/.+', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'http-knows-no-module',
+      severity: 'error',
+      comment: 'The shared HTTP plugins serve every module and import none: a module hands them what they need.',
+      from: { path: '^src/http/' },
+      to: { path: '^src/modules/' },
+    },
+    {
+      name: 'shared-layers-know-no-feature',
+      severity: 'error',
+      comment: 'lib, db and auth sit below everything: they import no module, route or job.',
+      from: { path: '^src/(lib|db|auth)/' },
+      to: { path: '^src/(modules|http|jobs|provisioning|app\\.ts)' },
+    },
+    {
+      name: 'source-knows-no-test',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};

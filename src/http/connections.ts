@@ -1,0 +1,34 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+
+/**
+ * Keep-alive connections and connections that never finished a request hold a closing server
+ * open until their timeout (72 s). Tracked here so a shutdown closes every connection without a
+ * request in flight at once, and each busy one as soon as its response is sent.
+ */
+export function trackConnections(server: Server): { closeIdle(): void } {
+  const open = new Set<Socket>();
+  const busy = new Set<Socket>();
+  let closing = false;
+  server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => {
+      open.delete(socket);
+      busy.delete(socket);
+    });
+  });
+  server.on('request', (req, res) => {
+    const socket = req.socket;
+    busy.add(socket);
+    res.once('close', () => {
+      busy.delete(socket);
+      if (closing) socket.end();
+    });
+  });
+  return {
+    closeIdle() {
+      closing = true;
+      for (const socket of open) if (!busy.has(socket)) socket.destroy();
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import path from 'node:path';
+
+/**
+ * Where everything of an account lives on disk, in one place: its home (whose size is its disk
+ * usage), its sites' releases and the live link, its maildirs, and the staging area outside it.
+ */
+
+/** Where an account's files live (site releases, maildirs); its size is the account's disk usage. */
+export const accountHome = (dataDir: string, accountId: string): string => path.resolve(dataDir, 'accounts', accountId);
+
+/** A site's files live in its account's home (so they count in its disk usage). */
+export const siteDir = (dataDir: string, accountId: string, siteId: string): string =>
+  path.join(accountHome(dataDir, accountId), 'sites', path.basename(siteId));
+
+export const releasesDir = (site: string) => path.join(site, 'releases');
+export const releaseDir = (site: string, deploymentId: string) => path.join(site, 'releases', path.basename(deploymentId));
+/** The document root: a symlink to the live release, swapped atomically. */
+export const currentLink = (site: string) => path.join(site, 'current');
+/**
+ * Where an upload is received and unpacked before it becomes a release: outside the account's
+ * home, so measuring the home's disk use can run meanwhile, and nothing half-done is ever in it.
+ */
+export const stagingDir = (dataDir: string, deploymentId: string) =>
+  path.resolve(dataDir, 'staging', path.basename(deploymentId));
+
+/** Where a domain's mailboxes live, inside the account's home (so they count in its disk usage). */
+export const mailRoot = (dataDir: string, accountId: string, domain: string): string =>
+  path.join(accountHome(dataDir, accountId), 'mail', path.basename(domain));

@@ -1,0 +1,19 @@
+import type { Contribution } from '../../contribution.js';
+import { operationWorker } from '../../contribution.js';
+import { JOBS } from '../../jobs/names.js';
+import type { ServiceDeps } from '../deps.js';
+import type { CancelHandler } from '../operations/index.js';
+import { accountRoutes, accountSchemas } from './routes.js';
+import { accountsService, cancelTermination, mergeAccountHooks, type AccountHooks } from './service.js';
+
+/** Accounts, with what every module built on them contributes to their life (AccountHooks). */
+export function accountsModule(svc: ServiceDeps, hooks: Partial<AccountHooks>[]) {
+  const accounts = accountsService(svc, mergeAccountHooks(hooks));
+  const contribution: Contribution = {
+    schemas: accountSchemas,
+    routes: (app) => accountRoutes(app, accounts),
+    workers: [operationWorker(JOBS.accountTerminate, accounts.runTermination)],
+  };
+  const cancelHandlers: [string, CancelHandler][] = [['account.terminate', cancelTermination]];
+  return { contribution, cancelHandlers };
+}

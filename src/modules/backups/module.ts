@@ -1,0 +1,48 @@
+import { operationWorker, type Contribution } from '../../contribution.js';
+import { JOBS } from '../../jobs/names.js';
+import type { AccountHooks } from '../accounts/index.js';
+import type { ServiceDeps } from '../deps.js';
+import { backupJobs } from './jobs.js';
+import { backupCounter, storageKeysOfAccount } from './repo.js';
+import { restoreJobs, type RestoreServices } from './restore.js';
+import { backupRoutes, backupSchemas } from './routes.js';
+import { backupScheduleRoutes, backupScheduleSchemas } from './schedules/routes.js';
+import { backupScheduler } from './schedules/scheduler.js';
+import { schedulesService } from './schedules/service.js';
+import { backupsService } from './service.js';
+import type { BackupStorage } from './storage.js';
+
+/** Backups, restores (through the other modules' services) and schedules. */
+export function backupsModule(
+  svc: ServiceDeps,
+  storage: BackupStorage,
+  restoreThrough: RestoreServices,
+  onError: (err: unknown) => void,
+) {
+  const restore = restoreJobs(svc, storage, restoreThrough);
+  const contribution: Contribution = {
+    schemas: [...backupSchemas, ...backupScheduleSchemas],
+    routes: (app) => {
+      backupRoutes(app, backupsService(svc, storage));
+      backupScheduleRoutes(app, schedulesService(svc));
+    },
+    workers: [
+      operationWorker(JOBS.backupCreate, backupJobs(svc, storage)),
+      {
+        queue: JOBS.backupRestore,
+        run: (data) => restore(String(data.operation_id), data.include as Parameters<typeof restore>[1]),
+      },
+    ],
+    loops: [backupScheduler(svc, storage, onError)],
+  };
+  // An account's usage counts its backups; its termination removes their archives.
+  const accountHooks: Partial<AccountHooks> = {
+    counters: [backupCounter],
+    removals: [
+      async (accountId) => {
+        for (const key of await storageKeysOfAccount(svc.db, accountId)) await storage.remove(key);
+      },
+    ],
+  };
+  return { contribution, accountHooks };
+}

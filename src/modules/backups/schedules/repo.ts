@@ -1,0 +1,109 @@
+import { reachSql, type Caller } from '../../../auth/caller.js';
+import type { Queryable } from '../../../db/client.js';
+import { pageSql, type PageParams } from '../../../db/paging.js';
+import type { BackupPart } from '../repo.js';
+
+export interface ScheduleRow {
+  id: string;
+  account_id: string;
+  reseller_id: string | null;
+  cron: string;
+  timezone: string;
+  include: BackupPart[];
+  retain: number;
+  enabled: boolean;
+  next_run_at: string | null;
+  last_run_at: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+const COLUMNS = `s.id, s.account_id, a.reseller_id, s.cron, s.timezone, s.include, s.retain, s.enabled, s.next_run_at, s.last_run_at,
+  s.last_error, s.created_at, s.updated_at, s.version`;
+const FROM = 'FROM backup_schedules s JOIN accounts a ON a.id = s.account_id';
+const reach = (caller: Caller, params: unknown[]) =>
+  reachSql(caller, { account: 's.account_id', reseller: 'a.reseller_id' }, params);
+
+export type NewSchedule = Pick<ScheduleRow, 'id' | 'account_id' | 'cron' | 'timezone' | 'include' | 'retain' | 'enabled'> & {
+  next_run_at: Date | null;
+};
+
+export async function insertSchedule(db: Queryable, s: NewSchedule): Promise<void> {
+  await db.query(
+    `INSERT INTO backup_schedules (id, account_id, cron, timezone, include, retain, enabled, next_run_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [s.id, s.account_id, s.cron, s.timezone, s.include, s.retain, s.enabled, s.next_run_at],
+  );
+}
+
+export async function findSchedule(db: Queryable, caller: Caller, id: string): Promise<ScheduleRow | undefined> {
+  const params: unknown[] = [id];
+  return (await db.query<ScheduleRow>(`SELECT ${COLUMNS} ${FROM} WHERE s.id = $1 AND ${reach(caller, params)}`, params)).rows[0];
+}
+
+export async function findScheduleById(db: Queryable, id: string): Promise<ScheduleRow | undefined> {
+  return (await db.query<ScheduleRow>(`SELECT ${COLUMNS} ${FROM} WHERE s.id = $1`, [id])).rows[0];
+}
+
+export async function listSchedules(db: Queryable, caller: Caller, f: { account_id?: string }, page: PageParams) {
+  const params: unknown[] = [];
+  const where = [reach(caller, params)];
+  if (f.account_id) where.push(`s.account_id = $${params.push(f.account_id)}`);
+  const p = pageSql(page, 's.id', params);
+  return (await db.query<ScheduleRow>(`SELECT ${COLUMNS} ${FROM} WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params))
+    .rows;
+}
+
+export type ScheduleChange = Partial<Pick<ScheduleRow, 'cron' | 'timezone' | 'include' | 'retain' | 'enabled'>> & {
+  next_run_at?: Date | null;
+};
+
+export async function updateSchedule(db: Queryable, id: string, version: number, change: ScheduleChange): Promise<boolean> {
+  const params: unknown[] = [id, version];
+  // An empty merge patch ({}) changes no field but is still a write: version and updated_at move.
+  const sets = [...Object.entries(change).map(([col, value]) => `${col} = $${params.push(value)}`), 'updated_at = now()'];
+  const r = await db.query(
+    `UPDATE backup_schedules SET ${sets.join(', ')}, version = version + 1 WHERE id = $1 AND version = $2`,
+    params,
+  );
+  return r.rowCount > 0;
+}
+
+export const deleteSchedule = (db: Queryable, id: string) => db.query('DELETE FROM backup_schedules WHERE id = $1', [id]);
+
+/** Enabled schedules whose slot has come. */
+export async function dueSchedules(db: Queryable, now: Date): Promise<ScheduleRow[]> {
+  return (
+    await db.query<ScheduleRow>(`SELECT ${COLUMNS} ${FROM} WHERE s.enabled AND s.next_run_at <= $1 ORDER BY s.next_run_at`, [now])
+  ).rows;
+}
+
+/**
+ * Claims a slot: moves next_run_at on only if it is still `slot`. Of several processes that
+ * saw the same slot due, exactly one gets true.
+ */
+export async function claimSlot(tx: Queryable, id: string, slot: string, next: Date | null, ranAt: Date): Promise<boolean> {
+  const r = await tx.query(
+    `UPDATE backup_schedules SET next_run_at = $3, last_run_at = $4, last_error = NULL, updated_at = now(), version = version + 1
+     WHERE id = $1 AND next_run_at = $2`,
+    [id, slot, next, ranAt],
+  );
+  return r.rowCount > 0;
+}
+
+export const setLastError = (tx: Queryable, id: string, message: string) =>
+  tx.query('UPDATE backup_schedules SET last_error = $2 WHERE id = $1', [id, message]);
+
+/** Completed backups of a schedule beyond its newest `retain`, oldest first. */
+export async function pastRetention(db: Queryable): Promise<{ id: string; storage_key: string }[]> {
+  return (
+    await db.query<{ id: string; storage_key: string }>(
+      `SELECT id, storage_key FROM (
+         SELECT b.id, b.storage_key, s.retain,
+                row_number() OVER (PARTITION BY b.schedule_id ORDER BY b.completed_at DESC, b.id DESC) AS rank
+         FROM backups b JOIN backup_schedules s ON s.id = b.schedule_id WHERE b.status = 'completed'
+       ) ranked WHERE rank > retain`,
+    )
+  ).rows;
+}

@@ -1,0 +1,32 @@
+import type { Contribution } from '../../contribution.js';
+import { JOBS } from '../../jobs/names.js';
+import type { DnsDriver } from '../../provisioning/driver.js';
+import type { ServiceDeps } from '../deps.js';
+import { dnsChangeRoutes, dnsSchemas } from './changes/routes.js';
+import { changesService } from './changes/service.js';
+import type { DomainHooks } from './hooks.js';
+import { dnsReconciler } from './reconciler.js';
+import { dnsRoutes } from './records/routes.js';
+import { recordsService } from './records/service.js';
+import { domainRoutes, domainSchemas } from './routes.js';
+import { domainsService } from './service.js';
+
+/** Domains and their zones: records, change sets, the zone apply and scheduled changes. */
+export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsDriver) {
+  const domains = domainsService(svc, hooks);
+  const records = recordsService(svc, domains);
+  const changes = changesService(svc, domains, records);
+  const contribution: Contribution = {
+    schemas: [...domainSchemas, ...dnsSchemas],
+    routes: (app) => {
+      domainRoutes(app, domains);
+      dnsRoutes(app, domains, records);
+      dnsChangeRoutes(app, domains, changes);
+    },
+    workers: [
+      { queue: JOBS.dnsApply, run: dnsReconciler(svc.db, driver) },
+      { queue: JOBS.dnsChangeApply, run: (data) => changes.runScheduled(String(data.change_id)) },
+    ],
+  };
+  return { contribution, domains, records };
+}

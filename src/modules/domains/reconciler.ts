@@ -1,0 +1,25 @@
+import type { Db } from '../../db/client.js';
+import * as domains from './repo.js';
+import { applyUnit } from '../../provisioning/apply-unit.js';
+import type { DnsDriver } from '../../provisioning/driver.js';
+
+/**
+ * The `dns.apply` job: loads the whole zone unit and hands it to the driver (see applyUnit).
+ * Jobs are not de-duplicated on the queue; the generation check makes repeats cheap.
+ */
+export function dnsReconciler(db: Db, driver: DnsDriver) {
+  return async (data: Record<string, unknown>): Promise<void> => {
+    const id = String(data.domain_id);
+    const name = String(data.name);
+    const unit = await domains.loadZoneUnit(db, id);
+    if (!unit) {
+      // Deleted. The name may already belong to a new domain whose zone must stay.
+      if (!(await domains.domainNameTaken(db, name))) await driver.removeZone(name);
+      return;
+    }
+    await applyUnit(unit, () => driver.applyZone({ name: unit.name, serial: unit.serial, records: unit.records }), {
+      applied: (generation) => domains.markApplied(db, id, generation),
+      failed: (message) => domains.markSyncError(db, id, message),
+    });
+  };
+}

@@ -1,0 +1,108 @@
+import type { Queryable } from '../../../db/client.js';
+import { pageSql, type PageParams } from '../../../db/paging.js';
+
+/** A record as the zone rules see it: new ones have no id yet. */
+export interface ZoneEntry {
+  id?: string;
+  name: string;
+  type: string;
+  ttl: number;
+  content: string;
+  managed?: boolean;
+  /** Written by a template (web or mail records), not by the owner. */
+  template?: boolean;
+}
+
+export interface RecordRow {
+  id: string;
+  domain_id: string;
+  name: string;
+  type: string;
+  ttl: number;
+  content: string;
+  managed: boolean;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+export type NewRecord = Pick<RecordRow, 'id' | 'name' | 'type' | 'ttl' | 'content' | 'managed'> & { template: boolean };
+
+/** A record as read under the zone lock; `version` is what If-Match compares with. */
+export type StoredEntry = ZoneEntry & { id: string; version: number };
+
+export async function zoneEntries(db: Queryable, domainId: string): Promise<StoredEntry[]> {
+  return (
+    await db.query<StoredEntry>(
+      'SELECT id, name, type, ttl, content, managed, template, version FROM dns_records WHERE domain_id = $1',
+      [domainId],
+    )
+  ).rows;
+}
+
+/** One statement for any number of records (a new zone's template, a 10,000-record sync). */
+export async function insertRecords(tx: Queryable, domainId: string, records: (ZoneEntry & { id: string })[]): Promise<void> {
+  if (records.length === 0) return;
+  await tx.query(
+    `INSERT INTO dns_records (id, domain_id, name, type, ttl, content, managed, template)
+     SELECT r.id, $1, r.name, r.type, r.ttl, r.content, r.managed, r.template
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::boolean[], $8::boolean[])
+       AS r(id, name, type, ttl, content, managed, template)`,
+    [
+      domainId,
+      ...(['id', 'name', 'type', 'ttl', 'content'] as const).map((k) => records.map((r) => r[k])),
+      records.map((r) => r.managed ?? false),
+      records.map((r) => r.template ?? false),
+    ],
+  );
+}
+
+export const updateRecord = (tx: Queryable, domainId: string, r: ZoneEntry & { id: string }) =>
+  tx.query(
+    // An edited template record is the owner's from now on.
+    `UPDATE dns_records SET name = $3, type = $4, ttl = $5, content = $6, template = false, updated_at = now(), version = version + 1
+     WHERE domain_id = $1 AND id = $2 AND NOT managed`,
+    [domainId, r.id, r.name, r.type, r.ttl, r.content],
+  );
+
+export const deleteRecords = (tx: Queryable, domainId: string, ids: string[]) =>
+  ids.length
+    ? tx.query('DELETE FROM dns_records WHERE domain_id = $1 AND id = ANY($2::text[]) AND NOT managed', [domainId, ids])
+    : Promise.resolve();
+
+export const setSoaContent = (tx: Queryable, domainId: string, content: string) =>
+  tx.query(
+    `UPDATE dns_records SET content = $2, updated_at = now(), version = version + 1 WHERE domain_id = $1 AND type = 'SOA'`,
+    [domainId, content],
+  );
+
+export async function listRecords(
+  db: Queryable,
+  domainId: string,
+  f: { name?: string; type?: string },
+  page: PageParams,
+): Promise<RecordRow[]> {
+  const params: unknown[] = [domainId];
+  const where = ['domain_id = $1'];
+  if (f.name) where.push(`name = $${params.push(f.name)}`);
+  if (f.type) where.push(`type = $${params.push(f.type)}`);
+  const p = pageSql(page, 'id', params);
+  return (await db.query<RecordRow>(`SELECT * FROM dns_records WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params))
+    .rows;
+}
+
+export async function findRecord(db: Queryable, domainId: string, id: string): Promise<RecordRow | undefined> {
+  return (await db.query<RecordRow>('SELECT * FROM dns_records WHERE domain_id = $1 AND id = $2', [domainId, id])).rows[0];
+}
+
+/** What the zone's apply unit renders. */
+export async function zoneRecords(
+  db: Queryable,
+  domainId: string,
+): Promise<Pick<RecordRow, 'name' | 'type' | 'ttl' | 'content'>[]> {
+  return (await db.query<RecordRow>('SELECT name, type, ttl, content FROM dns_records WHERE domain_id = $1', [domainId])).rows;
+}
+
+/** SQL for the number of records of the domain whose id `domainIdCol` names (a domain's `record_count`). */
+export const recordCountOf = (domainIdCol: string) =>
+  `(SELECT count(*)::int FROM dns_records r WHERE r.domain_id = ${domainIdCol})`;

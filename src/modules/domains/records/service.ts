@@ -1,0 +1,197 @@
+import { type Caller, requireWritable } from '../../../auth/caller.js';
+import { AppError, invalid, notFound, type FieldError } from '../../../lib/errors.js';
+import { checkVersion } from '../../../lib/if-match.js';
+import { mergeFields } from '../../../lib/merge-patch.js';
+import type { ServiceDeps } from '../../deps.js';
+import * as accounts from '../../accounts/index.js';
+import * as domains from '../repo.js';
+import { toRecord, type DnsRecord } from '../representation.js';
+import type { DomainsService } from '../service.js';
+import type { ZoneDiff } from '../zone/change.js';
+import { zoneEditor, type ZoneEdit, type ZoneEditOptions } from '../zone/edit.js';
+import * as repo from './repo.js';
+import { parseZoneFile } from '../zone/parser.js';
+import { normalizeRecord, type RecordInput } from './validate.js';
+import type { ZoneEntry } from './repo.js';
+
+const managedError = (): FieldError => ({
+  pointer: '',
+  code: 'managed',
+  detail: 'SOA and apex NS records are maintained by the API',
+});
+
+/** The record to change, as it is now: not managed, and at the version If-Match names. */
+function existing(entries: repo.StoredEntry[], id: string, expectedVersion: number | undefined): repo.StoredEntry {
+  const row = entries.find((e) => e.id === id);
+  if (!row) throw notFound('record');
+  if (row.managed) throw invalid([managedError()]);
+  checkVersion(expectedVersion, row.version);
+  return row;
+}
+
+export interface SyncResult {
+  created: Omit<ZoneEntry, 'id' | 'managed'>[];
+  updated: Omit<ZoneEntry, 'id' | 'managed'>[];
+  deleted: Omit<ZoneEntry, 'id' | 'managed'>[];
+  unchanged: number;
+  serial: number;
+  zone_version: number;
+  dry_run: boolean;
+}
+
+/** Record writes: each one validated against the whole zone, committed with one serial bump. */
+export function recordsService(deps: ServiceDeps, domainsSvc: DomainsService) {
+  const { db } = deps;
+  const editZone = zoneEditor(deps);
+
+  /** Loads the zone in the caller's reach, checks it may write, then edits it (see zoneEditor). */
+  async function changeZone(
+    caller: Caller,
+    ref: string,
+    change: (zone: string, entries: repo.StoredEntry[]) => ZoneEdit,
+    options: ZoneEditOptions = {},
+  ): Promise<{ domain: domains.DomainRow; edit: ZoneEdit; diff: ZoneDiff }> {
+    const domain = await domainsSvc.load(caller, ref);
+    const account = (await accounts.findAccountById(db, domain.account_id)) as accounts.AccountRow;
+    requireWritable(caller, account);
+    return editZone(domain.id, account, change, options);
+  }
+
+  const reload = async (domainId: string, recordId: string, zone: string): Promise<DnsRecord> =>
+    toRecord((await repo.findRecord(db, domainId, recordId)) as repo.RecordRow, zone);
+
+  return {
+    /** For change sets, which apply their own edits through the same path. */
+    changeZone,
+    /**
+     * Sync: `desired` is the complete set of unmanaged records. Matching records (owner, type,
+     * content) stay, a changed TTL is an update, the rest is created or deleted, all in one
+     * transaction with one serial bump, or not at all. Needs the zone ETag in If-Match.
+     */
+    async sync(
+      caller: Caller,
+      ref: string,
+      desired: RecordInput[],
+      options: {
+        zoneVersion?: number;
+        dryRun: boolean;
+        /** Where each record came from, for error pointers (zone import: `/lines/<n>`). */ pointers?: string[];
+      },
+    ): Promise<SyncResult> {
+      if (options.zoneVersion === undefined) {
+        throw new AppError(
+          'precondition_required',
+          'Replacing the zone needs If-Match with the zone ETag (GET /v1/domains/{domain}).',
+        );
+      }
+      let deleted: ZoneEntry[] = [];
+      let unchanged = 0;
+      const { domain, edit } = await changeZone(
+        caller,
+        ref,
+        (zone, entries) => {
+          const errors: FieldError[] = [];
+          const wanted = desired.flatMap((input, i) => {
+            const pointer = options.pointers?.[i] ?? `/records/${i}`;
+            const r = normalizeRecord(zone, input, pointer);
+            errors.push(...r.errors);
+            return r.record ? [{ record: r.record, pointer }] : [];
+          });
+          if (errors.length) throw invalid(errors);
+          const key = (e: ZoneEntry) => `${e.name}\u0000${e.type}\u0000${e.content}`;
+          const existingByKey = new Map(entries.filter((e) => !e.managed).map((e) => [key(e), e]));
+          const next: ZoneEntry[] = entries.filter((e) => e.managed);
+          const changed = new Map<ZoneEntry, string>();
+          for (const { record, pointer } of wanted) {
+            const existing = existingByKey.get(key(record));
+            if (!existing) {
+              next.push(record);
+              changed.set(record, pointer);
+              continue;
+            }
+            existingByKey.delete(key(record));
+            if (existing.ttl === record.ttl) {
+              next.push(existing);
+              unchanged++;
+            } else {
+              const updated = { ...existing, ttl: record.ttl };
+              next.push(updated);
+              changed.set(updated, pointer);
+            }
+          }
+          deleted = [...existingByKey.values()];
+          return { entries: next, changed, removed: deleted.map((e) => e.id as string) };
+        },
+        options,
+      );
+      const plain = ({ name, type, ttl, content }: ZoneEntry) => ({ name, type, ttl, content });
+      const changed = [...edit.changed.keys()];
+      return {
+        // New entries come from the request; updated ones are copies of stored rows (with a version).
+        created: changed.filter((e) => !('version' in e)).map(plain),
+        updated: changed.filter((e) => 'version' in e).map(plain),
+        deleted: deleted.map(plain),
+        unchanged,
+        serial: domain.serial,
+        zone_version: domain.version,
+        dry_run: options.dryRun,
+      };
+    },
+
+    /**
+     * Zone import: the file's records (SOA and apex NS excepted: the API maintains them) become
+     * the complete set, exactly as a sync; errors point at `/lines/<n>`.
+     */
+    async importZone(
+      caller: Caller,
+      ref: string,
+      text: string,
+      options: { zoneVersion?: number; dryRun: boolean },
+    ): Promise<SyncResult> {
+      const domain = await domainsSvc.load(caller, ref);
+      const parsed = parseZoneFile(text, domain.name);
+      if (parsed.errors.length) throw invalid(parsed.errors);
+      const kept = parsed.records.filter((r) => r.type !== 'SOA' && !(r.type === 'NS' && r.name === '@'));
+      return this.sync(caller, ref, kept, { ...options, pointers: kept.map((r) => `/lines/${r.line}`) });
+    },
+
+    async create(caller: Caller, ref: string, input: RecordInput): Promise<DnsRecord> {
+      let created: ZoneEntry | undefined;
+      const { domain } = await changeZone(caller, ref, (zone, entries) => {
+        const { record, errors } = normalizeRecord(zone, input);
+        if (!record) throw invalid(errors);
+        created = record;
+        return { entries: [...entries, record], changed: new Map([[record, '']]), removed: [] };
+      });
+      return reload(domain.id, (created as ZoneEntry).id as string, domain.name);
+    },
+
+    /** PUT and PATCH: the merged record is validated like a new one. */
+    async update(
+      caller: Caller,
+      ref: string,
+      id: string,
+      patch: Partial<RecordInput>,
+      expectedVersion?: number,
+    ): Promise<DnsRecord> {
+      const { domain } = await changeZone(caller, ref, (zone, entries) => {
+        // Checked on the row read under the zone lock: of two writers with one ETag, one wins.
+        const row = existing(entries, id, expectedVersion);
+        const merged = mergeFields<RecordInput>({ name: row.name, type: row.type, ttl: row.ttl, content: row.content }, patch);
+        const { record, errors } = normalizeRecord(zone, merged);
+        if (!record) throw invalid(errors);
+        record.id = id;
+        return { entries: entries.map((e) => (e.id === id ? record : e)), changed: new Map([[record, '']]), removed: [] };
+      });
+      return reload(domain.id, id, domain.name);
+    },
+
+    async remove(caller: Caller, ref: string, id: string, expectedVersion?: number): Promise<void> {
+      await changeZone(caller, ref, (_zone, entries) => {
+        existing(entries, id, expectedVersion);
+        return { entries: entries.filter((e) => e.id !== id), changed: new Map(), removed: [id] };
+      });
+    },
+  };
+}
+export type RecordsService = ReturnType<typeof recordsService>;

@@ -1,0 +1,219 @@
+import { isIPv4, isIPv6 } from 'node:net';
+import type { FieldError } from '../../../lib/errors.js';
+import { DEFAULT_TTL } from '../zone/template.js';
+import type { ZoneEntry } from './repo.js';
+
+/** DNS record rules of SPEC §3, as pure functions: one record, then the set it lands in. */
+
+const WRITABLE_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA'] as const;
+
+export interface RecordInput {
+  name: string;
+  type: string;
+  ttl?: number;
+  content: string;
+}
+
+const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const U16 = /^(0|[1-9]\d{0,4})$/;
+
+const err = (pointer: string, code: string, detail: string): FieldError => ({ pointer, code, detail });
+
+/** An owner name relative to the zone (`@`, `www`, `*.dev`), from relative or absolute input. */
+function relativeOwner(zone: string, raw: string): { name: string } | { error: string; code: string } {
+  let name = raw.trim().toLowerCase();
+  if (name === '' || name === '@' || name === `${zone}.`) return { name: '@' };
+  if (name.endsWith('.')) {
+    if (!name.endsWith(`.${zone}.`)) return { code: 'outside_zone', error: `must be inside the zone ${zone}` };
+    name = name.slice(0, -(zone.length + 2));
+  }
+  const labels = name.split('.');
+  if (`${name}.${zone}`.length > 253) return { code: 'too_long', error: 'the full name must be at most 253 characters' };
+  for (const [i, label] of labels.entries()) {
+    if (label === '*') {
+      if (i !== 0) return { code: 'invalid_wildcard', error: '`*` is allowed only as the whole leftmost label' };
+      continue;
+    }
+    if (label.length > 63) return { code: 'label_too_long', error: `label "${label}" is longer than 63 characters` };
+    if (!LABEL.test(label))
+      return { code: 'invalid_name', error: `label "${label}" may hold letters, digits, hyphens and underscores` };
+  }
+  return { name };
+}
+
+/**
+ * A host name target (MX, NS, SRV, CNAME), stored absolute: `mail` and `@` are resolved
+ * against the zone, so the same record always reads (and exports) the same way.
+ */
+function hostTarget(value: string, zone: string): string | null {
+  const v = value.toLowerCase();
+  if (v === '@') return `${zone}.`;
+  if (isIPv4(v.replace(/\.$/, '')) || isIPv6(v)) return null;
+  const bare = v.endsWith('.') ? v.slice(0, -1) : v;
+  if (bare.length === 0 || bare.length > 253) return null;
+  if (!bare.split('.').every((l) => HOST_LABEL.test(l) || /^_[a-z0-9-]+$/.test(l))) return null;
+  return v.endsWith('.') ? v : `${v}.${zone}.`;
+}
+
+const QUOTED_STRINGS = /^\s*"(?:[^"\\]|\\.)*"(?:\s+"(?:[^"\\]|\\.)*")*\s*$/s;
+
+/** Joins `"a" "b"` into `ab` (presentation form); plain text stays as given. */
+export function unquoteTxt(value: string): string {
+  if (!QUOTED_STRINGS.test(value)) return value;
+  return (value.match(/"(?:[^"\\]|\\.)*"/g) ?? []).map((p) => p.slice(1, -1).replace(/\\(["\\])/g, '$1')).join('');
+}
+
+function content(type: string, raw: string, owner: string, zone: string): { value: string } | { code: string; error: string } {
+  const v = raw.trim();
+  const fields = v.split(/\s+/);
+  switch (type) {
+    case 'A':
+      return isIPv4(v) ? { value: v } : { code: 'invalid_ipv4', error: 'must be an IPv4 address in dotted-quad form' };
+    case 'AAAA':
+      return isIPv6(v) ? { value: v.toLowerCase() } : { code: 'invalid_ipv6', error: 'must be an IPv6 address' };
+    case 'CNAME':
+    case 'NS': {
+      const host = fields.length === 1 ? hostTarget(v, zone) : null;
+      return host ? { value: host } : { code: 'invalid_target', error: 'must be a host name, not an IP address' };
+    }
+    case 'MX': {
+      const host =
+        fields.length === 2 && U16.test(fields[0] as string) && Number(fields[0]) <= 65535
+          ? hostTarget(fields[1] as string, zone)
+          : null;
+      return host
+        ? { value: `${Number(fields[0])} ${host}` }
+        : { code: 'invalid_mx', error: 'must be "<preference 0-65535> <host name>"' };
+    }
+    case 'SRV': {
+      if (!/^_[a-z0-9-]+\._(tcp|udp|tls|sctp)(\.|$)/.test(owner)) {
+        return { code: 'invalid_srv_owner', error: 'SRV owner names start with _service._proto' };
+      }
+      const nums = fields.slice(0, 3);
+      const target = fields[3] === '.' ? '.' : hostTarget(fields[3] ?? '', zone);
+      const ok = fields.length === 4 && nums.every((n) => U16.test(n) && Number(n) <= 65535) && target;
+      return ok
+        ? { value: `${nums.map(Number).join(' ')} ${target}` }
+        : { code: 'invalid_srv', error: 'must be "<priority> <weight> <port> <target>"' };
+    }
+    case 'CAA': {
+      const m = /^(0|128)\s+(issue|issuewild|iodef)\s+(".*"|\S+)$/i.exec(v);
+      if (!m) return { code: 'invalid_caa', error: 'must be "<flags 0|128> <issue|issuewild|iodef> <value>"' };
+      const value = (m[3] as string).startsWith('"') ? (m[3] as string) : `"${m[3]}"`;
+      return { value: `${m[1]} ${(m[2] as string).toLowerCase()} ${value}` };
+    }
+    case 'TXT': {
+      const text = unquoteTxt(raw);
+      return Buffer.byteLength(text) <= 65_000
+        ? { value: text }
+        : { code: 'too_long', error: 'TXT data is limited to 65,000 octets' };
+    }
+    default:
+      return { code: 'invalid_type', error: `must be one of ${WRITABLE_TYPES.join(', ')}` };
+  }
+}
+
+/** One record: owner, type and content in canonical form, or every field error at once. */
+export function normalizeRecord(zone: string, input: RecordInput, pointer = ''): { record?: ZoneEntry; errors: FieldError[] } {
+  const errors: FieldError[] = [];
+  const type = input.type.toUpperCase();
+  const owner = relativeOwner(zone, input.name);
+  if ('error' in owner) errors.push(err(`${pointer}/name`, owner.code, owner.error));
+  if (!(WRITABLE_TYPES as readonly string[]).includes(type)) {
+    errors.push(
+      err(
+        `${pointer}/type`,
+        type === 'SOA' ? 'managed' : 'invalid_type',
+        type === 'SOA' ? 'SOA is maintained by the API' : `must be one of ${WRITABLE_TYPES.join(', ')}`,
+      ),
+    );
+    return { errors };
+  }
+  if ('error' in owner) return { errors };
+  if (type === 'NS' && owner.name === '@')
+    errors.push(err(`${pointer}/name`, 'managed', 'the apex NS set is maintained by the API'));
+  if (type === 'CNAME' && owner.name === '@')
+    errors.push(err(`${pointer}/name`, 'cname_at_apex', 'a CNAME cannot be at the zone apex (RFC 1034 §3.6.2)'));
+  const ttl = input.ttl ?? DEFAULT_TTL;
+  if (!Number.isInteger(ttl) || ttl < 60 || ttl > 86400)
+    errors.push(err(`${pointer}/ttl`, 'out_of_range', 'must be between 60 and 86400 seconds'));
+  const c = content(type, input.content, owner.name, zone);
+  if ('error' in c) errors.push(err(`${pointer}/content`, c.code, c.error));
+  if (errors.length || 'error' in c) return { errors };
+  return { record: { name: owner.name, type, ttl, content: c.value }, errors };
+}
+
+/** One RRset: how often each content stands in it, the TTLs seen, how many SPF policies. */
+interface RRset {
+  contents: Map<string, number>;
+  ttls: Set<number>;
+  spf: number;
+}
+const setKey = (r: ZoneEntry) => `${r.type} ${r.name}`;
+const isSpf = (r: ZoneEntry) => r.type === 'TXT' && /^v=spf1(\s|$)/i.test(r.content);
+
+const fqdnOf = (zone: string, name: string) => (name === '@' ? `${zone}.` : `${name}.${zone}.`);
+
+/**
+ * The rules that concern a set, checked on the zone as it would be after the change:
+ * CNAME alone at its name, one TTL per RRset, no duplicates, one SPF policy per name, MX/NS/SRV
+ * targets that are not CNAMEs inside the zone. Errors point at the changed records
+ * (`changed` maps a record to its pointer in the request).
+ */
+export function checkZone(zone: string, records: ZoneEntry[], changed: Map<ZoneEntry, string>): FieldError[] {
+  const errors: FieldError[] = [];
+  // Indexed once, so each changed record is checked in constant time: a zone of 20,000
+  // records at one name costs no more than 20,000 names.
+  const namesOf = new Map<string, { count: number; cname: boolean }>();
+  const sets = new Map<string, RRset>();
+  for (const r of records) {
+    const name = namesOf.get(r.name) ?? { count: 0, cname: false };
+    name.count++;
+    name.cname ||= r.type === 'CNAME';
+    namesOf.set(r.name, name);
+    const set = sets.get(setKey(r)) ?? { contents: new Map(), ttls: new Set(), spf: 0 };
+    set.contents.set(r.content, (set.contents.get(r.content) ?? 0) + 1);
+    set.ttls.add(r.ttl);
+    if (isSpf(r)) set.spf++;
+    sets.set(setKey(r), set);
+  }
+  const cnames = new Set(records.filter((r) => r.type === 'CNAME').map((r) => fqdnOf(zone, r.name)));
+
+  for (const [r, pointer] of changed) {
+    const here = namesOf.get(r.name) ?? { count: 0, cname: false };
+    if (r.type === 'CNAME' && here.count > 1) {
+      errors.push(
+        err(`${pointer}/name`, 'cname_conflict', `a CNAME must be the only record at ${fqdnOf(zone, r.name)} (RFC 2181 §10.1)`),
+      );
+    } else if (r.type !== 'CNAME' && here.cname) {
+      errors.push(err(`${pointer}/name`, 'cname_conflict', `${fqdnOf(zone, r.name)} already has a CNAME`));
+    }
+    const set = sets.get(setKey(r));
+    if ((set?.contents.get(r.content) ?? 0) > 1) {
+      errors.push(
+        err(`${pointer}/content`, 'duplicate', `the ${r.type} set at ${fqdnOf(zone, r.name)} already holds this record`),
+      );
+    }
+    const otherTtl = [...(set?.ttls ?? [])].find((ttl) => ttl !== r.ttl);
+    if (otherTtl !== undefined) {
+      errors.push(
+        err(
+          `${pointer}/ttl`,
+          'ttl_mismatch',
+          `the ${r.type} set at ${fqdnOf(zone, r.name)} has TTL ${otherTtl}; records of a set share one TTL`,
+        ),
+      );
+    }
+    if (isSpf(r) && (set?.spf ?? 0) > 1) {
+      errors.push(
+        err(`${pointer}/content`, 'duplicate_spf', `${fqdnOf(zone, r.name)} already has an SPF policy (RFC 7208 §4.5)`),
+      );
+    }
+    const target = r.type === 'MX' || r.type === 'SRV' ? r.content.split(' ').at(-1) : r.type === 'NS' ? r.content : null;
+    if (target && target !== '.' && cnames.has(target)) {
+      errors.push(err(`${pointer}/content`, 'target_is_cname', `${r.type} targets must not be CNAMEs (RFC 2181 §10.3)`));
+    }
+  }
+  return errors;
+}

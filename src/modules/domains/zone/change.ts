@@ -1,0 +1,58 @@
+import type { Queryable } from '../../../db/client.js';
+import { nextSerial } from '../../../lib/soa-serial.js';
+import { staleVersion } from '../../../lib/if-match.js';
+import { JOBS } from '../../../jobs/names.js';
+import type { ServiceDeps } from '../../deps.js';
+import { publishEvent } from '../../publishing/index.js';
+import * as repo from '../repo.js';
+import { setSoaContent } from '../records/repo.js';
+import { toDomain } from '../representation.js';
+import { soaContent } from './template.js';
+
+export interface ZoneDiff {
+  created: number;
+  updated: number;
+  deleted: number;
+}
+
+/**
+ * The one way a zone changes, inside the caller's transaction: bump the serial once (and the
+ * SOA with it), the domain's version and generation, then write the apply job of the zone
+ * unit and the events. `event` names the domain's own event, if the change has one.
+ */
+export function zoneCommitter(deps: ServiceDeps) {
+  const { clock, config } = deps;
+  return async function commitZoneChange(
+    tx: Queryable,
+    current: repo.DomainRow,
+    change: { fields?: { mail_enabled: boolean; status: string }; event?: string; diff: ZoneDiff },
+  ): Promise<repo.DomainRow> {
+    const serial = nextSerial(current.serial, clock.now());
+    const fields = change.fields ?? { mail_enabled: current.mail_enabled, status: current.status };
+    if (!(await repo.updateDomain(tx, current.id, current.version, { ...fields, serial }))) throw staleVersion();
+    await setSoaContent(tx, current.id, soaContent(current.name, config.nameservers, serial));
+    const row = (await repo.findDomainById(tx, current.id)) as repo.DomainRow;
+    await publishZoneChange(deps, tx, row, change.event, change.diff);
+    return row;
+  };
+}
+
+/** The apply job and the events of a zone change (also of a creation or a deletion). */
+export async function publishZoneChange(
+  deps: ServiceDeps,
+  tx: Queryable,
+  row: repo.DomainRow,
+  event: string | undefined,
+  diff: Partial<ZoneDiff>,
+): Promise<void> {
+  await deps.jobs.send(tx, JOBS.dnsApply, { domain_id: row.id, name: row.name });
+  const data = toDomain(row, deps.config.nameservers);
+  const base = {
+    accountId: row.account_id,
+    resellerId: row.reseller_id,
+    resource: { type: 'domain', id: row.id, version: row.version },
+  };
+  if (event) await publishEvent(tx, { ...base, type: event, data });
+  if (event !== 'domain.deleted')
+    await publishEvent(tx, { ...base, type: 'dns.zone.changed', data: { domain: data, serial: row.serial, ...diff } });
+}

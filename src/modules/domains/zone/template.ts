@@ -1,0 +1,63 @@
+import { newId } from '../../../lib/ids.js';
+import type { NewRecord } from '../records/repo.js';
+
+/** What new zones are made of, from the provider's configuration (SPEC §3 Domains). */
+export interface ZoneDefaults {
+  nameservers: readonly string[];
+  webIpv4: string | null;
+  webIpv6: string | null;
+}
+
+export const DEFAULT_TTL = 3600;
+export type ZoneTemplate = 'default' | 'empty';
+
+const record = (name: string, type: string, content: string, managed = false): NewRecord => ({
+  id: newId('rec'),
+  name,
+  type,
+  ttl: DEFAULT_TTL,
+  content,
+  managed,
+  // Every record a template writes that clients may change is the template's until they do.
+  template: !managed,
+});
+
+/** SOA: primary nameserver, hostmaster mailbox, serial, refresh 1h, retry 15m, expire 14d, negative TTL 5m. */
+export const soaContent = (domain: string, nameservers: readonly string[], serial: number): string =>
+  `${nameservers[0] ?? `ns1.${domain}`}. hostmaster.${domain}. ${serial} 3600 900 1209600 300`;
+
+const addresses = (name: string, d: ZoneDefaults): NewRecord[] => [
+  ...(d.webIpv4 ? [record(name, 'A', d.webIpv4)] : []),
+  ...(d.webIpv6 ? [record(name, 'AAAA', d.webIpv6)] : []),
+];
+
+/** The records the API maintains and clients cannot change: SOA and the apex NS set. */
+const managedRecords = (domain: string, d: ZoneDefaults, serial: number): NewRecord[] => [
+  record('@', 'SOA', soaContent(domain, d.nameservers, serial), true),
+  ...d.nameservers.map((ns) => record('@', 'NS', `${ns}.`, true)),
+];
+
+/** Web records of the `default` template: `@` and `www` at the provider's web addresses. */
+const webRecords = (d: ZoneDefaults): NewRecord[] => [...addresses('@', d), ...addresses('www', d)];
+
+/** Mail records: MX to `mail.<domain>`, its addresses, and an SPF policy allowing the MX. */
+export const mailRecords = (domain: string, d: ZoneDefaults): NewRecord[] => [
+  record('@', 'MX', `10 mail.${domain}.`),
+  record('@', 'TXT', 'v=spf1 mx -all'),
+  ...addresses('mail', d),
+];
+
+export function initialRecords(
+  domain: string,
+  d: ZoneDefaults,
+  serial: number,
+  template: ZoneTemplate,
+  mail: boolean,
+): NewRecord[] {
+  const records = managedRecords(domain, d, serial);
+  if (template === 'default') {
+    records.push(...webRecords(d));
+    if (mail) records.push(...mailRecords(domain, d));
+  }
+  return records;
+}

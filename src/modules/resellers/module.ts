@@ -1,0 +1,9 @@
+import type { Contribution } from '../../contribution.js';
+import type { ServiceDeps } from '../deps.js';
+import { resellerRoutes, resellerSchemas } from './routes.js';
+import { resellersService } from './service.js';
+
+export const resellersModule = (svc: ServiceDeps): Contribution => ({
+  schemas: resellerSchemas,
+  routes: (app) => resellerRoutes(app, resellersService(svc)),
+});

@@ -1,0 +1,160 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Caller } from '../../../auth/caller.js';
+import type { PageParams } from '../../../db/paging.js';
+import { JOBS } from '../../../jobs/names.js';
+import { AppError, conflict, invalid, notFound, quotaExceeded } from '../../../lib/errors.js';
+import { isId, newId } from '../../../lib/ids.js';
+import type { ServiceDeps } from '../../deps.js';
+import { limitsOf, writableAccount } from '../../accounts/index.js';
+import * as ops from '../../operations/index.js';
+import { toOperation } from '../../operations/index.js';
+import {
+  ArchiveRefused,
+  ArchiveTooLarge,
+  UPLOAD_MAX_RATIO,
+  unpackArchive,
+  type ArchiveFormat,
+} from '../../../archives/unpack.js';
+import * as repo from './repo.js';
+
+import { toDeployment, type Deployment } from '../representation.js';
+import type { SitesService } from '../service.js';
+import type * as sites from '../repo.js';
+import { releaseDir, releasesDir, siteDir, stagingDir } from '../../../layout.js';
+
+const MIB = 1024 * 1024;
+
+class UploadTooLarge extends Error {}
+
+/** The request body, failing with UploadTooLarge past `max` bytes. */
+function limited(body: Readable, max: number): Readable {
+  let seen = 0;
+  const limit = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      seen += chunk.length;
+      done(seen > max ? new UploadTooLarge() : null, chunk);
+    },
+  });
+  body.on('error', (err) => limit.destroy(err));
+  return body.pipe(limit);
+}
+
+/** A zip needs random access: it is copied to a file first (never held in memory). */
+async function receive(body: Readable, file: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await pipeline(body, createWriteStream(file, { mode: 0o600 }));
+}
+
+/** Deployments: an archive unpacked into a new release while it is received, then switched live by a job. */
+export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService) {
+  const { db, config, jobs } = deps;
+  const maxBytes = config.deployMaxMb * MIB;
+
+  /** The deployment (new, or a kept release) turns `pending` with the `site.deploy` operation that switches it live. */
+  async function startSwitch(site: sites.SiteRow, deploymentId: string, created?: Parameters<typeof repo.insertDeployment>[1]) {
+    return db.transaction(async (tx) => {
+      if (created) await repo.insertDeployment(tx, created);
+      const row = (await repo.setDeploymentStatus(tx, deploymentId, 'pending')) as repo.DeploymentRow;
+      const started = await ops.startOperation(tx, {
+        type: 'site.deploy',
+        resourceType: 'deployment',
+        resourceId: deploymentId,
+        accountId: site.account_id,
+        resellerId: site.reseller_id,
+      });
+      if (started.created) await jobs.send(tx, JOBS.siteDeploy, { operation_id: started.row.id });
+      return { ...toDeployment(row), operation: toOperation(started.row) };
+    });
+  }
+
+  async function deployableSite(caller: Caller, siteId: string) {
+    const site = await sitesSvc.load(caller, siteId);
+    const account = await writableAccount(db, caller, site.account_id);
+    if (site.status !== 'active' && site.status !== 'suspended') throw conflict('invalid_state', `The site is ${site.status}.`);
+    return { site, account };
+  }
+
+  async function load(caller: Caller, siteId: string, id: string): Promise<{ site: sites.SiteRow; row: repo.DeploymentRow }> {
+    const site = await sitesSvc.load(caller, siteId);
+    const row = isId('dpl', id) ? await repo.findDeployment(db, site.id, id) : undefined;
+    if (!row) throw notFound('deployment');
+    return { site, row };
+  }
+
+  return {
+    async list(caller: Caller, siteId: string, page: PageParams): Promise<Deployment[]> {
+      const site = await sitesSvc.load(caller, siteId);
+      return (await repo.listDeployments(db, site.id, page)).map(toDeployment);
+    },
+
+    async get(caller: Caller, siteId: string, id: string): Promise<Deployment> {
+      return toDeployment((await load(caller, siteId, id)).row);
+    },
+
+    /**
+     * Unpacks the archive into a new release as it is received; any refusal (a path or link
+     * leading outside, a device file, too big for the limit or the remaining disk) answers now,
+     * with nothing left behind. The switch live is the `site.deploy` operation.
+     */
+    async deploy(caller: Caller, siteId: string, body: Readable, format: ArchiveFormat, declaredLength: number | null) {
+      const { site, account } = await deployableSite(caller, siteId);
+      if (declaredLength !== null && declaredLength > maxBytes) throw tooLarge(maxBytes);
+      const id = newId('dpl');
+      const dir = siteDir(config.dataDir, site.account_id, site.id);
+      const staging = stagingDir(config.dataDir, id);
+      const quota = limitsOf(account).disk_quota_mb * MIB;
+      let unpacked;
+      try {
+        // The account's disk use is measured while the archive is received (the staging
+        // directory is outside its home); the unpacking stops early at the whole quota.
+        const used = deps.diskInUse(account.id);
+        used.catch(() => undefined);
+        const input = limited(body, maxBytes);
+        // A tar.gz is unpacked as it arrives; a zip once it is on disk.
+        if (format === 'zip') await receive(input, `${staging}.upload`);
+        const source = format === 'zip' ? { file: `${staging}.upload` } : { stream: input };
+        unpacked = await unpackArchive(source, format, staging, { bytes: quota, ratio: UPLOAD_MAX_RATIO });
+        if ((await used) + unpacked.bytes > quota) throw new ArchiveTooLarge((await used) + unpacked.bytes);
+        await mkdir(releasesDir(dir), { recursive: true });
+        await rename(staging, releaseDir(dir, id));
+      } catch (err) {
+        await rm(staging, { recursive: true, force: true });
+        throw refusal(err, maxBytes, quota);
+      } finally {
+        await rm(`${staging}.upload`, { force: true });
+      }
+      return startSwitch(site, id, { id, site_id: site.id, format, size_bytes: unpacked.bytes, file_count: unpacked.files });
+    },
+
+    /** Rollback: a kept release goes live again through the same operation as a deployment. */
+    async activate(caller: Caller, siteId: string, id: string) {
+      const { row } = await load(caller, siteId, id);
+      const { site } = await deployableSite(caller, siteId);
+      if (row.status !== 'superseded' && row.status !== 'live') {
+        throw conflict('invalid_state', `The deployment is ${row.status}; only kept releases can be activated.`);
+      }
+      return startSwitch(site, row.id);
+    },
+  };
+}
+export type DeploymentsService = ReturnType<typeof deploymentsService>;
+
+const tooLarge = (max: number) =>
+  new AppError('payload_too_large', `Archives may be at most ${max} bytes (BERTH_DEPLOY_MAX_MB).`, { limit: max });
+
+function refusal(err: unknown, maxBytes: number, diskQuota: number): unknown {
+  if (err instanceof UploadTooLarge) return tooLarge(maxBytes);
+  if (err instanceof ArchiveTooLarge) {
+    return quotaExceeded([{ limit: 'disk_quota_mb', allowed: diskQuota, usage: err.bytes }], err.message);
+  }
+  if (err instanceof ArchiveRefused) {
+    // The body is the archive: the pointer is the whole body and the detail names the member.
+    const detail = err.entry === null ? err.message : `${JSON.stringify(err.entry)}: ${err.message}`;
+    return invalid([{ pointer: '', code: err.code, detail }], 'The archive was refused; nothing was kept.');
+  }
+  return err;
+}

@@ -1,0 +1,9 @@
+import type { Contribution } from '../../contribution.js';
+import type { ServiceDeps } from '../deps.js';
+import { tokenRoutes, tokenSchemas } from './routes.js';
+import { tokensService } from './service.js';
+
+export const tokensModule = (svc: ServiceDeps): Contribution => ({
+  schemas: tokenSchemas,
+  routes: (app) => tokenRoutes(app, tokensService(svc)),
+});

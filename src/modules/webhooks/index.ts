@@ -1,0 +1,2 @@
+/** The webhooks module's public surface. */
+export { enqueueEventDeliveries } from './outbox.js';

@@ -1,0 +1,181 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createPlan, world } from '../helpers/fixtures.js';
+import { operationsOf, urlOf, type Operation, type Schema } from '../helpers/openapi.js';
+
+/**
+ * Property-based fuzzing from the OpenAPI document: generated bad path ids, query strings,
+ * bodies and headers for every operation. Whatever is sent: never a 5xx; every error is
+ * problem+json carrying the response's X-Request-Id; a refused request changes nothing.
+ * Seeded and bounded; a failure prints its seed: BERTH_FUZZ_SEED=<seed> replays it.
+ */
+const SEED = Number(process.env.BERTH_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const RUNS_PER_OPERATION = Number(process.env.BERTH_FUZZ_RUNS ?? 12);
+
+let t: TestApp;
+let operations: Operation[];
+let ids: Record<string, string>;
+let tokens: string[];
+let fingerprintSql: string;
+
+beforeAll(async () => {
+  // No background jobs: the state moves only through the requests themselves.
+  t = await createTestApp({ jobs: false, deps: { webhookLookup: async () => [{ address: '93.184.216.34', family: 4 }] } });
+  const w = await world(t);
+  const plan = await createPlan(t, w.tokenA);
+  const domain = (await t.post('/v1/domains', { account_id: w.accountA.id, name: `fuzz-${Date.now()}.com`, mail_enabled: true }))
+    .body;
+  const record = (await t.post(`/v1/domains/${domain.name}/records`, { name: 'r', type: 'A', content: '192.0.2.1' })).body;
+  const email = (await t.post('/v1/emails', { address: `info@${domain.name}`, generate_password: true, quota_mb: 10 })).body;
+  const webhook = (await t.post('/v1/webhooks', { url: 'https://hooks.example.com/f', event_types: ['*'] })).body;
+  const schedule = (await t.post('/v1/backup-schedules', { account_id: w.accountA.id, cron: '0 4 * * *', retain: 1 })).body;
+  ids = {
+    resellers: w.resellerA.id,
+    plans: plan.id,
+    accounts: w.accountA.id,
+    domains: domain.name,
+    records: record.id,
+    emails: email.id,
+    webhooks: webhook.id,
+    'backup-schedules': schedule.id,
+  };
+  tokens = [w.tokenA, w.tokenB, w.tokenAccountA, w.readOnly];
+  operations = await operationsOf(t);
+  // Every table's row count and, where there is one, the sum of its versions; the idempotency
+  // store (a refused request's answer is kept for its key) and rate buckets are left out.
+  const columns = await t.db.query<{ table_name: string; has_version: boolean }>(
+    `SELECT table_name, bool_or(column_name = 'version') AS has_version FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name NOT IN ('idempotency_keys', 'rate_buckets', 'schema_migrations')
+     GROUP BY table_name ORDER BY table_name`,
+  );
+  fingerprintSql = `SELECT ${columns.rows
+    .map((c) => `(SELECT count(*) || ':' || ${c.has_version ? 'coalesce(sum(version), 0)' : "''"} FROM "${c.table_name}")`)
+    .join(" || ' ' || ")} AS f`;
+}, 120_000);
+afterAll(async () => t.close());
+
+const fingerprint = async () => (await t.db.query<{ f: string }>(fingerprintSql)).rows[0]?.f;
+
+/** Strings a careless or hostile client sends. */
+const nasty = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.constantFrom('', ' ', '\u0000', 'a\u0000b', '\uFEFF', '..', '../../etc/passwd', "'; DROP TABLE accounts; --", '%00'),
+  fc.constantFrom('-1', '0', '1e999', '9'.repeat(40), 'NaN', 'true', 'null', '[]', '{}', 'x'.repeat(3000)),
+);
+const anyJson = fc.jsonValue({ maxDepth: 3 });
+const valueFor = (schema: Schema): fc.Arbitrary<unknown> =>
+  fc.oneof(anyJson, nasty, ...(schema.enum ? [fc.constantFrom(...(schema.enum as unknown[]))] : []));
+
+/** Raw path segments that are valid URL syntax but not valid text. */
+const rawSegment = fc.constantFrom('%C0%AF', '%zz', '%', '%FF%FE', '.', '..', '%2e%2e', '%2F');
+
+function requestOf(op: Operation) {
+  const path = fc.record(
+    Object.fromEntries(
+      op.pathParams.map((p) => [
+        p,
+        fc.oneof(
+          { weight: 2, arbitrary: fc.constant(null) },
+          { weight: 2, arbitrary: nasty.map((s) => encodeURIComponent(s)) },
+          { weight: 1, arbitrary: rawSegment },
+        ),
+      ]),
+    ),
+  );
+  const query = fc.array(
+    fc.tuple(
+      fc.oneof(fc.constantFrom(...op.queryParams.map((q) => q.name), 'unknown'), fc.string({ maxLength: 8 })),
+      fc.oneof(
+        nasty,
+        anyJson.map((v) => JSON.stringify(v)),
+      ),
+    ),
+    { maxLength: 4 },
+  );
+  const properties = Object.entries<Schema>(op.body?.schema?.properties ?? {});
+  const body = fc.oneof(
+    anyJson.map((v) => ({ raw: JSON.stringify(v) })),
+    fc
+      .record(Object.fromEntries(properties.map(([k, s]) => [k, valueFor(s)])), { requiredKeys: [] })
+      .map((v) => ({ raw: JSON.stringify(v) })),
+    nasty.map((raw) => ({ raw })),
+    fc
+      .constantFrom(
+        '\uFEFF{}',
+        '{"a":',
+        '{"__proto__": {"admin": true}}',
+        '{"a": 1, "a": 2}',
+        `${'['.repeat(5000)}${']'.repeat(5000)}`,
+        '{"name": "\\ud800"}',
+      )
+      .map((raw) => ({ raw })),
+  );
+  // Each header now and then, so most requests get past content negotiation to the handler.
+  const sometimes = <T>(arb: fc.Arbitrary<T>) =>
+    fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arb });
+  const headers = fc
+    .record({
+      'content-type': fc.oneof(
+        { weight: 6, arbitrary: fc.constant(op.body?.types[0] ?? 'application/json') },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(
+            'application/merge-patch+json',
+            'text/plain',
+            'text/dns',
+            'application/gzip',
+            'application/x-www-form-urlencoded',
+            'application/json; charset=latin1',
+            'multipart/form-data; boundary=x',
+          ),
+        },
+      ),
+      'if-match': sometimes(fc.constantFrom('"1"', '*', 'W/"1"', '"x"', 'garbage', '"99999999999999999999"')),
+      'if-none-match': sometimes(fc.constantFrom('"1"', '*', 'garbage')),
+      'idempotency-key': sometimes(fc.string({ maxLength: 300 }).filter((s) => /^[\x20-\x7e]*$/.test(s))),
+      accept: sometimes(fc.constantFrom('application/json', 'text/html', 'application/xml', '*/*', 'garbage')),
+      'x-request-id': sometimes(fc.constantFrom('abc', 'x'.repeat(200), 'a b', 'req_123')),
+      range: sometimes(fc.constantFrom('bytes=0-1', 'bytes=9-1', 'bytes=abc', 'lines=1-2')),
+    })
+    .map((h) => Object.fromEntries(Object.entries(h).filter(([, v]) => v !== undefined)) as Record<string, string>);
+  return fc.record({
+    op: fc.constant(op),
+    path,
+    query,
+    body: op.method === 'GET' || op.method === 'DELETE' ? fc.constant(null) : fc.option(body, { nil: null }),
+    headers,
+    token: fc.constantFrom(...tokens),
+  });
+}
+
+describe('fuzzing every operation of the OpenAPI document', () => {
+  it(`never a 5xx, always a problem with the request id, nothing changed by a refusal (seed ${SEED})`, async () => {
+    process.stdout.write(`fuzz seed ${SEED}: replay with BERTH_FUZZ_SEED=${SEED} npx vitest run test/api/fuzz.test.ts\n`);
+    const arbitrary = fc.constantFrom(...operations).chain(requestOf);
+    await fc.assert(
+      fc.asyncProperty(arbitrary, async ({ op, path, query, body, headers, token }) => {
+        const url =
+          urlOf(op, (collection, param) => path[param] ?? encodeURIComponent(ids[collection] ?? 'none')) +
+          (query.length ? `?${query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')}` : '');
+        const before = await fingerprint();
+        const { 'content-type': type, ...others } = headers;
+        const r = await t.request(op.method, url, {
+          token,
+          raw: body?.raw,
+          headers: body && type ? { ...others, 'content-type': type } : others,
+        });
+        const where = `${op.method} ${url} ${JSON.stringify(body?.raw ?? null).slice(0, 300)} ${JSON.stringify(headers)} → ${r.status}: ${r.text.slice(0, 300)}`;
+        expect(r.status, where).toBeLessThan(500);
+        expect(r.headers['x-request-id'], where).toBeTruthy();
+        if (r.status >= 400) {
+          expect(r.headers['content-type'], where).toMatch(/^application\/problem\+json/);
+          expect(r.body?.request_id, where).toBe(r.headers['x-request-id']);
+          expect(r.text, where).not.toMatch(/\bat \/|node_modules|SELECT |INSERT |UPDATE /);
+          expect(await fingerprint(), where).toBe(before);
+        }
+      }),
+      { seed: SEED, numRuns: operations.length * RUNS_PER_OPERATION, endOnFailure: true },
+    );
+  }, 300_000);
+});
