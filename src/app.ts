@@ -88,7 +88,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   const jobs =
-    deps.jobs ?? new PgBossQueue(db, { runWorkers: config.jobs, onError: (err) => app.log.error({ err }, 'job queue error') });
+    deps.jobs ??
+    new PgBossQueue(db, {
+      runWorkers: config.jobs,
+      pollingIntervalSeconds: config.jobPollMs / 1000,
+      onError: (err) => app.log.error({ err }, 'job queue error'),
+    });
   const resolver = new TokenResolver({
     db,
     clock,

@@ -51,6 +51,7 @@ const ConfigSchema = Type.Object({
   }),
   // How often each process re-queues the applies that failed (the daemon was down, say).
   resyncMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
+  jobPollMs: Type.Integer({ minimum: 500, maximum: 3_600_000 }),
   nameservers: Type.Array(Type.String({ minLength: 1 })),
   webIpv4: Type.Union([Type.String({ format: 'ipv4' }), Type.Null()]),
   webIpv6: Type.Union([Type.String({ format: 'ipv6' }), Type.Null()]),
@@ -92,6 +93,7 @@ const ENV_NAMES: Record<string, string> = {
   webListen: 'BERTH_WEB_LISTEN',
   mailServer: 'BERTH_MAIL_MAPS_DIR / BERTH_MAIL_OWNER (uid:gid) / BERTH_POSTFIX_CONFIG_DIR / BERTH_DOVECOT_CONF',
   resyncMs: 'BERTH_RESYNC_MS',
+  jobPollMs: 'BERTH_JOB_POLL_MS',
   webIpv4: 'BERTH_WEB_IPV4',
   webIpv6: 'BERTH_WEB_IPV6',
   rateLimit: 'BERTH_RATE_LIMIT_*',
@@ -165,6 +167,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       dovecotConf: env.BERTH_DOVECOT_CONF || null,
     },
     resyncMs: int(env, 'BERTH_RESYNC_MS', 30_000),
+    jobPollMs: int(env, 'BERTH_JOB_POLL_MS', 2_000),
     nameservers: list(env.BERTH_NAMESERVERS || 'ns1.berth.invalid,ns2.berth.invalid'),
     webIpv4: env.BERTH_WEB_IPV4 || null,
     webIpv6: env.BERTH_WEB_IPV6 || null,

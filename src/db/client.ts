@@ -32,6 +32,11 @@ export interface Db extends Queryable {
    * (schema migrations, ours and pg-boss's) runs in one process at a time.
    */
   withSessionLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Calls onNotify with the payload of every `NOTIFY channel` from any session, delivered when
+   * the notifying transaction commits (never for one rolled back). Resolves to the unsubscribe.
+   */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -62,7 +67,10 @@ class StatementNames {
 class PostgresDb implements Db {
   readonly kind = 'postgres' as const;
   private readonly statements = new StatementNames();
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly clientConfig: pg.ClientConfig,
+  ) {}
 
   async query<T>(text: string, params: unknown[] = []): Promise<QueryResult<T>> {
     const r = await this.pool.query(this.statements.config(text, params));
@@ -111,6 +119,44 @@ class PostgresDb implements Db {
     }
   }
 
+  /**
+   * LISTEN holds a session, so it gets a connection of its own, outside the pool. A lost
+   * connection is made again after a second; meanwhile the listener's owner falls back on
+   * whatever it polls.
+   */
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    let client: pg.Client | undefined;
+    let stopped = false;
+    let retry: NodeJS.Timeout | undefined;
+    const lost = (c: pg.Client) => {
+      if (client !== c || stopped) return;
+      client = undefined;
+      c.end().catch(() => undefined);
+      retry = setTimeout(() => void connect(), 1000).unref();
+    };
+    const connect = async (): Promise<void> => {
+      const c = new pg.Client(this.clientConfig);
+      client = c;
+      c.on('notification', (m) => {
+        if (m.channel === channel) onNotify(m.payload ?? '');
+      });
+      c.on('error', () => lost(c));
+      c.on('end', () => lost(c));
+      try {
+        await c.connect();
+        await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      } catch {
+        lost(c);
+      }
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      clearTimeout(retry);
+      await client?.end().catch(() => undefined);
+    };
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }
@@ -152,6 +198,10 @@ class PgliteDb implements Db {
     return fn();
   }
 
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    return this.pg.listen(channel, onNotify);
+  }
+
   async close(): Promise<void> {
     await this.pg.close();
     this.lock?.release();
@@ -174,15 +224,15 @@ export interface OpenDbOptions {
 
 export async function openDb(opts: OpenDbOptions): Promise<Db> {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({
+    const clientConfig: pg.ClientConfig = {
       connectionString: opts.databaseUrl,
-      max: opts.poolSize ?? 20,
       options: '-c TimeZone=UTC',
       types: { getTypeParser: typeParser },
-    });
+    };
+    const pool = new pg.Pool({ ...clientConfig, max: opts.poolSize ?? 20 });
     // An idle client losing its connection must not crash the process.
     pool.on('error', () => undefined);
-    const db = new PostgresDb(pool);
+    const db = new PostgresDb(pool, clientConfig);
     await db.query('SELECT 1');
     return db;
   }

@@ -15,3 +15,14 @@ export const JOBS = {
 } as const;
 
 export const QUEUE_NAMES: string[] = Object.values(JOBS);
+
+/**
+ * The apply queues and the field of their job data that names the unit. A job re-renders its
+ * whole unit as it is when the job runs, so one waiting job per unit is enough: a job sent while
+ * another for the same unit still waits is dropped (pg-boss's `short` policy, keyed by the unit).
+ */
+export const UNIT_KEYS: Readonly<Partial<Record<string, string>>> = {
+  [JOBS.dnsApply]: 'domain_id',
+  [JOBS.mailApply]: 'domain_id',
+  [JOBS.webApply]: 'site_id',
+};

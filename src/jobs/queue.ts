@@ -1,7 +1,7 @@
 import PgBoss from 'pg-boss';
 import type { Db, Queryable } from '../db/client.js';
 import { JOB_SCHEMA_LOCK } from '../db/migrate.js';
-import { QUEUE_NAMES } from './names.js';
+import { QUEUE_NAMES, UNIT_KEYS } from './names.js';
 
 type Handler = (data: Record<string, unknown>) => Promise<void>;
 
@@ -27,6 +27,9 @@ export interface JobQueue {
   stop(): Promise<void>;
 }
 
+/** Every `send` notifies this channel with the queue's name; the commit delivers it to every process. */
+const JOB_CHANNEL = 'berth_jobs';
+
 const executor = (q: Queryable) => ({
   executeSql: async (text: string, values: unknown[] = []) => q.query(text, values),
 });
@@ -38,6 +41,9 @@ export class PgBossQueue implements JobQueue {
   private started = false;
   private readonly pending: [string, Handler, { concurrency?: number }][] = [];
   private readonly workerIds = new Map<string, string[]>();
+  private unlisten: (() => Promise<void>) | undefined;
+  /** pg-boss's statements and our handlers under way: stop() waits for them (see there). */
+  private busy = 0;
 
   constructor(
     private readonly db: Db,
@@ -45,7 +51,8 @@ export class PgBossQueue implements JobQueue {
   ) {
     // Multi-statement DDL (pg-boss's own migrations) goes through exec; the rest is parameterised.
     const exec = {
-      executeSql: async (text: string, values: unknown[] = []) => (values.length ? db.query(text, values) : db.exec(text)),
+      executeSql: (text: string, values: unknown[] = []) =>
+        this.counted(() => (values.length ? db.query(text, values) : db.exec(text))),
     };
     this.boss = new PgBoss({ db: exec, schedule: opts.runWorkers, supervise: opts.runWorkers, migrate: true });
     this.boss.on('error', opts.onError);
@@ -61,11 +68,24 @@ export class PgBossQueue implements JobQueue {
     });
     this.started = true;
     for (const [name, handler, opts] of this.pending.splice(0)) await this.work(name, handler, opts);
+    // Wake on commit: a job sent in any process's transaction starts here as soon as it commits;
+    // the workers' polling stays as the fallback (a lost LISTEN connection, a missed wake).
+    if (this.opts.runWorkers) this.unlisten = await this.db.listen(JOB_CHANNEL, (name) => this.wake(name));
   }
 
   private async ensureQueue(name: string): Promise<void> {
     if (this.queues.has(name)) return;
-    await this.boss.createQueue(name, { name, retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 15 * 60 });
+    const options: PgBoss.Queue = {
+      name,
+      policy: UNIT_KEYS[name] ? 'short' : 'standard',
+      retryLimit: 5,
+      retryDelay: 5,
+      retryBackoff: true,
+      expireInSeconds: 15 * 60,
+    };
+    await this.boss.createQueue(name, options);
+    // createQueue leaves a queue that exists as it is: a database made by an earlier version gets today's options.
+    await this.boss.updateQueue(name, options);
     this.queues.add(name);
   }
 
@@ -75,7 +95,11 @@ export class PgBossQueue implements JobQueue {
     data: Record<string, unknown>,
     opts: { startAfter?: Date; singletonKey?: string } = {},
   ): Promise<void> {
-    await this.boss.send(name, data, { ...opts, db: executor(tx) } as PgBoss.SendOptions);
+    const unitKey = UNIT_KEYS[name];
+    const singletonKey = opts.singletonKey ?? (unitKey ? String(data[unitKey]) : undefined);
+    await this.boss.send(name, data, { ...opts, singletonKey, db: executor(tx) } as PgBoss.SendOptions);
+    if (!opts.startAfter || opts.startAfter.getTime() <= Date.now())
+      await tx.query('SELECT pg_notify($1, $2)', [JOB_CHANNEL, name]);
   }
 
   async work(name: string, handler: Handler, opts: { concurrency?: number } = {}): Promise<void> {
@@ -101,7 +125,7 @@ export class PgBossQueue implements JobQueue {
       async ([job]) => {
         if (!job) return;
         try {
-          await handler(job.data);
+          await this.counted(() => handler(job.data));
         } finally {
           // The worker sleeps a polling interval after each job; a busy queue drains without pause.
           this.boss.notifyWorker(workerId);
@@ -134,7 +158,22 @@ export class PgBossQueue implements JobQueue {
   async stop(): Promise<void> {
     if (!this.started) return;
     this.started = false;
+    await this.unlisten?.();
     // Within the process's 10 s to stop: a step still running after 8 s is left to be resumed.
+    const deadline = Date.now() + 8_000;
     await this.boss.stop({ graceful: true, wait: true, close: false, timeout: 8_000 });
+    // pg-boss waits only for the jobs its workers hold: a fetch under way when it stopped can
+    // still hand a worker a job, which then runs (and is completed) after stop() returned, on a
+    // database its owner may have closed. Wait for those too.
+    while (this.busy > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  private async counted<T>(fn: () => Promise<T>): Promise<T> {
+    this.busy++;
+    try {
+      return await fn();
+    } finally {
+      this.busy--;
+    }
   }
 }

@@ -93,12 +93,9 @@ export function backupsService(deps: ServiceDeps, storage: BackupStorage) {
     /** 202 `queued` with a `backup.create` operation; one in progress per account; `max_backups`. */
     async create(caller: Caller, input: CreateBackupInput) {
       const account = await writableAccount(db, caller, input.account_id);
-      const created = await db.transaction((tx) =>
+      return db.transaction((tx) =>
         enqueueBackup(deps, tx, account, { trigger: 'manual', schedule_id: null, include: input.include }),
       );
-      // Committed: an idle worker here starts now instead of at its next poll.
-      deps.jobs.wake(JOBS.backupCreate);
-      return created;
     },
 
     /**
@@ -116,7 +113,7 @@ export function backupsService(deps: ServiceDeps, storage: BackupStorage) {
         throw invalid(
           missing.map(([p, i]) => ({ pointer: `/include/${i}`, code: 'not_in_backup', detail: `the backup holds no ${p}` })),
         );
-      const accepted = await db.transaction(async (tx) => {
+      return db.transaction(async (tx) => {
         const { row: op, created } = await ops.startOperation(tx, {
           type: 'backup.restore',
           resourceType: 'backup',
@@ -127,8 +124,6 @@ export function backupsService(deps: ServiceDeps, storage: BackupStorage) {
         if (created) await deps.jobs.send(tx, JOBS.backupRestore, { operation_id: op.id, include: parts });
         return { ...toBackup(row), operation: toOperation(op) };
       });
-      deps.jobs.wake(JOBS.backupRestore);
-      return accepted;
     },
 
     /** Removes the backup and its archive; not while it is being made. */

@@ -29,12 +29,10 @@ export function deliveryRelay({ db, jobs, clock, config, onError }: RelayDeps) {
     const now = clock.now();
     if (!(await anyDue(db, now))) return;
     const leaseUntil = new Date(now.getTime() + leaseMs(timeoutMs));
-    const claimed = await db.transaction(async (tx) => {
+    await db.transaction(async (tx) => {
       const rows = await claimDueDeliveries(tx, now, leaseUntil, { total: concurrency, perEndpoint });
       for (const c of rows) await jobs.send(tx, JOBS.webhookDeliver, { delivery_id: c.id, claim: c.claim });
-      return rows.length;
     });
-    if (claimed > 0) jobs.wake(JOBS.webhookDeliver);
   }
 
   return periodic(claim, relayIntervalMs, onError);
