@@ -7,8 +7,6 @@ export const JOBS = {
   dnsChangeApply: 'dns.change.apply',
   housekeeping: 'housekeeping',
   mailApply: 'mail.apply',
-  siteProvision: 'site.provision',
-  siteDelete: 'site.delete',
   siteDeploy: 'site.deploy',
   webApply: 'web.apply',
   webhookDeliver: 'webhook.deliver',

@@ -8,8 +8,6 @@ import type { RecordsService } from '../domains/index.js';
 import type { DomainsService } from '../domains/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as emails from '../emails/index.js';
-import { addressEvent, presentAddress } from '../emails/index.js';
-import { touchMailUnit } from '../emails/index.js';
 import * as ops from '../operations/index.js';
 import { unpackArchive } from '../sites/index.js';
 import type { DeploymentsService } from '../sites/index.js';
@@ -143,21 +141,10 @@ export function restoreJobs(deps: ServiceDeps, storage: BackupStorage, svc: Rest
               autoresponder: m.autoresponder,
             }
           : { password_hash: null, quota_mb: null, status: 'active', forward_to: m.destinations, autoresponder: null };
-      await db.transaction(async (tx) => {
-        if (current) await emails.updateAddress(tx, current.id, current.version, fields);
-        else
-          await emails.insertAddress(tx, {
-            id,
-            kind: m.kind,
-            domain_id: domain.id,
-            account_id: backup.account_id,
-            address: m.address,
-            ...fields,
-          });
-        const row = (await emails.findAddressById(tx, id)) as emails.AddressRow;
-        await addressEvent(tx, current ? 'updated' : 'created', row, await presentAddress(config.dataDir, row));
-        await touchMailUnit(tx, jobs, domain);
-      });
+      await emails.putBackAddress(
+        { db, jobs, dataDir: config.dataDir },
+        { current, id, kind: m.kind, address: m.address, domain, fields },
+      );
     }
   }
 

@@ -1,5 +1,5 @@
 /** The domains module's public surface: what other modules may use of domains and their zones. */
-export { domainNameTaken } from './repo.js';
+export { domainNamesOfAccount, domainNameTaken } from './repo.js';
 export { listRecords } from './records/repo.js';
 export type { DomainDependent, DomainHooks } from './hooks.js';
 export { type RecordsService } from './records/service.js';

@@ -150,6 +150,12 @@ export async function overlapsOtherAccount(db: Queryable, name: string, accountI
   return r.rowCount > 0;
 }
 
+export async function domainNamesOfAccount(db: Queryable, accountId: string): Promise<string[]> {
+  return (await db.query<{ name: string }>('SELECT name FROM domains WHERE account_id = $1', [accountId])).rows.map(
+    (r) => r.name,
+  );
+}
+
 export async function domainNameTaken(db: Queryable, name: string): Promise<boolean> {
   return (await db.query('SELECT 1 FROM domains WHERE name = $1', [name])).rowCount > 0;
 }

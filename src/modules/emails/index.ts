@@ -5,9 +5,7 @@ export {
   type Autoresponder,
   findAddressById,
   findAddressByName,
-  insertAddress,
   listAddresses,
-  updateAddress,
 } from './repo.js';
-export { addressEvent, presentAddress } from './representation.js';
-export { touchMailUnit } from './unit.js';
+export { presentAddress } from './representation.js';
+export { putBackAddress } from './restore.js';

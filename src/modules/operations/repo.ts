@@ -37,11 +37,16 @@ export async function startOperation(
     [newId('op'), op.type, op.resourceType, op.resourceId, op.accountId, op.resellerId],
   );
   if (inserted.rows[0]) return { row: inserted.rows[0], created: true };
-  const existing = await tx.query<OperationRow>(
+  return { row: (await openOperation(tx, op.resourceId, op.type)) as OperationRow, created: false };
+}
+
+/** The unfinished operation of a type on a resource, if any (at most one, by the partial unique index). */
+export async function openOperation(db: Queryable, resourceId: string, type: string): Promise<OperationRow | undefined> {
+  const r = await db.query<OperationRow>(
     `SELECT * FROM operations WHERE resource_id = $1 AND type = $2 AND status IN ('queued', 'running')`,
-    [op.resourceId, op.type],
+    [resourceId, type],
   );
-  return { row: existing.rows[0] as OperationRow, created: false };
+  return r.rows[0];
 }
 
 export async function findOperationById(db: Queryable, id: string): Promise<OperationRow | undefined> {

@@ -1,13 +1,19 @@
-import type { Db } from '../../db/client.js';
-
-import * as sites from './repo.js';
+import { mkdir, rm } from 'node:fs/promises';
+import type { Queryable } from '../../db/client.js';
+import { currentLink, releasesDir, siteDir } from '../../layout.js';
+import { messageOf } from '../../lib/errors.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { WebDriver } from '../../provisioning/driver.js';
 import type { SiteSpec } from '../../provisioning/render/nginx.js';
-import { currentLink, siteDir } from '../../layout.js';
+import type { ServiceDeps } from '../deps.js';
+import * as ops from '../operations/index.js';
+import * as sites from './repo.js';
+import { problem } from './jobs.js';
+import { siteEvent } from './representation.js';
+import { queueWebApply } from './unit.js';
 
 /** The unit as the web driver sees it; a suspended site or account gets the suspension page. */
-export function siteSpec(unit: sites.WebUnit, dataDir: string): SiteSpec {
+function siteSpec(unit: sites.WebUnit, dataDir: string): SiteSpec {
   return {
     id: unit.id,
     hostnames: [unit.hostname, ...unit.aliases],
@@ -17,17 +23,85 @@ export function siteSpec(unit: sites.WebUnit, dataDir: string): SiteSpec {
 }
 
 /**
- * The `web.apply` job, like `dns.apply`: renders the whole site unit through the driver,
- * skipping a unit already applied at its generation. A site that is gone stops being served;
- * one being provisioned or deleted is left to its own operation.
+ * The `web.apply` job, the one place that brings the web server to a site's row, its lifecycle
+ * included (creating and deleting a site only queue it):
+ * - `provisioning`: makes the site's directories and serves it, then the site is `active` and
+ *   its `site.provision` operation succeeds; directories that cannot be made fail both. A web
+ *   server that is down does not fail the site: it is `active` with `sync_state: error`, and the
+ *   queue's retries of this job serve it once the server is back.
+ * - `deleting`: stops serving it, removes its files, then the row (`site.deleted`), and the
+ *   `site.delete` operation succeeds; a deletion canceled while queued is left alone.
+ * - `active`, `suspended`: renders the unit, skipping one already applied at its generation.
+ * - `failed`, or gone: not served.
+ * Every step can run again after a crash.
  */
-export function webReconciler(db: Db, driver: WebDriver, dataDir: string) {
+export function webReconciler(deps: ServiceDeps, driver: WebDriver) {
+  const { db, config, jobs } = deps;
+  const dirOf = (unit: sites.WebUnit) => siteDir(config.dataDir, unit.account_id, unit.id);
+
+  /** The row in a transaction, locked, if it is still in the state the job read. */
+  const lockIn = async (tx: Queryable, unit: sites.WebUnit) => {
+    const locked = await sites.findSiteById(tx, unit.id, true);
+    return locked?.status === unit.status ? locked : undefined;
+  };
+
+  async function provision(unit: sites.WebUnit): Promise<void> {
+    const op = await ops.openOperation(db, unit.id, 'site.provision');
+    // Canceled while queued: the site is `failed` already and nothing was served.
+    if (op && !(await ops.transition(db, op.id, ['queued', 'running'], { status: 'running', progress: 10 }))) return;
+    const failure = await mkdir(releasesDir(dirOf(unit)), { recursive: true }).then(
+      () => null,
+      (err: unknown) => problem(err, 'provisioning_failed'),
+    );
+    const syncError = failure
+      ? null
+      : await driver.applySite(siteSpec({ ...unit, status: 'active' }, config.dataDir)).then(() => null, messageOf);
+    await db.transaction(async (tx) => {
+      // Deleted meanwhile: the deletion's own apply takes it from here.
+      if (!(await lockIn(tx, unit))) return;
+      await sites.updateSite(tx, unit.id, failure ? { status: 'failed', error: failure } : { status: 'active' });
+      const row = (await sites.findSiteById(tx, unit.id)) as sites.SiteRow;
+      if (!failure) {
+        // Applied as it now stands, unless it changed while the block was being written.
+        if (syncError !== null) await sites.markWebSyncError(tx, unit.id, syncError);
+        else if (row.version === unit.version + 1) await sites.markWebApplied(tx, unit.id, unit.generation + 1);
+        else await queueWebApply(tx, jobs, unit.id);
+      }
+      await siteEvent(tx, failure ? 'site.failed' : 'site.active', row);
+      if (op)
+        await ops.transition(tx, op.id, ['running'], { status: failure ? 'failed' : 'succeeded', progress: 100, error: failure });
+    });
+    // The queue retries the apply with backoff; the site is served once the server is back.
+    if (syncError !== null) throw new Error(syncError);
+  }
+
+  async function remove(unit: sites.WebUnit): Promise<void> {
+    const op = await ops.openOperation(db, unit.id, 'site.delete');
+    if (!op || !(await ops.transition(db, op.id, ['queued', 'running'], { status: 'running', progress: 10 }))) return;
+    await driver.removeSite(unit.id);
+    await ops.transition(db, op.id, ['running'], { status: 'running', progress: 50 });
+    await rm(dirOf(unit), { recursive: true, force: true });
+    await db.transaction(async (tx) => {
+      const locked = await lockIn(tx, unit);
+      if (locked) {
+        await siteEvent(tx, 'site.deleted', locked);
+        await sites.deleteSite(tx, unit.id);
+        // An apply in another process that read the site before it was deleting may write its
+        // server block again after the removal above; one more apply, finding the site gone, removes it.
+        await queueWebApply(tx, jobs, unit.id);
+      }
+      await ops.transition(tx, op.id, ['running'], { status: 'succeeded', progress: 100, error: null });
+    });
+  }
+
   return async (data: Record<string, unknown>): Promise<void> => {
     const id = String(data.site_id);
     const unit = await sites.loadWebUnit(db, id);
     if (!unit) return driver.removeSite(id);
-    if (unit.status === 'provisioning' || unit.status === 'deleting' || unit.status === 'failed') return;
-    await applyUnit(unit, () => driver.applySite(siteSpec(unit, dataDir)), {
+    if (unit.status === 'provisioning') return provision(unit);
+    if (unit.status === 'deleting') return remove(unit);
+    if (unit.status === 'failed') return;
+    await applyUnit(unit, () => driver.applySite(siteSpec(unit, config.dataDir)), {
       applied: (generation) => sites.markWebApplied(db, id, generation),
       failed: (message) => sites.markWebSyncError(db, id, message),
     });

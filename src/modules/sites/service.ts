@@ -2,7 +2,6 @@ import { type Caller, requireKind, requireWritable } from '../../auth/caller.js'
 import type { Queryable } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PageParams } from '../../db/paging.js';
-import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { parseDomainName } from '../../lib/domain-name.js';
 import { conflict, invalid, notFound, type FieldError } from '../../lib/errors.js';
@@ -14,12 +13,12 @@ import * as accounts from '../accounts/index.js';
 import { lockBelowLimit, writableAccount } from '../accounts/index.js';
 import * as ops from '../operations/index.js';
 import { toOperation, type CancelHandler } from '../operations/index.js';
-import { setDeploymentStatus } from './deployments/repo.js';
+import { findDeploymentById, setDeploymentStatus } from './deployments/repo.js';
 import * as repo from './repo.js';
 import { queueWebApply, touchWebUnitsOfAccount } from './unit.js';
 import { siteEvent, toSite, type Site } from './representation.js';
 import type { AccountHooks } from '../accounts/index.js';
-import type { DomainDependent } from '../domains/index.js';
+import { domainNamesOfAccount, type DomainDependent } from '../domains/index.js';
 
 export interface CreateSiteInput {
   account_id: string;
@@ -46,7 +45,7 @@ async function beginSiteDeletion(tx: Queryable, jobs: JobQueue, site: repo.SiteR
     accountId: site.account_id,
     resellerId: site.reseller_id,
   });
-  if (started.created) await jobs.send(tx, JOBS.siteDelete, { operation_id: started.row.id });
+  if (started.created) await queueWebApply(tx, jobs, site.id);
   return started.row;
 }
 
@@ -64,9 +63,7 @@ export function sitesService(deps: ServiceDeps) {
    * under one, no repeats. Uniqueness across the service is the database's (409).
    */
   async function hostnames(accountId: string, hostname: string, aliases: string[]): Promise<string[]> {
-    const owned = (await db.query<{ name: string }>('SELECT name FROM domains WHERE account_id = $1', [accountId])).rows.map(
-      (r) => r.name,
-    );
+    const owned = await domainNamesOfAccount(db, accountId);
     const errors: FieldError[] = [];
     const names: string[] = [];
     [hostname, ...aliases].forEach((raw, i) => {
@@ -140,7 +137,7 @@ export function sitesService(deps: ServiceDeps) {
             accountId: account.id,
             resellerId: locked.reseller_id,
           });
-          await jobs.send(tx, JOBS.siteProvision, { operation_id: started.row.id });
+          await queueWebApply(tx, jobs, id);
           const created = (await repo.findSiteById(tx, id)) as repo.SiteRow;
           await siteEvent(tx, 'site.created', created);
           return { row: created, op: started.row };
@@ -225,8 +222,7 @@ export const siteCancelHandlers = (jobs: JobQueue): [string, CancelHandler][] =>
     {
       // A rollback that is canceled leaves its release kept; a new release that never went live fails.
       async undo(tx, op) {
-        const r = await tx.query<{ live_at: string | null }>('SELECT live_at FROM deployments WHERE id = $1', [op.resource_id]);
-        const wasLive = Boolean(r.rows[0]?.live_at);
+        const wasLive = Boolean((await findDeploymentById(tx, op.resource_id))?.live_at);
         await setDeploymentStatus(tx, op.resource_id, wasLive ? 'superseded' : 'failed', wasLive ? null : canceled);
       },
     },
@@ -239,7 +235,7 @@ export const siteAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => ({
   statusChanged: [(tx, accountId) => touchWebUnitsOfAccount(tx, jobs, accountId)],
   terminating: [
     async (tx, accountId) => {
-      for (const site of await repo.siteIdsOfAccount(tx, accountId)) await jobs.send(tx, JOBS.webApply, { site_id: site });
+      for (const site of await repo.siteIdsOfAccount(tx, accountId)) await queueWebApply(tx, jobs, site);
     },
   ],
 });

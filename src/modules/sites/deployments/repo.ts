@@ -35,6 +35,10 @@ export async function findDeployment(db: Queryable, siteId: string, id: string):
     .rows[0];
 }
 
+export async function findDeploymentById(db: Queryable, id: string): Promise<DeploymentRow | undefined> {
+  return (await db.query<DeploymentRow>(`SELECT ${COLUMNS} FROM deployments WHERE id = $1`, [id])).rows[0];
+}
+
 export async function listDeployments(db: Queryable, siteId: string, page: PageParams): Promise<DeploymentRow[]> {
   const params: unknown[] = [siteId];
   const p = pageSql(page, 'id', params);
