@@ -2,6 +2,7 @@ import PgBoss from 'pg-boss';
 import type { Db, Queryable } from '../db/client.js';
 import { JOB_SCHEMA_LOCK } from '../db/migrate.js';
 import { QUEUE_NAMES, UNIT_KEYS } from './names.js';
+import { periodic } from './periodic.js';
 
 type Handler = (data: Record<string, unknown>) => Promise<void>;
 
@@ -30,6 +31,18 @@ export interface JobQueue {
 /** Every `send` notifies this channel with the queue's name; the commit delivers it to every process. */
 const JOB_CHANNEL = 'berth_jobs';
 
+/**
+ * A job is leased to the process running it: while the handler runs, the process renews the
+ * lease (pg-boss's `started_on`) every HEARTBEAT_MS; every process looks every RECLAIM_MS for
+ * active jobs whose lease is older than LEASE_MS — their process died — and hands them back
+ * (`retry`, due now, announced on the channel) for any process to resume. Temporal's activity
+ * heartbeats, on pg-boss's table. A live job is never taken from its process; pg-boss's own
+ * expiry (`expireInSeconds`) stays as the cap on how long one run may take.
+ */
+const HEARTBEAT_MS = 3_000;
+const LEASE_MS = 15_000;
+const RECLAIM_MS = 3_000;
+
 const executor = (q: Queryable) => ({
   executeSql: async (text: string, values: unknown[] = []) => q.query(text, values),
 });
@@ -42,6 +55,7 @@ export class PgBossQueue implements JobQueue {
   private readonly pending: [string, Handler, { concurrency?: number }][] = [];
   private readonly workerIds = new Map<string, string[]>();
   private unlisten: (() => Promise<void>) | undefined;
+  private readonly reclaimer: ReturnType<typeof periodic>;
   /** pg-boss's statements and our handlers under way: stop() waits for them (see there). */
   private busy = 0;
 
@@ -55,6 +69,7 @@ export class PgBossQueue implements JobQueue {
         this.counted(() => (values.length ? db.query(text, values) : db.exec(text))),
     };
     this.boss = new PgBoss({ db: exec, schedule: opts.runWorkers, supervise: opts.runWorkers, migrate: true });
+    this.reclaimer = periodic(() => this.reclaimLost(), RECLAIM_MS, opts.onError);
     this.boss.on('error', opts.onError);
   }
 
@@ -70,7 +85,22 @@ export class PgBossQueue implements JobQueue {
     for (const [name, handler, opts] of this.pending.splice(0)) await this.work(name, handler, opts);
     // Wake on commit: a job sent in any process's transaction starts here as soon as it commits;
     // the workers' polling stays as the fallback (a lost LISTEN connection, a missed wake).
-    if (this.opts.runWorkers) this.unlisten = await this.db.listen(JOB_CHANNEL, (name) => this.wake(name));
+    if (!this.opts.runWorkers) return;
+    this.unlisten = await this.db.listen(JOB_CHANNEL, (name) => this.wake(name));
+    this.reclaimer.start();
+  }
+
+  /** Hands back the jobs of processes that died while running them (see LEASE_MS). */
+  private async reclaimLost(): Promise<void> {
+    await this.counted(() =>
+      this.db.query(
+        `WITH lost AS (
+           UPDATE pgboss.job SET state = 'retry', start_after = now()
+           WHERE state = 'active' AND started_on < now() - make_interval(secs => $1) RETURNING name)
+         SELECT pg_notify($2, name) FROM (SELECT DISTINCT name FROM lost) n`,
+        [LEASE_MS / 1000, JOB_CHANNEL],
+      ),
+    );
   }
 
   private async ensureQueue(name: string): Promise<void> {
@@ -124,15 +154,23 @@ export class PgBossQueue implements JobQueue {
       { pollingIntervalSeconds: this.opts.pollingIntervalSeconds ?? 2, batchSize: 1 },
       async ([job]) => {
         if (!job) return;
+        const heartbeat = setInterval(() => void this.renewLease(name, job.id), HEARTBEAT_MS);
         try {
           await this.counted(() => handler(job.data));
         } finally {
+          clearInterval(heartbeat);
           // The worker sleeps a polling interval after each job; a busy queue drains without pause.
           this.boss.notifyWorker(workerId);
         }
       },
     );
     this.workerIds.set(name, [...(this.workerIds.get(name) ?? []), workerId]);
+  }
+
+  private async renewLease(name: string, id: string): Promise<void> {
+    await this.db
+      .query(`UPDATE pgboss.job SET started_on = now() WHERE name = $1 AND id = $2 AND state = 'active'`, [name, id])
+      .catch(this.opts.onError);
   }
 
   async retryFailed(name: string): Promise<number> {
@@ -158,6 +196,7 @@ export class PgBossQueue implements JobQueue {
   async stop(): Promise<void> {
     if (!this.started) return;
     this.started = false;
+    await this.reclaimer.stop();
     await this.unlisten?.();
     // Within the process's 10 s to stop: a step still running after 8 s is left to be resumed.
     const deadline = Date.now() + 8_000;
