@@ -6,7 +6,10 @@
  * - DNS: a 10,000-record sync (dry run, then applied) and the export of that zone;
  * - deployments: a ~100 MB archive of 10,000 files through the API against `tar -xzf` (bench/deploy.ts),
  *   in a fresh server process so its peak memory above idle is the deployment's;
- * - backups: a ~500 MB account backed up through the API against `tar -czf` (bench/backup.ts).
+ * - backups: a ~500 MB account backed up through the API against `tar -czf` (bench/backup.ts);
+ * - time to effect: write → effect for DNS records, sites and mailboxes against the write's own
+ *   response time, and SIGKILL → resumed for a held job on PostgreSQL (bench/effect.ts).
+ * BENCH_ONLY=postgres skips the PGlite phases; BENCH_ONLY=effect runs only the time to effect.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +20,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { backupBench } from './backup.js';
 import { deployBench } from './deploy.js';
+import { effectBench, resumeBench } from './effect.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -29,6 +33,7 @@ interface Servers {
   token: string;
   driver: string;
   account: string;
+  dataDir: string;
   site: string;
   release: string;
 }
@@ -195,6 +200,20 @@ async function backups(label: string, databaseUrl: string | null) {
   }
 }
 
+async function effects(label: string, databaseUrl: string | null) {
+  const { servers, stop } = await startServers(databaseUrl, true);
+  try {
+    const r = await effectBench(servers);
+    const ms = (x: { p50: number; p95: number }) => `p50 ${x.p50.toFixed(0)} / p95 ${x.p95.toFixed(0)} ms`;
+    console.log(
+      `  effect    write answered ${ms(r.response)} | DNS record → zone file ${ms(r.dns)} | site → active ${ms(r.site)} | mailbox → in_sync ${ms(r.mailbox)} (${label}; goal p95 ≤ 100 ms)`,
+    );
+    return r;
+  } finally {
+    stop();
+  }
+}
+
 async function postgresDatabase(use: string): Promise<{ admin: string; url: string; name: string } | null> {
   const admin = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
   const name = `berth_bench_${use}_${process.pid}`;
@@ -213,18 +232,42 @@ async function postgresDatabase(use: string): Promise<{ admin: string; url: stri
   return { admin, url: url.toString(), name };
 }
 
-console.log(`${CONNECTIONS} connections, ${ROUNDS}×${SECONDS}s per side, 1,000 rows per list`);
-if (process.env.BENCH_ONLY !== 'postgres') {
-  await bench('PGlite', null);
-  await deployment('PGlite', null);
-  await backups('PGlite', null);
-}
 const dropDatabase = async (db: { admin: string; name: string }) => {
   const c = new pg.Client({ connectionString: db.admin });
   await c.connect();
   await c.query(`DROP DATABASE IF EXISTS ${db.name} WITH (FORCE)`);
   await c.end();
 };
+
+/** Time to effect on PostgreSQL, and SIGKILL → resumed (two processes need PostgreSQL). */
+async function postgresEffects() {
+  const effectdb = await postgresDatabase('effect');
+  const resumedb = effectdb && (await postgresDatabase('resume'));
+  try {
+    if (effectdb) await effects('PostgreSQL', effectdb.url);
+    if (resumedb)
+      console.log(
+        `  resume    SIGKILL of a process holding a job → run by another: ${(await resumeBench(resumedb.url)).toFixed(0)} ms (goal ≤ 30,000 ms)`,
+      );
+  } finally {
+    if (effectdb) await dropDatabase(effectdb);
+    if (resumedb) await dropDatabase(resumedb);
+  }
+}
+
+if (process.env.BENCH_ONLY === 'effect') {
+  await effects('PGlite', null);
+  await postgresEffects();
+  process.exit(0);
+}
+
+console.log(`${CONNECTIONS} connections, ${ROUNDS}×${SECONDS}s per side, 1,000 rows per list`);
+if (process.env.BENCH_ONLY !== 'postgres') {
+  await bench('PGlite', null);
+  await deployment('PGlite', null);
+  await backups('PGlite', null);
+  await effects('PGlite', null);
+}
 const pgdb = await postgresDatabase('lists');
 // The deployment benchmark seeds its own server process, so it gets a database of its own.
 const deploydb = pgdb && (await postgresDatabase('deploy'));
@@ -257,3 +300,4 @@ if (pgdb && deploydb && backupdb) {
     await dropDatabase(backupdb);
   }
 }
+await postgresEffects();

@@ -110,6 +110,7 @@ process.stdout.write(
     token: TOKEN,
     driver: db.kind,
     account: ids[0],
+    dataDir,
     site: siteId,
     release: path.resolve(dataDir, 'accounts', ids[0] as string, 'sites', siteId, 'releases', releaseId),
   }) + '\n',

@@ -8,7 +8,7 @@ import { installAuth } from './http/auth.js';
 import { installCors } from './http/cors.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js';
 import { installIdempotency, pruneIdempotencyKeys } from './http/idempotency.js';
-import { installMetrics } from './http/metrics.js';
+import { createMetrics } from './http/metrics.js';
 import { metaRoutes } from './http/meta-routes.js';
 import { installNegotiation } from './http/negotiation.js';
 import { installOpenApi } from './http/openapi.js';
@@ -68,6 +68,8 @@ export interface AppDeps {
   /** Extra routes (tests register test-only routes here). */
   extraRoutes?: (app: App) => void;
   logger?: boolean;
+  /** Where log lines go; by default standard output. */
+  logStream?: { write(line: string): void };
 }
 
 /** Builds the Fastify app with every plugin and route; does not listen (tests inject). */
@@ -75,7 +77,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, db } = deps;
   const clock = deps.clock ?? systemClock;
   const app = Fastify({
-    logger: deps.logger === false ? false : { level: config.logLevel, redact: ['req.headers.authorization'] },
+    logger:
+      deps.logger === false ? false : { level: config.logLevel, redact: ['req.headers.authorization'], stream: deps.logStream },
     genReqId: genRequestId,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
@@ -87,12 +90,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
+  const metrics = createMetrics();
   const jobs =
     deps.jobs ??
     new PgBossQueue(db, {
       runWorkers: config.jobs,
       pollingIntervalSeconds: config.jobPollMs / 1000,
       onError: (err) => app.log.error({ err }, 'job queue error'),
+      observer: metrics.jobs,
+      log: (fields, message) => app.log.info(fields, message),
     });
   const resolver = new TokenResolver({
     db,
@@ -142,7 +148,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     {
       loops: [applyResync(jobs, config.resyncMs, logError('apply resync error'))],
       housekeeping: [(now) => pruneIdempotencyKeys(db, now), () => pruneRateBuckets(db)],
-      gauges: [{ name: 'berth_job_queue_depth', help: 'Jobs waiting or running per queue.', read: () => jobs.depth() }],
+      gauges: [
+        {
+          name: 'berth_job_queue_depth',
+          help: 'Jobs waiting or running per queue.',
+          labelNames: ['queue'],
+          read: () => jobs.depth(),
+        },
+      ],
     },
   ];
   const all = <K extends keyof Contribution>(key: K) => modules.flatMap((m) => m[key] ?? []) as NonNullable<Contribution[K]>;
@@ -154,8 +167,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installRequestId(app);
   installCors(app);
   installNegotiation(app);
-  const metrics = installMetrics(app);
-  for (const g of all('gauges')) metrics.addGauge(g.name, g.help, g.read);
+  metrics.install(app);
+  for (const g of all('gauges')) metrics.addGauge(g);
   const perMinute = (name: string, quota: number) => ({ name, quota, windowSeconds: 60 });
   installAuth(app, {
     resolver,

@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import type { GaugeSource } from './http/metrics.js';
 import type { App } from './http/routes.js';
 
 /** A job queue's worker: `run` takes the job's data. */
@@ -26,8 +27,16 @@ export interface Contribution {
   /** Pruning of what is kept for a while only, run by the hourly housekeeping job. */
   housekeeping?: ((now: Date) => Promise<unknown>)[];
   /** Gauges for /metrics. */
-  gauges?: { name: string; help: string; read: () => Promise<Record<string, number>> }[];
+  gauges?: GaugeSource[];
 }
+
+/** The series `unit` of the gauge of apply units in `sync_state: error` (each module its own kind). */
+export const syncErrorGauge = (unit: string, count: () => Promise<number>): GaugeSource => ({
+  name: 'berth_sync_errors',
+  help: 'Apply units whose last apply failed (sync_state error), by kind.',
+  labelNames: ['unit'],
+  read: async () => [[{ unit }, await count()]],
+});
 
 /** A worker whose job data names an operation. */
 export const operationWorker = (queue: string, run: (operationId: string) => Promise<void>): Worker => ({

@@ -29,7 +29,7 @@ export function metaRoutes(app: App, db: Db, metrics: Metrics): void {
 
   app.get('/metrics', { config: { scope: '*' }, schema: { hide: true } }, async (request, reply) => {
     if (callerOf(request).principal.kind !== 'operator') throw new AppError('forbidden', 'Metrics are for operator tokens.');
-    return reply.type('text/plain; version=0.0.4').send(await metrics.render());
+    return reply.type(metrics.contentType).send(await metrics.render());
   });
 
   app.get(

@@ -1,62 +1,97 @@
 import type { FastifyInstance } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { JobObserver } from '../jobs/queue.js';
 
-/** Minimal Prometheus text exposition: request counts and latency histograms by route and status. */
-export interface Metrics {
-  render(): Promise<string>;
-  /** Extra gauges computed at scrape time (job queue depth, ...). */
-  addGauge(name: string, help: string, read: () => Promise<Record<string, number>>): void;
+/** A gauge read at scrape time; sources that share a name (one per module) add their series. */
+export interface GaugeSource {
+  name: string;
+  help: string;
+  labelNames: string[];
+  read(): Promise<[labels: Record<string, string>, value: number][]>;
 }
 
-const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
-export function installMetrics(app: FastifyInstance): Metrics {
-  const counts = new Map<string, number>();
-  const histograms = new Map<string, { buckets: number[]; sum: number; count: number }>();
-  const gauges: { name: string; help: string; read: () => Promise<Record<string, number>> }[] = [];
-  const label = (v: string) => v.replace(/["\\\n]/g, '_');
-
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const key = `method="${request.method}",route="${label(route)}",status="${reply.statusCode}"`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-    const hkey = `method="${request.method}",route="${label(route)}"`;
-    const h = histograms.get(hkey) ?? { buckets: BUCKETS.map(() => 0), sum: 0, count: 0 };
-    const seconds = reply.elapsedTime / 1000;
-    BUCKETS.forEach((b, i) => {
-      if (seconds <= b) h.buckets[i] = (h.buckets[i] ?? 0) + 1;
-    });
-    h.sum += seconds;
-    h.count += 1;
-    histograms.set(hkey, h);
+/**
+ * The process's metrics on prom-client, in a registry of this app's own (no global: tests build
+ * many apps): Node's process and event-loop metrics, HTTP requests by route and status, jobs by
+ * queue (wait from due to start, run time, failures), and the gauges the modules contribute.
+ */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const requests = new Counter({
+    name: 'berth_http_requests_total',
+    help: 'HTTP requests by route and status.',
+    labelNames: ['method', 'route', 'status'],
+    registers,
   });
+  const latency = new Histogram({
+    name: 'berth_http_request_duration_seconds',
+    help: 'Request latency.',
+    labelNames: ['method', 'route'],
+    buckets: SECONDS,
+    registers,
+  });
+  const jobWait = new Histogram({
+    name: 'berth_job_wait_seconds',
+    help: 'Time from a job being due (queued, or its retry time) to a worker starting it, by queue.',
+    labelNames: ['queue'],
+    buckets: SECONDS,
+    registers,
+  });
+  const jobRun = new Histogram({
+    name: 'berth_job_run_seconds',
+    help: 'Run time of a job, by queue and outcome.',
+    labelNames: ['queue', 'outcome'],
+    buckets: SECONDS,
+    registers,
+  });
+  const jobFailures = new Counter({
+    name: 'berth_job_failures_total',
+    help: 'Job runs that failed (to be retried, or given up), by queue.',
+    labelNames: ['queue'],
+    registers,
+  });
+  const gauges = new Map<string, GaugeSource[]>();
 
-  return {
-    addGauge(name, help, read) {
-      gauges.push({ name, help, read });
-    },
-    async render() {
-      const lines = [
-        '# HELP berth_http_requests_total HTTP requests by route and status.',
-        '# TYPE berth_http_requests_total counter',
-      ];
-      for (const [k, v] of counts) lines.push(`berth_http_requests_total{${k}} ${v}`);
-      lines.push(
-        '# HELP berth_http_request_duration_seconds Request latency.',
-        '# TYPE berth_http_request_duration_seconds histogram',
-      );
-      for (const [k, h] of histograms) {
-        BUCKETS.forEach((b, i) => lines.push(`berth_http_request_duration_seconds_bucket{${k},le="${b}"} ${h.buckets[i]}`));
-        lines.push(`berth_http_request_duration_seconds_bucket{${k},le="+Inf"} ${h.count}`);
-        lines.push(
-          `berth_http_request_duration_seconds_sum{${k}} ${h.sum}`,
-          `berth_http_request_duration_seconds_count{${k}} ${h.count}`,
-        );
-      }
-      for (const g of gauges) {
-        lines.push(`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} gauge`);
-        for (const [labels, v] of Object.entries(await g.read())) lines.push(`${g.name}${labels ? `{${labels}}` : ''} ${v}`);
-      }
-      return lines.join('\n') + '\n';
+  const jobs: JobObserver = {
+    started: (queue, waitSeconds) => jobWait.observe({ queue }, Math.max(0, waitSeconds)),
+    finished: (queue, runSeconds, outcome) => {
+      jobRun.observe({ queue, outcome }, runSeconds);
+      if (outcome === 'failed') jobFailures.inc({ queue });
     },
   };
+
+  return {
+    jobs,
+    /** Counts every answer by its route (the pattern, never the raw URL) and status. */
+    install(app: FastifyInstance): void {
+      app.addHook('onResponse', async (request, reply) => {
+        const route = request.routeOptions.url ?? 'unmatched';
+        requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+        latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+      });
+    },
+    addGauge(source: GaugeSource): void {
+      const sources = gauges.get(source.name);
+      if (sources) return void sources.push(source);
+      gauges.set(source.name, [source]);
+      new Gauge({
+        name: source.name,
+        help: source.help,
+        labelNames: source.labelNames,
+        registers,
+        async collect() {
+          this.reset();
+          for (const s of gauges.get(source.name) ?? []) for (const [labels, value] of await s.read()) this.set(labels, value);
+        },
+      });
+    },
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+  };
 }
+
+export type Metrics = ReturnType<typeof createMetrics>;

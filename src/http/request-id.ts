@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { newId } from '../lib/ids.js';
+import { withRequestId } from '../lib/request-context.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
@@ -13,4 +14,6 @@ export function installRequestId(app: FastifyInstance): void {
   app.addHook('onRequest', async (request: FastifyRequest, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  // The rest of the request runs inside done(), so everything it calls knows its id.
+  app.addHook('onRequest', (request, _reply, done) => withRequestId(request.id, done));
 }

@@ -3,8 +3,20 @@ import type { Db, Queryable } from '../db/client.js';
 import { JOB_SCHEMA_LOCK } from '../db/migrate.js';
 import { QUEUE_NAMES, UNIT_KEYS } from './names.js';
 import { periodic } from './periodic.js';
+import { currentRequestId } from '../lib/request-context.js';
 
 type Handler = (data: Record<string, unknown>) => Promise<void>;
+
+/** What the queue tells of each job it runs (for metrics). */
+export interface JobObserver {
+  /** A worker took the job, `waitSeconds` after it was due. */
+  started(queue: string, waitSeconds: number): void;
+  finished(queue: string, runSeconds: number, outcome: 'completed' | 'failed'): void;
+}
+
+/** The resource a job works on, for its log lines: the first `…_id` of its data. */
+const resourceOf = (data: Record<string, unknown>) =>
+  Object.entries(data).find(([k, v]) => k.endsWith('_id') && k !== 'request_id' && typeof v === 'string')?.[1];
 
 export interface JobQueue {
   /** Enqueues inside the caller's transaction: the job exists if and only if the change does. */
@@ -23,7 +35,7 @@ export interface JobQueue {
   /** A cron schedule that runs once per slot across every process. */
   schedule(name: string, cron: string): Promise<void>;
   /** Jobs waiting or running, per queue (for /metrics). */
-  depth(): Promise<Record<string, number>>;
+  depth(): Promise<[{ queue: string }, number][]>;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -61,7 +73,14 @@ export class PgBossQueue implements JobQueue {
 
   constructor(
     private readonly db: Db,
-    private readonly opts: { runWorkers: boolean; onError: (err: unknown) => void; pollingIntervalSeconds?: number },
+    private readonly opts: {
+      runWorkers: boolean;
+      onError: (err: unknown) => void;
+      pollingIntervalSeconds?: number;
+      observer?: JobObserver;
+      /** One line when a job starts and one when it ends: queue, resource, duration, outcome, request id. */
+      log?: (fields: Record<string, unknown>, message: string) => void;
+    },
   ) {
     // Multi-statement DDL (pg-boss's own migrations) goes through exec; the rest is parameterised.
     const exec = {
@@ -127,7 +146,9 @@ export class PgBossQueue implements JobQueue {
   ): Promise<void> {
     const unitKey = UNIT_KEYS[name];
     const singletonKey = opts.singletonKey ?? (unitKey ? String(data[unitKey]) : undefined);
-    await this.boss.send(name, data, { ...opts, singletonKey, db: executor(tx) } as PgBoss.SendOptions);
+    const requestId = currentRequestId();
+    const sent = requestId ? { ...data, request_id: requestId } : data;
+    await this.boss.send(name, sent, { ...opts, singletonKey, db: executor(tx) } as PgBoss.SendOptions);
     if (!opts.startAfter || opts.startAfter.getTime() <= Date.now())
       await tx.query('SELECT pg_notify($1, $2)', [JOB_CHANNEL, name]);
   }
@@ -151,14 +172,24 @@ export class PgBossQueue implements JobQueue {
     let workerId = '';
     workerId = await this.boss.work<Record<string, unknown>>(
       name,
-      { pollingIntervalSeconds: this.opts.pollingIntervalSeconds ?? 2, batchSize: 1 },
+      { pollingIntervalSeconds: this.opts.pollingIntervalSeconds ?? 2, batchSize: 1, includeMetadata: true },
       async ([job]) => {
         if (!job) return;
+        const began = performance.now();
+        const fields = { queue: name, job_id: job.id, resource: resourceOf(job.data), request_id: job.data.request_id };
+        const due = (at: unknown) => new Date(String(at)).getTime();
+        this.opts.observer?.started(name, (due(job.startedOn) - due(job.startAfter)) / 1000);
+        this.opts.log?.(fields, 'job started');
         const heartbeat = setInterval(() => void this.renewLease(name, job.id), HEARTBEAT_MS);
+        let outcome: 'completed' | 'failed' = 'failed';
         try {
           await this.counted(() => handler(job.data));
+          outcome = 'completed';
         } finally {
           clearInterval(heartbeat);
+          const seconds = (performance.now() - began) / 1000;
+          this.opts.observer?.finished(name, seconds, outcome);
+          this.opts.log?.({ ...fields, duration_ms: Math.round(seconds * 1000), outcome }, 'job finished');
           // The worker sleeps a polling interval after each job; a busy queue drains without pause.
           this.boss.notifyWorker(workerId);
         }
@@ -187,9 +218,9 @@ export class PgBossQueue implements JobQueue {
     if (this.opts.runWorkers) await this.boss.schedule(name, cron, {}, { tz: 'UTC' });
   }
 
-  async depth(): Promise<Record<string, number>> {
-    const out: Record<string, number> = {};
-    for (const name of QUEUE_NAMES) out[`queue="${name}"`] = await this.boss.getQueueSize(name);
+  async depth(): Promise<[{ queue: string }, number][]> {
+    const out: [{ queue: string }, number][] = [];
+    for (const name of QUEUE_NAMES) out.push([{ queue: name }, await this.boss.getQueueSize(name)]);
     return out;
   }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Type } from 'typebox';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
+import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 import { PROBLEM_CODES } from '../../src/http/problems.js';
 
 let t: TestApp;
@@ -70,8 +71,35 @@ describe('versions and health', () => {
     expect(r.status).toBe(200);
     expect(r.text).toContain('berth_http_requests_total{method="GET",route="/v1/plans",status="200"}');
     expect(r.text).toContain('berth_http_request_duration_seconds_bucket');
-    expect(r.text).toContain('berth_job_queue_depth');
+    expect(r.text).toContain('berth_job_queue_depth{queue="dns.apply"}');
+    // prom-client's process and event-loop metrics.
+    expect(r.text).toContain('process_cpu_user_seconds_total');
+    expect(r.text).toContain('nodejs_eventloop_lag_seconds');
+    for (const unit of ['dns', 'mail', 'web']) expect(r.text).toContain(`berth_sync_errors{unit="${unit}"} 0`);
     expect((await t.get('/metrics', null)).status).toBe(401);
+  });
+
+  it('every job logs its start and its end with the queue, resource, duration, outcome and the request that caused it', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logged = await createTestApp({
+      env: { BERTH_LOG_LEVEL: 'info' },
+      deps: { logger: true, logStream: { write: (line: string) => void lines.push(JSON.parse(line)) } },
+    });
+    try {
+      const account = await createAccountOnNewPlan(logged);
+      const domain = await logged.post('/v1/domains', { account_id: account.id, name: 'logged-jobs.com' }, undefined, {
+        'x-request-id': 'req-logged-1',
+      });
+      const ofJob = (msg: string) => lines.find((l) => l.msg === msg && l.queue === 'dns.apply' && l.resource === domain.body.id);
+      const finished = await eventually(async () => ofJob('job finished'));
+      expect(ofJob('job started')).toMatchObject({ request_id: 'req-logged-1' });
+      expect(finished).toMatchObject({ request_id: 'req-logged-1', outcome: 'completed', duration_ms: expect.any(Number) });
+      const metrics = (await logged.get('/metrics')).text;
+      expect(metrics).toMatch(/berth_job_wait_seconds_count\{queue="dns.apply"\} [1-9]/);
+      expect(metrics).toMatch(/berth_job_run_seconds_count\{queue="dns.apply",outcome="completed"\} [1-9]/);
+    } finally {
+      await logged.close();
+    }
   });
 });
 

@@ -444,9 +444,13 @@ describe('deleting sites', () => {
       });
       expect(erred.sync_error).toBe('nginx -s reload failed: nginx is not running');
       expect((await broken.get(`/v1/operations/${site.body.operation.id}`)).body.status).toBe('succeeded');
+      const metrics = (await broken.get('/metrics')).text;
+      expect(metrics).toContain('berth_sync_errors{unit="web"} 1');
+      expect(metrics).toMatch(/berth_job_failures_total\{queue="web.apply"\} [1-9]/);
       refusing = false;
       await eventually(async () => (await broken.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'in_sync', 60_000);
       expect(applied).toContain(site.body.id);
+      expect((await broken.get('/metrics')).text).toContain('berth_sync_errors{unit="web"} 0');
     } finally {
       await broken.close();
     }

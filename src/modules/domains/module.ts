@@ -1,4 +1,4 @@
-import type { Contribution } from '../../contribution.js';
+import { syncErrorGauge, type Contribution } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
 import type { DnsDriver } from '../../provisioning/driver.js';
 import type { ServiceDeps } from '../deps.js';
@@ -6,6 +6,7 @@ import { dnsChangeRoutes, dnsSchemas } from './changes/routes.js';
 import { changesService } from './changes/service.js';
 import type { DomainHooks } from './hooks.js';
 import { dnsReconciler } from './reconciler.js';
+import { countZoneSyncErrors } from './repo.js';
 import { dnsRoutes } from './records/routes.js';
 import { recordsService } from './records/service.js';
 import { domainRoutes, domainSchemas } from './routes.js';
@@ -27,6 +28,7 @@ export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsD
       { queue: JOBS.dnsApply, run: dnsReconciler(svc.db, driver) },
       { queue: JOBS.dnsChangeApply, run: (data) => changes.runScheduled(String(data.change_id)) },
     ],
+    gauges: [syncErrorGauge('dns', () => countZoneSyncErrors(svc.db))],
   };
   return { contribution, domains, records };
 }

@@ -150,6 +150,10 @@ export async function overlapsOtherAccount(db: Queryable, name: string, accountI
   return r.rowCount > 0;
 }
 
+export async function countZoneSyncErrors(db: Queryable): Promise<number> {
+  return (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM domains WHERE sync_state = 'error'`)).rows[0]?.n ?? 0;
+}
+
 export async function domainNamesOfAccount(db: Queryable, accountId: string): Promise<string[]> {
   return (await db.query<{ name: string }>('SELECT name FROM domains WHERE account_id = $1', [accountId])).rows.map(
     (r) => r.name,

@@ -78,5 +78,11 @@ export const markMailApplied = (db: Queryable, id: string, generation: number) =
     [id, generation],
   );
 
+export async function countMailSyncErrors(db: Queryable): Promise<number> {
+  return (
+    (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM domains WHERE mail_sync_state = 'error'`)).rows[0]?.n ?? 0
+  );
+}
+
 export const markMailSyncError = (db: Queryable, id: string, message: string) =>
   db.query(`UPDATE domains SET mail_sync_state = 'error', mail_sync_error = $2 WHERE id = $1`, [id, message.slice(0, 1000)]);

@@ -137,6 +137,10 @@ export const markWebApplied = (db: Queryable, id: string, generation: number) =>
     [id, generation],
   );
 
+export async function countWebSyncErrors(db: Queryable): Promise<number> {
+  return (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sites WHERE sync_state = 'error'`)).rows[0]?.n ?? 0;
+}
+
 export const markWebSyncError = (db: Queryable, id: string, message: string) =>
   db.query(`UPDATE sites SET sync_state = 'error', sync_error = $2 WHERE id = $1`, [id, message.slice(0, 1000)]);
 

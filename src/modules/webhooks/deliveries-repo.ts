@@ -217,12 +217,10 @@ export const pruneDeliveries = (db: Queryable, olderThan: Date) =>
   db.query('DELETE FROM webhook_deliveries WHERE completed_at < $1', [olderThan]);
 
 /** Deliveries by status, for /metrics. */
-export async function deliveryCounts(db: Queryable): Promise<Record<string, number>> {
+export async function deliveryCounts(db: Queryable): Promise<[{ status: string }, number][]> {
   const r = await db.query<{ status: string; n: number }>(
     'SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status',
   );
-  const out: Record<string, number> = {};
-  for (const status of ['pending', 'sending', 'succeeded', 'failed']) out[`status="${status}"`] = 0;
-  for (const row of r.rows) out[`status="${row.status}"`] = row.n;
-  return out;
+  const counts = new Map(r.rows.map((row) => [row.status, row.n]));
+  return ['pending', 'sending', 'succeeded', 'failed'].map((status) => [{ status }, counts.get(status) ?? 0]);
 }

@@ -39,6 +39,13 @@ export function webhooksModule(svc: ServiceDeps, opts: WebhooksModuleOptions): C
     ],
     loops: [relay],
     housekeeping: [(now) => pruneDeliveries(db, new Date(now.getTime() - EVENT_RETENTION_MS))],
-    gauges: [{ name: 'berth_webhook_deliveries', help: 'Webhook deliveries kept, by status.', read: () => deliveryCounts(db) }],
+    gauges: [
+      {
+        name: 'berth_webhook_deliveries',
+        help: 'Webhook deliveries kept, by status.',
+        labelNames: ['status'],
+        read: () => deliveryCounts(db),
+      },
+    ],
   };
 }

@@ -1,0 +1,112 @@
+/**
+ * Time to effect (SPEC §14) on the embedded drivers, with jobs running in the server process:
+ * for a DNS record, a site and a mailbox, the time from sending the write to its effect (the
+ * record in the rendered zone file, the site `active`, the mailbox `in_sync`), against the
+ * write's own response time in the same run (the baseline: what no job can beat). And the time
+ * from killing a process that holds a job (SIGKILL) to another process running it.
+ */
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import path from 'node:path';
+import { openDb } from '../src/db/client.js';
+import { PgBossQueue } from '../src/jobs/queue.js';
+
+const ROUNDS = Number(process.env.BENCH_EFFECT_ROUNDS ?? 40);
+const root = path.resolve(import.meta.dirname, '..');
+
+interface Target {
+  berth: number;
+  token: string;
+  account: string;
+  dataDir: string;
+}
+
+const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.ceil((p / 100) * xs.length) - 1] ?? NaN;
+const summary = (xs: number[]) => ({ p50: percentile(xs, 50), p95: percentile(xs, 95) });
+
+async function until(check: () => Promise<boolean>): Promise<void> {
+  const started = performance.now();
+  while (!(await check())) {
+    if (performance.now() - started > 60_000) throw new Error('no effect within 60 s');
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+export async function effectBench(s: Target) {
+  const base = `http://127.0.0.1:${s.berth}`;
+  const headers = { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' };
+  const call = async (method: string, p: string, body?: unknown) => {
+    const r = await fetch(`${base}${p}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await r.text();
+    if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${text.slice(0, 300)}`);
+    return text ? (JSON.parse(text) as Record<string, any>) : {};
+  };
+  await call('POST', '/v1/domains', { account_id: s.account, name: 'effect-bench.com', mail_enabled: true });
+  const zoneFile = path.join(s.dataDir, 'rendered', 'dns', 'effect-bench.com.zone');
+  const out = { response: [] as number[], dns: [] as number[], site: [] as number[], mailbox: [] as number[] };
+  const measure = async (
+    series: number[],
+    write: () => Promise<Record<string, any>>,
+    effect: (r: Record<string, any>) => Promise<boolean>,
+  ) => {
+    const started = performance.now();
+    const r = await write();
+    out.response.push(performance.now() - started);
+    await until(() => effect(r));
+    series.push(performance.now() - started);
+    return r;
+  };
+  for (let i = 0; i < ROUNDS; i++) {
+    const content = `198.51.100.${(i % 250) + 1}`;
+    await measure(
+      out.dns,
+      () => call('POST', '/v1/domains/effect-bench.com/records', { name: `e${i}`, type: 'A', content }),
+      async () => (await readFile(zoneFile, 'utf8').catch(() => '')).includes(`e${i}\t`),
+    );
+    const site = await measure(
+      out.site,
+      () => call('POST', '/v1/sites', { account_id: s.account, hostname: `s${i}.effect-bench.com` }),
+      async (r) => (await call('GET', `/v1/sites/${r.id}`)).status === 'active',
+    );
+    const box = await measure(
+      out.mailbox,
+      () => call('POST', '/v1/emails', { address: `m${i}@effect-bench.com`, password: 'correct horse battery staple' }),
+      async (r) => (await call('GET', `/v1/emails/${r.id}`)).sync_state === 'in_sync',
+    );
+    // Within the plan's limits: each round removes what it made (a site is gone once its deletion ran).
+    await call('DELETE', `/v1/emails/${box.id}`);
+    await call('DELETE', `/v1/sites/${site.id}`);
+    await until(() => fetch(`${base}/v1/sites/${site.id}`, { headers }).then((r) => r.status === 404));
+  }
+  return { response: summary(out.response), dns: summary(out.dns), site: summary(out.site), mailbox: summary(out.mailbox) };
+}
+
+/** SIGKILL a process holding a job (test/helpers/job-holder.ts); ms until this process runs it. */
+export async function resumeBench(databaseUrl: string): Promise<number> {
+  const db = await openDb({ databaseUrl, dataDir: '' });
+  const queue = new PgBossQueue(db, { runWorkers: false, onError: () => undefined });
+  await queue.start();
+  await queue.send(db, 'backup.create', { operation_id: 'op_bench' });
+  await queue.stop();
+  const holder = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test/helpers/job-holder.ts'), 'backup.create'], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve) =>
+    createInterface({ input: holder.stdout }).on('line', (l) => l.startsWith('holding') && resolve()),
+  );
+  holder.kill('SIGKILL');
+  const killed = performance.now();
+  let resumed = 0;
+  const resumer = new PgBossQueue(db, { runWorkers: true, onError: () => undefined });
+  await resumer.work('backup.create', async () => {
+    resumed = performance.now();
+  });
+  await resumer.start();
+  await until(async () => resumed > 0);
+  await resumer.stop();
+  await db.close();
+  return resumed - killed;
+}
