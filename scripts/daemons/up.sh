@@ -96,6 +96,8 @@ listen = 127.0.0.1
 ssl = no
 disable_plaintext_auth = no
 auth_mechanisms = plain login
+# Tests probe logins until they work: no penalty delay after a failed one.
+auth_failure_delay = 0
 mail_uid = $mail_uid
 mail_gid = $mail_gid
 first_valid_uid = 1

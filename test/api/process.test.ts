@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,7 @@ import { freePort } from '../helpers/ports.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { acquireDirLock, DirLockedError } from '../../src/db/lock.js';
 import { emptyPostgresDb, onPostgres } from '../helpers/db.js';
+import { startServer as start, waitReady } from '../helpers/server-process.js';
 
 /** The real entry points, as separate processes: start, bootstrap, lock, SIGTERM, CLI. */
 const root = path.resolve(import.meta.dirname, '../..');
@@ -19,40 +20,6 @@ function tempDir(): string {
   const d = mkdtempSync(path.join(tmpdir(), 'berth-proc-'));
   dirs.push(d);
   return d;
-}
-
-function start(
-  dataDir: string,
-  port: number,
-  env: Record<string, string> = {},
-): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  // As in production (README): node itself receives the signals. tsx's CLI wrapper relays a
-  // signal and SIGKILLs the server if it does not confirm within 30 ms, which a loaded machine
-  // misses (exit 143 instead of a clean stop).
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/server.ts')], {
-    cwd: root,
-    env: { ...process.env, BERTH_DATA_DIR: dataDir, BERTH_PORT: String(port), BERTH_LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d) => (out += String(d)));
-  child.stderr?.on('data', (d) => (out += String(d)));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
-}
-
-async function waitReady(port: number): Promise<void> {
-  // A first start (PGlite initdb, migrations) takes 20 s and more on a loaded 2-core machine.
-  for (const started = Date.now(); Date.now() - started < 150_000;) {
-    try {
-      const r = await fetch(`http://127.0.0.1:${port}/readyz`);
-      if (r.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('server did not become ready');
 }
 
 describe('server process', () => {
