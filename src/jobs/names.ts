@@ -18,6 +18,11 @@ export const QUEUE_NAMES: string[] = Object.values(JOBS);
  * The apply queues and the field of their job data that names the unit. A job re-renders its
  * whole unit as it is when the job runs, so one waiting job per unit is enough: a job sent while
  * another for the same unit still waits is dropped (pg-boss's `short` policy, keyed by the unit).
+ * That holds only if the waiting job sees the dropped sender's change, even when a worker takes
+ * it before the sender commits: every change to a unit writes (so locks) the unit's row before
+ * it sends the job, and every reconciler reads that row `FOR SHARE`, which waits for the writer
+ * to commit. (On PostgreSQL a job taken in that window rendered the state before the change, and
+ * the unit stayed `pending` with no job left to apply it.)
  */
 export const UNIT_KEYS: Readonly<Partial<Record<string, string>>> = {
   [JOBS.dnsApply]: 'domain_id',

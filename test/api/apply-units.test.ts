@@ -2,9 +2,19 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestApp, eventually } from '../helpers/app.js';
-import { freshDb } from '../helpers/db.js';
+import { PgBossQueue } from '../../src/jobs/queue.js';
+import { freshDb, onPostgres } from '../helpers/db.js';
 
 const BURST = 100;
+const LIMITS = {
+  max_sites: 2,
+  max_domains: 2,
+  max_email_accounts: BURST,
+  max_email_quota_mb: 10,
+  disk_quota_mb: 10_000,
+  max_backups: 1,
+  max_dns_records_per_domain: BURST + 10,
+};
 
 /** Apply jobs ever queued for one unit (pg-boss keeps finished jobs for days). */
 async function appliesOf(
@@ -22,16 +32,7 @@ describe('one pending apply per unit (SPEC §14)', () => {
     // The API process runs no workers, so nothing is applied while the burst is written.
     const api = await createTestApp({ db, jobs: false, env: { BERTH_RATE_LIMIT_WRITE: '100000' } });
     try {
-      const plan = await api.post('/v1/plans', {
-        name: 'burst',
-        max_sites: 2,
-        max_domains: 2,
-        max_email_accounts: BURST,
-        max_email_quota_mb: 10,
-        disk_quota_mb: 10_000,
-        max_backups: 1,
-        max_dns_records_per_domain: BURST + 10,
-      });
+      const plan = await api.post('/v1/plans', { name: 'burst', ...LIMITS });
       const account = await api.post('/v1/accounts', {
         username: 'burster',
         contact_email: 'b@burst.example.com',
@@ -82,4 +83,52 @@ describe('one pending apply per unit (SPEC §14)', () => {
       await drop();
     }
   }, 300_000);
+});
+
+describe.skipIf(!onPostgres())('a change whose apply was dropped because one was waiting', () => {
+  it('is applied by the waiting job, even when a worker takes that job before the change commits', async () => {
+    const { db, drop } = await freshDb();
+    const api = await createTestApp({ db, jobs: false });
+    let worker: Awaited<ReturnType<typeof createTestApp>> | undefined;
+    try {
+      const plan = await api.post('/v1/plans', { name: 'race', ...LIMITS });
+      const account = await api.post('/v1/accounts', {
+        username: 'racer',
+        contact_email: 'r@race.example.com',
+        plan_id: plan.body.id,
+      });
+      const domain = (await api.post('/v1/domains', { account_id: account.body.id, name: 'race.com', mail_enabled: true })).body;
+      // A mail apply waits for the domain (no process runs jobs yet).
+      await api.post('/v1/emails', { address: `first@race.com`, password: 'correct horse battery' });
+      expect(await appliesOf(db, 'mail.apply', domain.id)).toBe(1);
+      const queue = new PgBossQueue(db, { runWorkers: false, onError: () => undefined });
+      await queue.start();
+      await db.transaction(async (tx) => {
+        // A change to the unit as the services make one: the row first, then the job, which is
+        // dropped since one waits. Then a worker takes the waiting job while this is uncommitted.
+        await tx.query(`UPDATE domains SET mail_generation = mail_generation + 1, mail_sync_state = 'pending' WHERE id = $1`, [
+          domain.id,
+        ]);
+        await queue.send(tx, 'mail.apply', { domain_id: domain.id, name: domain.name, account_id: domain.account_id });
+        worker = await createTestApp({ db, dataDir: api.dataDir });
+        await eventually(async () => {
+          const r = await db.query<{ state: string }>(
+            `SELECT state FROM pgboss.job WHERE name = 'mail.apply' AND singleton_key = $1`,
+            [domain.id],
+          );
+          return r.rows.every((j) => j.state !== 'created');
+        });
+      });
+      await queue.stop();
+      expect(await appliesOf(db, 'mail.apply', domain.id)).toBe(1);
+      const mailState = async () =>
+        (await db.query<{ s: string }>('SELECT mail_sync_state AS s FROM domains WHERE id = $1', [domain.id])).rows[0]?.s;
+      await eventually(async () => (await mailState()) === 'in_sync', 30_000);
+    } finally {
+      await worker?.close();
+      await api.close();
+      await db.close();
+      await drop();
+    }
+  }, 120_000);
 });

@@ -5,7 +5,7 @@ import type { DnsDriver } from '../../provisioning/driver.js';
 
 /**
  * The `dns.apply` job: loads the whole zone unit and hands it to the driver (see applyUnit).
- * Jobs are not de-duplicated on the queue; the generation check makes repeats cheap.
+ * One waits per zone (jobs/names.ts, UNIT_KEYS); the generation check makes repeats cheap.
  */
 export function dnsReconciler(db: Db, driver: DnsDriver) {
   return async (data: Record<string, unknown>): Promise<void> => {

@@ -114,7 +114,8 @@ export interface ZoneUnit {
 
 export async function loadZoneUnit(db: Queryable, domainId: string): Promise<ZoneUnit | undefined> {
   const d = await db.query<Omit<ZoneUnit, 'records'>>(
-    'SELECT name, serial::float8 AS serial, generation, applied_generation FROM domains WHERE id = $1',
+    // FOR SHARE: a change still being written holds the row; wait for it (jobs/names.ts, UNIT_KEYS).
+    'SELECT name, serial::float8 AS serial, generation, applied_generation FROM domains WHERE id = $1 FOR SHARE',
     [domainId],
   );
   if (!d.rows[0]) return undefined;

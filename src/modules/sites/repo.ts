@@ -119,11 +119,15 @@ export async function siteIdsOfAccount(db: Queryable, accountId: string): Promis
 
 export type WebUnit = SiteRow & { account_status: string; generation: number; applied_generation: number };
 
-/** The web apply unit: the site, its account's status, and the generation it represents. */
+/**
+ * The web apply unit: the site, its account's status, and the generation it represents, as
+ * committed: FOR SHARE waits for a change still being written (jobs/names.ts, UNIT_KEYS).
+ */
 export async function loadWebUnit(db: Queryable, id: string): Promise<WebUnit | undefined> {
   const r = await db.query<WebUnit>(
     `SELECT x.*, a.status AS account_status, s.generation, s.applied_generation
-     FROM (${SELECT} WHERE s.id = $1) x JOIN sites s ON s.id = x.id JOIN accounts a ON a.id = x.account_id`,
+     FROM (${SELECT} WHERE s.id = $1) x JOIN sites s ON s.id = x.id JOIN accounts a ON a.id = x.account_id
+     FOR SHARE OF s, a`,
     [id],
   );
   return r.rows[0];
