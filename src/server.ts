@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DirLockedError } from './db/lock.js';
@@ -46,6 +47,12 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   await app.listen({ host: config.host, port: config.port });
+  const { port } = app.server.address() as AddressInfo;
+  const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  process.stdout.write(
+    `Berth is serving ${base} (API reference: ${base}/docs)\n` +
+      (generated ? `Try it: curl -H "Authorization: Bearer ${generated}" ${base}/v1/me\n` : ''),
+  );
 }
 
 main().catch((err: unknown) => {

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { buildApp } from '../app.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { DirLockedError } from '../db/lock.js';
@@ -47,13 +50,25 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'openapi': {
-      const db = await openDb({ databaseUrl: null, dataDir: config.dataDir, inMemory: true });
-      await migrate(db);
-      const app = await buildApp({ config: loadConfig({ ...process.env, BERTH_JOBS: 'false' }), db, logger: false });
-      await app.ready();
-      process.stdout.write(JSON.stringify(app.swagger(), null, 2) + '\n');
-      await app.close();
-      await db.close();
+      // Printing the document touches no data directory: the app is built on a throwaway one.
+      const scratch = mkdtempSync(path.join(tmpdir(), 'berth-openapi-'));
+      try {
+        const db = await openDb({ databaseUrl: null, dataDir: scratch, inMemory: true });
+        await migrate(db);
+        const app = await buildApp({
+          config: loadConfig({ ...process.env, BERTH_JOBS: 'false', BERTH_DATA_DIR: scratch }),
+          db,
+          logger: false,
+        });
+        await app.ready();
+        const document = JSON.stringify(app.swagger(), null, 2) + '\n';
+        // Flushed before the exit below: into a pipe, a write still queued would be cut off.
+        await new Promise((resolve) => process.stdout.write(document, resolve));
+        await app.close();
+        await db.close();
+      } finally {
+        rmSync(scratch, { recursive: true, force: true });
+      }
       return 0;
     }
   }

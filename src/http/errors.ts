@@ -145,17 +145,25 @@ function toFieldErrors(errors: AjvError[], prefix = ''): FieldError[] {
   return out;
 }
 
-function fromFastifyError(error: FastifyError): { code: ErrorCode; detail: string; extra?: Record<string, unknown> } {
+/** What a body that is missing or not an object should have been: "a JSON object with reason". */
+function expectedBody(request: FastifyRequest): string {
+  const required = (request.routeOptions.schema?.body as { required?: string[] } | undefined)?.required ?? [];
+  return `must be a JSON object${required.length ? ` with ${required.join(', ')}` : ''}`;
+}
+
+function fromFastifyError(
+  error: FastifyError,
+  request: FastifyRequest,
+): { code: ErrorCode; detail: string; extra?: Record<string, unknown> } {
   if (error.validation) {
     const context = error.validationContext;
     if (context === 'params') return { code: 'not_found', detail: 'No such resource.' };
     const ajvErrors = error.validation as unknown as AjvError[];
     if (context === 'body') {
-      return {
-        code: 'validation_failed',
-        detail: 'The request body did not validate.',
-        extra: { errors: toFieldErrors(ajvErrors) },
-      };
+      const errors = toFieldErrors(ajvErrors).map((e) =>
+        e.pointer === '' && e.code === 'invalid_type' ? { ...e, detail: expectedBody(request) } : e,
+      );
+      return { code: 'validation_failed', detail: 'The request body did not validate.', extra: { errors } };
     }
     const where = context === 'querystring' ? '/query' : '/headers';
     return {
@@ -171,11 +179,31 @@ function fromFastifyError(error: FastifyError): { code: ErrorCode; detail: strin
       return { code: 'malformed_request', detail: 'The body is not valid JSON.' };
   }
   if (error.statusCode === 413) return { code: 'payload_too_large', detail: 'The request body is too large.' };
-  if (error.statusCode === 415) return { code: 'unsupported_media_type', detail: 'Unsupported Content-Type.' };
   // Any other client error Fastify raises (bad Content-Length, ...): a 400, never a 500.
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return { code: 'malformed_request', detail: 'The request could not be read.' };
   return { code: 'internal_error', detail: 'The server failed to handle the request.' };
+}
+
+/**
+ * A 415 that says what was sent and what the operation takes, so that curl's default form type
+ * or a near miss such as application/x-tar leads to the right one.
+ */
+export function unsupportedMediaType(contentType: string | undefined, accepted: string[]): AppError {
+  const sent = contentType?.split(';')[0]?.trim();
+  return new AppError(
+    'unsupported_media_type',
+    `${sent ? `Content-Type ${sent} is not accepted here` : 'The request has no Content-Type'}; send ${accepted.join(' or ')}.`,
+    { accepted_types: accepted },
+  );
+}
+
+/** A body Fastify found no parser for: the operation's declared media types, else JSON. */
+function unparsedBody(request: FastifyRequest): AppError {
+  const schema = request.routeOptions.schema as { consumes?: string[]; body?: { content?: Record<string, unknown> } } | undefined;
+  const declared = schema?.consumes ?? Object.keys(schema?.body?.content ?? {});
+  const json = request.method === 'PATCH' ? ['application/merge-patch+json', 'application/json'] : ['application/json'];
+  return unsupportedMediaType(request.headers['content-type'], declared.length > 0 ? declared : json);
 }
 
 const ALL_METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -192,12 +220,14 @@ export function installErrorHandling(app: FastifyInstance, configuredBase: strin
     for (const m of methods) if (!mirror.find(m as HTTPMethod, route.url)) mirror.on(m as HTTPMethod, route.url, () => undefined);
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  app.setErrorHandler((thrown: FastifyError, request, reply) => {
+    // Fastify's own 415 (no parser for the body) gets the operation's media types.
+    const error = thrown.statusCode === 415 && !(thrown instanceof AppError) ? unparsedBody(request) : thrown;
     if (error instanceof AppError) {
       void reply.headers(error.headers);
       return sendProblem(request, reply, error.code, error.message, error.extra, configuredBase);
     }
-    const mapped = fromFastifyError(error);
+    const mapped = fromFastifyError(error, request);
     if (mapped.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
     return sendProblem(request, reply, mapped.code, mapped.detail, mapped.extra, configuredBase);
   });

@@ -17,9 +17,18 @@ export type DeprecationRegistry = ReadonlyMap<string, Deprecation>;
 /** The project's deprecated operations. None yet. */
 export const DEPRECATIONS: DeprecationRegistry = new Map();
 
+const VersionLinks = Type.Object({
+  self: Type.String({ maxLength: 200 }),
+  openapi: Type.String({ maxLength: 200 }),
+  docs: Type.String({ maxLength: 200 }),
+});
+
 export function installVersioning(app: FastifyInstance, deprecations: DeprecationRegistry): void {
+  // The top-level collections of v1 (`GET /v1/<name>`), gathered as the modules register them.
+  const collections = new Set<string>();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.includes('GET') && /^\/v1\/[a-z][a-z-]*$/.test(route.url) && !route.schema?.hide) collections.add(route.url);
     if (methods.some((m) => deprecations.has(`${m} ${route.url}`))) {
       route.schema = { ...route.schema, deprecated: true };
     }
@@ -47,11 +56,7 @@ export function installVersioning(app: FastifyInstance, deprecations: Deprecatio
               Type.Object({
                 version: Type.String({ maxLength: 10 }),
                 status: Type.String({ maxLength: 20 }),
-                links: Type.Object({
-                  self: Type.String({ maxLength: 200 }),
-                  openapi: Type.String({ maxLength: 200 }),
-                  docs: Type.String({ maxLength: 200 }),
-                }),
+                links: VersionLinks,
               }),
               { maxItems: 10 },
             ),
@@ -65,6 +70,34 @@ export function installVersioning(app: FastifyInstance, deprecations: Deprecatio
         status: 'current',
         links: { self: `/${v}`, openapi: `/${v}/openapi.json`, docs: '/docs' },
       })),
+    }),
+  );
+
+  app.get(
+    '/v1',
+    {
+      config: { auth: false },
+      schema: {
+        tags: ['meta'],
+        summary: 'Describe API version 1',
+        description: 'Where to start: the OpenAPI document, the reference for people, and every top-level resource of v1.',
+        operationId: 'getVersion',
+        security: [],
+        response: {
+          200: Type.Object({
+            version: Type.String({ maxLength: 10 }),
+            status: Type.String({ maxLength: 20 }),
+            links: VersionLinks,
+            resources: Type.Array(Type.String({ maxLength: 200 }), { maxItems: 100 }),
+          }),
+        },
+      },
+    },
+    async () => ({
+      version: 'v1',
+      status: 'current',
+      links: { self: '/v1', openapi: '/v1/openapi.json', docs: '/docs' },
+      resources: [...collections].filter((c) => c !== '/v1/openapi.json').sort(),
     }),
   );
 }

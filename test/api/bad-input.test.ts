@@ -95,6 +95,45 @@ describe('malformed bodies', () => {
     );
   });
 
+  it('a 415 says what was sent and what to send instead', async () => {
+    const form = await t.request('POST', '/v1/accounts', {
+      raw: 'username=abc',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(form.body).toMatchObject({
+      code: 'unsupported_media_type',
+      detail: 'Content-Type application/x-www-form-urlencoded is not accepted here; send application/json.',
+      accepted_types: ['application/json'],
+    });
+    const patch = await t.request('PATCH', '/v1/plans/pln_01jd3x9v6ef8tb2q4w5n7k8m9p', {
+      raw: 'a=b',
+      headers: { 'content-type': 'text/csv' },
+    });
+    expect(patch.body.accepted_types).toEqual(['application/merge-patch+json', 'application/json']);
+    // curl --data-binary's default type, and a near miss, on a deployment.
+    for (const type of ['application/x-www-form-urlencoded', 'application/x-tar']) {
+      const r = await t.request('POST', '/v1/sites/site_01jd3x9v6ef8tb2q4w5n7k8m9p/deployments', {
+        raw: 'x',
+        headers: { 'content-type': type },
+      });
+      expect(r.status).toBe(415);
+      expect(r.body.detail).toBe(
+        `Content-Type ${type} is not accepted here; send application/gzip or application/x-gzip or application/zip.`,
+      );
+    }
+    const zone = await t.request('PUT', '/v1/domains/example.org/zone', {
+      raw: 'a=b',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(zone.body).toMatchObject({ status: 415, accepted_types: ['text/dns'] });
+  });
+
+  it('a missing body says which object is expected', async () => {
+    const r = await t.post('/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p/suspend');
+    expect(r.status).toBe(422);
+    expect(r.body.errors).toEqual([{ pointer: '', code: 'invalid_type', detail: 'must be a JSON object with reason' }]);
+  });
+
   it('a JSON array instead of an object is 422', async () => {
     await expectRejected('POST', '/v1/accounts', { body: [validAccount()] }, 422, 'validation_failed');
   });

@@ -35,6 +35,17 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 describe('versions and health', () => {
+  it('GET /v1 describes the version: its documents and every top-level resource', async () => {
+    const r = await t.get('/v1', null);
+    expect(r.status).toBe(200);
+    expect(r.body.links).toEqual({ self: '/v1', openapi: '/v1/openapi.json', docs: '/docs' });
+    expect(r.body.resources).toEqual(
+      expect.arrayContaining(['/v1/accounts', '/v1/domains', '/v1/emails', '/v1/sites', '/v1/me']),
+    );
+    expect(r.body.resources).not.toContain('/v1/openapi.json');
+    for (const path of r.body.resources) expect((await t.get(path)).status, path).toBe(200);
+  });
+
   it('GET / lists versions without a token', async () => {
     const r = await t.get('/', null);
     expect(r.status).toBe(200);

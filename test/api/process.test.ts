@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../helpers/ports.js';
@@ -29,6 +29,11 @@ describe('server process', () => {
     const s = start(dataDir, port);
     await waitReady(port);
     const token = /berth_[0-9A-Za-z]{40}/.exec(s.output())?.[0];
+    // The first thing to open and the first command to try.
+    await expect
+      .poll(() => s.output())
+      .toContain(`Berth is serving http://127.0.0.1:${port} (API reference: http://127.0.0.1:${port}/docs)`);
+    expect(s.output()).toContain(`curl -H "Authorization: Bearer ${token}" http://127.0.0.1:${port}/v1/me`);
     expect(token).toBeDefined();
     const me = await fetch(`http://127.0.0.1:${port}/v1/me`, { headers: { authorization: `Bearer ${token}` } });
     expect(me.status).toBe(200);
@@ -130,6 +135,18 @@ describe('berth CLI', () => {
     expect(minted.status).toBe(0);
     expect(minted.stdout.trim()).toMatch(/^berth_[0-9A-Za-z]{40}$/);
     expect(cli('frobnicate').status).toBe(2);
+  }, 120_000);
+
+  it('openapi prints the document and leaves no data directory behind', () => {
+    const dataDir = path.join(tempDir(), 'never-made');
+    const r = spawnSync(process.execPath, [tsx, path.join(root, 'src/cli/main.ts'), 'openapi'], {
+      env: { ...process.env, BERTH_DATA_DIR: dataDir, DATABASE_URL: '' },
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).openapi).toMatch(/^3\.1/);
+    expect(existsSync(dataDir)).toBe(false);
   }, 120_000);
 });
 

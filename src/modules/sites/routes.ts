@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { AppError } from '../../lib/errors.js';
+import { unsupportedMediaType } from '../../http/errors.js';
 import { listRoute } from '../../http/crud.js';
 import { ifMatchVersion, sendResource } from '../../http/etag.js';
 import { pageParams, sendPage } from '../../http/pagination.js';
@@ -301,8 +301,7 @@ export function siteRoutes(app: App, svc: SitesService, deployments: Deployments
       },
       async (req, reply) => {
         const format = ARCHIVE_TYPES[(req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''];
-        if (!format)
-          throw new AppError('unsupported_media_type', 'Deployments take application/gzip (tar.gz) or application/zip.');
+        if (!format) throw unsupportedMediaType(req.headers['content-type'], Object.keys(ARCHIVE_TYPES));
         const length = req.headers['content-length'] ? Number(req.headers['content-length']) : null;
         return sendAccepted(
           reply,

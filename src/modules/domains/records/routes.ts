@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { AppError } from '../../../lib/errors.js';
+import { unsupportedMediaType } from '../../../http/errors.js';
 import { callerOf } from '../../../http/auth.js';
 import { etagOf, ifMatchVersion, sendResource } from '../../../http/etag.js';
 import { pageParams, sendPage } from '../../../http/pagination.js';
@@ -201,7 +201,7 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: RecordsService
       // The body schema is per media type, so anything else would pass unchecked: refuse it here.
       preValidation: async (req) => {
         if (!/^text\/dns\b/i.test(req.headers['content-type'] ?? '')) {
-          throw new AppError('unsupported_media_type', 'Send the zone file as text/dns.');
+          throw unsupportedMediaType(req.headers['content-type'], ['text/dns']);
         }
       },
       schema: {
