@@ -20,7 +20,9 @@ export interface DovecotPostfixOptions {
  * Makes mail real with Dovecot (IMAP, LMTP delivery, quota) and Postfix (SMTP): the same files
  * the embedded driver renders, joined into `mapsDir`; then `postmap` builds Postfix's tables,
  * `postfix reload` picks them up and `doveadm auth cache flush` makes a changed password or a
- * suspension count at the next login. Dovecot re-reads the passwd-file when it changes.
+ * suspension count at the next login. Dovecot re-reads the passwd-file when its mtime (whole
+ * seconds) or size changed, looking at most once a second: an apply ends only once the second
+ * in which the file was written is over, so that `in_sync` means logins see the new file.
  * Every step runs again on a retry, so an apply that failed because a daemon was down
  * completes once it is back.
  */
@@ -51,12 +53,15 @@ export class DovecotPostfixMailDriver implements MailDriver {
 
   private publish(): Promise<void> {
     return this.exclusive(async () => {
+      const written = Date.now();
       const postfix = ['-c', this.o.postfixConfigDir];
       for (const map of POSTFIX_MAPS)
         await runCommand('postmap', [...postfix, `hash:${path.join(this.o.mapsDir, map)}`], 'postmap');
       await runCommand('postfix', [...postfix, 'reload'], 'postfix reload');
       const dovecot = this.o.dovecotConf ? ['-c', this.o.dovecotConf] : [];
       await runCommand('doveadm', [...dovecot, 'auth', 'cache', 'flush'], 'doveadm auth cache flush');
+      const nextSecond = (Math.floor(written / 1000) + 1) * 1000;
+      if (Date.now() < nextSecond) await new Promise((r) => setTimeout(r, nextSecond - Date.now()));
     });
   }
 }
