@@ -29,9 +29,10 @@ export interface Db extends Queryable {
   exec(text: string): Promise<QueryResult<Record<string, unknown>>>;
   /**
    * Runs fn while holding a session advisory lock, so work that spans several transactions
-   * (schema migrations, ours and pg-boss's) runs in one process at a time.
+   * (schema migrations, ours and pg-boss's; the apply of one unit) runs in one process at a
+   * time. A name is hashed to the lock's key (a collision only serializes more).
    */
-  withSessionLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
+  withSessionLock<T>(key: number | string, fn: () => Promise<T>): Promise<T>;
   /**
    * Calls onNotify with the payload of every `NOTIFY channel` from any session, delivered when
    * the notifying transaction commits (never for one rolled back). Resolves to the unsubscribe.
@@ -105,14 +106,15 @@ class PostgresDb implements Db {
     }
   }
 
-  async withSessionLock<T>(key: number, fn: () => Promise<T>): Promise<T> {
+  async withSessionLock<T>(key: number | string, fn: () => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    const lockKey = typeof key === 'number' ? '$1::bigint' : 'hashtext($1)';
     try {
-      await client.query('SELECT pg_advisory_lock($1)', [key]);
+      await client.query(`SELECT pg_advisory_lock(${lockKey})`, [key]);
       try {
         return await fn();
       } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [key]);
+        await client.query(`SELECT pg_advisory_unlock(${lockKey})`, [key]);
       }
     } finally {
       client.release();
@@ -194,7 +196,7 @@ class PgliteDb implements Db {
   }
 
   // One process per data directory (the directory lock): nothing to serialise against.
-  async withSessionLock<T>(_key: number, fn: () => Promise<T>): Promise<T> {
+  async withSessionLock<T>(_key: number | string, fn: () => Promise<T>): Promise<T> {
     return fn();
   }
 

@@ -2,7 +2,9 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestApp, eventually } from '../helpers/app.js';
+import { openDb } from '../../src/db/client.js';
 import { PgBossQueue } from '../../src/jobs/queue.js';
+import type { DnsDriver } from '../../src/provisioning/driver.js';
 import { freshDb, onPostgres } from '../helpers/db.js';
 
 const BURST = 100;
@@ -127,6 +129,64 @@ describe.skipIf(!onPostgres())('a change whose apply was dropped because one was
     } finally {
       await worker?.close();
       await api.close();
+      await db.close();
+      await drop();
+    }
+  }, 120_000);
+});
+
+describe.skipIf(!onPostgres())('applies of one unit in two processes', () => {
+  it('never overlap, and the last one renders the latest state', async () => {
+    const { db, url, drop } = await freshDb();
+    const other = await openDb({ databaseUrl: url, dataDir: '' });
+    let inside = 0;
+    let most = 0;
+    let release = () => undefined as void;
+    const gate = new Promise<void>((r) => (release = r));
+    const serials: number[] = [];
+    // One slow DNS server for both: it sees every apply of either process.
+    const driver: DnsDriver = {
+      name: 'slow',
+      applyZone: async (zone) => {
+        most = Math.max(most, ++inside);
+        await gate;
+        serials.push(zone.serial);
+        inside--;
+      },
+      removeZone: async () => undefined,
+    };
+    const a = await createTestApp({ db, deps: { dnsDriver: driver } });
+    const b = await createTestApp({ db: other, dataDir: a.dataDir, deps: { dnsDriver: driver } });
+    try {
+      const plan = await a.post('/v1/plans', { name: 'overlap', ...LIMITS });
+      const account = await a.post('/v1/accounts', {
+        username: 'overlap',
+        contact_email: 'o@overlap.example.com',
+        plan_id: plan.body.id,
+      });
+      const domain = (await a.post('/v1/domains', { account_id: account.body.id, name: 'overlap.com' })).body;
+      await eventually(async () => inside === 1);
+      // A change while the first apply runs: its job goes to the other process, whose worker is free.
+      expect((await a.post('/v1/domains/overlap.com/records', { name: 'x', type: 'A', content: '192.0.2.9' })).status).toBe(201);
+      const active = async () =>
+        (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'dns.apply' AND state = 'active'`))
+          .rows[0]?.n;
+      const waiting = async () =>
+        (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`))
+          .rows[0]?.n;
+      await eventually(async () => (await active()) === 2 && (inside === 2 || (await waiting()) === 1));
+      expect(most).toBe(1);
+      release();
+      const latest = (await a.get(`/v1/domains/${domain.id}`)).body.dns.serial;
+      await eventually(
+        async () => serials.at(-1) === latest && (await a.get(`/v1/domains/${domain.id}`)).body.sync_state === 'in_sync',
+      );
+      expect(most).toBe(1);
+    } finally {
+      release();
+      await b.close();
+      await a.close();
+      await other.close();
       await db.close();
       await drop();
     }

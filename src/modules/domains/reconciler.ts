@@ -11,15 +11,18 @@ export function dnsReconciler(db: Db, driver: DnsDriver) {
   return async (data: Record<string, unknown>): Promise<void> => {
     const id = String(data.domain_id);
     const name = String(data.name);
-    const unit = await domains.loadZoneUnit(db, id);
-    if (!unit) {
-      // Deleted. The name may already belong to a new domain whose zone must stay.
-      if (!(await domains.domainNameTaken(db, name))) await driver.removeZone(name);
-      return;
-    }
-    await applyUnit(unit, () => driver.applyZone({ name: unit.name, serial: unit.serial, records: unit.records }), {
-      applied: (generation) => domains.markApplied(db, id, generation),
-      failed: (message) => domains.markSyncError(db, id, message),
+    // One apply of a zone at a time across processes: a slower, older one never writes last.
+    await db.withSessionLock(`dns.apply:${id}`, async () => {
+      const unit = await domains.loadZoneUnit(db, id);
+      if (!unit) {
+        // Deleted. The name may already belong to a new domain whose zone must stay.
+        if (!(await domains.domainNameTaken(db, name))) await driver.removeZone(name);
+        return;
+      }
+      await applyUnit(unit, () => driver.applyZone({ name: unit.name, serial: unit.serial, records: unit.records }), {
+        applied: (generation) => domains.markApplied(db, id, generation),
+        failed: (message) => domains.markSyncError(db, id, message),
+      });
     });
   };
 }

@@ -46,16 +46,19 @@ export function mailReconciler(db: Db, driver: MailDriver, dataDir: string) {
     const id = String(data.domain_id);
     const name = String(data.name);
     const root = mailRoot(dataDir, String(data.account_id), name);
-    const unit = await loadMailUnit(db, id);
-    if (!unit) {
-      await driver.removeDomain(name, root, { keepMaps: await domainNameTaken(db, name) });
-      return;
-    }
-    const apply = () =>
-      unit.mail_enabled ? driver.applyDomain(mailDomainSpec(unit, root)) : driver.removeDomain(name, root, { keepMaps: false });
-    await applyUnit(unit, apply, {
-      applied: (generation) => markMailApplied(db, id, generation),
-      failed: (message) => markMailSyncError(db, id, message),
+    // One apply of a mail domain at a time across processes (see dns.apply).
+    await db.withSessionLock(`mail.apply:${id}`, async () => {
+      const unit = await loadMailUnit(db, id);
+      if (!unit) {
+        await driver.removeDomain(name, root, { keepMaps: await domainNameTaken(db, name) });
+        return;
+      }
+      const apply = () =>
+        unit.mail_enabled ? driver.applyDomain(mailDomainSpec(unit, root)) : driver.removeDomain(name, root, { keepMaps: false });
+      await applyUnit(unit, apply, {
+        applied: (generation) => markMailApplied(db, id, generation),
+        failed: (message) => markMailSyncError(db, id, message),
+      });
     });
   };
 }

@@ -94,8 +94,7 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver) {
     });
   }
 
-  return async (data: Record<string, unknown>): Promise<void> => {
-    const id = String(data.site_id);
+  async function reconcile(id: string): Promise<void> {
     const unit = await sites.loadWebUnit(db, id);
     if (!unit) return driver.removeSite(id);
     if (unit.status === 'provisioning') return provision(unit);
@@ -105,5 +104,9 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver) {
       applied: (generation) => sites.markWebApplied(db, id, generation),
       failed: (message) => sites.markWebSyncError(db, id, message),
     });
-  };
+  }
+
+  // One apply of a site at a time across processes: a slower, older one never writes last.
+  return (data: Record<string, unknown>) =>
+    db.withSessionLock(`web.apply:${String(data.site_id)}`, () => reconcile(String(data.site_id)));
 }
