@@ -6,19 +6,12 @@ import * as ops from '../operations/index.js';
 import * as deployments from './deployments/repo.js';
 
 import * as repo from './repo.js';
-import { deploymentEvent } from './representation.js';
+import { deploymentEvent, problem } from './representation.js';
 import { queueWebApply } from './unit.js';
-import { messageOf } from '../../lib/errors.js';
 import { currentLink, releaseDir, siteDir } from '../../layout.js';
 
 /** Releases kept for rollback, the live one included. */
 const KEEP_RELEASES = 5;
-
-export const problem = (err: unknown, code: string) => ({
-  code,
-  title: 'Provisioning failed',
-  detail: messageOf(err),
-});
 
 /** Points `current` at a release atomically: a new symlink renamed over the old one. */
 async function switchCurrent(dir: string, deploymentId: string): Promise<void> {

@@ -8,8 +8,7 @@ import type { SiteSpec } from '../../provisioning/render/nginx.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
 import * as sites from './repo.js';
-import { problem } from './jobs.js';
-import { siteEvent } from './representation.js';
+import { problem, siteEvent } from './representation.js';
 import { queueWebApply } from './unit.js';
 
 /** The unit as the web driver sees it; a suspended site or account gets the suspension page. */
@@ -83,12 +82,11 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver) {
     await rm(dirOf(unit), { recursive: true, force: true });
     await db.transaction(async (tx) => {
       const locked = await lockIn(tx, unit);
+      // No apply of this site runs beside this one (the unit lock below), so none can write its
+      // server block again after the removal above.
       if (locked) {
         await siteEvent(tx, 'site.deleted', locked);
         await sites.deleteSite(tx, unit.id);
-        // An apply in another process that read the site before it was deleting may write its
-        // server block again after the removal above; one more apply, finding the site gone, removes it.
-        await queueWebApply(tx, jobs, unit.id);
       }
       await ops.transition(tx, op.id, ['running'], { status: 'succeeded', progress: 100, error: null });
     });

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/client.js';
+import { messageOf } from '../../lib/errors.js';
 import { publishEvent } from '../publishing/index.js';
 import type { DeploymentRow } from './deployments/repo.js';
 import type { SiteRow } from './repo.js';
@@ -57,3 +58,6 @@ export const deploymentEvent = (tx: Queryable, type: string, site: SiteRow, d: D
     resource: { type: 'deployment', id: d.id, version: d.version },
     data: toDeployment(d),
   });
+
+/** The problem a failed site operation records (its `error`). */
+export const problem = (err: unknown, code: string) => ({ code, title: 'Provisioning failed', detail: messageOf(err) });
