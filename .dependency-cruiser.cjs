@@ -28,6 +28,13 @@ module.exports = {
       to: { path: '^src/modules/([^/]+)/.+', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$'] },
     },
     {
+      name: 'tls-knows-no-module',
+      comment: 'Keys, the internal CA, ACME and certificate checks are plain functions over PEM: the sites module calls them.',
+      severity: 'error',
+      from: { path: '^src/tls/' },
+      to: { path: '^src/(modules|http|jobs|provisioning)/' },
+    },
+    {
       name: 'http-knows-no-module',
       severity: 'error',
       comment: 'The shared HTTP plugins serve every module and import none: a module hands them what they need.',

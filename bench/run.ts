@@ -9,7 +9,10 @@
  * - backups: a ~500 MB account backed up through the API against `tar -czf` (bench/backup.ts);
  * - time to effect: write → effect for DNS records, sites and mailboxes against the write's own
  *   response time, and SIGKILL → resumed for a held job on PostgreSQL (bench/effect.ts).
- * BENCH_ONLY=postgres skips the PGlite phases; BENCH_ONLY=effect runs only the time to effect.
+ * - HTTPS: internal issuance against `openssl req -x509`, and a new connection's handshake and first
+ *   byte through the rendered server block against plain HTTP, where nginx is installed (bench/tls.ts).
+ * BENCH_ONLY=postgres skips the PGlite phases; BENCH_ONLY=effect runs only the time to effect;
+ * BENCH_ONLY=tls only the HTTPS figures.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,6 +24,7 @@ import pg from 'pg';
 import { backupBench } from './backup.js';
 import { deployBench } from './deploy.js';
 import { effectBench, resumeBench } from './effect.js';
+import { tlsBench } from './tls.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -257,6 +261,11 @@ async function postgresEffects() {
   }
 }
 
+if (process.env.BENCH_ONLY === 'tls') {
+  await tlsBench();
+  process.exit(0);
+}
+
 if (process.env.BENCH_ONLY === 'effect') {
   await effects('PGlite', null);
   await postgresEffects();
@@ -269,6 +278,7 @@ if (process.env.BENCH_ONLY !== 'postgres') {
   await deployment('PGlite', null);
   await backups('PGlite', null);
   await effects('PGlite', null);
+  await tlsBench();
 }
 const pgdb = await postgresDatabase('lists');
 // The deployment benchmark seeds its own server process, so it gets a database of its own.

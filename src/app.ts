@@ -119,7 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     { sites: siteDomainHooks(jobs), mail: emailDomainHooks(jobs, config.dataDir) },
     deps.dnsDriver ?? drivers.dns,
   );
-  const sites = sitesModule(svc, deps.webDriver ?? drivers.web);
+  const sites = sitesModule(svc, deps.webDriver ?? drivers.web, domains.acmeChallenges, logError('certificate renewal error'));
   const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
   const backups = backupsModule(
     svc,

@@ -43,6 +43,18 @@ const ConfigSchema = Type.Object({
   nginx: Type.Object({ bin: Path, conf: Type.Union([Path, Type.Null()]), sitesDir: Type.Union([Path, Type.Null()]) }),
   // nginx `listen` arguments of every server block.
   webListen: Type.Array(Type.String({ pattern: '^[^\\s;{}"\'\\\\$]+$' }), { minItems: 1 }),
+  webListenTls: Type.Array(Type.String({ pattern: '^[^\\s;{}"\'\\\\$]+$' }), { minItems: 1 }),
+  // SPEC §9: ACME when a directory is configured, else the internal CA.
+  acme: Type.Object({
+    directoryUrl: Type.Union([Type.String({ pattern: '^https://' }), Type.Null()]),
+    email: Type.Union([Type.String({ pattern: '^[^\\s@]+@[^\\s@]+$' }), Type.Null()]),
+    eabKid: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    eabHmacKey: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    // A PEM file of roots to trust for the directory's own HTTPS (a private or test ACME server).
+    caFile: Type.Union([Path, Type.Null()]),
+  }),
+  // How often each process looks for certificates due for renewal or a retry.
+  certificateSchedulerMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
   mailServer: Type.Object({
     mapsDir: Type.Union([Path, Type.Null()]),
     owner: Type.Union([Type.String({ pattern: '^\\d+:\\d+$' }), Type.Null()]),
@@ -91,6 +103,9 @@ const ENV_NAMES: Record<string, string> = {
   powerdns: 'BERTH_PDNS_API_URL / BERTH_PDNS_API_KEY / BERTH_PDNS_SERVER_ID',
   nginx: 'BERTH_NGINX_BIN / BERTH_NGINX_CONF / BERTH_NGINX_SITES_DIR',
   webListen: 'BERTH_WEB_LISTEN',
+  webListenTls: 'BERTH_WEB_LISTEN_TLS',
+  acme: 'BERTH_ACME_DIRECTORY_URL / BERTH_ACME_EMAIL / BERTH_ACME_EAB_KID / BERTH_ACME_EAB_HMAC_KEY / BERTH_ACME_CA_FILE',
+  certificateSchedulerMs: 'BERTH_CERTIFICATE_SCHEDULER_MS',
   mailServer: 'BERTH_MAIL_MAPS_DIR / BERTH_MAIL_OWNER (uid:gid) / BERTH_POSTFIX_CONFIG_DIR / BERTH_DOVECOT_CONF',
   resyncMs: 'BERTH_RESYNC_MS',
   jobPollMs: 'BERTH_JOB_POLL_MS',
@@ -160,6 +175,15 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       sitesDir: env.BERTH_NGINX_SITES_DIR || null,
     },
     webListen: list(env.BERTH_WEB_LISTEN || '80,[::]:80'),
+    webListenTls: list(env.BERTH_WEB_LISTEN_TLS || '443,[::]:443'),
+    acme: {
+      directoryUrl: env.BERTH_ACME_DIRECTORY_URL || null,
+      email: env.BERTH_ACME_EMAIL || null,
+      eabKid: env.BERTH_ACME_EAB_KID || null,
+      eabHmacKey: env.BERTH_ACME_EAB_HMAC_KEY || null,
+      caFile: env.BERTH_ACME_CA_FILE || null,
+    },
+    certificateSchedulerMs: int(env, 'BERTH_CERTIFICATE_SCHEDULER_MS', 60_000),
     mailServer: {
       mapsDir: env.BERTH_MAIL_MAPS_DIR || null,
       owner: env.BERTH_MAIL_OWNER || null,
@@ -207,5 +231,8 @@ function requireDriverSettings(config: Config): void {
   if (drivers.web === 'nginx' && !nginx.sitesDir) throw new ConfigError('BERTH_DRIVER_WEB=nginx needs BERTH_NGINX_SITES_DIR');
   if (drivers.mail === 'dovecot-postfix' && !mailServer.mapsDir) {
     throw new ConfigError('BERTH_DRIVER_MAIL=dovecot-postfix needs BERTH_MAIL_MAPS_DIR');
+  }
+  if (Boolean(config.acme.eabKid) !== Boolean(config.acme.eabHmacKey)) {
+    throw new ConfigError('BERTH_ACME_EAB_KID and BERTH_ACME_EAB_HMAC_KEY go together');
   }
 }

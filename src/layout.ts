@@ -26,3 +26,8 @@ export const stagingDir = (dataDir: string, deploymentId: string) =>
 /** Where a domain's mailboxes live, inside the account's home (so they count in its disk usage). */
 export const mailRoot = (dataDir: string, accountId: string, domain: string): string =>
   path.join(accountHome(dataDir, accountId), 'mail', path.basename(domain));
+
+/** What the web drivers render (server blocks, shared pages, certificates) lives under here. */
+export const webRenderDir = (dataDir: string): string => path.resolve(dataDir, 'rendered', 'web');
+/** HTTP-01 proofs, served by every server block at `/.well-known/acme-challenge/`. */
+export const acmeChallengeDir = (dataDir: string): string => path.join(webRenderDir(dataDir), 'acme-challenge');

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts PowerDNS, nginx, Dovecot and Postfix on loopback high ports, with every configuration,
+# Starts PowerDNS, nginx, Dovecot, Postfix and pebble (an ACME server) on loopback high ports, with every configuration,
 # database, socket, spool and log inside DIR, for the integration suite (test/integration).
 # Writes DIR/env: the BERTH_* settings that point Berth's drivers at them. Stop with down.sh DIR.
 # Needs root (Postfix's master and Dovecot start as root and drop privileges).
@@ -11,6 +11,9 @@ cd "$dir"
 pdns_port=${BERTH_IT_PDNS_PORT:-15353}
 pdns_api_port=${BERTH_IT_PDNS_API_PORT:-18081}
 http_port=${BERTH_IT_HTTP_PORT:-18080}
+https_port=${BERTH_IT_HTTPS_PORT:-18443}
+acme_port=${BERTH_IT_ACME_PORT:-14000}
+acme_mgmt_port=${BERTH_IT_ACME_MGMT_PORT:-15000}
 imap_port=${BERTH_IT_IMAP_PORT:-11143}
 lmtp_port=${BERTH_IT_LMTP_PORT:-12424}
 smtp_port=${BERTH_IT_SMTP_PORT:-12525}
@@ -188,6 +191,32 @@ for map in virtual_mailbox_domains virtual_mailbox_maps virtual_alias_maps; do p
 postfix -c "$dir/postfix" start
 wait_port 127.0.0.1 "$smtp_port" Postfix
 
+# --- pebble: an ACME server that resolves names through the test PowerDNS and validates HTTP-01
+# against nginx's plain-HTTP port; its own HTTPS uses a throwaway certificate (acme/ca.pem) ---
+mkdir -p acme
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 7 -subj /CN=localhost \
+  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -keyout acme/key.pem -out acme/ca.pem 2>/dev/null
+cat >acme/pebble.json <<CONF
+{
+  "pebble": {
+    "listenAddress": "127.0.0.1:$acme_port",
+    "managementListenAddress": "127.0.0.1:$acme_mgmt_port",
+    "certificate": "$dir/acme/ca.pem",
+    "privateKey": "$dir/acme/key.pem",
+    "httpPort": $http_port,
+    "tlsPort": $https_port,
+    "ocspResponderURL": "",
+    "externalAccountBindingRequired": false
+  }
+}
+CONF
+# No artificial validation delays, no spurious badNonce, no reused authorizations (a name that stops
+# resolving must fail the next order): the tests measure Berth, not pebble's chaos.
+PEBBLE_VA_NOSLEEP=1 PEBBLE_WFE_NONCEREJECT=0 PEBBLE_AUTHZREUSE=0 setsid pebble -config acme/pebble.json -dnsserver "127.0.0.1:$pdns_port" -strict=false \
+  >acme/pebble.log 2>&1 </dev/null &
+echo $! >acme/pebble.pid
+wait_port 127.0.0.1 "$acme_port" pebble
+
 cat >env <<CONF
 BERTH_DRIVER_DNS=powerdns
 BERTH_PDNS_API_URL=http://127.0.0.1:$pdns_api_port
@@ -197,7 +226,12 @@ BERTH_DRIVER_WEB=nginx
 BERTH_NGINX_CONF=$dir/nginx/nginx.conf
 BERTH_NGINX_SITES_DIR=$dir/nginx/sites
 BERTH_WEB_LISTEN=127.0.0.1:$http_port
+BERTH_WEB_LISTEN_TLS=127.0.0.1:$https_port
 BERTH_IT_HTTP=127.0.0.1:$http_port
+BERTH_IT_HTTPS=127.0.0.1:$https_port
+BERTH_IT_ACME_DIRECTORY_URL=https://127.0.0.1:$acme_port/dir
+BERTH_IT_ACME_CA_FILE=$dir/acme/ca.pem
+BERTH_IT_ACME_ROOTS_URL=https://127.0.0.1:$acme_mgmt_port/roots/0
 BERTH_DRIVER_MAIL=dovecot-postfix
 BERTH_MAIL_MAPS_DIR=$dir/mail
 BERTH_MAIL_OWNER=$mail_uid:$mail_gid

@@ -6,6 +6,7 @@ const SCOPE_AREAS = [
   'dns',
   'emails',
   'sites',
+  'certificates',
   'backups',
   'webhooks',
   'events',
@@ -16,9 +17,13 @@ export type Scope = `${ScopeArea}:${'read' | 'write'}` | '*';
 
 export const ALL_SCOPES: Scope[] = ['*', ...SCOPE_AREAS.flatMap((a) => [`${a}:read`, `${a}:write`] as Scope[])];
 
-/** `*` grants everything; `<area>:write` implies `<area>:read`. */
+/**
+ * `*` grants everything; `<area>:write` implies `<area>:read`. A site's certificate is part of
+ * the site (SPEC §9): `sites:<level>` grants `certificates:<level>` too.
+ */
 export function grants(held: readonly string[], needed: Scope): boolean {
   if (held.includes('*') || held.includes(needed)) return true;
+  if (needed.startsWith('certificates:') && grants(held, needed.replace('certificates:', 'sites:') as Scope)) return true;
   return needed.endsWith(':read') && held.includes(needed.replace(/:read$/, ':write'));
 }
 

@@ -34,6 +34,12 @@ export const PROBLEMS: Record<ErrorCode, ProblemDoc> = {
     title: 'Account suspended',
     description: 'The hosting account (or its reseller) is suspended: its resources are read-only for its own principal.',
   },
+  feature_unavailable: {
+    status: 403,
+    title: 'Feature unavailable',
+    description:
+      "The account's plan does not include the feature the request asks for (`feature` names it: `ssl` for HTTPS certificates, `php`, `backups`).",
+  },
   quota_exceeded: {
     status: 403,
     title: 'Quota exceeded',

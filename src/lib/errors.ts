@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'insufficient_scope'
   | 'forbidden'
   | 'account_suspended'
+  | 'feature_unavailable'
   | 'quota_exceeded'
   | 'not_found'
   | 'unknown_api_version'
@@ -67,6 +68,9 @@ export const conflict = (
 ): AppError => new AppError(code, message, extra);
 
 export const forbidden = (message: string): AppError => new AppError('forbidden', message);
+
+export const featureUnavailable = (feature: string, message: string): AppError =>
+  new AppError('feature_unavailable', message, { feature });
 
 export interface ExceededLimit {
   limit: string;

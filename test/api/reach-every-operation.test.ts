@@ -29,6 +29,8 @@ const BODIES: Record<string, (ids: Record<string, string>) => unknown> = {
   syncDnsRecords: () => ({ records: [] }),
   createDnsChange: () => ({ create: [{ name: 'y', type: 'A', content: '192.0.2.2' }] }),
   restoreBackup: () => ({}),
+  replaceSite: () => ({ aliases: [], runtime: 'static' }),
+  putSiteCertificate: () => ({ certificate_pem: 'x', private_key_pem: 'y' }),
   // Creations that name a resource of A.
   createAccount: (i) => ({ username: 'reachb', contact_email: 'b@example.com', plan_id: i.plans }),
   createToken: (i) => ({ name: 'x', scopes: ['*'], principal: { kind: 'account', id: i.accounts } }),

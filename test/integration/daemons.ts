@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, readFileSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { promisify } from 'node:util';
@@ -26,10 +26,21 @@ const hostPort = (name: string) => {
   return { host: host as string, port: Number(port) };
 };
 
-/** An app whose drivers are the real daemons; its data directory is readable by them (Dovecot works as `nobody`). */
+/**
+ * An app whose drivers are the real daemons; its data directory is readable by them (Dovecot
+ * works as `nobody`). Closing it takes its sites' server blocks out of nginx's directory: they
+ * name certificate files in the data directory that goes with the app, and a block whose
+ * certificate is missing fails `nginx -t` for every later test.
+ */
 export async function daemonApp(env: Record<string, string> = {}): Promise<TestApp> {
   const t = await createTestApp({ env: { ...daemonEnv, BERTH_RESYNC_MS: '500', ...env } });
   chmodSync(t.dataDir, 0o755);
+  const close = t.close.bind(t);
+  t.close = async () => {
+    const sites = await t.db.query<{ id: string }>('SELECT id FROM sites');
+    await close();
+    for (const { id } of sites.rows) rmSync(`${daemonEnv?.BERTH_NGINX_SITES_DIR}/${id}.conf`, { force: true });
+  };
   return t;
 }
 

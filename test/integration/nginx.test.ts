@@ -58,27 +58,19 @@ describe.skipIf(!daemonEnv)(`nginx driver (${daemonEnv ? 'BERTH_DRIVER_WEB=nginx
 
   it('restores the previous server block when nginx -t rejects the new one, and nginx keeps serving', async () => {
     const sitesDir = daemonEnv!.BERTH_NGINX_SITES_DIR as string;
-    const driver = new NginxWebDriver(t.dataDir, {
-      bin: 'nginx',
-      conf: daemonEnv!.BERTH_NGINX_CONF as string,
-      sitesDir,
-      listen: [daemonEnv!.BERTH_WEB_LISTEN as string],
-    });
+    const conf = { bin: 'nginx', conf: daemonEnv!.BERTH_NGINX_CONF as string, sitesDir };
+    const listenTls = [daemonEnv!.BERTH_WEB_LISTEN_TLS as string];
+    const driver = new NginxWebDriver(t.dataDir, conf, { listen: [daemonEnv!.BERTH_WEB_LISTEN as string], listenTls });
     const root = path.join(t.dataDir, 'probe');
     mkdirSync(root);
     writeFileSync(path.join(root, 'index.html'), 'probe');
-    const spec = { id: 'probe-site', hostnames: ['probe.example.com'], root, suspended: false };
+    const spec = { id: 'probe-site', hostnames: ['probe.example.com'], root, suspended: false, tls: null };
     await driver.applySite(spec);
     // A reload is asynchronous: nginx's new workers take over a moment after the signal.
     await eventually(async () => (await httpGet('probe.example.com')).body === 'probe');
     // A block nginx refuses (a port out of range): `nginx -t` fails and the file is taken back.
     const before = readFileSync(path.join(sitesDir, 'probe-site.conf'), 'utf8');
-    const rejecting = new NginxWebDriver(t.dataDir, {
-      bin: 'nginx',
-      conf: daemonEnv!.BERTH_NGINX_CONF as string,
-      sitesDir,
-      listen: ['127.0.0.1:99999'],
-    });
+    const rejecting = new NginxWebDriver(t.dataDir, conf, { listen: ['127.0.0.1:99999'], listenTls });
     await expect(rejecting.applySite(spec)).rejects.toThrow(/nginx -t failed: .*invalid port/);
     expect(readFileSync(path.join(sitesDir, 'probe-site.conf'), 'utf8')).toBe(before);
     await expect(rejecting.applySite({ ...spec, id: 'probe-new' })).rejects.toThrow(/invalid port/);

@@ -10,11 +10,19 @@ const site: SiteSpec = {
   hostnames: ['example.org', 'www.example.org', 'shop.example.org'],
   root: '/srv/berth/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p/sites/site_01jd3x9v6ef8tb2q4w5n7k8m9p/current',
   suspended: false,
+  tls: null,
 };
-const options = { pagesDir: '/srv/berth/rendered/web/pages', listen: ['80', '[::]:80'] };
+const tls = { fullchainPem: 'unused by the renderer', privateKeyPem: 'unused', redirectHttp: false, hsts: false };
+const options = {
+  pagesDir: '/srv/berth/rendered/web/pages',
+  challengeDir: '/srv/berth/rendered/web/acme-challenge',
+  certDir: '/srv/berth/rendered/web/certs',
+  listen: ['80', '[::]:80'],
+  listenTls: ['443', '[::]:443'],
+};
 
 describe('nginx server blocks (golden files)', () => {
-  it('serves the live release for the hostname and its aliases', () => {
+  it('serves the live release for the hostname and its aliases, and ACME proofs', () => {
     expect(renderServerBlock(site, options)).toBe(fixture('active.conf'));
   });
 
@@ -22,8 +30,19 @@ describe('nginx server blocks (golden files)', () => {
     expect(renderServerBlock({ ...site, suspended: true }, options)).toBe(fixture('suspended.conf'));
   });
 
+  it('serves HTTPS (TLS 1.2/1.3, HTTP/2) beside plain HTTP with a certificate', () => {
+    expect(renderServerBlock({ ...site, tls }, options)).toBe(fixture('https.conf'));
+  });
+
+  it('redirects plain HTTP with 308 (proofs excepted) and sends HSTS when asked', () => {
+    expect(renderServerBlock({ ...site, tls: { ...tls, redirectHttp: true, hsts: true } }, options)).toBe(
+      fixture('https-redirect-hsts.conf'),
+    );
+  });
+
   it('refuses values that could break out of a directive', () => {
     expect(() => renderServerBlock({ ...site, root: '/srv/x; include /etc/passwd' }, options)).toThrow(/cannot be written/);
     expect(() => renderServerBlock({ ...site, hostnames: ['a.org}'] }, options)).toThrow(/cannot be written/);
+    expect(() => renderServerBlock({ ...site, tls }, { ...options, certDir: '/x y' })).toThrow(/cannot be written/);
   });
 });

@@ -1,4 +1,4 @@
 /** The accounts module's public surface: what other modules may use. */
 export { type AccountRow, findAccountById } from './repo.js';
-export { type AccountHooks, limitsOf, lockBelowLimit, toAccount, writableAccount } from './service.js';
+export { type AccountHooks, hasFeature, limitsOf, lockBelowLimit, toAccount, writableAccount } from './service.js';
 export { directoryBytes } from './usage.js';

@@ -23,7 +23,7 @@ interface AccountTableRow {
 }
 
 /** An account row with its plan's limits joined in as `plan_<limit>` columns. */
-export type AccountRow = AccountTableRow & { [K in LimitField as `plan_${K}`]: number };
+export type AccountRow = AccountTableRow & { [K in LimitField as `plan_${K}`]: number } & { plan_features: string[] };
 
 export interface AccountFields {
   display_name: string;
@@ -33,7 +33,7 @@ export interface AccountFields {
 }
 
 // The plan's limits come as plain columns (plan_max_sites, ...): cheaper to read than a json object.
-const SELECT = `SELECT a.*, ${LIMIT_FIELDS.map((f) => `p.${f} AS plan_${f}`).join(', ')}
+const SELECT = `SELECT a.*, ${LIMIT_FIELDS.map((f) => `p.${f} AS plan_${f}`).join(', ')}, p.features AS plan_features
   FROM accounts a JOIN plans p ON p.id = a.plan_id`;
 
 const PLAN_COLUMNS = LIMIT_FIELDS.map((f) => [f, `plan_${f}`] as const);

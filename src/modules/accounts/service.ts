@@ -20,6 +20,9 @@ import { accountHome } from '../../layout.js';
 
 export const limitsOf = (r: repo.AccountRow): plans.Limits => repo.planLimitsOf(r, r.limit_overrides);
 
+/** Whether the account's plan includes a feature (`ssl`, `php`, `backups`). */
+export const hasFeature = (r: repo.AccountRow, feature: string): boolean => r.plan_features.includes(feature);
+
 /**
  * The account a new resource goes to: in the caller's reach (else 404), writable by the caller
  * (403 `account_suspended` for its own principal), and not being terminated (409).

@@ -6,3 +6,4 @@ export { type RecordsService } from './records/service.js';
 export { type DomainRow, findDomain, findDomainById, listDomains } from './repo.js';
 export { toDomain, toRecord } from './representation.js';
 export { type DomainsService } from './service.js';
+export type { AcmeChallengeRecords } from './zone/acme-challenges.js';

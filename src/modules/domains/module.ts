@@ -5,6 +5,7 @@ import type { ServiceDeps } from '../deps.js';
 import { dnsChangeRoutes, dnsSchemas } from './changes/routes.js';
 import { changesService } from './changes/service.js';
 import type { DomainHooks } from './hooks.js';
+import { acmeChallengeRecords } from './zone/acme-challenges.js';
 import { dnsReconciler } from './reconciler.js';
 import { countZoneSyncErrors } from './repo.js';
 import { dnsRoutes } from './records/routes.js';
@@ -30,5 +31,5 @@ export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsD
     ],
     gauges: [syncErrorGauge('dns', () => countZoneSyncErrors(svc.db))],
   };
-  return { contribution, domains, records };
+  return { contribution, domains, records, acmeChallenges: acmeChallengeRecords(svc) };
 }

@@ -180,3 +180,13 @@ export const markSyncError = (db: Queryable, id: string, message: string) =>
 export async function zonesOfAccount(db: Queryable, accountId: string): Promise<{ id: string; name: string }[]> {
   return (await db.query<{ id: string; name: string }>('SELECT id, name FROM domains WHERE account_id = $1', [accountId])).rows;
 }
+
+/** How far the zone's applies have come: the generation written and the one the DNS server serves. */
+export async function zoneProgress(db: Queryable, id: string) {
+  return (
+    await db.query<{ generation: number; applied_generation: number; sync_error: string | null }>(
+      'SELECT generation, applied_generation, sync_error FROM domains WHERE id = $1',
+      [id],
+    )
+  ).rows[0];
+}

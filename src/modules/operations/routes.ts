@@ -9,7 +9,8 @@ import type { OperationsService } from './service.js';
 const Status = StringEnum(['queued', 'running', 'succeeded', 'failed', 'canceled'] as const);
 const OpType = Type.String({
   maxLength: 50,
-  description: 'site.provision, site.delete, site.deploy, backup.create, backup.restore, account.terminate, dns.change.apply',
+  description:
+    'site.provision, site.delete, site.deploy, site.certificate.issue, backup.create, backup.restore, account.terminate, dns.change.apply',
 });
 
 const OperationSchema = Type.Object(

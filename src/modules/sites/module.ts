@@ -1,7 +1,15 @@
 import { operationWorker, syncErrorGauge, type Contribution } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
+import { loadServerKey, subkey } from '../../lib/server-key.js';
 import type { WebDriver } from '../../provisioning/driver.js';
+import type { AcmeChallengeRecords } from '../domains/index.js';
 import type { ServiceDeps } from '../deps.js';
+import { certificateJob } from './certificates/issue.js';
+import { configuredIssuer, internalAuthority } from './certificates/issuers.js';
+import { certificateRenewal } from './certificates/renewal.js';
+import { certificateRoutes, certificateSchemas } from './certificates/routes.js';
+import { certificatesService } from './certificates/service.js';
+import { siteSolver } from './certificates/solver.js';
 import { deploymentsService } from './deployments/service.js';
 import { deploymentJob } from './jobs.js';
 import { webReconciler } from './reconciler.js';
@@ -9,14 +17,43 @@ import { countWebSyncErrors } from './repo.js';
 import { siteRoutes, siteSchemas } from './routes.js';
 import { siteCancelHandlers, sitesService } from './service.js';
 
-/** Sites and deployments: the web apply unit (the site's lifecycle with it) and the deployment job. */
-export function sitesModule(svc: ServiceDeps, driver: WebDriver) {
+/**
+ * Sites, deployments and certificates: the web apply unit (the site's lifecycle with it), the
+ * deployment job, certificate issuance and its renewal loop.
+ */
+export function sitesModule(
+  svc: ServiceDeps,
+  driver: WebDriver,
+  acmeChallenges: AcmeChallengeRecords,
+  onError: (err: unknown) => void,
+) {
+  const { db, clock, config } = svc;
+  // Private keys of certificates (and of the CA and the ACME account) are sealed with this.
+  const sealKey = subkey(loadServerKey(config.secretKey, config.dataDir), 'tls keys');
+  const authority = internalAuthority(db, clock, sealKey);
+  const issuer = configuredIssuer(config, db, clock, sealKey, authority);
   const sites = sitesService(svc);
   const deployments = deploymentsService(svc, sites);
+  const certificates = certificatesService(svc, { sealKey, authority, load: sites.load });
   const contribution: Contribution = {
-    schemas: siteSchemas,
-    routes: (app) => siteRoutes(app, sites, deployments),
-    workers: [{ queue: JOBS.webApply, run: webReconciler(svc, driver) }, operationWorker(JOBS.siteDeploy, deploymentJob(svc))],
+    schemas: [...siteSchemas, ...certificateSchemas],
+    routes: (app) => {
+      siteRoutes(app, sites, deployments);
+      certificateRoutes(app, sites, certificates);
+    },
+    workers: [
+      { queue: JOBS.webApply, run: webReconciler(svc, driver, sealKey) },
+      operationWorker(JOBS.siteDeploy, deploymentJob(svc)),
+      {
+        queue: JOBS.certificateIssue,
+        run: certificateJob(svc, {
+          issuer,
+          sealKey,
+          solverFor: (site) => siteSolver(config.dataDir, site.account_id, acmeChallenges),
+        }),
+      },
+    ],
+    loops: [certificateRenewal(svc, onError)],
     gauges: [syncErrorGauge('web', () => countWebSyncErrors(svc.db))],
   };
   return { contribution, sites, deployments, cancelHandlers: siteCancelHandlers(svc.jobs) };

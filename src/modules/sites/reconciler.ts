@@ -10,16 +10,9 @@ import * as ops from '../operations/index.js';
 import * as sites from './repo.js';
 import { problem, siteEvent } from './representation.js';
 import { queueWebApply } from './unit.js';
-
-/** The unit as the web driver sees it; a suspended site or account gets the suspension page. */
-function siteSpec(unit: sites.WebUnit, dataDir: string): SiteSpec {
-  return {
-    id: unit.id,
-    hostnames: [unit.hostname, ...unit.aliases],
-    root: currentLink(siteDir(dataDir, unit.account_id, unit.id)),
-    suspended: unit.status === 'suspended' || unit.account_status !== 'active',
-  };
-}
+import { unseal } from '../../lib/sealed.js';
+import { requestIssue } from './certificates/issue.js';
+import { findCertificate } from './certificates/repo.js';
 
 /**
  * The `web.apply` job, the one place that brings the web server to a site's row, its lifecycle
@@ -34,9 +27,33 @@ function siteSpec(unit: sites.WebUnit, dataDir: string): SiteSpec {
  * - `failed`, or gone: not served.
  * Every step can run again after a crash.
  */
-export function webReconciler(deps: ServiceDeps, driver: WebDriver) {
+export function webReconciler(deps: ServiceDeps, driver: WebDriver, sealKey: Buffer) {
   const { db, config, jobs } = deps;
   const dirOf = (unit: sites.WebUnit) => siteDir(config.dataDir, unit.account_id, unit.id);
+
+  /**
+   * The unit as the web driver sees it; a suspended site or account gets the suspension page.
+   * HTTPS is served with the site's certificate while its mode asks for one and it has one (a
+   * renewal that failed keeps the old one served).
+   */
+  async function siteSpec(unit: sites.WebUnit): Promise<SiteSpec> {
+    const cert = unit.tls_mode === 'none' ? undefined : await findCertificate(db, unit.id);
+    return {
+      id: unit.id,
+      hostnames: [unit.hostname, ...unit.aliases],
+      root: currentLink(dirOf(unit)),
+      suspended: unit.status === 'suspended' || unit.account_status !== 'active',
+      tls:
+        cert?.certificate_pem && cert.private_key_sealed
+          ? {
+              fullchainPem: cert.certificate_pem + cert.chain_pem,
+              privateKeyPem: unseal(cert.private_key_sealed, sealKey),
+              redirectHttp: unit.tls_redirect_http,
+              hsts: unit.tls_hsts,
+            }
+          : null,
+    };
+  }
 
   /** The row in a transaction, locked, if it is still in the state the job read. */
   const lockIn = async (tx: Queryable, unit: sites.WebUnit) => {
@@ -54,7 +71,9 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver) {
     );
     const syncError = failure
       ? null
-      : await driver.applySite(siteSpec({ ...unit, status: 'active' }, config.dataDir)).then(() => null, messageOf);
+      : await siteSpec({ ...unit, status: 'active' })
+          .then((spec) => driver.applySite(spec))
+          .then(() => null, messageOf);
     await db.transaction(async (tx) => {
       // Deleted meanwhile: the deletion's own apply takes it from here.
       if (!(await lockIn(tx, unit))) return;
@@ -67,6 +86,8 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver) {
         else await queueWebApply(tx, jobs, unit.id);
       }
       await siteEvent(tx, failure ? 'site.failed' : 'site.active', row);
+      // Served now: HTTP-01 can prove the names.
+      if (!failure && row.tls_mode === 'auto') await requestIssue(tx, jobs, row);
       if (op)
         await ops.transition(tx, op.id, ['running'], { status: failure ? 'failed' : 'succeeded', progress: 100, error: failure });
     });
@@ -98,7 +119,7 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver) {
     if (unit.status === 'provisioning') return provision(unit);
     if (unit.status === 'deleting') return remove(unit);
     if (unit.status === 'failed') return;
-    await applyUnit(unit, () => driver.applySite(siteSpec(unit, config.dataDir)), {
+    await applyUnit(unit, async () => driver.applySite(await siteSpec(unit)), {
       applied: (generation) => sites.markWebApplied(db, id, generation),
       failed: (message) => sites.markWebSyncError(db, id, message),
     });

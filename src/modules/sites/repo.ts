@@ -19,6 +19,17 @@ export interface SiteRow {
   sync_error: string | null;
   /** Bytes of the kept releases (measured when each was unpacked). */
   disk_bytes: number;
+  tls_mode: 'auto' | 'custom' | 'none';
+  tls_redirect_http: boolean;
+  tls_hsts: boolean;
+  /** The certificate's state (certificates), null without one. */
+  tls_status: 'pending' | 'active' | 'failed' | null;
+  tls_issuer: 'acme' | 'internal' | 'custom' | null;
+  tls_names: string[] | null;
+  tls_not_before: Date | null;
+  tls_not_after: Date | null;
+  tls_renew_after: Date | null;
+  tls_error: Record<string, unknown> | null;
   created_at: string;
   updated_at: string;
   version: number;
@@ -27,8 +38,10 @@ export interface SiteRow {
 const SELECT = `SELECT s.id, s.account_id, a.reseller_id, s.hostname, s.aliases, s.runtime, s.status, s.suspension_reason,
     s.current_deployment_id, s.error, s.sync_state, s.sync_error, s.created_at, s.updated_at, s.version,
     (SELECT coalesce(sum(size_bytes), 0)::float8 FROM deployments p WHERE p.site_id = s.id AND p.status <> 'pruned')
-      AS disk_bytes
-  FROM sites s JOIN accounts a ON a.id = s.account_id`;
+      AS disk_bytes,
+    s.tls_mode, s.tls_redirect_http, s.tls_hsts, c.status AS tls_status, c.issuer AS tls_issuer, c.names AS tls_names,
+    c.not_before AS tls_not_before, c.not_after AS tls_not_after, c.renew_after AS tls_renew_after, c.error AS tls_error
+  FROM sites s JOIN accounts a ON a.id = s.account_id LEFT JOIN certificates c ON c.site_id = s.id`;
 
 const reach = (caller: Caller, params: unknown[]) =>
   reachSql(caller, { account: 's.account_id', reseller: 'a.reseller_id' }, params);
@@ -61,14 +74,15 @@ export async function listSites(db: Queryable, caller: Caller, f: SiteFilter, pa
   return (await db.query<SiteRow>(`${SELECT} WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params)).rows;
 }
 
-export async function insertSite(tx: Queryable, s: Pick<SiteRow, 'id' | 'account_id' | 'hostname' | 'aliases' | 'runtime'>) {
-  await tx.query('INSERT INTO sites (id, account_id, hostname, aliases, runtime) VALUES ($1, $2, $3, $4, $5)', [
-    s.id,
-    s.account_id,
-    s.hostname,
-    s.aliases,
-    s.runtime,
-  ]);
+export async function insertSite(
+  tx: Queryable,
+  s: Pick<SiteRow, 'id' | 'account_id' | 'hostname' | 'aliases' | 'runtime' | 'tls_mode' | 'tls_redirect_http' | 'tls_hsts'>,
+) {
+  await tx.query(
+    `INSERT INTO sites (id, account_id, hostname, aliases, runtime, tls_mode, tls_redirect_http, tls_hsts)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [s.id, s.account_id, s.hostname, s.aliases, s.runtime, s.tls_mode, s.tls_redirect_http, s.tls_hsts],
+  );
 }
 
 /** The names a site answers to; the primary key makes each one unique across the service (23505 when taken). */
@@ -78,16 +92,30 @@ export async function setHostnames(tx: Queryable, siteId: string, names: string[
 }
 
 export type SiteChange = Partial<
-  Pick<SiteRow, 'aliases' | 'runtime' | 'status' | 'suspension_reason' | 'current_deployment_id' | 'error'>
+  Pick<
+    SiteRow,
+    | 'aliases'
+    | 'runtime'
+    | 'status'
+    | 'suspension_reason'
+    | 'current_deployment_id'
+    | 'error'
+    | 'tls_mode'
+    | 'tls_redirect_http'
+    | 'tls_hsts'
+  >
 >;
 
-/** Changes fields and marks the web unit changed; with `version`, only if the row is still at it. */
+/**
+ * Changes fields (none: the site's certificate changed) and marks the web unit changed; with
+ * `version`, only if the row is still at it.
+ */
 export async function updateSite(tx: Queryable, id: string, f: SiteChange, version?: number): Promise<boolean> {
   const params: unknown[] = [id];
   const sets = Object.entries(f).map(([k, v]) => `${k} = $${params.push(k === 'error' && v !== null ? JSON.stringify(v) : v)}`);
   const guard = version === undefined ? '' : ` AND version = $${params.push(version)}`;
   const r = await tx.query(
-    `UPDATE sites SET ${sets.join(', ')}, generation = generation + 1, sync_state = 'pending', updated_at = now(), version = version + 1
+    `UPDATE sites SET ${[...sets, ''].join(', ')}generation = generation + 1, sync_state = 'pending', updated_at = now(), version = version + 1
      WHERE id = $1${guard}`,
     params,
   );

@@ -4,6 +4,25 @@ import { publishEvent } from '../publishing/index.js';
 import type { DeploymentRow } from './deployments/repo.js';
 import type { SiteRow } from './repo.js';
 
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+/** A site's HTTPS (SPEC §9): what the owner asked for and the state of the certificate that serves it. */
+function toTls(r: SiteRow, now = new Date()) {
+  const expired = r.tls_status === 'active' && r.tls_not_after !== null && new Date(r.tls_not_after) <= now;
+  return {
+    mode: r.tls_mode,
+    status: r.tls_mode === 'none' || !r.tls_status ? ('none' as const) : expired ? ('expired' as const) : r.tls_status,
+    issuer: r.tls_mode === 'none' ? null : r.tls_issuer,
+    names: r.tls_mode === 'none' ? [] : (r.tls_names ?? []),
+    not_before: iso(r.tls_not_before),
+    expires_at: iso(r.tls_not_after),
+    renew_after: r.tls_mode === 'auto' ? iso(r.tls_renew_after) : null,
+    redirect_http: r.tls_redirect_http,
+    hsts: r.tls_hsts,
+    error: r.tls_mode === 'none' ? null : r.tls_error,
+  };
+}
+
 /** The API representations of sites and deployments. */
 export const toSite = (r: SiteRow) => ({
   id: r.id,
@@ -14,9 +33,9 @@ export const toSite = (r: SiteRow) => ({
   status: r.status,
   suspension: r.status === 'suspended' ? { reason: r.suspension_reason ?? '' } : null,
   current_deployment_id: r.current_deployment_id,
-  url: `http://${r.hostname}/`,
+  url: `${r.tls_status === 'active' && r.tls_mode !== 'none' ? 'https' : 'http'}://${r.hostname}/`,
   disk_bytes: r.disk_bytes,
-  tls: { mode: 'none' as const, expires_at: null },
+  tls: toTls(r),
   error: r.error,
   sync_state: r.sync_state,
   sync_error: r.sync_error,

@@ -17,8 +17,57 @@ const Hostname = Type.String({
   maxLength: 253,
   description: 'A domain of the account or a name under one (A-label or Unicode).',
 });
-const Aliases = Type.Array(Hostname, { maxItems: 20, description: 'More hostnames the site answers to.' });
+const Aliases = Type.Array(Hostname, {
+  maxItems: 20,
+  description:
+    'More hostnames the site answers to. A wildcard (`*.example.com`) answers every name one label below; its certificate is obtained by DNS-01, so its zone must be hosted by Berth in the same account.',
+});
 const Runtime = StringEnum(['static'] as const, { description: '`static` serves files; more runtimes come later.' });
+
+const TlsMode = StringEnum(['auto', 'custom', 'none'] as const, {
+  description:
+    '`auto`: Berth obtains and renews a certificate for the hostname and every alias (ACME, or the internal CA when no ACME directory is configured); `custom`: the one uploaded with PUT .../certificate; `none`: plain HTTP only.',
+});
+const TlsInput = Type.Object(
+  {
+    mode: Type.Optional(TlsMode),
+    redirect_http: Type.Optional(Type.Boolean({ description: 'Answer plain HTTP with 308 to https:// (ACME proofs excepted).' })),
+    hsts: Type.Optional(Type.Boolean({ description: 'Send `Strict-Transport-Security: max-age=31536000` over HTTPS.' })),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'HTTPS settings. Default mode: `auto` when the plan includes `ssl`, else `none`; `auto` or `custom` without `ssl` is a 403 `feature_unavailable`. `custom` is set by uploading a certificate. Asking for `auto` again after a failure retries at once.',
+  },
+);
+const Tls = Type.Object(
+  {
+    mode: TlsMode,
+    status: StringEnum(['none', 'pending', 'active', 'failed', 'expired'] as const, {
+      description:
+        '`pending` while the first certificate (or one for changed names) is obtained; `active` while one is served (also during a renewal, and after a failed renewal while the old one is valid); `failed` when obtaining one failed and none covers the site (`error` says why; retried with backoff); `expired` when the served one has run out.',
+    }),
+    issuer: Nullable(StringEnum(['acme', 'internal', 'custom'] as const)),
+    names: Type.Array(Type.String({ maxLength: 253 }), {
+      maxItems: 100,
+      description: 'The names the served certificate covers.',
+    }),
+    not_before: Nullable(Timestamp),
+    expires_at: Nullable(Timestamp),
+    renew_after: Nullable(
+      Type.String({
+        format: 'date-time',
+        maxLength: 40,
+        description:
+          'When renewal starts (`auto`): two thirds into the lifetime, or earlier when the ACME server suggests it (ARI).',
+      }),
+    ),
+    redirect_http: Type.Boolean(),
+    hsts: Type.Boolean(),
+    error: Nullable(Failure),
+  },
+  { description: "The site's HTTPS (SPEC §9). Events: `site.certificate.issued|renewed|failed|renewal_failed|expiring`." },
+);
 
 const Site = Type.Object(
   {
@@ -37,10 +86,7 @@ const Site = Type.Object(
       format: 'int64',
       description: 'Bytes of the kept releases.',
     }),
-    tls: Type.Object(
-      { mode: StringEnum(['none', 'custom'] as const), expires_at: Nullable(Timestamp) },
-      { description: 'Certificates are not managed yet: always `none`.' },
-    ),
+    tls: Tls,
     error: Nullable(Failure),
     sync_state: StringEnum(['pending', 'in_sync', 'error'] as const, {
       description:
@@ -81,7 +127,7 @@ const DeploymentWithOperation = Type.Object(
 
 const SiteParams = Type.Object({ site_id: Id('site') }, { additionalProperties: false });
 const DeploymentParams = Type.Object({ site_id: Id('site'), deployment_id: Id('dpl') }, { additionalProperties: false });
-const Mutable = { aliases: Aliases, runtime: Runtime };
+const Mutable = { aliases: Aliases, runtime: Runtime, tls: Type.Optional(TlsInput) };
 
 const ARCHIVE_TYPES: Record<string, 'tar.gz' | 'zip'> = {
   'application/gzip': 'tar.gz',
@@ -125,9 +171,15 @@ export function siteRoutes(app: App, svc: SitesService, deployments: Deployments
         operationId: 'createSite',
         summary: 'Create a site',
         description:
-          '202 with the site `provisioning` and a `site.provision` operation; it turns `active` (or `failed` with a problem). Every hostname and alias must be a domain of the account or a name under one, and serves one site only (409). `max_sites` applies (403).',
+          '202 with the site `provisioning` and a `site.provision` operation; it turns `active` (or `failed` with a problem), then, with `tls.mode: auto`, a `site.certificate.issue` operation obtains its certificate. Every hostname and alias must be a domain of the account or a name under one, and serves one site only (409). `max_sites` applies (403).',
         body: Type.Object(
-          { account_id: Id('acc'), hostname: Hostname, aliases: Type.Optional(Aliases), runtime: Type.Optional(Runtime) },
+          {
+            account_id: Id('acc'),
+            hostname: Hostname,
+            aliases: Type.Optional(Aliases),
+            runtime: Type.Optional(Runtime),
+            tls: Type.Optional(TlsInput),
+          },
           { additionalProperties: false },
         ),
         response: { 202: Type.Ref('SiteWithOperation') },

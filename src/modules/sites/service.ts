@@ -10,7 +10,11 @@ import { checkVersion, staleVersion } from '../../lib/if-match.js';
 import { mergeFields } from '../../lib/merge-patch.js';
 import type { ServiceDeps } from '../deps.js';
 import * as accounts from '../accounts/index.js';
-import { lockBelowLimit, writableAccount } from '../accounts/index.js';
+import { hasFeature, lockBelowLimit, writableAccount } from '../accounts/index.js';
+import { uncovered } from '../../tls/certificate.js';
+import { deleteCertificate, requestCertificate } from './certificates/repo.js';
+import { requestIssue } from './certificates/issue.js';
+import { SSL_UNAVAILABLE } from './certificates/service.js';
 import * as ops from '../operations/index.js';
 import { toOperation, type CancelHandler } from '../operations/index.js';
 import { findDeploymentById, setDeploymentStatus } from './deployments/repo.js';
@@ -20,16 +24,43 @@ import { siteEvent, toSite, type Site } from './representation.js';
 import type { AccountHooks } from '../accounts/index.js';
 import { domainNamesOfAccount, type DomainDependent } from '../domains/index.js';
 
+export interface TlsFields {
+  mode: 'auto' | 'custom' | 'none';
+  redirect_http: boolean;
+  hsts: boolean;
+}
+
 export interface CreateSiteInput {
   account_id: string;
   hostname: string;
   aliases?: string[];
   runtime?: 'static';
+  tls?: Partial<TlsFields>;
 }
 
 export interface SiteFields {
   aliases: string[];
   runtime: 'static';
+  tls: TlsFields;
+}
+type SitePatch = Partial<Omit<SiteFields, 'tls'>> & { tls?: Partial<TlsFields> };
+
+/**
+ * The HTTPS a site asks for: `auto` by default when the plan includes `ssl` (Caddy's model:
+ * HTTPS is the default, not an option to find), else `none`; `auto` or `custom` without `ssl`
+ * is a 403. `custom` comes only with an uploaded certificate (PUT .../certificate).
+ */
+function checkTls(account: accounts.AccountRow, wanted: TlsFields, currentMode: TlsFields['mode'] | null): TlsFields {
+  if (wanted.mode !== 'none' && !hasFeature(account, 'ssl')) throw SSL_UNAVAILABLE();
+  if (wanted.mode === 'custom' && currentMode !== 'custom')
+    throw invalid([
+      {
+        pointer: '/tls/mode',
+        code: 'certificate_required',
+        detail: 'upload the certificate with PUT /v1/sites/{site_id}/certificate: the mode becomes `custom` with it',
+      },
+    ]);
+  return wanted;
 }
 
 /**
@@ -68,10 +99,13 @@ export function sitesService(deps: ServiceDeps) {
     const names: string[] = [];
     [hostname, ...aliases].forEach((raw, i) => {
       const pointer = i === 0 ? '/hostname' : `/aliases/${i - 1}`;
-      const parsed = parseDomainName(raw);
+      // An alias may be a wildcard (`*.example.com`: every name one label below); its certificate comes by DNS-01.
+      const wildcard = i > 0 && raw.startsWith('*.');
+      const parsed = parseDomainName(wildcard ? raw.slice(2) : raw);
       if (!parsed.ok) return errors.push({ pointer, code: parsed.problem, detail: parsed.detail });
-      const name = parsed.ascii;
-      if (!owned.some((d) => name === d || name.endsWith(`.${d}`)))
+      const base = parsed.ascii;
+      const name = wildcard ? `*.${base}` : base;
+      if (!owned.some((d) => base === d || base.endsWith(`.${d}`)))
         return errors.push({
           pointer,
           code: 'not_your_domain',
@@ -118,6 +152,8 @@ export function sitesService(deps: ServiceDeps) {
     async create(caller: Caller, input: CreateSiteInput) {
       const account = await writableAccount(db, caller, input.account_id);
       const names = await hostnames(account.id, input.hostname, input.aliases ?? []);
+      const defaults: TlsFields = { mode: hasFeature(account, 'ssl') ? 'auto' : 'none', redirect_http: false, hsts: false };
+      const tls = checkTls(account, { ...defaults, ...input.tls }, null);
       const id = newId('site');
       try {
         const { row, op } = await db.transaction(async (tx) => {
@@ -128,8 +164,13 @@ export function sitesService(deps: ServiceDeps) {
             hostname: names[0] as string,
             aliases: names.slice(1),
             runtime: input.runtime ?? 'static',
+            tls_mode: tls.mode,
+            tls_redirect_http: tls.redirect_http,
+            tls_hsts: tls.hsts,
           });
           await repo.setHostnames(tx, id, names);
+          // `pending` from the start; the web apply asks for it once the site is served.
+          if (tls.mode === 'auto') await requestCertificate(tx, id, false);
           const started = await ops.startOperation(tx, {
             type: 'site.provision',
             resourceType: 'site',
@@ -148,21 +189,46 @@ export function sitesService(deps: ServiceDeps) {
       }
     },
 
-    /** PUT and PATCH: aliases and runtime (the hostname is fixed at creation). */
-    async update(caller: Caller, id: string, patch: Partial<SiteFields>, expectedVersion?: number): Promise<Site> {
+    /**
+     * PUT and PATCH: aliases, runtime and `tls` (the hostname is fixed at creation). An automatic
+     * certificate is asked for when the mode turns `auto`, when the names change, and when
+     * `auto` is asked for again after a failure (a retry once the cause is fixed).
+     */
+    async update(caller: Caller, id: string, patch: SitePatch, expectedVersion?: number): Promise<Site> {
       const current = await load(caller, id);
-      await writableAccount(db, caller, current.account_id);
+      const account = await writableAccount(db, caller, current.account_id);
       checkVersion(expectedVersion, current.version);
       if (current.status === 'deleting') throw conflict('invalid_state', 'The site is being deleted.');
-      const next = mergeFields<SiteFields>({ aliases: current.aliases, runtime: current.runtime }, patch);
+      const before: SiteFields = {
+        aliases: current.aliases,
+        runtime: current.runtime,
+        tls: { mode: current.tls_mode, redirect_http: current.tls_redirect_http, hsts: current.tls_hsts },
+      };
+      const next = mergeFields<SiteFields>(before, patch);
+      const tls = checkTls(account, next.tls, current.tls_mode);
       const names = await hostnames(current.account_id, current.hostname, next.aliases);
+      const renamed = names.slice(1).join() !== current.aliases.join();
+      const retry = patch.tls?.mode === 'auto' && current.tls_status === 'failed';
       try {
         const row = await db.transaction(async (tx) => {
-          const change = { aliases: names.slice(1), runtime: next.runtime };
+          const change = {
+            aliases: names.slice(1),
+            runtime: next.runtime,
+            tls_mode: tls.mode,
+            tls_redirect_http: tls.redirect_http,
+            tls_hsts: tls.hsts,
+          };
           if (!(await repo.updateSite(tx, id, change, current.version))) throw staleVersion();
           await repo.setHostnames(tx, id, names);
+          if (tls.mode === 'none') await deleteCertificate(tx, id);
           await queueWebApply(tx, jobs, id);
-          const updated = (await repo.findSiteById(tx, id)) as repo.SiteRow;
+          let updated = (await repo.findSiteById(tx, id)) as repo.SiteRow;
+          const served = ['active', 'suspended'].includes(updated.status);
+          if (tls.mode === 'auto' && served && (current.tls_mode !== 'auto' || renamed || retry)) {
+            const covered = updated.tls_status === 'active' && !uncovered(updated.tls_names ?? [], names).length;
+            await requestIssue(tx, jobs, updated, covered);
+            updated = (await repo.findSiteById(tx, id)) as repo.SiteRow;
+          }
           await siteEvent(tx, 'site.updated', updated);
           return updated;
         });

@@ -9,7 +9,8 @@ import { PowerDnsDriver } from './powerdns.js';
 
 /** The drivers the configuration chooses (loadConfig has checked each real one has its settings). */
 export function driversFor(config: Config): { dns: DnsDriver; web: WebDriver; mail: MailDriver } {
-  const { drivers, powerdns, nginx, mailServer, dataDir, webListen } = config;
+  const { drivers, powerdns, nginx, mailServer, dataDir, webListen, webListenTls } = config;
+  const listen = { listen: webListen, listenTls: webListenTls };
   return {
     dns:
       drivers.dns === 'powerdns'
@@ -21,8 +22,8 @@ export function driversFor(config: Config): { dns: DnsDriver; web: WebDriver; ma
         : new EmbeddedDnsDriver(dataDir),
     web:
       drivers.web === 'nginx'
-        ? new NginxWebDriver(dataDir, { bin: nginx.bin, conf: nginx.conf, sitesDir: nginx.sitesDir as string, listen: webListen })
-        : new EmbeddedWebDriver(dataDir, webListen),
+        ? new NginxWebDriver(dataDir, { bin: nginx.bin, conf: nginx.conf, sitesDir: nginx.sitesDir as string }, listen)
+        : new EmbeddedWebDriver(dataDir, listen),
     mail:
       drivers.mail === 'dovecot-postfix'
         ? new DovecotPostfixMailDriver(dataDir, { ...mailServer, mapsDir: mailServer.mapsDir as string })

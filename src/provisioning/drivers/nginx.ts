@@ -4,7 +4,7 @@ import { mutex } from '../../lib/mutex.js';
 import { writeFileAtomic } from '../atomic-write.js';
 import type { WebDriver } from '../driver.js';
 import { renderServerBlock, type SiteSpec } from '../render/nginx.js';
-import { siteConfFile, writeSuspensionPage } from './embedded-web.js';
+import { removeCertificateFiles, siteConfFile, writeSiteFiles, type Listen } from './embedded-web.js';
 
 export interface NginxOptions {
   /** The nginx binary. */
@@ -13,7 +13,6 @@ export interface NginxOptions {
   conf: string | null;
   /** The directory the main configuration includes (`include <dir>/*.conf;`). */
   sitesDir: string;
-  listen: string[];
 }
 
 /**
@@ -29,17 +28,21 @@ export class NginxWebDriver implements WebDriver {
   constructor(
     private readonly dataDir: string,
     private readonly o: NginxOptions,
+    private readonly listen: Listen,
   ) {}
 
   applySite(site: SiteSpec): Promise<void> {
     return this.exclusive(async () => {
-      const pagesDir = await writeSuspensionPage(this.dataDir);
-      await this.replace(siteConfFile(this.o.sitesDir, site.id), renderServerBlock(site, { pagesDir, listen: this.o.listen }));
+      const options = await writeSiteFiles(this.dataDir, site, this.listen);
+      await this.replace(siteConfFile(this.o.sitesDir, site.id), renderServerBlock(site, options));
     });
   }
 
   removeSite(id: string): Promise<void> {
-    return this.exclusive(() => this.replace(siteConfFile(this.o.sitesDir, id), null));
+    return this.exclusive(async () => {
+      await this.replace(siteConfFile(this.o.sitesDir, id), null);
+      await removeCertificateFiles(this.dataDir, id);
+    });
   }
 
   /** Puts `content` in place (null: removes the file), checked; then reloads — also when nothing changed, so a retry after a failed reload reloads. */

@@ -1,6 +1,6 @@
 /**
  * A site's web apply unit as the web server needs it, and the pure function that renders its
- * nginx server block. The document root is the site's `current` symlink, which a deployment
+ * nginx server blocks. The document root is the site's `current` symlink, which a deployment
  * swaps atomically; nginx resolves it per request, so a new release needs no reload.
  */
 export interface SiteSpec {
@@ -11,13 +11,31 @@ export interface SiteSpec {
   root: string;
   /** The site or its account is suspended: every request gets 503 and the suspension page. */
   suspended: boolean;
+  /** The certificate to serve HTTPS with (null: plain HTTP only). The driver writes its files. */
+  tls: SiteTls | null;
+}
+
+export interface SiteTls {
+  /** The leaf followed by its chain. */
+  fullchainPem: string;
+  privateKeyPem: string;
+  /** Plain HTTP answers 308 to `https://` (ACME's HTTP-01 proofs excepted). */
+  redirectHttp: boolean;
+  /** `Strict-Transport-Security: max-age=31536000` on HTTPS answers. */
+  hsts: boolean;
 }
 
 export interface WebServerOptions {
   /** Where the shared pages (the suspension page) live. */
   pagesDir: string;
+  /** HTTP-01 proofs, served at `/.well-known/acme-challenge/` by every plain-HTTP block. */
+  challengeDir: string;
   /** `listen` arguments: `80`, `[::]:80`, `127.0.0.1:8080`. */
   listen: string[];
+  /** `listen` arguments of the HTTPS block: `443`, `[::]:443`. */
+  listenTls: string[];
+  /** Where the driver wrote the site's `<id>.crt` (full chain) and `<id>.key`. */
+  certDir: string;
 }
 
 /** nginx directive arguments are quoted when they could be read as something else. */
@@ -26,14 +44,8 @@ function arg(value: string, what: string): string {
   return value;
 }
 
-export function renderServerBlock(site: SiteSpec, o: WebServerOptions): string {
-  const head = [
-    `# Site ${arg(site.id, 'site id')}, rendered by Berth.`,
-    'server {',
-    ...o.listen.map((l) => `    listen ${arg(l, 'listen address')};`),
-    `    server_name ${site.hostnames.map((h) => arg(h, 'hostname')).join(' ')};`,
-  ];
-  const body = site.suspended
+function content(site: SiteSpec, o: WebServerOptions): string[] {
+  return site.suspended
     ? [
         `    root ${arg(o.pagesDir, 'pages directory')};`,
         '    error_page 503 /suspended.html;',
@@ -51,7 +63,49 @@ export function renderServerBlock(site: SiteSpec, o: WebServerOptions): string {
         '        try_files $uri $uri/ =404;',
         '    }',
       ];
-  return [...head, ...body, '}', ''].join('\n');
+}
+
+export const certificateFiles = (certDir: string, id: string) => ({
+  certificate: `${certDir}/${id}.crt`,
+  key: `${certDir}/${id}.key`,
+});
+
+export function renderServerBlock(site: SiteSpec, o: WebServerOptions): string {
+  const id = arg(site.id, 'site id');
+  const names = `    server_name ${site.hostnames.map((h) => arg(h, 'hostname')).join(' ')};`;
+  // Answered over plain HTTP in every case, so a certificate can be obtained and renewed
+  // while HTTP redirects to HTTPS.
+  const challenges = [
+    '    location ^~ /.well-known/acme-challenge/ {',
+    `        alias ${arg(o.challengeDir, 'challenge directory')}/;`,
+    '        default_type text/plain;',
+    '    }',
+  ];
+  const http = [
+    `# Site ${id}, rendered by Berth.`,
+    'server {',
+    ...o.listen.map((l) => `    listen ${arg(l, 'listen address')};`),
+    names,
+    ...challenges,
+    ...(site.tls?.redirectHttp
+      ? ['    location / {', '        return 308 https://$host$request_uri;', '    }']
+      : content(site, o)),
+    '}',
+  ];
+  if (!site.tls) return [...http, ''].join('\n');
+  const files = certificateFiles(arg(o.certDir, 'certificate directory'), id);
+  const https = [
+    'server {',
+    ...o.listenTls.map((l) => `    listen ${arg(l, 'listen address')} ssl http2;`),
+    names,
+    `    ssl_certificate ${files.certificate};`,
+    `    ssl_certificate_key ${files.key};`,
+    '    ssl_protocols TLSv1.2 TLSv1.3;',
+    ...(site.tls.hsts ? ['    add_header Strict-Transport-Security "max-age=31536000" always;'] : []),
+    ...content(site, o),
+    '}',
+  ];
+  return [...http, ...https, ''].join('\n');
 }
 
 export const SUSPENSION_PAGE = `<!doctype html>

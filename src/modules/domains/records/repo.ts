@@ -65,9 +65,13 @@ export const updateRecord = (tx: Queryable, domainId: string, r: ZoneEntry & { i
     [domainId, r.id, r.name, r.type, r.ttl, r.content],
   );
 
-export const deleteRecords = (tx: Queryable, domainId: string, ids: string[]) =>
+/** Deletes the owner's records; `managed` ones too only for the API's own edits (ACME proofs). */
+export const deleteRecords = (tx: Queryable, domainId: string, ids: string[], managedToo = false) =>
   ids.length
-    ? tx.query('DELETE FROM dns_records WHERE domain_id = $1 AND id = ANY($2::text[]) AND NOT managed', [domainId, ids])
+    ? tx.query(`DELETE FROM dns_records WHERE domain_id = $1 AND id = ANY($2::text[])${managedToo ? '' : ' AND NOT managed'}`, [
+        domainId,
+        ids,
+      ])
     : Promise.resolve();
 
 export const setSoaContent = (tx: Queryable, domainId: string, content: string) =>

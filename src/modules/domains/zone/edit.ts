@@ -27,6 +27,8 @@ export interface ZoneEditOptions {
   event?: string;
   /** More writes that must commit with the change (a change set's status, its event). */
   alongside?: (tx: Queryable, domain: domains.DomainRow, diff: ZoneDiff) => Promise<void>;
+  /** The API's own edit of managed records (ACME proofs): their removals are meant. */
+  managed?: boolean;
 }
 
 /**
@@ -64,7 +66,7 @@ export function zoneEditor(deps: ServiceDeps) {
         await options.alongside?.(tx, locked, diff);
         return { domain: locked, edit, diff };
       }
-      await repo.deleteRecords(tx, domainId, edit.removed);
+      await repo.deleteRecords(tx, domainId, edit.removed, options.managed);
       for (const entry of updates) await repo.updateRecord(tx, domainId, entry as ZoneEntry & { id: string });
       for (const entry of inserts) entry.id = newId('rec');
       await repo.insertRecords(tx, domainId, inserts as (ZoneEntry & { id: string })[]);

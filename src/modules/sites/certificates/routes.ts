@@ -1,0 +1,104 @@
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { callerOf } from '../../../http/auth.js';
+import { ifMatchVersion } from '../../../http/etag.js';
+import type { App } from '../../../http/routes.js';
+import { Id, Timestamp } from '../../../http/schemas.js';
+import type { SitesService } from '../service.js';
+import type { CertificatesService } from './service.js';
+
+const Pem = (description: string, maxLength = 65_536) => Type.String({ minLength: 1, maxLength, description });
+
+const Certificate = Type.Object(
+  {
+    issuer: Type.Union([Type.Literal('acme'), Type.Literal('internal'), Type.Literal('custom')]),
+    names: Type.Array(Type.String({ maxLength: 253 }), { maxItems: 100, description: 'The DNS names it covers.' }),
+    serial: Type.String({ maxLength: 64, description: 'Lower-case hex.' }),
+    not_before: Timestamp,
+    not_after: Timestamp,
+    fingerprint_sha256: Type.String({
+      pattern: '^[0-9a-f]{64}$',
+      maxLength: 64,
+      description: 'SHA-256 of the DER certificate, hex.',
+    }),
+    certificate_pem: Pem('The leaf certificate.'),
+    chain_pem: Type.String({
+      maxLength: 65_536,
+      description: 'The intermediates, issuer first (empty when the root signed the leaf).',
+    }),
+  },
+  { $id: 'Certificate', description: "The certificate a site's HTTPS serves. Its private key is never returned." },
+);
+
+const Authority = Type.Object(
+  {
+    certificate_pem: Pem("The internal CA's root certificate."),
+    fingerprint_sha256: Type.String({ pattern: '^[0-9a-f]{64}$', maxLength: 64 }),
+  },
+  { $id: 'CertificateAuthority', description: 'A certificate authority to trust for the certificates it issues.' },
+);
+
+const SiteParams = Type.Object({ site_id: Id('site') }, { additionalProperties: false });
+
+export function certificateRoutes(app: App, sites: SitesService, svc: CertificatesService): void {
+  const tags = ['sites'];
+  const reach = async (req: FastifyRequest) => sites.load(callerOf(req), (req.params as { site_id: string }).site_id);
+
+  app.get(
+    '/v1/sites/:site_id/certificate',
+    {
+      config: { scope: 'certificates:read', reach },
+      schema: {
+        tags,
+        operationId: 'getSiteCertificate',
+        summary: "Get a site's certificate",
+        description: '404 `not_found` while the site has none (mode `none`, or the first certificate not issued yet).',
+        params: SiteParams,
+        response: { 200: Type.Ref('Certificate') },
+      },
+    },
+    async (req) => svc.get(callerOf(req), req.params.site_id),
+  );
+
+  app.put(
+    '/v1/sites/:site_id/certificate',
+    {
+      config: { scope: 'certificates:write', reach },
+      schema: {
+        tags,
+        operationId: 'putSiteCertificate',
+        summary: 'Upload a custom certificate',
+        description:
+          "The site's `tls.mode` becomes `custom` and the web server serves this certificate. 422 with a pointer when the key does not match the certificate (`key_mismatch`), the certificate is expired or not yet valid, its names do not cover the hostname and every alias (`names_not_covered`, naming the missing ones), the chain does not lead to the leaf (`broken_chain`), or the key is not RSA ≥ 2048 or ECDSA P-256/P-384 (`unsupported_key`). 403 `feature_unavailable` when the plan lacks `ssl`. `If-Match` takes the site's ETag. The key is stored sealed and never returned.",
+        params: SiteParams,
+        body: Type.Object(
+          {
+            certificate_pem: Pem('The leaf certificate (PEM); intermediates after it count as the chain.', 262_144),
+            private_key_pem: Pem('Its unencrypted private key (PEM, PKCS#8 or traditional).', 16_384),
+            chain_pem: Type.Optional(Type.String({ maxLength: 262_144, description: 'Intermediates, issuer first (PEM).' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Ref('Certificate') },
+      },
+    },
+    async (req) => svc.putCustom(callerOf(req), req.params.site_id, req.body, ifMatchVersion(req)),
+  );
+
+  app.get(
+    '/v1/certificate-authorities/internal',
+    {
+      schema: {
+        tags,
+        operationId: 'getInternalCertificateAuthority',
+        summary: "The internal CA's root certificate",
+        description:
+          'The root that signs certificates of the `internal` issuer (used when no ACME directory is configured). Trust it to reach the sites over HTTPS without warnings. Any authenticated caller may read it.',
+        response: { 200: Type.Ref('CertificateAuthority') },
+      },
+    },
+    async () => svc.authority(),
+  );
+}
+
+export const certificateSchemas = [Certificate, Authority];

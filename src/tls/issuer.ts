@@ -1,0 +1,29 @@
+/** A proof of control the ACME server asks for, for one name. */
+export interface Challenge {
+  type: 'http-01' | 'dns-01';
+  /** The name being proved (`*.` dropped for a wildcard's DNS-01). */
+  identifier: string;
+  token: string;
+  /** HTTP-01: the body to serve at `/.well-known/acme-challenge/<token>`; DNS-01: the TXT value. */
+  keyAuthorization: string;
+}
+
+/** Puts proofs where the ACME server looks (the web server's challenge directory, the zone) and takes them away. */
+export interface ChallengeSolver {
+  /** Resolves once every proof is visible to the ACME server. */
+  present(challenges: Challenge[]): Promise<void>;
+  cleanUp(challenges: Challenge[]): Promise<void>;
+}
+
+export interface IssuedCertificate {
+  certificate_pem: string;
+  chain_pem: string;
+  /** The issuer's own renewal suggestion (ACME renewal information), if it has one. */
+  renew_after?: Date;
+}
+
+/** Something that certifies a key for a set of names: an ACME CA or Berth's own. */
+export interface Issuer {
+  readonly name: 'acme' | 'internal';
+  issue(names: string[], keyPem: string, solver: ChallengeSolver): Promise<IssuedCertificate>;
+}
