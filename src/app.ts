@@ -27,6 +27,9 @@ import { diskMeter } from './modules/accounts/usage.js';
 import { backupsModule } from './modules/backups/module.js';
 import { LocalBackupStorage, type BackupStorage } from './modules/backups/storage.js';
 import type { ServiceDeps } from './modules/deps.js';
+import { databasesModule } from './modules/databases/module.js';
+import { databaseBytes } from './modules/databases/repo.js';
+import { databaseAccountHooks } from './modules/databases/service.js';
 import { domainsModule } from './modules/domains/module.js';
 import { domainAccountHooks } from './modules/domains/service.js';
 import { emailsModule } from './modules/emails/module.js';
@@ -44,7 +47,7 @@ import { TokenResolver } from './modules/tokens/resolver.js';
 import type { Lookup } from './modules/webhooks/address-policy.js';
 import { webhookDocs } from './modules/webhooks/routes.js';
 import { webhooksModule } from './modules/webhooks/module.js';
-import type { DnsDriver, MailDriver, WebDriver } from './provisioning/driver.js';
+import type { DatabaseDriver, DnsDriver, MailDriver, WebDriver } from './provisioning/driver.js';
 import { driversFor } from './provisioning/drivers/index.js';
 import { applyResync } from './provisioning/resync.js';
 
@@ -61,6 +64,8 @@ export interface AppDeps {
   mailDriver?: MailDriver;
   /** The web driver; by default the one BERTH_DRIVER_WEB names. */
   webDriver?: WebDriver;
+  /** The database driver; by default the one BERTH_DRIVER_DB names. */
+  databaseDriver?: DatabaseDriver;
   /** Backup storage; by default a directory under the data dir. */
   backupStorage?: BackupStorage;
   /** How webhook hosts resolve; by default the system resolver. */
@@ -107,8 +112,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bootstrapToken: config.bootstrapToken,
     onBackgroundError: (err) => app.log.warn({ err }, 'could not record token use'),
   });
-  // Site releases are counted from the sizes recorded when each was unpacked.
-  const diskInUse = diskMeter(db, config.dataDir, [{ dir: 'sites', bytes: keptReleaseBytes }]);
+  // Site releases are counted from the sizes recorded when each was unpacked, databases from their last measurement.
+  const diskInUse = diskMeter(db, config.dataDir, [{ dir: 'sites', bytes: keptReleaseBytes }, { bytes: databaseBytes }]);
   const svc: ServiceDeps = { db, clock, config, jobs, resolver, diskInUse };
   const logError = (what: string) => (err: unknown) => app.log.error({ err }, what);
 
@@ -120,17 +125,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     deps.dnsDriver ?? drivers.dns,
   );
   const sites = sitesModule(svc, deps.webDriver ?? drivers.web, domains.acmeChallenges, logError('certificate renewal error'));
+  const databases = databasesModule(svc, deps.databaseDriver ?? drivers.db, logError('database meter error'));
   const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
   const backups = backupsModule(
     svc,
     backupStorage,
-    { domains: domains.domains, dns: domains.records, sites: sites.sites, deployments: sites.deployments },
+    {
+      domains: domains.domains,
+      dns: domains.records,
+      sites: sites.sites,
+      deployments: sites.deployments,
+      databases: databases.backups,
+    },
     logError('backup scheduler error'),
   );
   const accounts = accountsModule(svc, [
     domainAccountHooks(jobs),
     emailAccountHooks(jobs),
     siteAccountHooks(jobs),
+    databaseAccountHooks(jobs),
     backups.accountHooks,
   ]);
   const modules: Contribution[] = [
@@ -142,6 +155,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     eventsModule(svc),
     domains.contribution,
     emailsModule(svc, deps.mailDriver ?? drivers.mail),
+    databases.contribution,
     sites.contribution,
     backups.contribution,
     webhooksModule(svc, { lookup: deps.webhookLookup, publish: publishEvent, onError: logError('webhook relay error') }),

@@ -33,6 +33,7 @@ const ConfigSchema = Type.Object({
     dns: driver('embedded', 'powerdns'),
     web: driver('embedded', 'nginx'),
     mail: driver('embedded', 'dovecot-postfix'),
+    db: driver('embedded', 'mariadb'),
   }),
   // The real daemons' settings, read only when their driver is chosen (README "Real daemons").
   powerdns: Type.Object({
@@ -61,6 +62,16 @@ const ConfigSchema = Type.Object({
     postfixConfigDir: Path,
     dovecotConf: Type.Union([Path, Type.Null()]),
   }),
+  // SPEC §10: an administrative account of the MariaDB server (all privileges, with GRANT OPTION).
+  mariadb: Type.Object({
+    url: Type.Union([Type.String({ pattern: '^(mysql|mariadb)://' }), Type.Null()]),
+    // The host part of every user Berth makes ('user'@'<host>').
+    userHost: Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9.:%_-]+$' }),
+    dumpBin: Path,
+    clientBin: Path,
+  }),
+  // How often each process measures the databases' sizes.
+  databaseMeterMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
   // How often each process re-queues the applies that failed (the daemon was down, say).
   resyncMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
   jobPollMs: Type.Integer({ minimum: 500, maximum: 3_600_000 }),
@@ -99,7 +110,7 @@ const ENV_NAMES: Record<string, string> = {
   baseUrl: 'BERTH_BASE_URL',
   secretKey: 'BERTH_SECRET_KEY (32 bytes as base64 or hex)',
   webhooks: 'BERTH_WEBHOOK_*',
-  drivers: 'BERTH_DRIVER_DNS|WEB|MAIL',
+  drivers: 'BERTH_DRIVER_DNS|WEB|MAIL|DB',
   powerdns: 'BERTH_PDNS_API_URL / BERTH_PDNS_API_KEY / BERTH_PDNS_SERVER_ID',
   nginx: 'BERTH_NGINX_BIN / BERTH_NGINX_CONF / BERTH_NGINX_SITES_DIR',
   webListen: 'BERTH_WEB_LISTEN',
@@ -107,6 +118,8 @@ const ENV_NAMES: Record<string, string> = {
   acme: 'BERTH_ACME_DIRECTORY_URL / BERTH_ACME_EMAIL / BERTH_ACME_EAB_KID / BERTH_ACME_EAB_HMAC_KEY / BERTH_ACME_CA_FILE',
   certificateSchedulerMs: 'BERTH_CERTIFICATE_SCHEDULER_MS',
   mailServer: 'BERTH_MAIL_MAPS_DIR / BERTH_MAIL_OWNER (uid:gid) / BERTH_POSTFIX_CONFIG_DIR / BERTH_DOVECOT_CONF',
+  mariadb: 'BERTH_MARIADB_URL / BERTH_MARIADB_USER_HOST / BERTH_MARIADB_DUMP / BERTH_MARIADB_CLIENT',
+  databaseMeterMs: 'BERTH_DATABASE_METER_MS',
   resyncMs: 'BERTH_RESYNC_MS',
   jobPollMs: 'BERTH_JOB_POLL_MS',
   webIpv4: 'BERTH_WEB_IPV4',
@@ -163,6 +176,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       dns: (env.BERTH_DRIVER_DNS || 'embedded') as 'embedded',
       web: (env.BERTH_DRIVER_WEB || 'embedded') as 'embedded',
       mail: (env.BERTH_DRIVER_MAIL || 'embedded') as 'embedded',
+      db: (env.BERTH_DRIVER_DB || 'embedded') as 'embedded',
     },
     powerdns: {
       apiUrl: env.BERTH_PDNS_API_URL || null,
@@ -190,6 +204,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       postfixConfigDir: env.BERTH_POSTFIX_CONFIG_DIR || '/etc/postfix',
       dovecotConf: env.BERTH_DOVECOT_CONF || null,
     },
+    mariadb: {
+      url: env.BERTH_MARIADB_URL || null,
+      userHost: env.BERTH_MARIADB_USER_HOST || '%',
+      dumpBin: env.BERTH_MARIADB_DUMP || 'mariadb-dump',
+      clientBin: env.BERTH_MARIADB_CLIENT || 'mariadb',
+    },
+    databaseMeterMs: int(env, 'BERTH_DATABASE_METER_MS', 60_000),
     resyncMs: int(env, 'BERTH_RESYNC_MS', 30_000),
     jobPollMs: int(env, 'BERTH_JOB_POLL_MS', 2_000),
     nameservers: list(env.BERTH_NAMESERVERS || 'ns1.berth.invalid,ns2.berth.invalid'),
@@ -232,6 +253,7 @@ function requireDriverSettings(config: Config): void {
   if (drivers.mail === 'dovecot-postfix' && !mailServer.mapsDir) {
     throw new ConfigError('BERTH_DRIVER_MAIL=dovecot-postfix needs BERTH_MAIL_MAPS_DIR');
   }
+  if (drivers.db === 'mariadb' && !config.mariadb.url) throw new ConfigError('BERTH_DRIVER_DB=mariadb needs BERTH_MARIADB_URL');
   if (Boolean(config.acme.eabKid) !== Boolean(config.acme.eabHmacKey)) {
     throw new ConfigError('BERTH_ACME_EAB_KID and BERTH_ACME_EAB_HMAC_KEY go together');
   }

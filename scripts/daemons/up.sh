@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts PowerDNS, nginx, Dovecot, Postfix and pebble (an ACME server) on loopback high ports, with every configuration,
+# Starts PowerDNS, nginx, Dovecot, Postfix, pebble (an ACME server) and MariaDB on loopback high ports, with every configuration,
 # database, socket, spool and log inside DIR, for the integration suite (test/integration).
 # Writes DIR/env: the BERTH_* settings that point Berth's drivers at them. Stop with down.sh DIR.
 # Needs root (Postfix's master and Dovecot start as root and drop privileges).
@@ -17,13 +17,14 @@ acme_mgmt_port=${BERTH_IT_ACME_MGMT_PORT:-15000}
 imap_port=${BERTH_IT_IMAP_PORT:-11143}
 lmtp_port=${BERTH_IT_LMTP_PORT:-12424}
 smtp_port=${BERTH_IT_SMTP_PORT:-12525}
+mariadb_port=${BERTH_IT_MARIADB_PORT:-13306}
 api_key=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
 # Mail is stored as an unprivileged user; Dovecot refuses to access mail as root.
 mail_uid=$(id -u nobody)
 mail_gid=$(getent group nogroup | cut -d: -f3)
 
-wait_port() { # host port what
-  for _ in $(seq 1 100); do
+wait_port() { # host port what [tries of 0.1 s]
+  for _ in $(seq 1 "${4:-100}"); do
     if (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; then return 0; fi
     sleep 0.1
   done
@@ -217,6 +218,19 @@ PEBBLE_VA_NOSLEEP=1 PEBBLE_WFE_NONCEREJECT=0 PEBBLE_AUTHZREUSE=0 setsid pebble -
 echo $! >acme/pebble.pid
 wait_port 127.0.0.1 "$acme_port" pebble
 
+# --- MariaDB: a server of its own (data, socket, logs in DIR/mariadb); Berth gets an administrative
+# account over TCP, root stays on the socket. No name resolution: users at '%' match 127.0.0.1. ---
+mkdir -p mariadb/data mariadb/tmp
+mariadb_password=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
+mariadb-install-db --no-defaults --datadir="$dir/mariadb/data" --user=root --auth-root-authentication-method=socket \
+  --skip-test-db >mariadb/install.log 2>&1
+setsid mariadbd --no-defaults --datadir="$dir/mariadb/data" --user=root --bind-address=127.0.0.1 --port="$mariadb_port" \
+  --socket="$dir/mariadb/mariadb.sock" --pid-file="$dir/mariadb/mariadb.pid" --tmpdir="$dir/mariadb/tmp" \
+  --skip-name-resolve --log-error="$dir/mariadb/error.log" </dev/null >/dev/null 2>&1 &
+wait_port 127.0.0.1 "$mariadb_port" MariaDB 600
+mariadb --no-defaults --socket="$dir/mariadb/mariadb.sock" -uroot -e \
+  "CREATE USER 'berth'@'127.0.0.1' IDENTIFIED BY '$mariadb_password'; GRANT ALL PRIVILEGES ON *.* TO 'berth'@'127.0.0.1' WITH GRANT OPTION;"
+
 cat >env <<CONF
 BERTH_DRIVER_DNS=powerdns
 BERTH_PDNS_API_URL=http://127.0.0.1:$pdns_api_port
@@ -239,6 +253,9 @@ BERTH_POSTFIX_CONFIG_DIR=$dir/postfix
 BERTH_DOVECOT_CONF=$dir/dovecot/dovecot.conf
 BERTH_IT_IMAP=127.0.0.1:$imap_port
 BERTH_IT_SMTP=127.0.0.1:$smtp_port
+BERTH_DRIVER_DB=mariadb
+BERTH_MARIADB_URL=mysql://berth:$mariadb_password@127.0.0.1:$mariadb_port
+BERTH_IT_MARIADB=127.0.0.1:$mariadb_port
 BERTH_IT_DAEMONS=$dir
 CONF
 echo "daemons up; settings in $dir/env"

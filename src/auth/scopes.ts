@@ -7,6 +7,7 @@ const SCOPE_AREAS = [
   'emails',
   'sites',
   'certificates',
+  'databases',
   'backups',
   'webhooks',
   'events',

@@ -57,6 +57,8 @@ export const ID_PARAMS = {
   evt: 'event_id',
   eml: 'email_id',
   fwd: 'forwarder_id',
+  db: 'database_id',
+  dbu: 'user_id',
   bak: 'backup_id',
   bks: 'schedule_id',
   whk: 'webhook_id',

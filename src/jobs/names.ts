@@ -4,6 +4,7 @@ export const JOBS = {
   backupCreate: 'backup.create',
   backupRestore: 'backup.restore',
   certificateIssue: 'certificate.issue',
+  databaseApply: 'database.apply',
   dnsApply: 'dns.apply',
   dnsChangeApply: 'dns.change.apply',
   housekeeping: 'housekeeping',
@@ -28,6 +29,7 @@ export const QUEUE_NAMES: string[] = Object.values(JOBS);
 export const UNIT_KEYS: Readonly<Partial<Record<string, string>>> = {
   [JOBS.dnsApply]: 'domain_id',
   [JOBS.mailApply]: 'domain_id',
+  [JOBS.databaseApply]: 'account_id',
   [JOBS.webApply]: 'site_id',
   // Not an apply, but the same shape: the job obtains a certificate for the site as it is when
   // the job runs, so one waiting per site is enough (and one ACME order in flight per site).

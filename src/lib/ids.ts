@@ -10,6 +10,8 @@ export type IdPrefix =
   | 'chg'
   | 'eml'
   | 'fwd'
+  | 'db'
+  | 'dbu'
   | 'site'
   | 'dpl'
   | 'bak'

@@ -1,6 +1,7 @@
 import type { SiteSpec } from './render/nginx.js';
 import type { MailDomainSpec } from './render/mail.js';
 import type { Zone } from './render/zone-file.js';
+import type { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
 
 /**
  * A DNS driver makes a zone served as given: the whole zone each time (applies are
@@ -33,4 +34,22 @@ export interface WebDriver {
   readonly name: string;
   applySite(site: SiteSpec): Promise<void>;
   removeSite(id: string): Promise<void>;
+}
+
+/**
+ * A database driver makes an account's MariaDB databases, users and grants exactly what the
+ * spec says (SPEC §10): what carries the account's prefix and is not in the spec is dropped.
+ * `applyAccount` returns the databases' sizes; `dump` and `load` serve backups and restores.
+ */
+export interface DatabaseDriver {
+  readonly name: string;
+  applyAccount(spec: DatabaseAccountSpec): Promise<Map<string, number>>;
+  /** Drops every database and user carrying the prefix (a terminated account). */
+  removeAccount(prefix: string): Promise<void>;
+  /** The size in bytes (data and indexes) of every database on the server. */
+  measure(): Promise<Map<string, number>>;
+  /** A consistent dump of one database into `file`. */
+  dump(database: string, file: string): Promise<void>;
+  /** Drops and re-creates the database, then loads a dump into it. */
+  load(database: DatabaseSpec, file: string): Promise<void>;
 }

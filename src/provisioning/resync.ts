@@ -3,7 +3,7 @@ import { JOBS } from '../jobs/names.js';
 import { periodic } from '../jobs/periodic.js';
 
 /** The apply units (each job re-renders a whole unit, a site's creation and deletion included): running one again is always safe. */
-const APPLY_QUEUES = [JOBS.dnsApply, JOBS.mailApply, JOBS.webApply] as const;
+const APPLY_QUEUES = [JOBS.dnsApply, JOBS.mailApply, JOBS.webApply, JOBS.databaseApply] as const;
 
 /**
  * No change is lost while a daemon is down: an apply is first retried by the queue with

@@ -55,7 +55,7 @@ describe('backup schedules', () => {
     expect(r.body).toMatchObject({
       next_run_at: '2026-11-23T01:30:00.000Z',
       last_run_at: null,
-      include: ['sites', 'emails', 'dns'],
+      include: ['sites', 'emails', 'dns', 'databases'],
     });
     const moved = await a.request('PATCH', `/v1/backup-schedules/${r.body.id}`, { body: { timezone: 'America/New_York' } });
     expect(moved.body.next_run_at).toBe('2026-11-23T07:30:00.000Z');

@@ -83,12 +83,12 @@ describe('backups', () => {
     const { acc, box, site } = await populatedAccount(w.tokenA, w.plan.id, 'backed-up.io');
     const r = await t.post('/v1/backups', { account_id: acc.id }, w.tokenA);
     expect(r.status, r.text).toBe(202);
-    expect(r.body).toMatchObject({ status: 'queued', trigger: 'manual', include: ['sites', 'emails', 'dns'] });
+    expect(r.body).toMatchObject({ status: 'queued', trigger: 'manual', include: ['sites', 'emails', 'dns', 'databases'] });
     expect(r.body.operation).toMatchObject({ type: 'backup.create', resource: { type: 'backup', id: r.body.id } });
     const b = await completed(r.body.id);
     expect(b.status, JSON.stringify(b.error)).toBe('completed');
     expect(b.sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(b.contents).toMatchObject({ sites: 1, emails: 1, email_forwarders: 0, domains: 1 });
+    expect(b.contents).toMatchObject({ sites: 1, emails: 1, email_forwarders: 0, domains: 1, databases: 0 });
     const op = (await t.get(`/v1/operations/${r.body.operation.id}`)).body;
     expect(op).toMatchObject({ status: 'succeeded', progress: 100 });
     const events = (await t.get(`/v1/events?type=backup.completed&resource_id=${b.id}`)).body.data;

@@ -40,6 +40,9 @@ const BODIES: Record<string, (ids: Record<string, string>) => unknown> = {
   createSite: (i) => ({ account_id: i.accounts, hostname: `new.${i.domains}` }),
   createBackup: (i) => ({ account_id: i.accounts }),
   createBackupSchedule: (i) => ({ account_id: i.accounts, cron: '0 3 * * *', retain: 1 }),
+  createDatabase: (i) => ({ account_id: i.accounts, name: 'reachb_db' }),
+  createDatabaseUser: (i) => ({ account_id: i.accounts, username: 'reachb_user', generate_password: true }),
+  putDatabaseGrant: () => ({ privileges: ['SELECT'] }),
   createWebhook: (i) => ({ url: 'https://hooks.example.com/b', event_types: ['*'], account_ids: [i.accounts] }),
 };
 /** Creations that cannot name another tenant's resource: they make the caller's own. */
@@ -75,6 +78,16 @@ beforeAll(async () => {
       token: w.tokenA,
     })
   ).body;
+  const database = await post('/v1/databases', { account_id: w.accountA.id, name: `${w.accountA.username}_shop` });
+  const databaseUser = await post('/v1/database-users', {
+    account_id: w.accountA.id,
+    username: `${w.accountA.username}_shop`,
+    generate_password: true,
+  });
+  await t.request('PUT', `/v1/databases/${database.id}/users/${databaseUser.id}`, {
+    body: { privileges: ['ALL'] },
+    token: w.tokenA,
+  });
   const backup = await post('/v1/backups', { account_id: w.accountA.id, include: ['dns'] });
   const schedule = await post('/v1/backup-schedules', { account_id: w.accountA.id, cron: '0 4 * * *', retain: 1 });
   const webhook = await post('/v1/webhooks', { url: 'https://hooks.example.com/a', event_types: ['*'] });
@@ -102,6 +115,9 @@ beforeAll(async () => {
     'backup-schedules': schedule.id,
     webhooks: webhook.id,
     deliveries: delivery.id,
+    databases: database.id,
+    'database-users': databaseUser.id,
+    users: databaseUser.id,
   };
   foreign = {
     'reseller B': w.tokenB,

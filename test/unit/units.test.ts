@@ -123,8 +123,23 @@ describe('quota checks', () => {
       disk_quota_mb: 1,
       max_backups: 0,
       max_dns_records_per_domain: 1,
+      max_databases: 1,
+      max_database_users: 2,
     };
-    const usage = { sites: 2, domains: 1, email_accounts: 0, disk_bytes: 2 * 1024 * 1024, backups: 1 };
-    expect(exceededLimits(limits, usage).map((e) => e.limit)).toEqual(['max_sites', 'max_backups', 'disk_quota_mb']);
+    const usage = {
+      sites: 2,
+      domains: 1,
+      email_accounts: 0,
+      databases: 2,
+      database_users: 2,
+      disk_bytes: 2 * 1024 * 1024,
+      backups: 1,
+    };
+    expect(exceededLimits(limits, usage).map((e) => e.limit)).toEqual([
+      'max_sites',
+      'max_databases',
+      'max_backups',
+      'disk_quota_mb',
+    ]);
   });
 });

@@ -26,11 +26,13 @@ const UsageSchema = Type.Object({
   sites: Count('Websites'),
   domains: Count('Domains'),
   email_accounts: Count('Mailboxes'),
+  databases: Count('MariaDB databases'),
+  database_users: Count('MariaDB users'),
   disk_bytes: Type.Integer({
     minimum: 0,
     maximum: Number.MAX_SAFE_INTEGER,
     format: 'int64',
-    description: 'Measured from the files on disk',
+    description: "Measured from the files on disk, plus the databases' size on the database server",
   }),
   backups: Count('Retained backups'),
 });

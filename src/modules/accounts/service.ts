@@ -15,7 +15,7 @@ import { toOperation, type CancelHandler } from '../operations/index.js';
 import * as plans from '../plans/index.js';
 import { lockResellerAccountCount } from '../resellers/index.js';
 import * as repo from './repo.js';
-import { exceededLimits, measureUsage, type ResourceCounter, type Usage } from './usage.js';
+import { exceededLimits, measureUsage, type RecordedBytes, type ResourceCounter, type Usage } from './usage.js';
 import { accountHome } from '../../layout.js';
 
 export const limitsOf = (r: repo.AccountRow): plans.Limits => repo.planLimitsOf(r, r.limit_overrides);
@@ -42,7 +42,7 @@ export async function writableAccount(db: Queryable, caller: Caller, accountId: 
 export async function lockBelowLimit(
   tx: Queryable,
   accountId: string,
-  limit: 'max_domains' | 'max_email_accounts' | 'max_sites' | 'max_backups',
+  limit: 'max_domains' | 'max_email_accounts' | 'max_sites' | 'max_backups' | 'max_databases' | 'max_database_users',
   count: (tx: Queryable, accountId: string) => Promise<number>,
 ): Promise<repo.AccountRow> {
   const locked = (await repo.findAccountById(tx, accountId, true)) as repo.AccountRow;
@@ -88,7 +88,6 @@ const accountEvent = (tx: Queryable, type: string, row: repo.AccountRow) =>
     data: toAccount(row),
   });
 
-/** Removes what an account keeps outside its home (its backup archives) when it is terminated. */
 /**
  * What the modules built on accounts contribute to an account's life; registered by each of them
  * (app.ts hands them in), so accounts imports none of them.
@@ -102,6 +101,8 @@ export interface AccountHooks {
   terminating: ((tx: Queryable, accountId: string) => Promise<void>)[];
   /** Before that transaction: what lives outside the account's home (backup archives). */
   removals: ((accountId: string) => Promise<void>)[];
+  /** Bytes the account stores outside its home that count against its disk quota (databases). */
+  diskBytes: RecordedBytes[];
 }
 
 /** Every module's hooks in one (their order is the order given). */
@@ -110,10 +111,11 @@ export const mergeAccountHooks = (parts: Partial<AccountHooks>[]): AccountHooks 
   statusChanged: parts.flatMap((p) => p.statusChanged ?? []),
   terminating: parts.flatMap((p) => p.terminating ?? []),
   removals: parts.flatMap((p) => p.removals ?? []),
+  diskBytes: parts.flatMap((p) => p.diskBytes ?? []),
 });
 
 export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> = {}) {
-  const { counters = [], statusChanged = [], terminating = [], removals = [] } = hooks;
+  const { counters = [], statusChanged = [], terminating = [], removals = [], diskBytes = [] } = hooks;
   const { db, config } = deps;
 
   async function load(caller: Caller, id: string): Promise<repo.AccountRow> {
@@ -122,7 +124,7 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
     return row;
   }
 
-  const usageOf = (id: string) => measureUsage(db, config.dataDir, id, counters);
+  const usageOf = (id: string) => measureUsage(db, config.dataDir, id, counters, diskBytes);
 
   /** The plan must be visible to the caller and belong to the account's reseller (or be global). */
   async function usablePlan(caller: Caller, planId: string, resellerId: string | null, pointer: string): Promise<plans.Limits> {

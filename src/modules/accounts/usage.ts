@@ -9,6 +9,8 @@ export interface Usage {
   sites: number;
   domains: number;
   email_accounts: number;
+  databases: number;
+  database_users: number;
   disk_bytes: number;
   backups: number;
 }
@@ -38,22 +40,29 @@ export async function directoryBytes(dir: string, skip: string[] = []): Promise<
  */
 export type ResourceCounter = (db: Queryable, accountId: string) => Promise<Partial<Omit<Usage, 'disk_bytes'>>>;
 
+/** Bytes a module records for an account: under its home in `dir`, or (no `dir`) elsewhere (databases). */
+export interface RecordedBytes {
+  dir?: string;
+  bytes: (db: Queryable, accountId: string) => Promise<number>;
+}
+
+const sum = async (parts: Promise<number>[]) => (await Promise.all(parts)).reduce((a, b) => a + b, 0);
+
+/** Counts, and every byte of the account: its files walked, plus what is stored elsewhere. */
 export async function measureUsage(
   db: Queryable,
   dataDir: string,
   accountId: string,
   counters: ResourceCounter[],
+  elsewhere: RecordedBytes[],
 ): Promise<Usage> {
-  const usage: Usage = { sites: 0, domains: 0, email_accounts: 0, disk_bytes: 0, backups: 0 };
+  const usage: Usage = { sites: 0, domains: 0, email_accounts: 0, databases: 0, database_users: 0, disk_bytes: 0, backups: 0 };
   for (const count of counters) Object.assign(usage, await count(db, accountId));
-  usage.disk_bytes = await directoryBytes(accountHome(dataDir, accountId));
+  usage.disk_bytes = await sum([
+    directoryBytes(accountHome(dataDir, accountId)),
+    ...elsewhere.map((r) => r.bytes(db, accountId)),
+  ]);
   return usage;
-}
-
-/** Files a module keeps under the account's home in `dir`, counted from sizes it recorded. */
-export interface RecordedBytes {
-  dir: string;
-  bytes: (db: Queryable, accountId: string) => Promise<number>;
 }
 
 /**
@@ -64,16 +73,14 @@ export interface RecordedBytes {
  */
 export const diskMeter =
   (db: Queryable, dataDir: string, recorded: RecordedBytes[]) =>
-  async (accountId: string): Promise<number> => {
-    const parts = await Promise.all([
+  async (accountId: string): Promise<number> =>
+    sum([
       directoryBytes(
         accountHome(dataDir, accountId),
-        recorded.map((r) => r.dir),
+        recorded.flatMap((r) => r.dir ?? []),
       ),
       ...recorded.map((r) => r.bytes(db, accountId)),
     ]);
-    return parts.reduce((a, b) => a + b, 0);
-  };
 
 const MIB = 1024 * 1024;
 
@@ -83,6 +90,8 @@ export function exceededLimits(limits: Limits, usage: Usage): ExceededLimit[] {
     ['max_sites', limits.max_sites, usage.sites],
     ['max_domains', limits.max_domains, usage.domains],
     ['max_email_accounts', limits.max_email_accounts, usage.email_accounts],
+    ['max_databases', limits.max_databases, usage.databases],
+    ['max_database_users', limits.max_database_users, usage.database_users],
     ['max_backups', limits.max_backups, usage.backups],
     ['disk_quota_mb', limits.disk_quota_mb * MIB, usage.disk_bytes],
   ];

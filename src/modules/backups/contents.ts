@@ -15,6 +15,7 @@ import { listSites } from '../sites/index.js';
 import { toSite } from '../sites/index.js';
 import type { ArchivedDir } from '../../archives/pack.js';
 import type { BackupRow } from './repo.js';
+import type { DatabaseBackups } from '../databases/index.js';
 import { mailRoot, releaseDir, siteDir } from '../../layout.js';
 
 const ALL = { limit: 1_000_000, afterId: null };
@@ -26,7 +27,8 @@ const exists = (p: string) =>
 
 /**
  * Writes the generated part of a backup into `staging` (manifest.json with every resource as
- * the API returns it, mailbox password hashes for a restore, one zone file per domain) and
+ * the API returns it, mailbox and database password hashes for a restore, one zone file per
+ * domain, one dump per database) and
  * lists the account's directories to archive: each site's live release and each mail domain's
  * Maildirs. Returns the counts recorded as the backup's `contents`.
  */
@@ -36,6 +38,7 @@ export async function stageBackup(
   nameservers: readonly string[],
   backup: BackupRow,
   staging: string,
+  databases: DatabaseBackups,
 ): Promise<{ dirs: ArchivedDir[]; contents: Record<string, number> }> {
   const caller = systemCaller('backup');
   const filter = { account_id: backup.account_id };
@@ -90,6 +93,12 @@ export async function stageBackup(
       if (await exists(dir)) dirs.push({ dir, as: `sites/${s.id}` });
     }
     contents.sites = rows.length;
+  }
+
+  if (include.has('databases')) {
+    const staged = await databases.stage(backup.account_id, staging);
+    Object.assign(manifest, staged.manifest);
+    Object.assign(contents, staged.contents);
   }
 
   await writeFile(path.join(staging, 'manifest.json'), JSON.stringify(manifest, null, 2));

@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import type { DatabaseBackups } from '../databases/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
 import { packArchive } from '../../archives/pack.js';
@@ -14,7 +15,7 @@ const PROGRESS_EVERY_MS = 1000;
  * The `backup.create` job. Safe to run again after a crash: it starts over, and the archive
  * becomes visible in storage (and the backup `completed`) only once it is whole.
  */
-export function backupJobs({ db, config, clock }: ServiceDeps, storage: BackupStorage) {
+export function backupJobs({ db, config, clock }: ServiceDeps, storage: BackupStorage, databases: DatabaseBackups) {
   return async function create(operationId: string): Promise<void> {
     const op = await ops.findOperationById(db, operationId);
     if (!op || !['queued', 'running'].includes(op.status)) return;
@@ -34,7 +35,7 @@ export function backupJobs({ db, config, clock }: ServiceDeps, storage: BackupSt
     let failure: unknown = null;
     try {
       await rm(staging, { recursive: true, force: true });
-      const { dirs, contents } = await stageBackup(db, config.dataDir, config.nameservers, backup, staging);
+      const { dirs, contents } = await stageBackup(db, config.dataDir, config.nameservers, backup, staging, databases);
       let files = 0;
       let lastReport = Date.now();
       const archive = packArchive(path.resolve(config.dataDir), path.resolve(staging), dirs, (entry) => {

@@ -27,7 +27,7 @@ export function backupsModule(
       backupScheduleRoutes(app, schedulesService(svc));
     },
     workers: [
-      operationWorker(JOBS.backupCreate, backupJobs(svc, storage)),
+      operationWorker(JOBS.backupCreate, backupJobs(svc, storage, restoreThrough.databases)),
       {
         queue: JOBS.backupRestore,
         run: (data) => restore(String(data.operation_id), data.include as Parameters<typeof restore>[1]),

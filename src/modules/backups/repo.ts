@@ -3,7 +3,7 @@ import type { Queryable } from '../../db/client.js';
 import { pageSql, type PageParams } from '../../db/paging.js';
 
 export type BackupStatus = 'queued' | 'running' | 'completed' | 'failed' | 'expired';
-export const BACKUP_PARTS = ['sites', 'emails', 'dns'] as const;
+export const BACKUP_PARTS = ['sites', 'emails', 'dns', 'databases'] as const;
 export type BackupPart = (typeof BACKUP_PARTS)[number];
 
 export interface BackupRow {

@@ -6,6 +6,7 @@ import { c as packTar } from 'tar';
 import { systemCaller } from '../../auth/caller.js';
 import type { RecordsService } from '../domains/index.js';
 import type { DomainsService } from '../domains/index.js';
+import type { DatabaseBackups, DatabasesManifest } from '../databases/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as emails from '../emails/index.js';
 import * as ops from '../operations/index.js';
@@ -24,6 +25,7 @@ export interface RestoreServices {
   dns: RecordsService;
   sites: SitesService;
   deployments: DeploymentsService;
+  databases: DatabaseBackups;
 }
 
 class RestoreFailure extends Error {
@@ -35,7 +37,7 @@ class RestoreFailure extends Error {
   }
 }
 
-interface Manifest {
+interface Manifest extends Partial<DatabasesManifest> {
   domains?: {
     id: string;
     name: string;
@@ -204,6 +206,8 @@ export function restoreJobs(deps: ServiceDeps, storage: BackupStorage, svc: Rest
       if (include.includes('emails')) await restoreMail(backup, manifest, staging);
       await ops.transition(db, op.id, ['running'], { status: 'running', progress: 70 });
       if (include.includes('sites')) await restoreSites(backup, manifest, staging);
+      await ops.transition(db, op.id, ['running'], { status: 'running', progress: 85 });
+      if (include.includes('databases')) await svc.databases.restore(backup.account_id, manifest, staging);
     } catch (err) {
       failure = err;
     } finally {

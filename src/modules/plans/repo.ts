@@ -10,6 +10,8 @@ export const LIMIT_FIELDS = [
   'disk_quota_mb',
   'max_backups',
   'max_dns_records_per_domain',
+  'max_databases',
+  'max_database_users',
 ] as const;
 export type LimitField = (typeof LIMIT_FIELDS)[number];
 export type Limits = Record<LimitField, number>;

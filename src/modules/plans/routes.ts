@@ -14,6 +14,8 @@ export const LimitSchemas = {
   disk_quota_mb: Limit('Disk for the whole account, MiB'),
   max_backups: Limit('Retained backups'),
   max_dns_records_per_domain: Limit('DNS records per domain'),
+  max_databases: Limit('MariaDB databases. Optional when a plan is created or replaced: 10 if never given.'),
+  max_database_users: Limit('MariaDB users. Optional when a plan is created or replaced: 10 if never given.'),
 };
 const Features = Type.Array(StringEnum(['ssl', 'php', 'backups'] as const), { maxItems: 3, uniqueItems: true });
 const Description = Type.String({ maxLength: 2000 });
@@ -30,7 +32,17 @@ const Plan = Type.Object(
   },
   { $id: 'Plan', description: 'Limits for hosting accounts. `reseller_id` null: a global plan of the operator.' },
 );
-const Mutable = { name: Name, description: Description, ...LimitSchemas, features: Features };
+// Limits added after the first plans existed are optional: a client written before them keeps
+// working (its plans get the default, and a replacement that leaves them out keeps the value).
+const { max_databases, max_database_users, ...firstLimits } = LimitSchemas;
+const Mutable = {
+  name: Name,
+  description: Description,
+  ...firstLimits,
+  max_databases: Type.Optional(max_databases),
+  max_database_users: Type.Optional(max_database_users),
+  features: Features,
+};
 const CreateBody = Type.Object(
   { ...Mutable, description: Type.Optional(Description), features: Type.Optional(Features) },
   { additionalProperties: false },

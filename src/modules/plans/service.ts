@@ -28,6 +28,9 @@ const fieldsOf = (r: repo.PlanRow): repo.PlanFields => ({
   ...(Object.fromEntries(repo.LIMIT_FIELDS.map((k) => [k, r[k]])) as repo.Limits),
 });
 
+/** Databases and their users when a plan does not say (the migration gave existing plans the same). */
+const DEFAULT_DATABASES = 10;
+
 const duplicateName = () => conflict('already_exists', 'A plan with this name already exists.');
 
 export function plansService(deps: ServiceDeps) {
@@ -60,7 +63,8 @@ export function plansService(deps: ServiceDeps) {
 
     async create(
       caller: Caller,
-      input: Omit<repo.PlanFields, 'description' | 'features'> & { description?: string; features?: string[] },
+      input: Omit<repo.PlanFields, 'description' | 'features' | 'max_databases' | 'max_database_users'> &
+        Partial<Pick<repo.PlanFields, 'description' | 'features' | 'max_databases' | 'max_database_users'>>,
     ): Promise<Plan> {
       requireKind(caller, ['operator', 'reseller'], 'create plans');
       requireWritable(caller);
@@ -68,6 +72,8 @@ export function plansService(deps: ServiceDeps) {
       try {
         const row = await repo.insertPlan(db, newId('pln'), resellerId, {
           ...input,
+          max_databases: input.max_databases ?? DEFAULT_DATABASES,
+          max_database_users: input.max_database_users ?? DEFAULT_DATABASES,
           description: input.description ?? '',
           features: input.features ?? [],
         });

@@ -1,5 +1,7 @@
 import type { Config } from '../../config.js';
-import type { DnsDriver, MailDriver, WebDriver } from '../driver.js';
+import type { DatabaseDriver, DnsDriver, MailDriver, WebDriver } from '../driver.js';
+import { EmbeddedDatabaseDriver } from './embedded-db.js';
+import { MariaDbDatabaseDriver } from './mariadb.js';
 import { DovecotPostfixMailDriver } from './dovecot-postfix.js';
 import { EmbeddedDnsDriver } from './embedded-dns.js';
 import { EmbeddedMailDriver } from './embedded-mail.js';
@@ -8,8 +10,8 @@ import { NginxWebDriver } from './nginx.js';
 import { PowerDnsDriver } from './powerdns.js';
 
 /** The drivers the configuration chooses (loadConfig has checked each real one has its settings). */
-export function driversFor(config: Config): { dns: DnsDriver; web: WebDriver; mail: MailDriver } {
-  const { drivers, powerdns, nginx, mailServer, dataDir, webListen, webListenTls } = config;
+export function driversFor(config: Config): { dns: DnsDriver; web: WebDriver; mail: MailDriver; db: DatabaseDriver } {
+  const { drivers, powerdns, nginx, mailServer, dataDir, webListen, webListenTls, mariadb } = config;
   const listen = { listen: webListen, listenTls: webListenTls };
   return {
     dns:
@@ -28,5 +30,9 @@ export function driversFor(config: Config): { dns: DnsDriver; web: WebDriver; ma
       drivers.mail === 'dovecot-postfix'
         ? new DovecotPostfixMailDriver(dataDir, { ...mailServer, mapsDir: mailServer.mapsDir as string })
         : new EmbeddedMailDriver(dataDir),
+    db:
+      drivers.db === 'mariadb'
+        ? new MariaDbDatabaseDriver({ ...mariadb, url: mariadb.url as string })
+        : new EmbeddedDatabaseDriver(dataDir, mariadb.userHost),
   };
 }

@@ -1,0 +1,125 @@
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Db } from '../../db/client.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import type { DatabaseDriver } from '../../provisioning/driver.js';
+import { findAccountById, lockBelowLimit } from '../accounts/index.js';
+import * as repo from './repo.js';
+import { databaseEvent, presentUser, toDatabase, type Database, type DatabaseUser } from './representation.js';
+import { databaseReconciler, touchDatabaseUnit } from './unit.js';
+
+/** What a backup's manifest holds of an account's databases. */
+export interface DatabasesManifest {
+  databases: Database[];
+  database_users: DatabaseUser[];
+}
+
+const CREDENTIALS = 'database-credentials.json';
+const dumpFile = (staging: string, name: string) => path.join(staging, 'databases', `${name}.sql`);
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
+
+/**
+ * Databases in backups (SPEC §10): a consistent dump of each (`mariadb-dump
+ * --single-transaction`), the resources as the API shows them, and the users' password hashes
+ * (0600, for a restore). A restore puts the resources back (re-created where gone), applies
+ * them, then drops and re-creates each database and loads its dump.
+ */
+export function databaseBackups(db: Db, jobs: JobQueue, driver: DatabaseDriver) {
+  const apply = databaseReconciler(db, driver);
+
+  return {
+    async stage(accountId: string, staging: string): Promise<{ manifest: DatabasesManifest; contents: Record<string, number> }> {
+      const databases = await repo.listOfAccount(db, 'databases', accountId);
+      const users = await repo.listOfAccount(db, 'database_users', accountId);
+      await mkdir(path.join(staging, 'databases'), { recursive: true });
+      for (const d of databases) await driver.dump(d.name, dumpFile(staging, d.name));
+      await writeFile(
+        path.join(staging, CREDENTIALS),
+        JSON.stringify(Object.fromEntries(users.map((u) => [u.id, u.password_hash]))),
+        {
+          mode: 0o600,
+        },
+      );
+      return {
+        manifest: {
+          databases: databases.map(toDatabase),
+          database_users: await Promise.all(users.map((u) => presentUser(db, u))),
+        },
+        contents: { databases: databases.length, database_users: users.length },
+      };
+    },
+
+    async restore(accountId: string, manifest: Partial<DatabasesManifest>, staging: string): Promise<void> {
+      const hashes = JSON.parse(await readFile(path.join(staging, CREDENTIALS), 'utf8').catch(() => '{}')) as Record<
+        string,
+        string
+      >;
+      const account = await findAccountById(db, accountId);
+      if (!account) throw new Error('the account no longer exists');
+      const wanted = manifest.databases ?? [];
+      await db.transaction(async (tx) => {
+        const ids = new Map<string, string>(); // database name → its id now
+        for (const d of wanted) {
+          const current = (await repo.findById(tx, 'databases', d.id)) ?? (await repo.findByName(tx, 'databases', d.name));
+          if (current && current.account_id !== accountId)
+            throw new Error(`The database ${d.name} belongs to another account now.`);
+          if (current) await repo.updateDatabase(tx, current.id, undefined, d);
+          else {
+            await lockBelowLimit(tx, accountId, 'max_databases', (q, a) => repo.count(q, 'databases', a));
+            await repo.insertDatabase(tx, {
+              id: d.id,
+              account_id: accountId,
+              name: d.name,
+              charset: d.charset,
+              collation: d.collation,
+            });
+          }
+          const row = (await repo.findById(tx, 'databases', current?.id ?? d.id)) as repo.DatabaseRow;
+          ids.set(d.name, row.id);
+          await databaseEvent(tx, 'database', current ? 'updated' : 'created', row, toDatabase(row));
+        }
+        for (const u of manifest.database_users ?? []) {
+          const current =
+            (await repo.findById(tx, 'database_users', u.id)) ?? (await repo.findByName(tx, 'database_users', u.username));
+          if (current && current.account_id !== accountId)
+            throw new Error(`The database user ${u.username} belongs to another account now.`);
+          const fields = { password_hash: hashes[u.id] ?? current?.password_hash ?? '', status: u.status };
+          if (!fields.password_hash) throw new Error(`The backup holds no password for ${u.username}.`);
+          if (current) await repo.updateUser(tx, current.id, undefined, fields);
+          else {
+            await lockBelowLimit(tx, accountId, 'max_database_users', (q, a) => repo.count(q, 'database_users', a));
+            await repo.insertUser(tx, { id: u.id, account_id: accountId, username: u.username, ...fields });
+          }
+          const userId = current?.id ?? u.id;
+          // The user's grants on the restored databases become the backup's.
+          for (const databaseId of ids.values()) await repo.deleteGrant(tx, databaseId, userId);
+          for (const g of u.grants) {
+            const databaseId = ids.get(g.database);
+            if (databaseId)
+              await repo.putGrant(tx, {
+                account_id: accountId,
+                database_id: databaseId,
+                user_id: userId,
+                privileges: g.privileges,
+              });
+          }
+          const row = (await repo.findById(tx, 'database_users', userId)) as repo.UserRow;
+          await databaseEvent(tx, 'database_user', current ? 'updated' : 'created', row, await presentUser(tx, row));
+        }
+        await touchDatabaseUnit(tx, jobs, account);
+      });
+      // The databases and users exist on the server before the rows go in.
+      await apply({ account_id: accountId, username: account.username });
+      await db.withSessionLock(`database.apply:${accountId}`, async () => {
+        for (const d of wanted) {
+          if (await exists(dumpFile(staging, d.name))) await driver.load(d, dumpFile(staging, d.name));
+        }
+      });
+    },
+  };
+}
+export type DatabaseBackups = ReturnType<typeof databaseBackups>;

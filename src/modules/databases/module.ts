@@ -1,0 +1,24 @@
+import { syncErrorGauge, type Contribution } from '../../contribution.js';
+import { JOBS } from '../../jobs/names.js';
+import { periodic } from '../../jobs/periodic.js';
+import type { DatabaseDriver } from '../../provisioning/driver.js';
+import type { ServiceDeps } from '../deps.js';
+import { databaseBackups } from './backup.js';
+import { recordSizes } from './repo.js';
+import { databaseRoutes, databaseSchemas } from './routes.js';
+import { databasesService } from './service.js';
+import { countDatabaseSyncErrors, databaseReconciler } from './unit.js';
+
+/** Databases, their users and grants; the database apply unit; the size meter; their part of backups. */
+export function databasesModule(svc: ServiceDeps, driver: DatabaseDriver, onError: (err: unknown) => void) {
+  const { db, config } = svc;
+  const contribution: Contribution = {
+    schemas: databaseSchemas,
+    routes: (app) => databaseRoutes(app, databasesService(svc)),
+    workers: [{ queue: JOBS.databaseApply, run: databaseReconciler(db, driver) }],
+    // Sizes grow between applies: each process measures them now and then (an UPDATE only where they changed).
+    loops: [periodic(async () => recordSizes(db, await driver.measure()), config.databaseMeterMs, onError)],
+    gauges: [syncErrorGauge('database', () => countDatabaseSyncErrors(db))],
+  };
+  return { contribution, backups: databaseBackups(db, svc.jobs, driver) };
+}

@@ -1,0 +1,116 @@
+import type { Db, Queryable } from '../../db/client.js';
+import { JOBS } from '../../jobs/names.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import { applyUnit } from '../../provisioning/apply-unit.js';
+import type { DatabaseDriver } from '../../provisioning/driver.js';
+import type { DatabaseAccountSpec } from '../../provisioning/render/mariadb.js';
+import * as repo from './repo.js';
+
+/**
+ * An account's database apply unit: all its databases, users and grants (a grant joins two of
+ * them), rendered together. Marks it changed inside the caller's transaction and queues the
+ * apply; the job data carries the username so a unit whose account is gone can still be
+ * withdrawn by its prefix.
+ */
+export async function touchDatabaseUnit(tx: Queryable, jobs: JobQueue, account: { id: string; username: string }): Promise<void> {
+  await tx.query(
+    `INSERT INTO database_units (account_id) VALUES ($1)
+     ON CONFLICT (account_id) DO UPDATE SET generation = database_units.generation + 1, sync_state = 'pending'`,
+    [account.id],
+  );
+  await jobs.send(tx, JOBS.databaseApply, { account_id: account.id, username: account.username });
+}
+
+/** Renders the unit again if the account has one (its suspension locks or unlocks the users). */
+export async function touchExistingUnit(tx: Queryable, jobs: JobQueue, accountId: string): Promise<void> {
+  const r = await tx.query<{ username: string }>(
+    `UPDATE database_units u SET generation = generation + 1, sync_state = 'pending' FROM accounts a
+     WHERE u.account_id = $1 AND a.id = u.account_id RETURNING a.username`,
+    [accountId],
+  );
+  const username = r.rows[0]?.username;
+  if (username) await jobs.send(tx, JOBS.databaseApply, { account_id: accountId, username });
+}
+
+interface Unit {
+  account_id: string;
+  username: string;
+  account_status: string;
+  generation: number;
+  applied_generation: number;
+}
+
+/** The unit as committed: FOR SHARE waits for a change still being written (jobs/names.ts, UNIT_KEYS). */
+async function loadUnit(db: Queryable, accountId: string): Promise<{ unit: Unit; spec: DatabaseAccountSpec } | undefined> {
+  const unit = (
+    await db.query<Unit>(
+      `SELECT u.account_id, a.username, a.status AS account_status, u.generation, u.applied_generation
+       FROM database_units u JOIN accounts a ON a.id = u.account_id WHERE u.account_id = $1 FOR SHARE OF u`,
+      [accountId],
+    )
+  ).rows[0];
+  if (!unit) return undefined;
+  const [databases, users, grants] = await Promise.all([
+    repo.listOfAccount(db, 'databases', accountId),
+    repo.listOfAccount(db, 'database_users', accountId),
+    repo.grantsOfAccount(db, accountId),
+  ]);
+  // Only an active account's users log in: suspension (and termination under way) locks them.
+  const accountActive = unit.account_status === 'active';
+  return {
+    unit,
+    spec: {
+      prefix: `${unit.username}_`,
+      databases: databases.map((d) => ({ name: d.name, charset: d.charset, collation: d.collation })),
+      users: users.map((u) => ({
+        username: u.username,
+        passwordHash: u.password_hash,
+        locked: !accountActive || u.status !== 'active',
+      })),
+      grants: grants.map((g) => ({ database: g.database_name, username: g.username, privileges: g.privileges })),
+    },
+  };
+}
+
+const USERNAME = /^[a-z][a-z0-9]{2,31}$/;
+
+/**
+ * The `database.apply` job: makes the server hold exactly the account's databases, users and
+ * grants and records their sizes; an account that is gone (terminated) has everything with its
+ * prefix dropped. One apply of an account at a time across processes; failures are recorded on
+ * the unit and retried by the queue.
+ */
+export function databaseReconciler(db: Db, driver: DatabaseDriver) {
+  return async (data: Record<string, unknown>): Promise<void> => {
+    const accountId = String(data.account_id);
+    const username = String(data.username);
+    if (!USERNAME.test(username)) throw new Error(`database.apply: not an account username: ${username.slice(0, 40)}`);
+    await db.withSessionLock(`database.apply:${accountId}`, async () => {
+      const loaded = await loadUnit(db, accountId);
+      if (!loaded) {
+        await driver.removeAccount(`${username}_`);
+        return;
+      }
+      await applyUnit(loaded.unit, async () => repo.recordSizes(db, await driver.applyAccount(loaded.spec)), {
+        applied: (generation) =>
+          db.query(
+            `UPDATE database_units SET applied_generation = greatest(applied_generation, $2),
+               sync_state = CASE WHEN generation <= $2 THEN 'in_sync' ELSE sync_state END, sync_error = NULL
+             WHERE account_id = $1`,
+            [accountId, generation],
+          ),
+        failed: (message) =>
+          db.query(`UPDATE database_units SET sync_state = 'error', sync_error = $2 WHERE account_id = $1`, [
+            accountId,
+            message.slice(0, 1000),
+          ]),
+      });
+    });
+  };
+}
+
+export async function countDatabaseSyncErrors(db: Queryable): Promise<number> {
+  return (
+    (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM database_units WHERE sync_state = 'error'`)).rows[0]?.n ?? 0
+  );
+}

@@ -1,0 +1,44 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { writeFileIfChanged } from '../atomic-write.js';
+import type { DatabaseDriver } from '../driver.js';
+import { renderDatabaseState, type DatabaseAccountSpec } from '../render/mariadb.js';
+
+/**
+ * Renders each account's statements into `<dataDir>/rendered/db/<prefix>.sql` (mode 0600: they
+ * hold password hashes) and applies nothing: there is no server, so every size is 0 and a dump
+ * holds no rows.
+ */
+export class EmbeddedDatabaseDriver implements DatabaseDriver {
+  readonly name = 'embedded';
+  private readonly dir: string;
+
+  constructor(
+    dataDir: string,
+    private readonly userHost: string,
+  ) {
+    this.dir = path.resolve(dataDir, 'rendered', 'db');
+  }
+
+  private file = (prefix: string) => path.join(this.dir, `${prefix.replace(/_$/, '')}.sql`);
+
+  async applyAccount(spec: DatabaseAccountSpec): Promise<Map<string, number>> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await writeFileIfChanged(this.file(spec.prefix), renderDatabaseState(spec, this.userHost), 0o600);
+    return new Map(spec.databases.map((d) => [d.name, 0]));
+  }
+
+  async removeAccount(prefix: string): Promise<void> {
+    await rm(this.file(prefix), { force: true });
+  }
+
+  async measure(): Promise<Map<string, number>> {
+    return new Map();
+  }
+
+  async dump(database: string, file: string): Promise<void> {
+    await writeFile(file, `-- ${database}: the embedded driver has no database server, so no rows\n`, { mode: 0o600 });
+  }
+
+  async load(): Promise<void> {}
+}

@@ -1,0 +1,238 @@
+import { spawn } from 'node:child_process';
+import { createReadStream, createWriteStream } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import mysql, { type Connection, type RowDataPacket } from 'mysql2/promise';
+import type { DatabaseDriver } from '../driver.js';
+import { grantPattern, sql, type DatabaseAccountSpec, type DatabaseSpec } from '../render/mariadb.js';
+
+export interface MariaDbOptions {
+  /** `mysql://user:password@host:port`: an administrative account (all privileges, GRANT OPTION). */
+  url: string;
+  /** The host part of every user Berth makes. */
+  userHost: string;
+  dumpBin: string;
+  clientBin: string;
+}
+
+/** The database-level privileges the API offers, as the server names them: what `ALL` amounts to. */
+const EVERY_PRIVILEGE = [
+  'SELECT',
+  'INSERT',
+  'UPDATE',
+  'DELETE',
+  'CREATE',
+  'DROP',
+  'INDEX',
+  'ALTER',
+  'CREATE TEMPORARY TABLES',
+  'LOCK TABLES',
+  'EXECUTE',
+  'CREATE VIEW',
+  'SHOW VIEW',
+  'CREATE ROUTINE',
+  'ALTER ROUTINE',
+  'EVENT',
+  'TRIGGER',
+  'REFERENCES',
+];
+
+/** A LIKE pattern for names starting with `prefix` (`_` is a LIKE wildcard too). */
+const startingWith = (prefix: string) => `${prefix.replace(/[\\_%]/g, (c) => `\\${c}`)}%`;
+const apiName = (privilege: string) => privilege.replace(/ /g, '_');
+
+interface Login {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+}
+
+function loginOf(url: string): Login {
+  const u = new URL(url);
+  return {
+    host: u.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: Number(u.port || 3306),
+    user: decodeURIComponent(u.username),
+    password: decodeURIComponent(u.password),
+  };
+}
+
+/**
+ * Reconciles accounts onto a MariaDB server through an administrative connection (mysql2): it
+ * reads what exists under the account's prefix (information_schema, mysql.user) and issues only
+ * the statements that make it equal to the spec, so applying twice changes nothing. Passwords
+ * reach the server only as hashes. Backups use `mariadb-dump` and `mariadb` with the password
+ * in the environment, never on a command line or on disk.
+ */
+export class MariaDbDatabaseDriver implements DatabaseDriver {
+  readonly name = 'mariadb';
+  private readonly login: Login;
+
+  constructor(private readonly options: MariaDbOptions) {
+    this.login = loginOf(options.url);
+  }
+
+  /** One connection per apply: applies are rare and short, and nothing is left open at shutdown. */
+  private async session<T>(work: (c: Connection) => Promise<T>): Promise<T> {
+    const c = await mysql.createConnection({ ...this.login, connectTimeout: 10_000, multipleStatements: false });
+    try {
+      return await work(c);
+    } catch (err) {
+      // The message becomes the unit's sync_error: a server that quoted a statement must not show a hash.
+      throw new Error(String((err as Error).message).replace(/\*[0-9A-F]{40}/g, '*<hash>'));
+    } finally {
+      await c.end().catch(() => c.destroy());
+    }
+  }
+
+  async applyAccount(spec: DatabaseAccountSpec): Promise<Map<string, number>> {
+    const host = this.options.userHost;
+    return this.session(async (c) => {
+      const like = startingWith(spec.prefix);
+      const [schemas] = await c.query<RowDataPacket[]>(
+        'SELECT SCHEMA_NAME AS name, DEFAULT_CHARACTER_SET_NAME AS charset, DEFAULT_COLLATION_NAME AS collation FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE ?',
+        [like],
+      );
+      const existing = new Map(schemas.map((s) => [String(s.name), s]));
+      for (const d of spec.databases) {
+        const found = existing.get(d.name);
+        if (!found) await c.query(sql.createDatabase(d));
+        else if (found.charset !== d.charset || found.collation !== d.collation) await c.query(sql.alterDatabase(d));
+      }
+
+      const wanted = new Set(spec.users.map((u) => u.username));
+      for (const u of spec.users) {
+        await c.query(sql.createUser(u, host));
+        await c.query(sql.alterUser(u, host));
+        // A lock refuses new logins only; the sessions already open end now.
+        if (u.locked) await this.endSessions(c, u.username);
+      }
+      await this.reconcileGrants(c, spec, host);
+
+      const [users] = await c.query<RowDataPacket[]>('SELECT User AS user, Host AS host FROM mysql.user WHERE User LIKE ?', [
+        like,
+      ]);
+      for (const u of users) {
+        if (wanted.has(String(u.user)) && u.host === host) continue;
+        if (!wanted.has(String(u.user))) await this.endSessions(c, String(u.user));
+        await c.query(sql.dropUser(String(u.user), String(u.host)));
+      }
+      const names = new Set(spec.databases.map((d) => d.name));
+      for (const name of existing.keys()) if (!names.has(name)) await c.query(sql.dropDatabase(name));
+      const sizes = await this.sizes(c, like);
+      return new Map(spec.databases.map((d) => [d.name, sizes.get(d.name) ?? 0]));
+    });
+  }
+
+  /**
+   * Each (user, database) pair gets exactly its privileges; every other grant of the account's
+   * users goes, wildcard ones included (`alice_shop` unescaped also matches `aliceXshop`): grants
+   * are compared by the pattern the server stored, never by the name it might match.
+   */
+  private async reconcileGrants(c: Connection, spec: DatabaseAccountSpec, host: string): Promise<void> {
+    const [rows] = await c.query<RowDataPacket[]>(
+      'SELECT GRANTEE AS grantee, TABLE_SCHEMA AS db, PRIVILEGE_TYPE AS privilege FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE LIKE ?',
+      [`'${startingWith(spec.prefix)}`],
+    );
+    const key = (user: string, pattern: string) => `${user}\u0000${pattern}`;
+    const found = new Map<string, Set<string>>();
+    for (const r of rows) {
+      const m = /^'(.*)'@'(.*)'$/.exec(String(r.grantee));
+      if (!m || m[2] !== host) continue; // users at another host are dropped whole
+      const k = key(m[1] as string, String(r.db));
+      found.set(k, (found.get(k) ?? new Set()).add(String(r.privilege)));
+    }
+    for (const g of spec.grants) {
+      const k = key(g.username, grantPattern(g.database));
+      const held = found.get(k) ?? new Set<string>();
+      found.delete(k);
+      const wanted = g.privileges.includes('ALL') ? EVERY_PRIVILEGE : g.privileges.map((p) => p.replace(/_/g, ' '));
+      const extra = [...held].filter((p) => !wanted.includes(p));
+      const missing = wanted.filter((p) => !held.has(p));
+      if (extra.length) await c.query(sql.revoke(g.database, g.username, host, extra.map(apiName)));
+      if (missing.length) {
+        const privileges = g.privileges.includes('ALL') ? ['ALL'] : missing.map(apiName);
+        await c.query(sql.grant(g.database, g.username, host, privileges));
+      }
+    }
+    const users = new Set(spec.users.map((u) => u.username));
+    for (const k of found.keys()) {
+      const [user, pattern] = k.split('\u0000') as [string, string];
+      if (users.has(user)) await c.query(sql.revokeFound(pattern, user, host));
+    }
+  }
+
+  private async endSessions(c: Connection, username: string): Promise<void> {
+    const [rows] = await c.query<RowDataPacket[]>('SELECT ID AS id FROM information_schema.PROCESSLIST WHERE USER = ?', [
+      username,
+    ]);
+    for (const r of rows) await c.query(`KILL CONNECTION ${Number(r.id)}`).catch(() => undefined); // gone already
+  }
+
+  private async sizes(c: Connection, like = '%'): Promise<Map<string, number>> {
+    const [rows] = await c.query<RowDataPacket[]>(
+      'SELECT TABLE_SCHEMA AS name, SUM(DATA_LENGTH + INDEX_LENGTH) AS bytes FROM information_schema.TABLES WHERE TABLE_SCHEMA LIKE ? GROUP BY TABLE_SCHEMA',
+      [like],
+    );
+    return new Map(rows.map((r) => [String(r.name), Number(r.bytes ?? 0)]));
+  }
+
+  async removeAccount(prefix: string): Promise<void> {
+    await this.session(async (c) => {
+      const like = startingWith(prefix);
+      const [users] = await c.query<RowDataPacket[]>('SELECT User AS user, Host AS host FROM mysql.user WHERE User LIKE ?', [
+        like,
+      ]);
+      for (const u of users) {
+        await c.query(sql.dropUser(String(u.user), String(u.host)));
+        await this.endSessions(c, String(u.user));
+      }
+      const [schemas] = await c.query<RowDataPacket[]>(
+        'SELECT SCHEMA_NAME AS name FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE ?',
+        [like],
+      );
+      for (const s of schemas) await c.query(sql.dropDatabase(String(s.name)));
+    });
+  }
+
+  measure(): Promise<Map<string, number>> {
+    return this.session((c) => this.sizes(c));
+  }
+
+  async dump(database: string, file: string): Promise<void> {
+    const out = createWriteStream(file, { mode: 0o600 });
+    await this.run(
+      this.options.dumpBin,
+      ['--single-transaction', '--routines', '--triggers', '--events', '--hex-blob', sql.dumpName(database)],
+      { stdout: out },
+    );
+  }
+
+  async load(database: DatabaseSpec, file: string): Promise<void> {
+    await this.session(async (c) => {
+      await c.query(sql.dropDatabase(database.name));
+      await c.query(sql.createDatabase(database));
+    });
+    await this.run(this.options.clientBin, [`--database=${sql.dumpName(database.name)}`], { stdin: createReadStream(file) });
+  }
+
+  /** Runs a MariaDB client tool as the administrative account; its stderr becomes the error. */
+  private async run(bin: string, args: string[], io: { stdin?: Readable; stdout?: Writable }): Promise<void> {
+    const { host, port, user, password } = this.login;
+    const child = spawn(bin, ['--no-defaults', `--host=${host}`, `--port=${port}`, `--user=${user}`, ...args], {
+      env: { PATH: process.env.PATH, MYSQL_PWD: password },
+      stdio: [io.stdin ? 'pipe' : 'ignore', io.stdout ? 'pipe' : 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr = (stderr + s).slice(-2000)));
+    if (io.stdin && child.stdin) io.stdin.pipe(child.stdin);
+    const written = io.stdout && child.stdout ? finished(child.stdout.pipe(io.stdout)) : Promise.resolve();
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', resolve);
+    });
+    await written;
+    if (code !== 0) throw new Error(`${bin} exited with ${code}: ${stderr.trim() || 'no message'}`);
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * MariaDB statements for an account's databases, users and grants (SPEC §10), from a plain
+ * spec. Every identifier and string is checked against a narrow pattern before it is quoted,
+ * so a name that got past the API's rules still cannot change a statement's meaning.
+ */
+
+export interface DatabaseSpec {
+  name: string;
+  charset: string;
+  collation: string;
+}
+
+export interface DatabaseAccountSpec {
+  /** `<account username>_`: every database and user of the account starts with it. */
+  prefix: string;
+  databases: DatabaseSpec[];
+  users: { username: string; passwordHash: string; locked: boolean }[];
+  /** `privileges`: `["ALL"]` or the API's names (`CREATE_TEMPORARY_TABLES`). */
+  grants: { database: string; username: string; privileges: string[] }[];
+}
+
+const NAME = /^[a-z0-9_]{1,80}$/;
+const WORD = /^[a-z0-9_]{1,64}$/;
+const HASH = /^\*[0-9A-F]{40}$/;
+const HOST = /^[A-Za-z0-9.:%_-]{1,255}$/;
+const PRIVILEGE = /^[A-Z_]{3,32}$/;
+
+function checked(value: string, pattern: RegExp, what: string): string {
+  if (!pattern.test(value)) throw new Error(`refusing an unsafe ${what}: ${JSON.stringify(value.slice(0, 100))}`);
+  return value;
+}
+
+/** A database or table name in backquotes (a backquote doubled, though the pattern allows none). */
+export const quoteName = (name: string): string => `\`${checked(name, NAME, 'name').replace(/`/g, '``')}\``;
+
+/** A string literal: backslash and quote escaped (MariaDB's default sql_mode reads backslashes). */
+export const quoteString = (value: string): string => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+/** `'user'@'host'`. */
+export const userAt = (username: string, host: string): string =>
+  `${quoteString(checked(username, NAME, 'user name'))}@${quoteString(checked(host, HOST, 'host'))}`;
+
+/**
+ * The target of a database-level grant. In GRANT, `_` and `%` in a database name are
+ * wildcards: `alice_shop` would also match `aliceXshop`. Escaped, it matches itself only.
+ */
+export const grantTarget = (database: string): string => `\`${grantPattern(database)}\`.*`;
+
+/** A database name as GRANT stores it (`alice\_shop`): what a grant found on the server is compared with. */
+export const grantPattern = (database: string): string => checked(database, NAME, 'name').replace(/_/g, '\\_');
+
+const PATTERN = /^[A-Za-z0-9_\\%$-]{1,200}$/;
+
+/** The API's privilege names in SQL: `ALL` → `ALL PRIVILEGES`, `LOCK_TABLES` → `LOCK TABLES`. */
+const sqlPrivileges = (privileges: string[]): string =>
+  privileges.map((p) => (p === 'ALL' ? 'ALL PRIVILEGES' : checked(p, PRIVILEGE, 'privilege').replace(/_/g, ' '))).join(', ');
+
+const charsetOf = (d: DatabaseSpec) =>
+  `CHARACTER SET ${checked(d.charset, WORD, 'character set')} COLLATE ${checked(d.collation, WORD, 'collation')}`;
+
+export const sql = {
+  createDatabase: (d: DatabaseSpec) => `CREATE DATABASE IF NOT EXISTS ${quoteName(d.name)} ${charsetOf(d)}`,
+  alterDatabase: (d: DatabaseSpec) => `ALTER DATABASE ${quoteName(d.name)} ${charsetOf(d)}`,
+  dropDatabase: (name: string) => `DROP DATABASE IF EXISTS ${quoteName(name)}`,
+  createUser: (u: DatabaseAccountSpec['users'][number], host: string) =>
+    `CREATE USER IF NOT EXISTS ${userAt(u.username, host)} IDENTIFIED BY PASSWORD ${quoteString(checked(u.passwordHash, HASH, 'password hash'))}`,
+  alterUser: (u: DatabaseAccountSpec['users'][number], host: string) =>
+    `ALTER USER ${userAt(u.username, host)} IDENTIFIED BY PASSWORD ${quoteString(checked(u.passwordHash, HASH, 'password hash'))} ACCOUNT ${u.locked ? 'LOCK' : 'UNLOCK'}`,
+  dropUser: (username: string, host: string) => `DROP USER IF EXISTS ${userAt(username, host)}`,
+  grant: (database: string, username: string, host: string, privileges: string[]) =>
+    `GRANT ${sqlPrivileges(privileges)} ON ${grantTarget(database)} TO ${userAt(username, host)}`,
+  revoke: (database: string, username: string, host: string, privileges: string[]) =>
+    `REVOKE ${sqlPrivileges(privileges)} ON ${grantTarget(database)} FROM ${userAt(username, host)}`,
+  /** Revokes a grant found on the server, by the pattern it was stored with (maybe a wildcard one). */
+  revokeFound: (pattern: string, username: string, host: string) =>
+    `REVOKE ALL PRIVILEGES ON \`${checked(pattern, PATTERN, 'grant pattern')}\`.* FROM ${userAt(username, host)}`,
+  /** A database name as a command-line argument of the client tools (checked, so never an option). */
+  dumpName: (name: string) => checked(name, NAME, 'name'),
+};
+
+/**
+ * The whole desired state as one script the `embedded` driver writes (and an operator could
+ * run): idempotent creations, each user's password and lock, each grant exactly (revoked, then
+ * granted). What is no longer desired is not in it: the `mariadb` driver finds and drops that
+ * on the server.
+ */
+export function renderDatabaseState(spec: DatabaseAccountSpec, host: string): string {
+  const lines = [
+    `-- Berth: the databases, users and grants of the account prefix ${spec.prefix}`,
+    ...spec.databases.map(sql.createDatabase),
+    ...spec.databases.map(sql.alterDatabase),
+    ...spec.users.flatMap((u) => [sql.createUser(u, host), sql.alterUser(u, host)]),
+    ...spec.grants.flatMap((g) => [
+      sql.revoke(g.database, g.username, host, ['ALL']),
+      sql.grant(g.database, g.username, host, g.privileges),
+    ]),
+  ];
+  return `${lines.map((l) => (l.startsWith('--') ? l : `${l};`)).join('\n')}\n`;
+}

@@ -1,0 +1,213 @@
+import { execFile } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nativePasswordHash } from '../../src/modules/databases/rules.js';
+import { MariaDbDatabaseDriver } from '../../src/provisioning/drivers/mariadb.js';
+import { eventually, type TestApp } from '../helpers/app.js';
+import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { daemonApp, daemonEnv, NO_DAEMONS } from './daemons.js';
+
+/**
+ * SPEC §10 on a real MariaDB (scripts/daemons/up.sh): what the API makes is what the `mariadb`
+ * client meets — logins, the databases a user sees, changed passwords, revoked grants, locked
+ * accounts, dropped databases — and a restore puts the same rows back.
+ */
+const [host, port] = (daemonEnv?.BERTH_IT_MARIADB ?? ':').split(':') as [string, string];
+const admin = daemonEnv ? new URL(daemonEnv.BERTH_MARIADB_URL as string) : null;
+
+interface Run {
+  ok: boolean;
+  out: string;
+  err: string;
+}
+
+/** `mariadb -u USER [DATABASE] -e SQL`, the password in MYSQL_PWD; never throws. */
+function mariadb(user: string, password: string, sql: string, database?: string): Promise<Run> {
+  const args = ['--no-defaults', `--host=${host}`, `--port=${port}`, `--user=${user}`, '-N', '-B', '-e', sql];
+  if (database) args.push(database);
+  return new Promise((resolve) => {
+    execFile('mariadb', args, { env: { PATH: process.env.PATH, MYSQL_PWD: password }, timeout: 30_000 }, (err, out, stderr) =>
+      resolve({ ok: !err, out: String(out), err: String(stderr) }),
+    );
+  });
+}
+const asAdmin = (sql: string) => mariadb(decodeURIComponent(admin!.username), decodeURIComponent(admin!.password), sql);
+
+describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: ${NO_DAEMONS})`}`, () => {
+  let t: TestApp;
+  let account: { id: string; username: string };
+  beforeAll(async () => {
+    t = await daemonApp({ BERTH_DATABASE_METER_MS: '500' });
+    account = await createAccount(t, (await createPlan(t)).id);
+  });
+  afterAll(async () => t?.close());
+
+  const inSync = (url: string) =>
+    eventually(async () => {
+      const r = (await t.get(url)).body;
+      if (r.sync_state === 'error') throw new Error(`${url}: ${r.sync_error}`);
+      return r.sync_state === 'in_sync' ? r : null;
+    });
+  const patch = (url: string, body: unknown) =>
+    t.request('PATCH', url, { body, headers: { 'content-type': 'application/merge-patch+json' } });
+
+  it('a user logs in and sees only its granted databases; password, grant, suspension and deletion count at once', async () => {
+    const shop = (await t.post('/v1/databases', { account_id: account.id, name: `${account.username}_shop` })).body;
+    const other = (await t.post('/v1/databases', { account_id: account.id, name: `${account.username}_other` })).body;
+    const created = await t.post('/v1/database-users', {
+      account_id: account.id,
+      username: `${account.username}_app`,
+      generate_password: true,
+    });
+    expect(created.status, created.text).toBe(201);
+    const user = created.body;
+    await t.request('PUT', `/v1/databases/${shop.id}/users/${user.id}`, { body: { privileges: ['ALL'] } });
+    await inSync(`/v1/database-users/${user.id}`);
+
+    const seen = await mariadb(user.username, user.password, 'SHOW DATABASES');
+    expect(seen.ok, seen.err).toBe(true);
+    expect(seen.out.split('\n').filter(Boolean).sort()).toEqual(['information_schema', shop.name]);
+    const made = await mariadb(
+      user.username,
+      user.password,
+      'CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t VALUES (1, "a"), (2, "b"); SELECT count(*) FROM t',
+      shop.name,
+    );
+    expect(made.ok, made.err).toBe(true);
+    expect(made.out.trim()).toBe('2');
+    const denied = await mariadb(user.username, user.password, 'SELECT 1', other.name);
+    expect(denied.ok).toBe(false);
+    expect(denied.err).toMatch(/Access denied/);
+
+    // A new password: the old one fails, the new one works.
+    const changed = await patch(`/v1/database-users/${user.id}`, { generate_password: true });
+    await inSync(`/v1/database-users/${user.id}`);
+    expect((await mariadb(user.username, user.password, 'SELECT 1')).ok).toBe(false);
+    const password = changed.body.password as string;
+    expect((await mariadb(user.username, password, 'SELECT 1')).ok).toBe(true);
+
+    // Narrowed to SELECT: reads work, writes do not; revoked: nothing.
+    await t.request('PUT', `/v1/databases/${shop.id}/users/${user.id}`, { body: { privileges: ['SELECT'] } });
+    await inSync(`/v1/database-users/${user.id}`);
+    expect((await mariadb(user.username, password, 'SELECT count(*) FROM t', shop.name)).out.trim()).toBe('2');
+    const write = await mariadb(user.username, password, 'INSERT INTO t VALUES (3, "c")', shop.name);
+    expect(write.err).toMatch(/INSERT command denied/);
+    await t.request('DELETE', `/v1/databases/${shop.id}/users/${user.id}`);
+    await inSync(`/v1/database-users/${user.id}`);
+    expect((await mariadb(user.username, password, 'SELECT count(*) FROM t', shop.name)).err).toMatch(/Access denied/);
+    await t.request('PUT', `/v1/databases/${shop.id}/users/${user.id}`, { body: { privileges: ['ALL'] } });
+    await inSync(`/v1/database-users/${user.id}`);
+
+    // The size is measured on the server.
+    await eventually(async () => (await t.get(`/v1/databases/${shop.id}`)).body.size_bytes > 0);
+
+    // A suspended account's users are refused, and let in again after.
+    await t.post(`/v1/accounts/${account.id}/suspend`, { reason: 'unpaid invoice' });
+    await inSync(`/v1/database-users/${user.id}`);
+    const locked = await mariadb(user.username, password, 'SELECT 1');
+    expect(locked.ok).toBe(false);
+    expect(locked.err).toMatch(/locked/i);
+    await t.post(`/v1/accounts/${account.id}/unsuspend`);
+    await inSync(`/v1/database-users/${user.id}`);
+    expect((await mariadb(user.username, password, 'SELECT 1')).ok).toBe(true);
+
+    // A deleted database is gone from the server.
+    expect((await t.request('DELETE', `/v1/databases/${other.id}`)).status).toBe(204);
+    await inSync(`/v1/databases/${shop.id}`);
+    expect((await asAdmin(`SHOW DATABASES LIKE '${account.username}%'`)).out.trim().split('\n')).toEqual([shop.name]);
+  }, 180_000);
+
+  it('a backup taken, rows changed, a restore: the same rows as before', async () => {
+    const db = (await t.post('/v1/databases', { account_id: account.id, name: `${account.username}_keep` })).body;
+    const user = (
+      await t.post('/v1/database-users', {
+        account_id: account.id,
+        username: `${account.username}_keep`,
+        generate_password: true,
+      })
+    ).body;
+    await t.request('PUT', `/v1/databases/${db.id}/users/${user.id}`, { body: { privileges: ['ALL'] } });
+    await inSync(`/v1/database-users/${user.id}`);
+    const run = (sql: string) => mariadb(user.username, user.password, sql, db.name);
+    const filled = await run(
+      'CREATE TABLE items (id int PRIMARY KEY, name varchar(50), price decimal(8,2)); ' +
+        "INSERT INTO items VALUES (1, 'tea', 3.50), (2, 'café', 2.10), (3, 'naïve', 0.99); " +
+        'CREATE TRIGGER items_upper BEFORE INSERT ON items FOR EACH ROW SET NEW.name = upper(NEW.name)',
+    );
+    expect(filled.ok, filled.err).toBe(true);
+    const checksum = async () => (await run('CHECKSUM TABLE items')).out.trim().split('\t')[1];
+    const before = await checksum();
+
+    const backup = (await t.post('/v1/backups', { account_id: account.id, include: ['databases'] })).body;
+    const done = (id: string) =>
+      eventually(async () => {
+        const op = (await t.get(`/v1/operations/${id}`)).body;
+        return ['succeeded', 'failed'].includes(op.status) ? op : null;
+      }, 120_000);
+    expect((await done(backup.operation.id)).status).toBe('succeeded');
+
+    expect(
+      (await run("DELETE FROM items WHERE id = 1; UPDATE items SET price = 0; INSERT INTO items VALUES (9, 'x', 1)")).ok,
+    ).toBe(true);
+    expect(await checksum()).not.toBe(before);
+
+    const restore = await t.post(`/v1/backups/${backup.id}/restore`, {});
+    const op = await done(restore.body.operation.id);
+    expect(op.status, JSON.stringify(op.error)).toBe('succeeded');
+    expect(await checksum()).toBe(before);
+    // The trigger came back with the rows.
+    expect((await run("INSERT INTO items VALUES (4, 'scone', 1); SELECT name FROM items WHERE id = 4")).out.trim()).toBe('SCONE');
+  }, 180_000);
+
+  it('termination drops every database and user of the account', async () => {
+    const doomed = await createAccount(t, (await createPlan(t)).id);
+    await t.post('/v1/databases', { account_id: doomed.id, name: `${doomed.username}_gone` });
+    const u = (
+      await t.post('/v1/database-users', { account_id: doomed.id, username: `${doomed.username}_gone`, generate_password: true })
+    ).body;
+    await inSync(`/v1/database-users/${u.id}`);
+    expect((await asAdmin(`SHOW DATABASES LIKE '${doomed.username}%'`)).out.trim()).toBe(`${doomed.username}_gone`);
+    await t.request('DELETE', `/v1/accounts/${doomed.id}`);
+    await eventually(async () => (await asAdmin(`SHOW DATABASES LIKE '${doomed.username}%'`)).out.trim() === '', 60_000);
+    await eventually(
+      async () => (await asAdmin(`SELECT User FROM mysql.user WHERE User LIKE '${doomed.username}%'`)).out.trim() === '',
+      60_000,
+    );
+  }, 120_000);
+
+  it('the driver makes exactly the spec: a second apply changes nothing, what else carries the prefix goes', async () => {
+    const driver = new MariaDbDatabaseDriver({
+      url: daemonEnv?.BERTH_MARIADB_URL as string,
+      userHost: '%',
+      dumpBin: 'mariadb-dump',
+      clientBin: 'mariadb',
+    });
+    const prefix = `drv${Date.now().toString(36)}_`;
+    const spec = {
+      prefix,
+      databases: [{ name: `${prefix}a`, charset: 'utf8mb4', collation: 'utf8mb4_unicode_ci' }],
+      users: [{ username: `${prefix}u`, passwordHash: nativePasswordHash('a long enough passphrase'), locked: false }],
+      grants: [{ database: `${prefix}a`, username: `${prefix}u`, privileges: ['SELECT', 'INSERT'] }],
+    };
+    const state = async () =>
+      [
+        await asAdmin(`SHOW DATABASES LIKE '${prefix}%'`),
+        await asAdmin(`SHOW GRANTS FOR '${prefix}u'@'%'`),
+        await asAdmin(`SELECT User, Host FROM mysql.user WHERE User LIKE '${prefix}%' ORDER BY User`),
+      ]
+        .map((r) => r.out)
+        .join('|');
+    await driver.applyAccount(spec);
+    const first = await state();
+    await driver.applyAccount(spec);
+    expect(await state()).toBe(first);
+    expect(first).toContain(`GRANT SELECT, INSERT ON \`${prefix.replace('_', '\\\\_')}a\`.* TO \`${prefix}u\`@\`%\``);
+    // Made behind Berth's back with the account's prefix: not in the spec, so dropped.
+    await asAdmin(
+      `CREATE DATABASE \`${prefix}rogue\`; CREATE USER '${prefix}rogue'@'%'; GRANT DELETE ON \`${prefix}a\`.* TO '${prefix}u'@'%'`,
+    );
+    await driver.applyAccount(spec);
+    expect(await state()).toBe(first);
+    await driver.removeAccount(prefix);
+    expect(await state()).not.toContain(prefix);
+  }, 60_000);
+});
