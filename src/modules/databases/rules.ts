@@ -1,27 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { FieldError } from '../../lib/errors.js';
+import { DATABASE_PRIVILEGES as PRIVILEGES } from '../../provisioning/render/mariadb.js';
 
 /** The database-level privileges a grant may name (SPEC §10); `ALL` stands for every one. */
-export const PRIVILEGES = [
-  'SELECT',
-  'INSERT',
-  'UPDATE',
-  'DELETE',
-  'CREATE',
-  'DROP',
-  'INDEX',
-  'ALTER',
-  'CREATE_TEMPORARY_TABLES',
-  'LOCK_TABLES',
-  'EXECUTE',
-  'CREATE_VIEW',
-  'SHOW_VIEW',
-  'CREATE_ROUTINE',
-  'ALTER_ROUTINE',
-  'EVENT',
-  'TRIGGER',
-  'REFERENCES',
-] as const;
+export { PRIVILEGES };
 
 /** Character sets and the collations MariaDB 10.6+ has for each; the first is the default. */
 export const COLLATIONS: Readonly<Record<string, readonly string[]>> = {

@@ -4,7 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import mysql, { type Connection, type RowDataPacket } from 'mysql2/promise';
 import type { DatabaseDriver } from '../driver.js';
-import { grantPattern, sql, type DatabaseAccountSpec, type DatabaseSpec } from '../render/mariadb.js';
+import { DATABASE_PRIVILEGES, grantPattern, sql, type DatabaseAccountSpec, type DatabaseSpec } from '../render/mariadb.js';
 
 export interface MariaDbOptions {
   /** `mysql://user:password@host:port`: an administrative account (all privileges, GRANT OPTION). */
@@ -15,27 +15,8 @@ export interface MariaDbOptions {
   clientBin: string;
 }
 
-/** The database-level privileges the API offers, as the server names them: what `ALL` amounts to. */
-const EVERY_PRIVILEGE = [
-  'SELECT',
-  'INSERT',
-  'UPDATE',
-  'DELETE',
-  'CREATE',
-  'DROP',
-  'INDEX',
-  'ALTER',
-  'CREATE TEMPORARY TABLES',
-  'LOCK TABLES',
-  'EXECUTE',
-  'CREATE VIEW',
-  'SHOW VIEW',
-  'CREATE ROUTINE',
-  'ALTER ROUTINE',
-  'EVENT',
-  'TRIGGER',
-  'REFERENCES',
-];
+/** What `ALL` amounts to, as the server names the privileges. */
+const EVERY_PRIVILEGE: string[] = DATABASE_PRIVILEGES.map((p) => p.replace(/_/g, ' '));
 
 /** A LIKE pattern for names starting with `prefix` (`_` is a LIKE wildcard too). */
 const startingWith = (prefix: string) => `${prefix.replace(/[\\_%]/g, (c) => `\\${c}`)}%`;

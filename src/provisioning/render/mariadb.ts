@@ -19,6 +19,28 @@ export interface DatabaseAccountSpec {
   grants: { database: string; username: string; privileges: string[] }[];
 }
 
+/** The database-level privileges, as the API names them (`LOCK_TABLES` is SQL's `LOCK TABLES`). */
+export const DATABASE_PRIVILEGES = [
+  'SELECT',
+  'INSERT',
+  'UPDATE',
+  'DELETE',
+  'CREATE',
+  'DROP',
+  'INDEX',
+  'ALTER',
+  'CREATE_TEMPORARY_TABLES',
+  'LOCK_TABLES',
+  'EXECUTE',
+  'CREATE_VIEW',
+  'SHOW_VIEW',
+  'CREATE_ROUTINE',
+  'ALTER_ROUTINE',
+  'EVENT',
+  'TRIGGER',
+  'REFERENCES',
+] as const;
+
 const NAME = /^[a-z0-9_]{1,80}$/;
 const WORD = /^[a-z0-9_]{1,64}$/;
 const HASH = /^\*[0-9A-F]{40}$/;
