@@ -11,8 +11,10 @@
  *   response time, and SIGKILL → resumed for a held job on PostgreSQL (bench/effect.ts).
  * - HTTPS: internal issuance against `openssl req -x509`, and a new connection's handshake and first
  *   byte through the rendered server block against plain HTTP, where nginx is installed (bench/tls.ts).
+ * - PHP: a small page through nginx with Berth's server block and pool against PHP-FPM asked
+ *   directly over FastCGI, where both are installed (bench/php.ts).
  * BENCH_ONLY=postgres skips the PGlite phases; BENCH_ONLY=effect runs only the time to effect;
- * BENCH_ONLY=tls only the HTTPS figures.
+ * BENCH_ONLY=tls only the HTTPS figures; BENCH_ONLY=php only the PHP figures.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,6 +26,7 @@ import pg from 'pg';
 import { backupBench } from './backup.js';
 import { deployBench } from './deploy.js';
 import { effectBench, resumeBench } from './effect.js';
+import { phpBench } from './php.js';
 import { tlsBench } from './tls.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -266,6 +269,11 @@ if (process.env.BENCH_ONLY === 'tls') {
   process.exit(0);
 }
 
+if (process.env.BENCH_ONLY === 'php') {
+  await phpBench();
+  process.exit(0);
+}
+
 if (process.env.BENCH_ONLY === 'effect') {
   await effects('PGlite', null);
   await postgresEffects();
@@ -279,6 +287,7 @@ if (process.env.BENCH_ONLY !== 'postgres') {
   await backups('PGlite', null);
   await effects('PGlite', null);
   await tlsBench();
+  await phpBench();
 }
 const pgdb = await postgresDatabase('lists');
 // The deployment benchmark seeds its own server process, so it gets a database of its own.

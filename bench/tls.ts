@@ -100,6 +100,7 @@ async function handshakeBench(dir: string, ca: Awaited<ReturnType<typeof createC
       hostnames: names,
       root,
       suspended: false,
+      php: null,
       tls: { fullchainPem: '', privateKeyPem: '', redirectHttp: false, hsts: true },
     },
     o,

@@ -47,7 +47,7 @@ import { TokenResolver } from './modules/tokens/resolver.js';
 import type { Lookup } from './modules/webhooks/address-policy.js';
 import { webhookDocs } from './modules/webhooks/routes.js';
 import { webhooksModule } from './modules/webhooks/module.js';
-import type { DatabaseDriver, DnsDriver, MailDriver, WebDriver } from './provisioning/driver.js';
+import type { DatabaseDriver, DnsDriver, MailDriver, PhpDriver, WebDriver } from './provisioning/driver.js';
 import { driversFor } from './provisioning/drivers/index.js';
 import { applyResync } from './provisioning/resync.js';
 
@@ -64,6 +64,8 @@ export interface AppDeps {
   mailDriver?: MailDriver;
   /** The web driver; by default the one BERTH_DRIVER_WEB names. */
   webDriver?: WebDriver;
+  /** The PHP driver; by default the one BERTH_DRIVER_PHP names. */
+  phpDriver?: PhpDriver;
   /** The database driver; by default the one BERTH_DRIVER_DB names. */
   databaseDriver?: DatabaseDriver;
   /** Backup storage; by default a directory under the data dir. */
@@ -124,7 +126,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     { sites: siteDomainHooks(jobs), mail: emailDomainHooks(jobs, config.dataDir) },
     deps.dnsDriver ?? drivers.dns,
   );
-  const sites = sitesModule(svc, deps.webDriver ?? drivers.web, domains.acmeChallenges, logError('certificate renewal error'));
+  const php = deps.phpDriver ?? drivers.php;
+  const sites = sitesModule(
+    svc,
+    deps.webDriver ?? drivers.web,
+    php,
+    domains.acmeChallenges,
+    logError('certificate renewal error'),
+  );
   const databases = databasesModule(svc, deps.databaseDriver ?? drivers.db, logError('database meter error'));
   const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
   const backups = backupsModule(
@@ -142,7 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const accounts = accountsModule(svc, [
     domainAccountHooks(jobs),
     emailAccountHooks(jobs),
-    siteAccountHooks(jobs),
+    siteAccountHooks(jobs, db, php),
     databaseAccountHooks(jobs),
     backups.accountHooks,
   ]);

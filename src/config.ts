@@ -34,6 +34,7 @@ const ConfigSchema = Type.Object({
     web: driver('embedded', 'nginx'),
     mail: driver('embedded', 'dovecot-postfix'),
     db: driver('embedded', 'mariadb'),
+    php: driver('embedded', 'php-fpm'),
   }),
   // The real daemons' settings, read only when their driver is chosen (README "Real daemons").
   powerdns: Type.Object({
@@ -69,6 +70,16 @@ const ConfigSchema = Type.Object({
     userHost: Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9.:%_-]+$' }),
     dumpBin: Path,
     clientBin: Path,
+  }),
+  // SPEC §11: PHP-FPM's files, `{version}` standing for `8.2`; null versions: those installed.
+  php: Type.Object({
+    versions: Type.Union([Type.Array(Type.String({ pattern: '^\\d+\\.\\d+$' }), { minItems: 1 }), Type.Null()]),
+    poolDir: Path,
+    fpmConf: Path,
+    fpmPid: Path,
+    socketDir: Path,
+    // The group nginx runs as: pool sockets and the sites' files are given to it.
+    webGroup: Type.String({ pattern: '^[a-z_][a-z0-9_-]{0,31}$' }),
   }),
   // How often each process measures the databases' sizes.
   databaseMeterMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
@@ -110,7 +121,8 @@ const ENV_NAMES: Record<string, string> = {
   baseUrl: 'BERTH_BASE_URL',
   secretKey: 'BERTH_SECRET_KEY (32 bytes as base64 or hex)',
   webhooks: 'BERTH_WEBHOOK_*',
-  drivers: 'BERTH_DRIVER_DNS|WEB|MAIL|DB',
+  drivers: 'BERTH_DRIVER_DNS|WEB|MAIL|DB|PHP',
+  php: 'BERTH_PHP_VERSIONS / BERTH_PHP_POOL_DIR / BERTH_PHP_FPM_CONF / BERTH_PHP_FPM_PID / BERTH_PHP_SOCKET_DIR / BERTH_PHP_WEB_GROUP',
   powerdns: 'BERTH_PDNS_API_URL / BERTH_PDNS_API_KEY / BERTH_PDNS_SERVER_ID',
   nginx: 'BERTH_NGINX_BIN / BERTH_NGINX_CONF / BERTH_NGINX_SITES_DIR',
   webListen: 'BERTH_WEB_LISTEN',
@@ -177,6 +189,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       web: (env.BERTH_DRIVER_WEB || 'embedded') as 'embedded',
       mail: (env.BERTH_DRIVER_MAIL || 'embedded') as 'embedded',
       db: (env.BERTH_DRIVER_DB || 'embedded') as 'embedded',
+      php: (env.BERTH_DRIVER_PHP || 'embedded') as 'embedded',
     },
     powerdns: {
       apiUrl: env.BERTH_PDNS_API_URL || null,
@@ -209,6 +222,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       userHost: env.BERTH_MARIADB_USER_HOST || '%',
       dumpBin: env.BERTH_MARIADB_DUMP || 'mariadb-dump',
       clientBin: env.BERTH_MARIADB_CLIENT || 'mariadb',
+    },
+    php: {
+      versions: env.BERTH_PHP_VERSIONS ? list(env.BERTH_PHP_VERSIONS) : null,
+      poolDir: env.BERTH_PHP_POOL_DIR || '/etc/php/{version}/fpm/pool.d',
+      fpmConf: env.BERTH_PHP_FPM_CONF || '/etc/php/{version}/fpm/php-fpm.conf',
+      fpmPid: env.BERTH_PHP_FPM_PID || '/run/php/php{version}-fpm.pid',
+      socketDir: env.BERTH_PHP_SOCKET_DIR || '/run/php',
+      webGroup: env.BERTH_PHP_WEB_GROUP || 'www-data',
     },
     databaseMeterMs: int(env, 'BERTH_DATABASE_METER_MS', 60_000),
     resyncMs: int(env, 'BERTH_RESYNC_MS', 30_000),

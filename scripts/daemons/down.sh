@@ -6,6 +6,7 @@ dir=$(realpath -m "${1:?usage: down.sh DIR}")
 [ -f "$dir/dovecot/dovecot.conf" ] && doveadm -c "$dir/dovecot/dovecot.conf" stop >/dev/null 2>&1
 [ -f "$dir/nginx/nginx.pid" ] && nginx -c "$dir/nginx/nginx.conf" -s stop >/dev/null 2>&1
 [ -f "$dir/acme/pebble.pid" ] && kill "$(cat "$dir/acme/pebble.pid")" 2>/dev/null
+for pid in "$dir"/php/run/php*-fpm.pid; do [ -f "$pid" ] && kill "$(cat "$pid")" 2>/dev/null; done
 [ -f "$dir/mariadb/mariadb.pid" ] && kill "$(cat "$dir/mariadb/mariadb.pid")" 2>/dev/null
 [ -f "$dir/pdns/pdns.pid" ] && kill "$(cat "$dir/pdns/pdns.pid")" 2>/dev/null
 exit 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts PowerDNS, nginx, Dovecot, Postfix, pebble (an ACME server) and MariaDB on loopback high ports, with every configuration,
+# Starts PowerDNS, nginx, Dovecot, Postfix, pebble (an ACME server), MariaDB and PHP-FPM on loopback high ports, with every configuration,
 # database, socket, spool and log inside DIR, for the integration suite (test/integration).
 # Writes DIR/env: the BERTH_* settings that point Berth's drivers at them. Stop with down.sh DIR.
 # Needs root (Postfix's master and Dovecot start as root and drop privileges).
@@ -231,6 +231,32 @@ wait_port 127.0.0.1 "$mariadb_port" MariaDB 600
 mariadb --no-defaults --socket="$dir/mariadb/mariadb.sock" -uroot -e \
   "CREATE USER 'berth'@'127.0.0.1' IDENTIFIED BY '$mariadb_password'; GRANT ALL PRIVILEGES ON *.* TO 'berth'@'127.0.0.1' WITH GRANT OPTION;"
 
+# --- PHP-FPM: a master per installed version; Berth writes accounts' pools into DIR/php/<version>/pools.
+# nginx runs as root here, so the web server's group is root. ---
+php_versions=$(find /usr/sbin -maxdepth 1 -name 'php-fpm*' -printf '%f\n' 2>/dev/null | sed -n 's/^php-fpm\([0-9]*\.[0-9]*\)$/\1/p' | sort -rV | paste -sd, -)
+mkdir -p php/run
+for v in ${php_versions//,/ }; do
+  mkdir -p "php/$v/pools"
+  # A master refuses to start without a pool: an idle one stands in until Berth writes accounts' pools.
+  cat >"php/$v/pools/berth-idle.conf" <<CONF
+[berth-idle]
+user = nobody
+group = nogroup
+listen = $dir/php/run/idle-$v.sock
+pm = ondemand
+pm.max_children = 1
+CONF
+  cat >"php/$v/php-fpm.conf" <<CONF
+[global]
+pid = $dir/php/run/php$v-fpm.pid
+error_log = $dir/php/$v/error.log
+daemonize = yes
+process_control_timeout = 10s
+include = $dir/php/$v/pools/*.conf
+CONF
+  "php-fpm$v" --fpm-config "$dir/php/$v/php-fpm.conf"
+done
+
 cat >env <<CONF
 BERTH_DRIVER_DNS=powerdns
 BERTH_PDNS_API_URL=http://127.0.0.1:$pdns_api_port
@@ -258,4 +284,16 @@ BERTH_MARIADB_URL=mysql://berth:$mariadb_password@127.0.0.1:$mariadb_port
 BERTH_IT_MARIADB=127.0.0.1:$mariadb_port
 BERTH_IT_DAEMONS=$dir
 CONF
+if [ -n "$php_versions" ]; then
+  cat >>env <<CONF
+BERTH_DRIVER_PHP=php-fpm
+BERTH_PHP_VERSIONS=$php_versions
+BERTH_PHP_POOL_DIR=$dir/php/{version}/pools
+BERTH_PHP_FPM_CONF=$dir/php/{version}/php-fpm.conf
+BERTH_PHP_FPM_PID=$dir/php/run/php{version}-fpm.pid
+BERTH_PHP_SOCKET_DIR=$dir/php/run
+BERTH_PHP_WEB_GROUP=root
+BERTH_IT_PHP=$php_versions
+CONF
+fi
 echo "daemons up; settings in $dir/env"

@@ -2,6 +2,7 @@ import type { SiteSpec } from './render/nginx.js';
 import type { MailDomainSpec } from './render/mail.js';
 import type { Zone } from './render/zone-file.js';
 import type { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
+import type { PhpPoolSpec } from './render/php-fpm.js';
 
 /**
  * A DNS driver makes a zone served as given: the whole zone each time (applies are
@@ -52,4 +53,25 @@ export interface DatabaseDriver {
   dump(database: string, file: string): Promise<void>;
   /** Drops and re-creates the database, then loads a dump into it. */
   load(database: DatabaseSpec, file: string): Promise<void>;
+}
+
+/**
+ * A PHP driver runs an account's PHP (SPEC §11): one PHP-FPM pool per account and version as
+ * the account's Unix user. Pools are added before a server block points at them and pruned
+ * after none does, so switching a version never leaves a site without one.
+ */
+export interface PhpDriver {
+  readonly name: string;
+  /** The PHP versions installed on the web host (`8.2`), newest first. */
+  readonly versions: readonly string[];
+  /** Where the web server reaches the account's pool of a version. */
+  socket(username: string, version: string): string;
+  /** The account's pools of these versions exist and answer (with its Unix user); others are left. */
+  ensurePools(pools: PhpPoolSpec[]): Promise<void>;
+  /** The account's pools of versions not in `keep` go. */
+  prunePools(username: string, keep: readonly string[]): Promise<void>;
+  /** Every pool of the account and its Unix user go (a terminated account). */
+  removeAccount(username: string): Promise<void>;
+  /** Gives the account's Unix user a release's files, readable by the web server's group. */
+  own(dir: string, username: string): Promise<void>;
 }

@@ -33,7 +33,11 @@ async function activeSite(accountId = w.accountA.id, aliases: string[] = []) {
   const name = await domainOf(accountId);
   const r = await t.post('/v1/sites', { account_id: accountId, hostname: name, aliases: aliases.map((a) => `${a}.${name}`) });
   if (r.status !== 202) throw new Error(r.text);
-  await eventually(async () => (await get(r.body.id)).status === 'active');
+  // Active, and its certificate (the plan has `ssl`) issued: the issuance moves the site's version on.
+  await eventually(async () => {
+    const s = await get(r.body.id);
+    return s.status === 'active' && s.tls.status === 'active';
+  });
   return { ...r.body, name } as { id: string; account_id: string; name: string };
 }
 

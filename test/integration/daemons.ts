@@ -30,7 +30,8 @@ const hostPort = (name: string) => {
  * An app whose drivers are the real daemons; its data directory is readable by them (Dovecot
  * works as `nobody`). Closing it takes its sites' server blocks out of nginx's directory: they
  * name certificate files in the data directory that goes with the app, and a block whose
- * certificate is missing fails `nginx -t` for every later test.
+ * certificate is missing fails `nginx -t` for every later test. The Unix users of its accounts
+ * (PHP) go too.
  */
 export async function daemonApp(env: Record<string, string> = {}): Promise<TestApp> {
   const t = await createTestApp({ env: { ...daemonEnv, BERTH_RESYNC_MS: '500', ...env } });
@@ -38,8 +39,16 @@ export async function daemonApp(env: Record<string, string> = {}): Promise<TestA
   const close = t.close.bind(t);
   t.close = async () => {
     const sites = await t.db.query<{ id: string }>('SELECT id FROM sites');
+    const accounts = await t.db.query<{ username: string }>('SELECT username FROM accounts');
     await close();
     for (const { id } of sites.rows) rmSync(`${daemonEnv?.BERTH_NGINX_SITES_DIR}/${id}.conf`, { force: true });
+    // The pools and Unix users PHP sites made: the machine outlives the test's data. A pool left
+    // behind whose user is gone would fail every later reload of PHP-FPM.
+    for (const { username } of accounts.rows) {
+      for (const v of (daemonEnv?.BERTH_IT_PHP ?? '').split(',').filter(Boolean))
+        rmSync(`${daemonEnv?.BERTH_IT_DAEMONS}/php/${v}/pools/berth-${username}.conf`, { force: true });
+      await new Promise((r) => execFile('userdel', [`berth-${username}`], r));
+    }
   };
   return t;
 }

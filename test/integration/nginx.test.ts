@@ -64,7 +64,7 @@ describe.skipIf(!daemonEnv)(`nginx driver (${daemonEnv ? 'BERTH_DRIVER_WEB=nginx
     const root = path.join(t.dataDir, 'probe');
     mkdirSync(root);
     writeFileSync(path.join(root, 'index.html'), 'probe');
-    const spec = { id: 'probe-site', hostnames: ['probe.example.com'], root, suspended: false, tls: null };
+    const spec = { id: 'probe-site', hostnames: ['probe.example.com'], root, suspended: false, tls: null, php: null };
     await driver.applySite(spec);
     // A reload is asynchronous: nginx's new workers take over a moment after the signal.
     await eventually(async () => (await httpGet('probe.example.com')).body === 'probe');

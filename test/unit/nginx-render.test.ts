@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderServerBlock, type SiteSpec } from '../../src/provisioning/render/nginx.js';
+import { DEFAULT_PHP_SETTINGS } from '../../src/provisioning/render/php-fpm.js';
 
 const fixture = (name: string) => readFileSync(path.resolve(import.meta.dirname, '../fixtures/web', name), 'utf8');
 
@@ -11,6 +12,7 @@ const site: SiteSpec = {
   root: '/srv/berth/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p/sites/site_01jd3x9v6ef8tb2q4w5n7k8m9p/current',
   suspended: false,
   tls: null,
+  php: null,
 };
 const tls = { fullchainPem: 'unused by the renderer', privateKeyPem: 'unused', redirectHttp: false, hsts: false };
 const options = {
@@ -38,6 +40,16 @@ describe('nginx server blocks (golden files)', () => {
     expect(renderServerBlock({ ...site, tls: { ...tls, redirectHttp: true, hsts: true } }, options)).toBe(
       fixture('https-redirect-hsts.conf'),
     );
+  });
+
+  it('passes *.php to the account’s pool with the site’s settings, index.php as the fallback', () => {
+    const php = {
+      socket: '/run/php/berth-alice-8.2.sock',
+      settings: { ...DEFAULT_PHP_SETTINGS, memory_limit_mb: 256, display_errors: true },
+    };
+    expect(renderServerBlock({ ...site, php }, options)).toBe(fixture('php.conf'));
+    // Suspended: the 503 page, PHP or not.
+    expect(renderServerBlock({ ...site, php, suspended: true }, options)).toBe(fixture('suspended.conf'));
   });
 
   it('refuses values that could break out of a directive', () => {

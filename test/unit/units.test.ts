@@ -125,6 +125,7 @@ describe('quota checks', () => {
       max_dns_records_per_domain: 1,
       max_databases: 1,
       max_database_users: 2,
+      php_workers: 5,
     };
     const usage = {
       sites: 2,

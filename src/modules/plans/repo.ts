@@ -12,6 +12,7 @@ export const LIMIT_FIELDS = [
   'max_dns_records_per_domain',
   'max_databases',
   'max_database_users',
+  'php_workers',
 ] as const;
 export type LimitField = (typeof LIMIT_FIELDS)[number];
 export type Limits = Record<LimitField, number>;

@@ -16,6 +16,13 @@ export const LimitSchemas = {
   max_dns_records_per_domain: Limit('DNS records per domain'),
   max_databases: Limit('MariaDB databases. Optional when a plan is created or replaced: 10 if never given.'),
   max_database_users: Limit('MariaDB users. Optional when a plan is created or replaced: 10 if never given.'),
+  php_workers: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    format: 'int32',
+    description:
+      "PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.",
+  }),
 };
 const Features = Type.Array(StringEnum(['ssl', 'php', 'backups'] as const), { maxItems: 3, uniqueItems: true });
 const Description = Type.String({ maxLength: 2000 });
@@ -34,13 +41,14 @@ const Plan = Type.Object(
 );
 // Limits added after the first plans existed are optional: a client written before them keeps
 // working (its plans get the default, and a replacement that leaves them out keeps the value).
-const { max_databases, max_database_users, ...firstLimits } = LimitSchemas;
+const { max_databases, max_database_users, php_workers, ...firstLimits } = LimitSchemas;
 const Mutable = {
   name: Name,
   description: Description,
   ...firstLimits,
   max_databases: Type.Optional(max_databases),
   max_database_users: Type.Optional(max_database_users),
+  php_workers: Type.Optional(php_workers),
   features: Features,
 };
 const CreateBody = Type.Object(

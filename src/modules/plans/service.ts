@@ -28,8 +28,10 @@ const fieldsOf = (r: repo.PlanRow): repo.PlanFields => ({
   ...(Object.fromEntries(repo.LIMIT_FIELDS.map((k) => [k, r[k]])) as repo.Limits),
 });
 
-/** Databases and their users when a plan does not say (the migration gave existing plans the same). */
+/** Fields a plan may leave out when it is created (the migrations gave existing plans the same defaults). */
+type OptionalField = 'description' | 'features' | 'max_databases' | 'max_database_users' | 'php_workers';
 const DEFAULT_DATABASES = 10;
+const DEFAULT_PHP_WORKERS = 5;
 
 const duplicateName = () => conflict('already_exists', 'A plan with this name already exists.');
 
@@ -63,8 +65,7 @@ export function plansService(deps: ServiceDeps) {
 
     async create(
       caller: Caller,
-      input: Omit<repo.PlanFields, 'description' | 'features' | 'max_databases' | 'max_database_users'> &
-        Partial<Pick<repo.PlanFields, 'description' | 'features' | 'max_databases' | 'max_database_users'>>,
+      input: Omit<repo.PlanFields, OptionalField> & Partial<Pick<repo.PlanFields, OptionalField>>,
     ): Promise<Plan> {
       requireKind(caller, ['operator', 'reseller'], 'create plans');
       requireWritable(caller);
@@ -74,6 +75,7 @@ export function plansService(deps: ServiceDeps) {
           ...input,
           max_databases: input.max_databases ?? DEFAULT_DATABASES,
           max_database_users: input.max_database_users ?? DEFAULT_DATABASES,
+          php_workers: input.php_workers ?? DEFAULT_PHP_WORKERS,
           description: input.description ?? '',
           features: input.features ?? [],
         });

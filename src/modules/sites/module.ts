@@ -1,7 +1,7 @@
 import { operationWorker, syncErrorGauge, type Contribution } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
 import { loadServerKey, subkey } from '../../lib/server-key.js';
-import type { WebDriver } from '../../provisioning/driver.js';
+import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
 import type { AcmeChallengeRecords } from '../domains/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { certificateJob } from './certificates/issue.js';
@@ -15,6 +15,7 @@ import { deploymentJob } from './jobs.js';
 import { webReconciler } from './reconciler.js';
 import { countWebSyncErrors } from './repo.js';
 import { siteRoutes, siteSchemas } from './routes.js';
+import { runtimeRoutes, runtimeSchemas } from './runtimes.js';
 import { siteCancelHandlers, sitesService } from './service.js';
 
 /**
@@ -24,6 +25,7 @@ import { siteCancelHandlers, sitesService } from './service.js';
 export function sitesModule(
   svc: ServiceDeps,
   driver: WebDriver,
+  php: PhpDriver,
   acmeChallenges: AcmeChallengeRecords,
   onError: (err: unknown) => void,
 ) {
@@ -32,17 +34,18 @@ export function sitesModule(
   const sealKey = subkey(loadServerKey(config.secretKey, config.dataDir), 'tls keys');
   const authority = internalAuthority(db, clock, sealKey);
   const issuer = configuredIssuer(config, db, clock, sealKey, authority);
-  const sites = sitesService(svc);
-  const deployments = deploymentsService(svc, sites);
+  const sites = sitesService(svc, { php: php.versions });
+  const deployments = deploymentsService(svc, sites, php);
   const certificates = certificatesService(svc, { sealKey, authority, load: sites.load });
   const contribution: Contribution = {
-    schemas: [...siteSchemas, ...certificateSchemas],
+    schemas: [...siteSchemas, ...certificateSchemas, ...runtimeSchemas],
     routes: (app) => {
       siteRoutes(app, sites, deployments);
+      runtimeRoutes(app, php.versions);
       certificateRoutes(app, sites, certificates);
     },
     workers: [
-      { queue: JOBS.webApply, run: webReconciler(svc, driver, sealKey) },
+      { queue: JOBS.webApply, run: webReconciler(svc, driver, php, sealKey) },
       operationWorker(JOBS.siteDeploy, deploymentJob(svc)),
       {
         queue: JOBS.certificateIssue,

@@ -1,9 +1,11 @@
 import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { Queryable } from '../../db/client.js';
-import { currentLink, releasesDir, siteDir } from '../../layout.js';
+import { accountHome, currentLink, releasesDir, siteDir } from '../../layout.js';
 import { messageOf } from '../../lib/errors.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
-import type { WebDriver } from '../../provisioning/driver.js';
+import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
+import { findAccountById, limitsOf } from '../accounts/index.js';
 import type { SiteSpec } from '../../provisioning/render/nginx.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
@@ -27,9 +29,37 @@ import { findCertificate } from './certificates/repo.js';
  * - `failed`, or gone: not served.
  * Every step can run again after a crash.
  */
-export function webReconciler(deps: ServiceDeps, driver: WebDriver, sealKey: Buffer) {
+export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriver, sealKey: Buffer) {
   const { db, config, jobs } = deps;
   const dirOf = (unit: sites.WebUnit) => siteDir(config.dataDir, unit.account_id, unit.id);
+  const phpVersion = (unit: sites.WebUnit) => (unit.runtime.startsWith('php-') ? unit.runtime.slice(4) : null);
+
+  /**
+   * Before a server block points at a pool, the account's pools of every version its sites use
+   * exist (SPEC §11: a switch of version never leaves a request without one).
+   */
+  async function ensurePools(unit: sites.WebUnit): Promise<void> {
+    const own = phpVersion(unit);
+    const { versions } = await sites.phpVersionsOfAccount(db, unit.account_id, unit.id);
+    const wanted = [...new Set([...versions, ...(own ? [own] : [])])];
+    if (!wanted.length) return;
+    const account = await findAccountById(db, unit.account_id);
+    if (!account) return;
+    const home = accountHome(config.dataDir, unit.account_id);
+    const workers = limitsOf(account).php_workers;
+    await php.ensurePools(
+      wanted.map((version) => ({ username: unit.account_username, version, home, tmp: path.join(home, 'tmp'), workers })),
+    );
+  }
+
+  /**
+   * After the server block changed: pools of versions no site of the account uses go, unless
+   * another of its sites has yet to be applied (its block may still name one); its apply prunes.
+   */
+  async function prunePools(unit: sites.WebUnit): Promise<void> {
+    const { versions, othersPending } = await sites.phpVersionsOfAccount(db, unit.account_id, unit.id);
+    if (!othersPending) await php.prunePools(unit.account_username, versions);
+  }
 
   /**
    * The unit as the web driver sees it; a suspended site or account gets the suspension page.
@@ -43,6 +73,9 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, sealKey: Buf
       hostnames: [unit.hostname, ...unit.aliases],
       root: currentLink(dirOf(unit)),
       suspended: unit.status === 'suspended' || unit.account_status !== 'active',
+      php: phpVersion(unit)
+        ? { socket: php.socket(unit.account_username, phpVersion(unit) as string), settings: unit.php }
+        : null,
       tls:
         cert?.certificate_pem && cert.private_key_sealed
           ? {
@@ -71,7 +104,8 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, sealKey: Buf
     );
     const syncError = failure
       ? null
-      : await siteSpec({ ...unit, status: 'active' })
+      : await ensurePools(unit)
+          .then(() => siteSpec({ ...unit, status: 'active' }))
           .then((spec) => driver.applySite(spec))
           .then(() => null, messageOf);
     await db.transaction(async (tx) => {
@@ -99,6 +133,8 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, sealKey: Buf
     const op = await ops.openOperation(db, unit.id, 'site.delete');
     if (!op || !(await ops.transition(db, op.id, ['queued', 'running'], { status: 'running', progress: 10 }))) return;
     await driver.removeSite(unit.id);
+    // The account's last site of a PHP version takes that version's pool with it.
+    await prunePools(unit);
     await ops.transition(db, op.id, ['running'], { status: 'running', progress: 50 });
     await rm(dirOf(unit), { recursive: true, force: true });
     await db.transaction(async (tx) => {
@@ -119,10 +155,18 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, sealKey: Buf
     if (unit.status === 'provisioning') return provision(unit);
     if (unit.status === 'deleting') return remove(unit);
     if (unit.status === 'failed') return;
-    await applyUnit(unit, async () => driver.applySite(await siteSpec(unit)), {
-      applied: (generation) => sites.markWebApplied(db, id, generation),
-      failed: (message) => sites.markWebSyncError(db, id, message),
-    });
+    await applyUnit(
+      unit,
+      async () => {
+        await ensurePools(unit);
+        await driver.applySite(await siteSpec(unit));
+        await prunePools(unit);
+      },
+      {
+        applied: (generation) => sites.markWebApplied(db, id, generation),
+        failed: (message) => sites.markWebSyncError(db, id, message),
+      },
+    );
   }
 
   // One apply of a site at a time across processes: a slower, older one never writes last.

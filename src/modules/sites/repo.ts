@@ -1,6 +1,7 @@
 import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
 import { pageSql, type PageParams } from '../../db/paging.js';
+import type { PhpSettings } from '../../provisioning/render/php-fpm.js';
 
 type SiteStatus = 'provisioning' | 'active' | 'suspended' | 'failed' | 'deleting';
 
@@ -10,7 +11,9 @@ export interface SiteRow {
   reseller_id: string | null;
   hostname: string;
   aliases: string[];
-  runtime: 'static';
+  /** `static` or `php-<major>.<minor>`. */
+  runtime: string;
+  php: PhpSettings;
   status: SiteStatus;
   suspension_reason: string | null;
   current_deployment_id: string | null;
@@ -35,7 +38,7 @@ export interface SiteRow {
   version: number;
 }
 
-const SELECT = `SELECT s.id, s.account_id, a.reseller_id, s.hostname, s.aliases, s.runtime, s.status, s.suspension_reason,
+const SELECT = `SELECT s.id, s.account_id, a.reseller_id, s.hostname, s.aliases, s.runtime, s.php, s.status, s.suspension_reason,
     s.current_deployment_id, s.error, s.sync_state, s.sync_error, s.created_at, s.updated_at, s.version,
     (SELECT coalesce(sum(size_bytes), 0)::float8 FROM deployments p WHERE p.site_id = s.id AND p.status <> 'pruned')
       AS disk_bytes,
@@ -76,12 +79,15 @@ export async function listSites(db: Queryable, caller: Caller, f: SiteFilter, pa
 
 export async function insertSite(
   tx: Queryable,
-  s: Pick<SiteRow, 'id' | 'account_id' | 'hostname' | 'aliases' | 'runtime' | 'tls_mode' | 'tls_redirect_http' | 'tls_hsts'>,
+  s: Pick<
+    SiteRow,
+    'id' | 'account_id' | 'hostname' | 'aliases' | 'runtime' | 'php' | 'tls_mode' | 'tls_redirect_http' | 'tls_hsts'
+  >,
 ) {
   await tx.query(
-    `INSERT INTO sites (id, account_id, hostname, aliases, runtime, tls_mode, tls_redirect_http, tls_hsts)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [s.id, s.account_id, s.hostname, s.aliases, s.runtime, s.tls_mode, s.tls_redirect_http, s.tls_hsts],
+    `INSERT INTO sites (id, account_id, hostname, aliases, runtime, php, tls_mode, tls_redirect_http, tls_hsts)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [s.id, s.account_id, s.hostname, s.aliases, s.runtime, JSON.stringify(s.php), s.tls_mode, s.tls_redirect_http, s.tls_hsts],
   );
 }
 
@@ -96,6 +102,7 @@ export type SiteChange = Partial<
     SiteRow,
     | 'aliases'
     | 'runtime'
+    | 'php'
     | 'status'
     | 'suspension_reason'
     | 'current_deployment_id'
@@ -112,7 +119,8 @@ export type SiteChange = Partial<
  */
 export async function updateSite(tx: Queryable, id: string, f: SiteChange, version?: number): Promise<boolean> {
   const params: unknown[] = [id];
-  const sets = Object.entries(f).map(([k, v]) => `${k} = $${params.push(k === 'error' && v !== null ? JSON.stringify(v) : v)}`);
+  const json = (k: string, v: unknown) => (k === 'error' || k === 'php') && v !== null;
+  const sets = Object.entries(f).map(([k, v]) => `${k} = $${params.push(json(k, v) ? JSON.stringify(v) : v)}`);
   const guard = version === undefined ? '' : ` AND version = $${params.push(version)}`;
   const r = await tx.query(
     `UPDATE sites SET ${[...sets, ''].join(', ')}generation = generation + 1, sync_state = 'pending', updated_at = now(), version = version + 1
@@ -141,11 +149,31 @@ export async function sitesUnderDomain(db: Queryable, accountId: string, domain:
   ).rows;
 }
 
+/**
+ * The PHP versions an account's sites use (those being deleted or failed aside), and whether
+ * any of them other than `except` still waits for an apply (its server block may still name a
+ * version the account no longer uses).
+ */
+export async function phpVersionsOfAccount(db: Queryable, accountId: string, except: string) {
+  const r = await db.query<{ runtime: string; pending: boolean; id: string }>(
+    `SELECT id, runtime, applied_generation < generation AS pending FROM sites
+     WHERE account_id = $1 AND status NOT IN ('deleting', 'failed')`,
+    [accountId],
+  );
+  const versions = [...new Set(r.rows.filter((s) => s.runtime.startsWith('php-')).map((s) => s.runtime.slice(4)))];
+  return { versions, othersPending: r.rows.some((s) => s.id !== except && s.pending) };
+}
+
 export async function siteIdsOfAccount(db: Queryable, accountId: string): Promise<string[]> {
   return (await db.query<{ id: string }>('SELECT id FROM sites WHERE account_id = $1', [accountId])).rows.map((r) => r.id);
 }
 
-export type WebUnit = SiteRow & { account_status: string; generation: number; applied_generation: number };
+export type WebUnit = SiteRow & {
+  account_status: string;
+  account_username: string;
+  generation: number;
+  applied_generation: number;
+};
 
 /**
  * The web apply unit: the site, its account's status, and the generation it represents, as
@@ -153,7 +181,7 @@ export type WebUnit = SiteRow & { account_status: string; generation: number; ap
  */
 export async function loadWebUnit(db: Queryable, id: string): Promise<WebUnit | undefined> {
   const r = await db.query<WebUnit>(
-    `SELECT x.*, a.status AS account_status, s.generation, s.applied_generation
+    `SELECT x.*, a.status AS account_status, a.username AS account_username, s.generation, s.applied_generation
      FROM (${SELECT} WHERE s.id = $1) x JOIN sites s ON s.id = x.id JOIN accounts a ON a.id = x.account_id
      FOR SHARE OF s, a`,
     [id],

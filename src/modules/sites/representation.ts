@@ -30,6 +30,7 @@ export const toSite = (r: SiteRow) => ({
   hostname: r.hostname,
   aliases: r.aliases,
   runtime: r.runtime,
+  php: r.php,
   status: r.status,
   suspension: r.status === 'suspended' ? { reason: r.suspension_reason ?? '' } : null,
   current_deployment_id: r.current_deployment_id,

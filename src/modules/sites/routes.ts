@@ -22,7 +22,35 @@ const Aliases = Type.Array(Hostname, {
   description:
     'More hostnames the site answers to. A wildcard (`*.example.com`) answers every name one label below; its certificate is obtained by DNS-01, so its zone must be hosted by Berth in the same account.',
 });
-const Runtime = StringEnum(['static'] as const, { description: '`static` serves files; more runtimes come later.' });
+const Runtime = Type.String({
+  pattern: '^(static|php-[0-9]+\\.[0-9]+)$',
+  maxLength: 20,
+  description:
+    '`static` serves files; `php-<major>.<minor>` runs `*.php` with that PHP version (one of `GET /v1/runtimes`; the plan needs `php`), with `index.php` as index and as the fallback of paths that are no file (a front controller).',
+});
+const phpFields = {
+  memory_limit_mb: Type.Integer({ minimum: 16, maximum: 2048, format: 'int32', description: '`memory_limit`. Default 128.' }),
+  upload_max_filesize_mb: Type.Integer({
+    minimum: 1,
+    maximum: 1024,
+    format: 'int32',
+    description: "`upload_max_filesize` and `post_max_size`, and the web server's largest request body. Default 64.",
+  }),
+  max_execution_time_s: Type.Integer({
+    minimum: 1,
+    maximum: 600,
+    format: 'int32',
+    description: '`max_execution_time`. Default 30.',
+  }),
+  display_errors: Type.Boolean({ description: '`display_errors`. Default false.' }),
+};
+const Php = Type.Object(phpFields, { description: "The site's PHP settings (used when its runtime is PHP)." });
+const PhpInput = Type.Object(
+  Object.fromEntries(Object.entries(phpFields).map(([k, v]) => [k, Type.Optional(v)])) as {
+    [K in keyof typeof phpFields]: ReturnType<typeof Type.Optional<(typeof phpFields)[K]>>;
+  },
+  { additionalProperties: false, description: "The site's PHP settings; what is left out keeps its value (or default)." },
+);
 
 const TlsMode = StringEnum(['auto', 'custom', 'none'] as const, {
   description:
@@ -76,6 +104,7 @@ const Site = Type.Object(
     hostname: Type.String({ maxLength: 253 }),
     aliases: Type.Array(Type.String({ maxLength: 253 }), { maxItems: 20 }),
     runtime: Runtime,
+    php: Php,
     status: Status,
     suspension: Nullable(Type.Object({ reason: Type.String({ maxLength: 500 }) })),
     current_deployment_id: Nullable(Id('dpl')),
@@ -127,7 +156,7 @@ const DeploymentWithOperation = Type.Object(
 
 const SiteParams = Type.Object({ site_id: Id('site') }, { additionalProperties: false });
 const DeploymentParams = Type.Object({ site_id: Id('site'), deployment_id: Id('dpl') }, { additionalProperties: false });
-const Mutable = { aliases: Aliases, runtime: Runtime, tls: Type.Optional(TlsInput) };
+const Mutable = { aliases: Aliases, runtime: Runtime, php: Type.Optional(PhpInput), tls: Type.Optional(TlsInput) };
 
 const ARCHIVE_TYPES: Record<string, 'tar.gz' | 'zip'> = {
   'application/gzip': 'tar.gz',
@@ -178,6 +207,7 @@ export function siteRoutes(app: App, svc: SitesService, deployments: Deployments
             hostname: Hostname,
             aliases: Type.Optional(Aliases),
             runtime: Type.Optional(Runtime),
+            php: Type.Optional(PhpInput),
             tls: Type.Optional(TlsInput),
           },
           { additionalProperties: false },

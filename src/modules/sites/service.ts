@@ -4,7 +4,9 @@ import { isUniqueViolation } from '../../db/errors.js';
 import type { PageParams } from '../../db/paging.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { parseDomainName } from '../../lib/domain-name.js';
-import { conflict, invalid, notFound, type FieldError } from '../../lib/errors.js';
+import { conflict, featureUnavailable, invalid, notFound, type FieldError } from '../../lib/errors.js';
+import { DEFAULT_PHP_SETTINGS, type PhpSettings } from '../../provisioning/render/php-fpm.js';
+import type { PhpDriver } from '../../provisioning/driver.js';
 import { isId, newId } from '../../lib/ids.js';
 import { checkVersion, staleVersion } from '../../lib/if-match.js';
 import { mergeFields } from '../../lib/merge-patch.js';
@@ -34,16 +36,38 @@ export interface CreateSiteInput {
   account_id: string;
   hostname: string;
   aliases?: string[];
-  runtime?: 'static';
+  runtime?: string;
+  php?: Partial<PhpSettings>;
   tls?: Partial<TlsFields>;
 }
 
 export interface SiteFields {
   aliases: string[];
-  runtime: 'static';
+  runtime: string;
+  php: PhpSettings;
   tls: TlsFields;
 }
-type SitePatch = Partial<Omit<SiteFields, 'tls'>> & { tls?: Partial<TlsFields> };
+type SitePatch = Partial<Omit<SiteFields, 'tls' | 'php'>> & { tls?: Partial<TlsFields>; php?: Partial<PhpSettings> };
+
+/** The runtimes sites may choose: `static`, and PHP in the versions installed on the web host. */
+export interface Runtimes {
+  php: readonly string[];
+}
+
+/**
+ * `static`, or `php-<version>` among those installed (else 422 naming them) on a plan with
+ * the `php` feature (else 403).
+ */
+function checkRuntime(account: accounts.AccountRow, runtime: string, runtimes: Runtimes): string {
+  if (runtime === 'static') return runtime;
+  const version = /^php-(\d+\.\d+)$/.exec(runtime)?.[1];
+  if (!version || !runtimes.php.includes(version)) {
+    const installed = ['static', ...runtimes.php.map((v) => `php-${v}`)].join(', ');
+    throw invalid([{ pointer: '/runtime', code: 'unknown_runtime', detail: `is not installed; installed: ${installed}` }]);
+  }
+  if (!hasFeature(account, 'php')) throw featureUnavailable('php', "The account's plan does not include PHP (`php`).");
+  return runtime;
+}
 
 /**
  * The HTTPS a site asks for: `auto` by default when the plan includes `ssl` (Caddy's model:
@@ -80,7 +104,7 @@ async function beginSiteDeletion(tx: Queryable, jobs: JobQueue, site: repo.SiteR
   return started.row;
 }
 
-export function sitesService(deps: ServiceDeps) {
+export function sitesService(deps: ServiceDeps, runtimes: Runtimes) {
   const { db, jobs } = deps;
 
   async function load(caller: Caller, id: string): Promise<repo.SiteRow> {
@@ -154,6 +178,7 @@ export function sitesService(deps: ServiceDeps) {
       const names = await hostnames(account.id, input.hostname, input.aliases ?? []);
       const defaults: TlsFields = { mode: hasFeature(account, 'ssl') ? 'auto' : 'none', redirect_http: false, hsts: false };
       const tls = checkTls(account, { ...defaults, ...input.tls }, null);
+      const runtime = checkRuntime(account, input.runtime ?? 'static', runtimes);
       const id = newId('site');
       try {
         const { row, op } = await db.transaction(async (tx) => {
@@ -163,7 +188,8 @@ export function sitesService(deps: ServiceDeps) {
             account_id: account.id,
             hostname: names[0] as string,
             aliases: names.slice(1),
-            runtime: input.runtime ?? 'static',
+            runtime,
+            php: { ...DEFAULT_PHP_SETTINGS, ...input.php },
             tls_mode: tls.mode,
             tls_redirect_http: tls.redirect_http,
             tls_hsts: tls.hsts,
@@ -202,10 +228,13 @@ export function sitesService(deps: ServiceDeps) {
       const before: SiteFields = {
         aliases: current.aliases,
         runtime: current.runtime,
+        php: current.php,
         tls: { mode: current.tls_mode, redirect_http: current.tls_redirect_http, hsts: current.tls_hsts },
       };
       const next = mergeFields<SiteFields>(before, patch);
       const tls = checkTls(account, next.tls, current.tls_mode);
+      // A version uninstalled since does not stand in the way of other changes.
+      if (next.runtime !== current.runtime) checkRuntime(account, next.runtime, runtimes);
       const names = await hostnames(current.account_id, current.hostname, next.aliases);
       const renamed = names.slice(1).join() !== current.aliases.join();
       const retry = patch.tls?.mode === 'auto' && current.tls_status === 'failed';
@@ -214,6 +243,7 @@ export function sitesService(deps: ServiceDeps) {
           const change = {
             aliases: names.slice(1),
             runtime: next.runtime,
+            php: next.php,
             tls_mode: tls.mode,
             tls_redirect_http: tls.redirect_http,
             tls_hsts: tls.hsts,
@@ -296,8 +326,19 @@ export const siteCancelHandlers = (jobs: JobQueue): [string, CancelHandler][] =>
 ];
 
 /** Suspension re-renders the account's sites (503); termination withdraws each from the web server. */
-export const siteAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => ({
+export const siteAccountHooks = (
+  jobs: JobQueue,
+  db: Queryable,
+  php: Pick<PhpDriver, 'removeAccount'>,
+): Partial<AccountHooks> => ({
   counters: [siteCounter],
+  // Its PHP pools and Unix user live outside its home.
+  removals: [
+    async (accountId) => {
+      const account = await accounts.findAccountById(db, accountId);
+      if (account) await php.removeAccount(account.username);
+    },
+  ],
   statusChanged: [(tx, accountId) => touchWebUnitsOfAccount(tx, jobs, accountId)],
   terminating: [
     async (tx, accountId) => {

@@ -1,5 +1,8 @@
 import type { Config } from '../../config.js';
-import type { DatabaseDriver, DnsDriver, MailDriver, WebDriver } from '../driver.js';
+import type { DatabaseDriver, DnsDriver, MailDriver, PhpDriver, WebDriver } from '../driver.js';
+import { installedPhpVersions, sortVersions } from '../../lib/php-versions.js';
+import { EmbeddedPhpDriver } from './embedded-php.js';
+import { PhpFpmDriver } from './php-fpm.js';
 import { EmbeddedDatabaseDriver } from './embedded-db.js';
 import { MariaDbDatabaseDriver } from './mariadb.js';
 import { DovecotPostfixMailDriver } from './dovecot-postfix.js';
@@ -10,8 +13,15 @@ import { NginxWebDriver } from './nginx.js';
 import { PowerDnsDriver } from './powerdns.js';
 
 /** The drivers the configuration chooses (loadConfig has checked each real one has its settings). */
-export function driversFor(config: Config): { dns: DnsDriver; web: WebDriver; mail: MailDriver; db: DatabaseDriver } {
-  const { drivers, powerdns, nginx, mailServer, dataDir, webListen, webListenTls, mariadb } = config;
+export function driversFor(config: Config): {
+  dns: DnsDriver;
+  web: WebDriver;
+  mail: MailDriver;
+  db: DatabaseDriver;
+  php: PhpDriver;
+} {
+  const { drivers, powerdns, nginx, mailServer, dataDir, webListen, webListenTls, mariadb, php } = config;
+  const phpVersions = php.versions ? sortVersions(php.versions) : installedPhpVersions();
   const listen = { listen: webListen, listenTls: webListenTls };
   return {
     dns:
@@ -34,5 +44,6 @@ export function driversFor(config: Config): { dns: DnsDriver; web: WebDriver; ma
       drivers.db === 'mariadb'
         ? new MariaDbDatabaseDriver({ ...mariadb, url: mariadb.url as string })
         : new EmbeddedDatabaseDriver(dataDir, mariadb.userHost),
+    php: drivers.php === 'php-fpm' ? new PhpFpmDriver(phpVersions, php) : new EmbeddedPhpDriver(dataDir, phpVersions, php),
   };
 }

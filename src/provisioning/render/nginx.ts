@@ -1,3 +1,5 @@
+import { phpValue, type PhpSettings } from './php-fpm.js';
+
 /**
  * A site's web apply unit as the web server needs it, and the pure function that renders its
  * nginx server blocks. The document root is the site's `current` symlink, which a deployment
@@ -13,6 +15,8 @@ export interface SiteSpec {
   suspended: boolean;
   /** The certificate to serve HTTPS with (null: plain HTTP only). The driver writes its files. */
   tls: SiteTls | null;
+  /** A PHP site: its account's pool and the site's settings (null: static files only). */
+  php: { socket: string; settings: PhpSettings } | null;
 }
 
 export interface SiteTls {
@@ -56,13 +60,63 @@ function content(site: SiteSpec, o: WebServerOptions): string[] {
         '        return 503;',
         '    }',
       ]
-    : [
-        `    root ${arg(site.root, 'document root')};`,
-        '    index index.html index.htm;',
-        '    location / {',
-        '        try_files $uri $uri/ =404;',
-        '    }',
-      ];
+    : site.php
+      ? php(site.root, site.php)
+      : [
+          `    root ${arg(site.root, 'document root')};`,
+          '    index index.html index.htm;',
+          '    location / {',
+          '        try_files $uri $uri/ =404;',
+          '    }',
+        ];
+}
+
+/** FastCGI parameters, written out: the block must not depend on where nginx keeps `fastcgi_params`. */
+const FASTCGI_PARAMS = [
+  ['QUERY_STRING', '$query_string'],
+  ['REQUEST_METHOD', '$request_method'],
+  ['CONTENT_TYPE', '$content_type'],
+  ['CONTENT_LENGTH', '$content_length'],
+  ['SCRIPT_NAME', '$fastcgi_script_name'],
+  ['REQUEST_URI', '$request_uri'],
+  ['DOCUMENT_URI', '$document_uri'],
+  ['SERVER_PROTOCOL', '$server_protocol'],
+  ['REQUEST_SCHEME', '$scheme'],
+  ['HTTPS', '$https if_not_empty'],
+  ['GATEWAY_INTERFACE', 'CGI/1.1'],
+  ['SERVER_SOFTWARE', 'nginx'],
+  ['REMOTE_ADDR', '$remote_addr'],
+  ['REMOTE_PORT', '$remote_port'],
+  ['SERVER_ADDR', '$server_addr'],
+  ['SERVER_PORT', '$server_port'],
+  ['SERVER_NAME', '$host'],
+  ['REDIRECT_STATUS', '200'],
+  // httpoxy: a request's `Proxy:` header must not become PHP's HTTP_PROXY.
+  ['HTTP_PROXY', '""'],
+];
+
+/**
+ * A PHP site: `*.php` to the account's pool, other paths to a file, a directory or the front
+ * controller (`/index.php?$query_string`). `$realpath_root` resolves the `current` link per
+ * request, so PHP (and its opcache) see the release a deployment switched to.
+ */
+function php(root: string, p: NonNullable<SiteSpec['php']>): string[] {
+  return [
+    `    root ${arg(root, 'document root')};`,
+    '    index index.php index.html index.htm;',
+    `    client_max_body_size ${Math.trunc(p.settings.upload_max_filesize_mb)}m;`,
+    '    location / {',
+    '        try_files $uri $uri/ /index.php?$query_string;',
+    '    }',
+    '    location ~ \\.php$ {',
+    '        try_files $fastcgi_script_name =404;',
+    `        fastcgi_pass unix:${arg(p.socket, 'PHP socket')};`,
+    '        fastcgi_param SCRIPT_FILENAME $realpath_root$fastcgi_script_name;',
+    '        fastcgi_param DOCUMENT_ROOT $realpath_root;',
+    ...FASTCGI_PARAMS.map(([k, v]) => `        fastcgi_param ${k} ${v};`),
+    `        fastcgi_param PHP_VALUE "${phpValue(p.settings)}";`,
+    '    }',
+  ];
 }
 
 export const certificateFiles = (certDir: string, id: string) => ({

@@ -8,6 +8,7 @@ import type { PageParams } from '../../../db/paging.js';
 import { JOBS } from '../../../jobs/names.js';
 import { AppError, conflict, invalid, notFound, quotaExceeded } from '../../../lib/errors.js';
 import { isId, newId } from '../../../lib/ids.js';
+import type { PhpDriver } from '../../../provisioning/driver.js';
 import type { ServiceDeps } from '../../deps.js';
 import { limitsOf, writableAccount } from '../../accounts/index.js';
 import * as ops from '../../operations/index.js';
@@ -50,7 +51,7 @@ async function receive(body: Readable, file: string): Promise<void> {
 }
 
 /** Deployments: an archive unpacked into a new release while it is received, then switched live by a job. */
-export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService) {
+export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, php: Pick<PhpDriver, 'own'>) {
   const { db, config, jobs } = deps;
   const maxBytes = config.deployMaxMb * MIB;
 
@@ -119,6 +120,8 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService) {
         const source = format === 'zip' ? { file: `${staging}.upload` } : { stream: input };
         unpacked = await unpackArchive(source, format, staging, { bytes: quota, ratio: UPLOAD_MAX_RATIO });
         if ((await used) + unpacked.bytes > quota) throw new ArchiveTooLarge((await used) + unpacked.bytes);
+        // The account's Unix user owns its files (its PHP may write them; others' may not read them).
+        await php.own(staging, account.username);
         await mkdir(releasesDir(dir), { recursive: true });
         await rename(staging, releaseDir(dir, id));
       } catch (err) {
