@@ -30,6 +30,7 @@ export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsD
       { queue: JOBS.dnsChangeApply, run: (data) => changes.runScheduled(String(data.change_id)) },
     ],
     gauges: [syncErrorGauge('dns', () => countZoneSyncErrors(svc.db))],
+    housekeeping: [(now) => domains.pruneRetiredDkim(now)],
   };
   return { contribution, domains, records, acmeChallenges: acmeChallengeRecords(svc) };
 }

@@ -19,6 +19,9 @@ export const DomainParam = Type.String({
   maxLength: 253,
   description: "The domain's id or name (A-label or Unicode).",
 });
+const DmarcPolicy = StringEnum(['none', 'quarantine', 'reject'] as const, {
+  description: 'What receivers do with mail that fails SPF and DKIM alignment. Default `none` (monitor only).',
+});
 const Serial = Type.Integer({ minimum: 1, maximum: 4294967295, format: 'int64', description: 'SOA serial, YYYYMMDDnn' });
 
 const Domain = Type.Object(
@@ -31,6 +34,13 @@ const Domain = Type.Object(
     nameservers: Type.Array(Type.String({ maxLength: 253 }), { maxItems: 20 }),
     dns: Type.Object({ serial: Serial, record_count: Type.Integer({ minimum: 0, maximum: 1_000_000, format: 'int32' }) }),
     mail_enabled: Type.Boolean(),
+    dmarc: Type.Object(
+      {
+        policy: DmarcPolicy,
+        rua: Nullable(Type.String({ maxLength: 254, description: 'Where aggregate reports go (`rua=mailto:`).' })),
+      },
+      { description: 'The DMARC policy published as the managed `_dmarc` TXT record while mail is enabled.' },
+    ),
     sync_state: StringEnum(['pending', 'in_sync', 'error'] as const, {
       description:
         'Whether the DNS server serves the current zone; `error` with `sync_error` while applies fail (they are retried).',
@@ -68,8 +78,20 @@ const CreateBody = Type.Object(
   { additionalProperties: false },
 );
 const Mutable = {
-  mail_enabled: Type.Boolean({ description: 'Adds or removes MX, SPF and mail address records.' }),
+  mail_enabled: Type.Boolean({
+    description:
+      'Adds or removes MX, SPF and mail address records, and the managed DKIM (`<selector>._domainkey`, a new RSA 2048 key) and DMARC (`_dmarc`) records.',
+  }),
   status: Status,
+  dmarc: Type.Object(
+    {
+      policy: Type.Optional(DmarcPolicy),
+      rua: Type.Optional(
+        Nullable(Type.String({ minLength: 3, maxLength: 254, description: 'An address for aggregate reports; null: none.' })),
+      ),
+    },
+    { additionalProperties: false, description: 'Changes the `_dmarc` record (mail must be enabled, else 409).' },
+  ),
 };
 export const DomainParams = Type.Object({ domain: DomainParam }, { additionalProperties: false });
 
@@ -81,6 +103,7 @@ export const domainReach = (svc: DomainsService) => async (req: FastifyRequest) 
 export function domainRoutes(app: App, svc: DomainsService): void {
   const tags = ['domains'];
   const reach = domainReach(svc);
+  dkimRoutes(app, svc);
 
   listRoute(app, {
     path: '/v1/domains',
@@ -175,4 +198,63 @@ export function domainRoutes(app: App, svc: DomainsService): void {
   );
 }
 
-export const domainSchemas = [Domain, DnsRecord];
+const Key = {
+  selector: Type.String({ maxLength: 20 }),
+  public_key: Type.String({ maxLength: 1000, description: 'The SubjectPublicKeyInfo, base64.' }),
+  dns_record: Type.Object({
+    name: Type.String({ maxLength: 300 }),
+    type: StringEnum(['TXT'] as const),
+    content: Type.String({ maxLength: 1100 }),
+  }),
+  created_at: Timestamp,
+};
+const DomainDkim = Type.Object(
+  {
+    domain_id: Id('dom'),
+    ...Key,
+    previous: Nullable(
+      Type.Object(
+        { ...Key, retired_at: Timestamp, removed_after: Timestamp },
+        { description: 'The key the last rotation retired, published until `removed_after` so mail it signed still verifies.' },
+      ),
+    ),
+  },
+  {
+    $id: 'DomainDkim',
+    description: "The domain's DKIM signing key (RSA 2048): its selector and the managed TXT record that publishes it.",
+  },
+);
+
+function dkimRoutes(app: App, svc: DomainsService): void {
+  const reach = domainReach(svc);
+  const schema = { tags: ['domains'], params: DomainParams, response: { 200: Type.Ref('DomainDkim') } };
+  app.get(
+    '/v1/domains/:domain/dkim',
+    {
+      config: { scope: 'domains:read', reach },
+      schema: {
+        ...schema,
+        operationId: 'getDomainDkim',
+        summary: "Get the domain's DKIM key",
+        description: 'Mail must be enabled on the domain (409 otherwise).',
+      },
+    },
+    async (req) => svc.getDkim(callerOf(req), req.params.domain),
+  );
+  app.post(
+    '/v1/domains/:domain/dkim/rotate',
+    {
+      config: { scope: 'domains:write', reach },
+      schema: {
+        ...schema,
+        operationId: 'rotateDomainDkim',
+        summary: "Rotate the domain's DKIM key",
+        description:
+          'A new key under a new selector signs from the next mail apply on; the old selector stays published for 7 days, then goes. One serial bump; emits `domain.dkim.rotated`. Mail must be enabled (409 otherwise).',
+      },
+    },
+    async (req) => svc.rotateDkim(callerOf(req), req.params.domain),
+  );
+}
+
+export const domainSchemas = [Domain, DnsRecord, DomainDkim];

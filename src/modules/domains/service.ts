@@ -21,6 +21,20 @@ import { zoneEditor } from './zone/edit.js';
 import { mailRecordsEdit } from './zone/mail-records.js';
 import { publishZoneChange } from './zone/change.js';
 import { initialRecords, mailRecords, type ZoneDefaults, type ZoneTemplate } from './zone/template.js';
+import { seal } from '../../lib/sealed.js';
+import { loadServerKey, subkey } from '../../lib/server-key.js';
+import * as dkim from './mail-auth/repo.js';
+import {
+  bothEdits,
+  dkimRecordContent,
+  dkimRecordName,
+  dmarcRecordContent,
+  mailAuthEdit,
+  newDkimKeyPair,
+  newSelector,
+  RETIRED_KEY_DAYS,
+  type DkimKey,
+} from './mail-auth/records.js';
 import type { AccountHooks } from '../accounts/index.js';
 import type { JobQueue } from '../../jobs/queue.js';
 
@@ -31,10 +45,14 @@ export interface CreateDomainInput {
   template?: ZoneTemplate;
 }
 
-export interface DomainFields {
-  mail_enabled: boolean;
-  status: 'active' | 'suspended';
+export interface DomainPatch {
+  mail_enabled?: boolean;
+  status?: 'active' | 'suspended';
+  dmarc?: { policy?: repo.DomainRow['dmarc_policy']; rua?: string | null };
 }
+
+/** A report address for DMARC (`rua=mailto:`): an address, nothing a TXT record could misread. */
+const RUA = /^[a-z0-9._%+-]{1,64}@(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
 /** 409 `in_use`, naming what holds the domain. */
 const inUse = (name: string, usedBy: UsedBy[]) =>
@@ -62,6 +80,21 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
   }
 
   const editZone = zoneEditor(deps);
+  // DKIM private keys are sealed with this before they reach the database.
+  const sealKey = subkey(loadServerKey(config.secretKey, config.dataDir), 'dkim keys');
+
+  /** A new signing key, made before any transaction (RSA generation takes a while). */
+  async function newKey(domainId: string, taken: string[]) {
+    const pair = await newDkimKeyPair();
+    const selector = newSelector(clock.now(), taken);
+    return {
+      domain_id: domainId,
+      selector,
+      public_key: pair.publicKey,
+      private_key_sealed: seal(pair.privateKeyPem, sealKey),
+    };
+  }
+  const dmarcOf = (d: Pick<repo.DomainRow, 'dmarc_policy' | 'dmarc_rua'>) => ({ policy: d.dmarc_policy, rua: d.dmarc_rua });
 
   return {
     load,
@@ -81,6 +114,8 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
       if (!parsed.ok) throw invalid([{ pointer: '/name', code: parsed.problem, detail: parsed.detail }]);
       const account = await writableAccount(db, caller, input.account_id);
       const id = newId('dom');
+      const mailOn = input.mail_enabled ?? false;
+      const key = mailOn ? await newKey(id, []) : null;
       try {
         const row = await db.transaction(async (tx) => {
           await lockBelowLimit(tx, account.id, 'max_domains', repo.countDomains);
@@ -100,7 +135,22 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
             serial,
           });
           const initial = initialRecords(parsed.ascii, zone, serial, input.template ?? 'default', mail);
+          if (key) {
+            // Mail that providers accept: the DKIM key's public part and a DMARC policy (p=none).
+            const managed = (name: string, content: string) => ({
+              id: newId('rec'),
+              name,
+              type: 'TXT',
+              ttl: 3600,
+              content,
+              managed: true,
+              template: false,
+            });
+            initial.push(managed(dkimRecordName(key.selector), dkimRecordContent(key)));
+            initial.push(managed('_dmarc', dmarcRecordContent({ policy: 'none', rua: null })));
+          }
           await records.insertRecords(tx, id, initial);
+          if (key) await dkim.insertKey(tx, key);
           const created = (await repo.findDomainById(tx, id)) as repo.DomainRow;
           await publishZoneChange(deps, tx, created, 'domain.created', { created: initial.length, updated: 0, deleted: 0 });
           return created;
@@ -113,40 +163,147 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
       }
     },
 
-    /** mail_enabled adds or removes the mail records; status is the operator's or reseller's. One serial bump. */
-    async update(caller: Caller, ref: string, patch: Partial<DomainFields>, expectedVersion?: number): Promise<Domain> {
+    /**
+     * mail_enabled adds or removes the mail records (MX, SPF, the DKIM key and DMARC policy);
+     * `dmarc` rewrites the `_dmarc` record; status is the operator's or reseller's. One serial bump.
+     */
+    async update(caller: Caller, ref: string, patch: DomainPatch, expectedVersion?: number): Promise<Domain> {
       const current = await load(caller, ref);
       const account = (await accounts.findAccountById(db, current.account_id)) as accounts.AccountRow;
       requireWritable(caller, account);
       checkVersion(expectedVersion, current.version);
       if (patch.status !== undefined && patch.status !== current.status)
         requireKind(caller, ['operator', 'reseller'], 'suspend domains');
-      const next = mergeFields<DomainFields>({ mail_enabled: current.mail_enabled, status: current.status }, patch);
+      const { dmarc: dmarcPatch, ...rest } = patch;
+      const merged = mergeFields(
+        { mail_enabled: current.mail_enabled, status: current.status, dmarc: dmarcOf(current) },
+        {
+          ...rest,
+          ...(dmarcPatch ? { dmarc: dmarcPatch } : {}),
+        },
+      );
+      const dmarc = merged.dmarc;
+      if (dmarc.rua !== null && !RUA.test(dmarc.rua))
+        throw invalid([
+          { pointer: '/dmarc/rua', code: 'invalid_address', detail: 'must be an address to send DMARC reports to' },
+        ]);
+      const dmarcChanges = dmarc.policy !== current.dmarc_policy || dmarc.rua !== current.dmarc_rua;
+      if (dmarcChanges && !merged.mail_enabled)
+        throw conflict('invalid_state', `Mail is not enabled on ${current.name}; DMARC is published with mail.`);
+      const next: repo.DomainFields = {
+        mail_enabled: merged.mail_enabled,
+        status: merged.status,
+        dmarc_policy: dmarc.policy,
+        dmarc_rua: dmarc.rua,
+      };
 
       const mailChanges = next.mail_enabled !== current.mail_enabled;
+      // Keys to publish: a new one when mail turns on, none when it turns off, else those published.
+      const key = mailChanges && next.mail_enabled ? await newKey(current.id, await dkim.selectorsOf(db, current.id)) : null;
+      const keys: DkimKey[] = !next.mail_enabled ? [] : key ? [key] : await dkim.publishedKeys(db, current.id);
       const { domain } = await editZone(
         current.id,
         account,
-        (_zone, entries) =>
-          mailChanges
+        (_zone, entries) => {
+          const mail = mailChanges
             ? mailRecordsEdit(entries, mailRecords(current.name, zone), next.mail_enabled)
-            : { entries, changed: new Map(), removed: [] },
+            : { entries, changed: new Map(), removed: [] };
+          return mailChanges || dmarcChanges
+            ? bothEdits(mail, (after) => mailAuthEdit(after, keys, next.mail_enabled ? dmarc : null, '/mail_enabled'))
+            : mail;
+        },
         {
           // Checked again under the zone lock: of two writers with one version, the second gets a 412.
           zoneVersion: current.version,
           fields: next,
           event: 'domain.updated',
+          managed: true,
           alongside: async (tx, changed) => {
             if (!next.mail_enabled && mailChanges) {
               const addresses = await hooks.mail.holders(tx, current);
               if (addresses.length) throw inUse(current.name, addresses);
+              await dkim.deleteKeys(tx, current.id);
             }
+            if (key) await dkim.insertKey(tx, key);
             // Mail on or off, or a suspension (logins refused): the mail server's view changes too.
             if (mailChanges || next.status !== current.status) await hooks.mail.changed(tx, changed);
           },
         },
       );
       return present(domain);
+    },
+
+    /** The DKIM key that signs and the one retired by the last rotation, while it is still published. */
+    async getDkim(caller: Caller, ref: string) {
+      const domain = await load(caller, ref);
+      if (!domain.mail_enabled) throw conflict('invalid_state', `Mail is not enabled on ${domain.name}.`);
+      const [signing, previous] = await dkim.publishedKeys(db, domain.id);
+      const present = (k: dkim.DkimKeyRow) => ({
+        selector: k.selector,
+        public_key: k.public_key,
+        dns_record: { name: `${dkimRecordName(k.selector)}.${domain.name}`, type: 'TXT' as const, content: dkimRecordContent(k) },
+        created_at: k.created_at,
+      });
+      if (!signing) throw conflict('invalid_state', `${domain.name} has no DKIM key yet.`);
+      return {
+        domain_id: domain.id,
+        ...present(signing),
+        previous: previous?.retired_at
+          ? {
+              ...present(previous),
+              retired_at: previous.retired_at,
+              removed_after: new Date(new Date(previous.retired_at).getTime() + RETIRED_KEY_DAYS * 86_400_000).toISOString(),
+            }
+          : null,
+      };
+    },
+
+    /**
+     * A new signing key under a new selector; the old one stays published for 7 days (mail it
+     * signed still verifies), then the hourly housekeeping removes it.
+     */
+    async rotateDkim(caller: Caller, ref: string) {
+      const domain = await load(caller, ref);
+      const account = await writableAccount(db, caller, domain.account_id);
+      if (!domain.mail_enabled)
+        throw conflict('invalid_state', `Mail is not enabled on ${domain.name}; there is no key to rotate.`);
+      const published = await dkim.publishedKeys(db, domain.id);
+      const key = await newKey(
+        domain.id,
+        published.map((k) => k.selector),
+      );
+      await editZone(
+        domain.id,
+        account,
+        (_zone, entries) => mailAuthEdit(entries, [key, ...published], dmarcOf(domain), '/dkim'),
+        {
+          managed: true,
+          event: 'domain.dkim.rotated',
+          alongside: async (tx, changed) => {
+            await dkim.retireSigningKey(tx, domain.id, clock.now());
+            await dkim.insertKey(tx, key);
+            await hooks.mail.changed(tx, changed);
+          },
+        },
+      );
+      return this.getDkim(caller, domain.id);
+    },
+
+    /** Housekeeping: retired keys past their 7 days leave the zone and the database. */
+    async pruneRetiredDkim(now: Date): Promise<void> {
+      const before = new Date(now.getTime() - RETIRED_KEY_DAYS * 86_400_000);
+      for (const id of await dkim.domainsWithExpiredKeys(db, before)) {
+        const domain = await repo.findDomainById(db, id);
+        const account = domain && (await accounts.findAccountById(db, domain.account_id));
+        if (!domain || !account) continue;
+        const kept = (await dkim.publishedKeys(db, id)).filter((k) => !k.retired_at || new Date(k.retired_at) >= before);
+        await editZone(id, account, (_zone, entries) => mailAuthEdit(entries, kept, dmarcOf(domain), '/dkim'), {
+          managed: true,
+          alongside: async (tx) => {
+            await dkim.deleteExpiredKeys(tx, id, before);
+          },
+        });
+      }
     },
 
     /**

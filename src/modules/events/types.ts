@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   'dns.change.applied',
   'dns.change.failed',
   'dns.change.canceled',
+  'domain.dkim.rotated',
   'email.created',
   'email.updated',
   'email.deleted',

@@ -101,8 +101,11 @@ export function recordsService(deps: ServiceDeps, domainsSvc: DomainsService) {
           const key = (e: ZoneEntry) => `${e.name}\u0000${e.type}\u0000${e.content}`;
           const existingByKey = new Map(entries.filter((e) => !e.managed).map((e) => [key(e), e]));
           const next: ZoneEntry[] = entries.filter((e) => e.managed);
+          // A record the API manages (DKIM, DMARC, ACME proofs), as an export shows it, is that record: it stays as kept.
+          const managed = new Set(next.map(key));
           const changed = new Map<ZoneEntry, string>();
           for (const { record, pointer } of wanted) {
+            if (managed.has(key(record))) continue;
             const existing = existingByKey.get(key(record));
             if (!existing) {
               next.push(record);

@@ -25,10 +25,11 @@ export function zoneCommitter(deps: ServiceDeps) {
   return async function commitZoneChange(
     tx: Queryable,
     current: repo.DomainRow,
-    change: { fields?: { mail_enabled: boolean; status: string }; event?: string; diff: ZoneDiff },
+    change: { fields?: repo.DomainFields; event?: string; diff: ZoneDiff },
   ): Promise<repo.DomainRow> {
     const serial = nextSerial(current.serial, clock.now());
-    const fields = change.fields ?? { mail_enabled: current.mail_enabled, status: current.status };
+    const { mail_enabled, status, dmarc_policy, dmarc_rua } = current;
+    const fields = change.fields ?? { mail_enabled, status, dmarc_policy, dmarc_rua };
     if (!(await repo.updateDomain(tx, current.id, current.version, { ...fields, serial }))) throw staleVersion();
     await setSoaContent(tx, current.id, soaContent(current.name, config.nameservers, serial));
     const row = (await repo.findDomainById(tx, current.id)) as repo.DomainRow;

@@ -23,7 +23,7 @@ export interface ZoneEditOptions {
   /** The domain version the change was read at (If-Match, or the caller's own read): 412 if it moved. */
   zoneVersion?: number;
   /** The domain's own fields and event, when the change is a domain update (mail on or off, status). */
-  fields?: { mail_enabled: boolean; status: string };
+  fields?: domains.DomainFields;
   event?: string;
   /** More writes that must commit with the change (a change set's status, its event). */
   alongside?: (tx: Queryable, domain: domains.DomainRow, diff: ZoneDiff) => Promise<void>;

@@ -1,0 +1,79 @@
+import { generateKeyPair } from 'node:crypto';
+import { promisify } from 'node:util';
+import type { ZoneEntry } from '../records/repo.js';
+import type { StoredEntry } from '../records/repo.js';
+import type { ZoneEdit } from '../zone/edit.js';
+
+/** How long a retired DKIM key stays published after a rotation: mail signed with it still verifies. */
+export const RETIRED_KEY_DAYS = 7;
+const TTL = 3600;
+
+export interface DkimKey {
+  selector: string;
+  /** The SubjectPublicKeyInfo, base64. */
+  public_key: string;
+}
+
+export interface Dmarc {
+  policy: 'none' | 'quarantine' | 'reject';
+  rua: string | null;
+}
+
+/** `b<YYYYMMDDhhmm>` of `now`; `taken` ones get a letter, so two keys of a domain never share one. */
+export function newSelector(now: Date, taken: string[]): string {
+  const base = `b${now.toISOString().replace(/\D/g, '').slice(0, 12)}`;
+  for (const suffix of ['', ...'abcdefghijklmnopqrstuvwxyz']) if (!taken.includes(base + suffix)) return base + suffix;
+  throw new Error('no free DKIM selector this minute');
+}
+
+/** An RSA 2048 key pair off the event loop: the private key as PKCS#8 PEM, the public one as base64 DER. */
+export async function newDkimKeyPair(): Promise<{ privateKeyPem: string; publicKey: string }> {
+  const { publicKey, privateKey } = await promisify(generateKeyPair)('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'der' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  return { privateKeyPem: privateKey, publicKey: (publicKey as unknown as Buffer).toString('base64') };
+}
+
+export const dkimRecordName = (selector: string) => `${selector}._domainkey`;
+export const dkimRecordContent = (key: DkimKey) => `v=DKIM1; k=rsa; p=${key.public_key}`;
+export const dmarcRecordContent = (d: Dmarc) => `v=DMARC1; p=${d.policy}${d.rua ? `; rua=mailto:${d.rua}` : ''}`;
+
+const isMailAuth = (e: ZoneEntry) =>
+  e.managed === true && e.type === 'TXT' && (e.name === '_dmarc' || e.name.endsWith('._domainkey'));
+
+/**
+ * The zone's managed DKIM and DMARC records become exactly these (none: mail is off); the
+ * owner's own records are left alone, and a record that stays is kept as it is.
+ */
+export function mailAuthEdit(entries: StoredEntry[], keys: DkimKey[], dmarc: Dmarc | null, pointer: string): ZoneEdit {
+  const wanted: ZoneEntry[] = [
+    ...keys.map((k) => ({
+      name: dkimRecordName(k.selector),
+      type: 'TXT',
+      ttl: TTL,
+      content: dkimRecordContent(k),
+      managed: true,
+    })),
+    ...(dmarc ? [{ name: '_dmarc', type: 'TXT', ttl: TTL, content: dmarcRecordContent(dmarc), managed: true }] : []),
+  ];
+  const same = (a: ZoneEntry, b: ZoneEntry) => a.name === b.name && a.content === b.content;
+  const stale = entries.filter((e) => isMailAuth(e) && !wanted.some((w) => same(w, e)));
+  const fresh = wanted.filter((w) => !entries.some((e) => isMailAuth(e) && same(w, e)));
+  return {
+    entries: [...entries.filter((e) => !stale.includes(e)), ...fresh],
+    changed: new Map(fresh.map((e) => [e, pointer])),
+    removed: stale.map((e) => e.id),
+  };
+}
+
+/** Two edits of one zone, one after the other (mail records, then mail authentication). */
+export function bothEdits(first: ZoneEdit, then: (entries: StoredEntry[]) => ZoneEdit): ZoneEdit {
+  const second = then(first.entries as StoredEntry[]);
+  return {
+    entries: second.entries,
+    changed: new Map([...first.changed, ...second.changed]),
+    removed: [...first.removed, ...second.removed],
+  };
+}

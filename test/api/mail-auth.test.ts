@@ -1,0 +1,135 @@
+import { createPublicKey, createSign, createVerify } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createAccountOnNewPlan, createToken } from '../helpers/fixtures.js';
+
+/** DKIM keys and DMARC policies of mail-enabled domains, as managed TXT records (SPEC §12). */
+let t: TestApp;
+let account: { id: string };
+let n = 0;
+const txt = async (domain: string) =>
+  (
+    (await t.get(`/v1/domains/${domain}/records?type=TXT&limit=200`)).body.data as {
+      name: string;
+      content: string;
+      managed: boolean;
+      id: string;
+    }[]
+  )
+    .filter((r) => r.name !== '@')
+    .sort((a, b) => a.name.localeCompare(b.name));
+const mailDomain = async (mail = true) => {
+  const r = await t.post('/v1/domains', {
+    account_id: account.id,
+    name: `auth${n++}-${Date.now().toString(36)}.com`,
+    mail_enabled: mail,
+  });
+  if (r.status !== 201) throw new Error(r.text);
+  return r.body as { id: string; name: string; version: number };
+};
+
+beforeAll(async () => {
+  t = await createTestApp();
+  account = await createAccountOnNewPlan(t);
+  await t.request('PATCH', `/v1/accounts/${account.id}`, { body: { limit_overrides: { max_domains: 100 } } });
+});
+afterAll(async () => t.close());
+
+describe('DKIM and DMARC', () => {
+  it('a mail-enabled domain gets an RSA 2048 key under its own selector and p=none, as managed records', async () => {
+    const d = await mailDomain();
+    expect((await t.get(`/v1/domains/${d.id}`)).body.dmarc).toEqual({ policy: 'none', rua: null });
+    const dkim = await t.get(`/v1/domains/${d.name}/dkim`);
+    expect(dkim.status, dkim.text).toBe(200);
+    expect(dkim.body.selector).toMatch(/^b\d{12}$/);
+    expect(dkim.body.previous).toBeNull();
+    const key = createPublicKey({ key: Buffer.from(dkim.body.public_key, 'base64'), format: 'der', type: 'spki' });
+    expect(key.asymmetricKeyDetails?.modulusLength).toBe(2048);
+    expect(dkim.body.dns_record).toEqual({
+      name: `${dkim.body.selector}._domainkey.${d.name}`,
+      type: 'TXT',
+      content: `v=DKIM1; k=rsa; p=${dkim.body.public_key}`,
+    });
+    const records = await txt(d.name);
+    expect(records.map((r) => [r.name, r.content, r.managed])).toEqual([
+      ['_dmarc', 'v=DMARC1; p=none', true],
+      [`${dkim.body.selector}._domainkey`, dkim.body.dns_record.content, true],
+    ]);
+    // Managed: the owner cannot change or delete them.
+    const deleted = await t.request('DELETE', `/v1/domains/${d.name}/records/${records[1]!.id}`);
+    expect([deleted.status, deleted.body.errors[0].code]).toEqual([422, 'managed']);
+    const patched = await t.request('PATCH', `/v1/domains/${d.name}/records/${records[0]!.id}`, {
+      body: { content: 'v=DMARC1; p=reject' },
+    });
+    expect([patched.status, patched.body.errors[0].code]).toEqual([422, 'managed']);
+    // The private key never leaves: only a sealed form is stored.
+    const stored = (
+      await t.db.query<{ private_key_sealed: string }>('SELECT private_key_sealed FROM dkim_keys WHERE domain_id = $1', [d.id])
+    ).rows[0]!.private_key_sealed;
+    expect(stored).not.toContain('PRIVATE KEY');
+  });
+
+  it('rotation: a new selector signs, the old one stays published (with when it goes), announced', async () => {
+    const d = await mailDomain();
+    const before = (await t.get(`/v1/domains/${d.name}/dkim`)).body;
+    const r = await t.post(`/v1/domains/${d.name}/dkim/rotate`);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.selector).not.toBe(before.selector);
+    expect(r.body.previous).toMatchObject({ selector: before.selector, public_key: before.public_key });
+    const retired = Date.parse(r.body.previous.retired_at);
+    expect(Date.parse(r.body.previous.removed_after) - retired).toBe(7 * 86_400_000);
+    expect((await txt(d.name)).map((x) => x.name).sort()).toEqual(
+      ['_dmarc', `${before.selector}._domainkey`, `${r.body.selector}._domainkey`].sort(),
+    );
+    const events = (await t.get(`/v1/events?resource_id=${d.id}&type=domain.dkim.rotated`)).body.data;
+    expect(events).toHaveLength(1);
+  });
+
+  it('DMARC policy and report address through PATCH, published at once; mail off takes every managed mail record', async () => {
+    const d = await mailDomain();
+    const r = await t.request('PATCH', `/v1/domains/${d.name}`, {
+      body: { dmarc: { policy: 'quarantine', rua: 'dmarc@example.org' } },
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.dmarc).toEqual({ policy: 'quarantine', rua: 'dmarc@example.org' });
+    expect((await txt(d.name)).find((x) => x.name === '_dmarc')?.content).toBe(
+      'v=DMARC1; p=quarantine; rua=mailto:dmarc@example.org',
+    );
+    const off = await t.request('PATCH', `/v1/domains/${d.name}`, { body: { mail_enabled: false } });
+    expect(off.status, off.text).toBe(200);
+    expect(await txt(d.name)).toEqual([]);
+    expect((await t.get(`/v1/domains/${d.name}/dkim`)).status).toBe(409);
+  });
+
+  it('refuses a bad policy or rua, DMARC or rotation without mail, and other tenants: nothing changes', async () => {
+    const d = await mailDomain();
+    const serial = (await t.get(`/v1/domains/${d.name}`)).body.dns.serial;
+    for (const dmarc of [{ policy: 'strict' }, { rua: 'not an address' }, { rua: 'x@y.com; p=none' }, { pct: 50 }]) {
+      const r = await t.request('PATCH', `/v1/domains/${d.name}`, { body: { dmarc } });
+      expect(r.status, JSON.stringify(dmarc)).toBe(422);
+    }
+    expect((await t.get(`/v1/domains/${d.name}`)).body.dns.serial).toBe(serial);
+    const plain = await mailDomain(false);
+    expect((await t.request('PATCH', `/v1/domains/${plain.name}`, { body: { dmarc: { policy: 'reject' } } })).status).toBe(409);
+    expect((await t.post(`/v1/domains/${plain.name}/dkim/rotate`)).status).toBe(409);
+    const stranger = await createToken(t, { principal: { kind: 'account', id: (await createAccountOnNewPlan(t)).id } });
+    expect((await t.get(`/v1/domains/${d.name}/dkim`, stranger)).status).toBe(404);
+    expect((await t.post(`/v1/domains/${d.name}/dkim/rotate`, undefined, stranger)).status).toBe(404);
+  });
+
+  it('the stored key signs what the published key verifies', async () => {
+    const d = await mailDomain();
+    const dkim = (await t.get(`/v1/domains/${d.name}/dkim`)).body;
+    const { unseal } = await import('../../src/lib/sealed.js');
+    const { loadServerKey, subkey } = await import('../../src/lib/server-key.js');
+    const sealed = (
+      await t.db.query<{ private_key_sealed: string }>('SELECT private_key_sealed FROM dkim_keys WHERE domain_id = $1', [d.id])
+    ).rows[0]!.private_key_sealed;
+    const pem = unseal(sealed, subkey(loadServerKey(t.config.secretKey, t.dataDir), 'dkim keys'));
+    const signature = createSign('sha256').update('message').sign(pem);
+    const verified = createVerify('sha256')
+      .update('message')
+      .verify(createPublicKey({ key: Buffer.from(dkim.public_key, 'base64'), format: 'der', type: 'spki' }), signature);
+    expect(verified).toBe(true);
+  });
+});
