@@ -1,6 +1,8 @@
 import { createPublicKey, createSign, createVerify } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { createAccountOnNewPlan, createToken } from '../helpers/fixtures.js';
 
 /** DKIM keys and DMARC policies of mail-enabled domains, as managed TXT records (SPEC §12). */
@@ -131,5 +133,42 @@ describe('DKIM and DMARC', () => {
       .update('message')
       .verify(createPublicKey({ key: Buffer.from(dkim.public_key, 'base64'), format: 'der', type: 'spki' }), signature);
     expect(verified).toBe(true);
+  });
+});
+
+describe('catch-all', () => {
+  const aliasMap = () => readFileSync(path.join(t.dataDir, 'rendered', 'mail', 'virtual_alias_maps'), 'utf8');
+
+  it('sends mail for unknown addresses to a mailbox of the domain; checked, rendered, and held while set', async () => {
+    const d = await mailDomain();
+    const box = await t.post('/v1/emails', { address: `all@${d.name}`, password: 'a long enough passphrase', quota_mb: 10 });
+    expect(box.status, box.text).toBe(201);
+    const set = await t.request('PATCH', `/v1/domains/${d.name}`, { body: { catch_all: `All@${d.name}` } });
+    expect(set.status, set.text).toBe(200);
+    expect(set.body.catch_all).toBe(`all@${d.name}`);
+    await eventually(async () => aliasMap().includes(`@${d.name} all@${d.name}\n`));
+    // The mailbox maps to itself first: Postfix would otherwise send its own mail to the catch-all too.
+    expect(aliasMap()).toContain(`all@${d.name} all@${d.name}\n`);
+    const held = await t.request('DELETE', `/v1/emails/${box.body.id}`);
+    expect([held.status, held.body.code]).toEqual([409, 'in_use']);
+    expect((await t.request('PATCH', `/v1/domains/${d.name}`, { body: { catch_all: null } })).body.catch_all).toBeNull();
+    await eventually(async () => !aliasMap().includes(`@${d.name} `));
+    expect((await t.request('DELETE', `/v1/emails/${box.body.id}`)).status).toBe(204);
+  });
+
+  it('refuses an address outside the domain, one that does not exist, a domain without mail, another tenant', async () => {
+    const d = await mailDomain();
+    const other = await mailDomain();
+    await t.post('/v1/emails', { address: `x@${other.name}`, password: 'a long enough passphrase', quota_mb: 10 });
+    const outside = await t.request('PATCH', `/v1/domains/${d.name}`, { body: { catch_all: `x@${other.name}` } });
+    expect(outside.body.errors?.[0]).toMatchObject({ pointer: '/catch_all', code: 'outside_domain' });
+    const unknown = await t.request('PATCH', `/v1/domains/${d.name}`, { body: { catch_all: `nobody@${d.name}` } });
+    expect(unknown.body.errors?.[0]).toMatchObject({ pointer: '/catch_all', code: 'unknown_address' });
+    expect((await t.get(`/v1/domains/${d.name}`)).body.catch_all).toBeNull();
+    const plain = await mailDomain(false);
+    expect((await t.request('PATCH', `/v1/domains/${plain.name}`, { body: { catch_all: `a@${plain.name}` } })).status).toBe(409);
+    const stranger = await createToken(t, { principal: { kind: 'account', id: (await createAccountOnNewPlan(t)).id } });
+    const foreign = await t.request('PATCH', `/v1/domains/${d.name}`, { body: { catch_all: null }, token: stranger });
+    expect(foreign.status).toBe(404);
   });
 });

@@ -37,6 +37,7 @@ const domain: MailDomainSpec = {
     },
   ],
   forwarders: [{ address: 'sales@example.org', destinations: ['alice@example.net', 'bob@example.com'] }],
+  catchAll: null,
 };
 
 describe('mail renderers (golden files)', () => {
@@ -50,6 +51,10 @@ describe('mail renderers (golden files)', () => {
 
   it('renders virtual_alias_maps: forwarders and mailboxes that keep a copy', () => {
     expect(renderVirtualAliasMap(domain)).toBe(fixture('virtual_alias_maps'));
+  });
+
+  it('renders a catch-all last, with every mailbox mapped to itself first (Postfix tries @domain for all)', () => {
+    expect(renderVirtualAliasMap({ ...domain, catchAll: 'sales@example.org' })).toBe(fixture('virtual_alias_maps-catch-all'));
   });
 
   it('renders the autoresponder as a Sieve vacation inside its window, with strings escaped', () => {

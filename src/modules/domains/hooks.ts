@@ -28,5 +28,9 @@ export interface DomainDependent {
  */
 export interface DomainHooks {
   sites: DomainDependent;
-  mail: DomainDependent & { changed(tx: Queryable, domain: DomainRef): Promise<void> };
+  mail: DomainDependent & {
+    changed(tx: Queryable, domain: DomainRef): Promise<void>;
+    /** Whether the address is a mailbox or forwarder of the domain (a catch-all must lead to one). */
+    hasAddress(tx: Queryable, domain: DomainRef, address: string): Promise<boolean>;
+  };
 }

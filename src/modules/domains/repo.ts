@@ -13,6 +13,7 @@ export interface DomainRow {
   mail_enabled: boolean;
   dmarc_policy: 'none' | 'quarantine' | 'reject';
   dmarc_rua: string | null;
+  catch_all: string | null;
   serial: number;
   record_count: number;
   sync_state: 'pending' | 'in_sync' | 'error';
@@ -23,7 +24,7 @@ export interface DomainRow {
 }
 
 // serial is a bigint (YYYYMMDDnn outgrows int4 in 2147); it fits a double exactly.
-const SELECT = `SELECT d.id, d.account_id, a.reseller_id, d.name, d.unicode_name, d.status, d.mail_enabled, d.dmarc_policy, d.dmarc_rua,
+const SELECT = `SELECT d.id, d.account_id, a.reseller_id, d.name, d.unicode_name, d.status, d.mail_enabled, d.dmarc_policy, d.dmarc_rua, d.catch_all,
     d.serial::float8 AS serial, d.sync_state, d.sync_error, d.created_at, d.updated_at, d.version,
     ${records.recordCountOf('d.id')} AS record_count
   FROM domains d JOIN accounts a ON a.id = d.account_id`;
@@ -49,7 +50,7 @@ export async function findDomainById(db: Queryable, id: string, forUpdate = fals
 }
 
 /** What a domain update writes besides its zone. */
-export type DomainFields = Pick<DomainRow, 'mail_enabled' | 'status' | 'dmarc_policy' | 'dmarc_rua'>;
+export type DomainFields = Pick<DomainRow, 'mail_enabled' | 'status' | 'dmarc_policy' | 'dmarc_rua' | 'catch_all'>;
 
 export interface DomainFilter {
   account_id?: string;
@@ -92,10 +93,10 @@ export async function updateDomain(
   f: DomainFields & { serial: number },
 ): Promise<boolean> {
   const r = await tx.query(
-    `UPDATE domains SET mail_enabled = $3, status = $4, serial = $5, dmarc_policy = $6, dmarc_rua = $7,
+    `UPDATE domains SET mail_enabled = $3, status = $4, serial = $5, dmarc_policy = $6, dmarc_rua = $7, catch_all = $8,
        generation = generation + 1, sync_state = 'pending', updated_at = now(), version = version + 1
      WHERE id = $1 AND version = $2`,
-    [id, version, f.mail_enabled, f.status, f.serial, f.dmarc_policy, f.dmarc_rua],
+    [id, version, f.mail_enabled, f.status, f.serial, f.dmarc_policy, f.dmarc_rua, f.catch_all],
   );
   return r.rowCount === 1;
 }

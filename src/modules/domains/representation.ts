@@ -12,6 +12,7 @@ export const toDomain = (r: repo.DomainRow, nameservers: readonly string[]) => (
   dns: { serial: r.serial, record_count: r.record_count },
   mail_enabled: r.mail_enabled,
   dmarc: { policy: r.dmarc_policy, rua: r.dmarc_rua },
+  catch_all: r.catch_all,
   sync_state: r.sync_state,
   sync_error: r.sync_error,
   created_at: r.created_at,

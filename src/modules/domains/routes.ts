@@ -41,6 +41,9 @@ const Domain = Type.Object(
       },
       { description: 'The DMARC policy published as the managed `_dmarc` TXT record while mail is enabled.' },
     ),
+    catch_all: Nullable(
+      Type.String({ maxLength: 254, description: 'Where mail to unknown addresses of the domain goes; null: refused.' }),
+    ),
     sync_state: StringEnum(['pending', 'in_sync', 'error'] as const, {
       description:
         'Whether the DNS server serves the current zone; `error` with `sync_error` while applies fail (they are retried).',
@@ -91,6 +94,14 @@ const Mutable = {
       ),
     },
     { additionalProperties: false, description: 'Changes the `_dmarc` record (mail must be enabled, else 409).' },
+  ),
+  catch_all: Nullable(
+    Type.String({
+      minLength: 3,
+      maxLength: 254,
+      description:
+        'Where mail to an address of the domain that does not exist goes: a mailbox or forwarder of this domain (422 otherwise); null: such mail is refused.',
+    }),
   ),
 };
 export const DomainParams = Type.Object({ domain: DomainParam }, { additionalProperties: false });

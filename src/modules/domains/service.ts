@@ -49,6 +49,7 @@ export interface DomainPatch {
   mail_enabled?: boolean;
   status?: 'active' | 'suspended';
   dmarc?: { policy?: repo.DomainRow['dmarc_policy']; rua?: string | null };
+  catch_all?: string | null;
 }
 
 /** A report address for DMARC (`rua=mailto:`): an address, nothing a TXT record could misread. */
@@ -176,12 +177,18 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
         requireKind(caller, ['operator', 'reseller'], 'suspend domains');
       const { dmarc: dmarcPatch, ...rest } = patch;
       const merged = mergeFields(
-        { mail_enabled: current.mail_enabled, status: current.status, dmarc: dmarcOf(current) },
+        { mail_enabled: current.mail_enabled, status: current.status, dmarc: dmarcOf(current), catch_all: current.catch_all },
         {
           ...rest,
           ...(dmarcPatch ? { dmarc: dmarcPatch } : {}),
         },
       );
+      const catchAll = merged.catch_all === null ? null : merged.catch_all.toLowerCase();
+      const catchAllChanges = catchAll !== current.catch_all;
+      if (catchAll !== null && !catchAll.endsWith(`@${current.name}`))
+        throw invalid([{ pointer: '/catch_all', code: 'outside_domain', detail: `must be an address @${current.name}` }]);
+      if (catchAllChanges && catchAll !== null && !merged.mail_enabled)
+        throw conflict('invalid_state', `Mail is not enabled on ${current.name}.`);
       const dmarc = merged.dmarc;
       if (dmarc.rua !== null && !RUA.test(dmarc.rua))
         throw invalid([
@@ -195,6 +202,8 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
         status: merged.status,
         dmarc_policy: dmarc.policy,
         dmarc_rua: dmarc.rua,
+        // Mail off: nothing is delivered, so no catch-all either.
+        catch_all: merged.mail_enabled ? catchAll : null,
       };
 
       const mailChanges = next.mail_enabled !== current.mail_enabled;
@@ -225,8 +234,16 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
               await dkim.deleteKeys(tx, current.id);
             }
             if (key) await dkim.insertKey(tx, key);
-            // Mail on or off, or a suspension (logins refused): the mail server's view changes too.
-            if (mailChanges || next.status !== current.status) await hooks.mail.changed(tx, changed);
+            if (catchAllChanges && next.catch_all !== null && !(await hooks.mail.hasAddress(tx, current, next.catch_all)))
+              throw invalid([
+                {
+                  pointer: '/catch_all',
+                  code: 'unknown_address',
+                  detail: `${next.catch_all} is no mailbox or forwarder of ${current.name}`,
+                },
+              ]);
+            // Mail on or off, a catch-all, or a suspension (logins refused): the mail server's view changes too.
+            if (mailChanges || catchAllChanges || next.status !== current.status) await hooks.mail.changed(tx, changed);
           },
         },
       );

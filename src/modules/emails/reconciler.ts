@@ -33,6 +33,7 @@ function mailDomainSpec(unit: MailUnit, root: string): MailDomainSpec {
     forwarders: unit.addresses
       .filter((a) => a.kind === 'forwarder')
       .map((a) => ({ address: a.address, destinations: a.forward_to })),
+    catchAll: unit.catch_all,
   };
 }
 

@@ -163,6 +163,8 @@ export function emailsService(deps: ServiceDeps) {
     const current = await load(caller, kind, id);
     await writableAccount(db, caller, current.account_id);
     checkVersion(expectedVersion, current.version);
+    if ((await domains.findDomainById(db, current.domain_id))?.catch_all === current.address)
+      throw conflict('in_use', `${current.address} is the catch-all of ${current.domain_name}; change the catch-all first.`);
     const data = await presentAddress(config.dataDir, current);
     await db.transaction(async (tx) => {
       await repo.deleteAddress(tx, current.id);
@@ -341,4 +343,5 @@ export const emailDomainHooks = (jobs: JobQueue, dataDir: string): DomainHooks['
       await addressEvent(tx, 'deleted', a, await presentAddress(dataDir, a));
   },
   changed: (tx, domain) => touchMailUnit(tx, jobs, domain),
+  hasAddress: async (tx, domain, address) => (await repo.findAddressByName(tx, address))?.domain_id === domain.id,
 });

@@ -13,6 +13,7 @@ export interface MailUnit {
   name: string;
   account_id: string;
   mail_enabled: boolean;
+  catch_all: string | null;
   domain_status: string;
   account_status: string;
   generation: number;
@@ -57,7 +58,7 @@ export async function touchMailUnitsOfAccount(tx: Queryable, jobs: JobQueue, acc
 /** The unit as committed: FOR SHARE waits for a change still being written (jobs/names.ts, UNIT_KEYS). */
 export async function loadMailUnit(db: Queryable, domainId: string): Promise<MailUnit | undefined> {
   const d = await db.query<Omit<MailUnit, 'addresses'>>(
-    `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.status AS domain_status, a.status AS account_status,
+    `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.catch_all, d.status AS domain_status, a.status AS account_status,
        d.mail_generation AS generation, d.mail_applied_generation AS applied_generation
      FROM domains d JOIN accounts a ON a.id = d.account_id WHERE d.id = $1 FOR SHARE`,
     [domainId],

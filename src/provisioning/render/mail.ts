@@ -23,6 +23,8 @@ export interface MailDomainSpec {
   root: string;
   mailboxes: MailboxSpec[];
   forwarders: { address: string; destinations: string[] }[];
+  /** Where mail to an unknown address of the domain goes; null: refused. */
+  catchAll: string | null;
 }
 
 export const mailboxHome = (domain: MailDomainSpec, mailbox: Pick<MailboxSpec, 'id'>) => path.join(domain.root, mailbox.id);
@@ -58,15 +60,24 @@ export function renderVirtualMailboxMap(domain: MailDomainSpec, accountsDir: str
     .join('');
 }
 
-/** `virtual_alias_maps`: forwarders, and mailboxes that keep a copy and forward one (`a@x a@x, b@y`). */
+/**
+ * `virtual_alias_maps`: forwarders, and mailboxes that keep a copy and forward one (`a@x a@x,
+ * b@y`). A catch-all is `@domain target`; Postfix tries it for every address of the domain, so
+ * each mailbox then maps to itself first (or its mail would go to the catch-all too).
+ */
 export function renderVirtualAliasMap(domain: MailDomainSpec): string {
   const lines = [
-    ...domain.mailboxes.filter((m) => m.forwardTo.length).map((m) => ({ address: m.address, to: [m.address, ...m.forwardTo] })),
+    ...domain.mailboxes
+      .filter((m) => m.forwardTo.length || domain.catchAll)
+      .map((m) => ({ address: m.address, to: [m.address, ...m.forwardTo] })),
     ...domain.forwarders.map((f) => ({ address: f.address, to: f.destinations })),
   ];
-  return byAddress(lines)
-    .map((l) => `${l.address} ${l.to.join(', ')}\n`)
-    .join('');
+  const catchAll = domain.catchAll ? `@${domain.name} ${fieldSafe(domain.catchAll, 'catch-all')}\n` : '';
+  return (
+    byAddress(lines)
+      .map((l) => `${l.address} ${l.to.join(', ')}\n`)
+      .join('') + catchAll
+  );
 }
 
 /** A Sieve quoted string (RFC 5228 §2.4.2): backslash and double quote escaped. */

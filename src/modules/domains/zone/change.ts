@@ -28,8 +28,8 @@ export function zoneCommitter(deps: ServiceDeps) {
     change: { fields?: repo.DomainFields; event?: string; diff: ZoneDiff },
   ): Promise<repo.DomainRow> {
     const serial = nextSerial(current.serial, clock.now());
-    const { mail_enabled, status, dmarc_policy, dmarc_rua } = current;
-    const fields = change.fields ?? { mail_enabled, status, dmarc_policy, dmarc_rua };
+    const { mail_enabled, status, dmarc_policy, dmarc_rua, catch_all } = current;
+    const fields = change.fields ?? { mail_enabled, status, dmarc_policy, dmarc_rua, catch_all };
     if (!(await repo.updateDomain(tx, current.id, current.version, { ...fields, serial }))) throw staleVersion();
     await setSoaContent(tx, current.id, soaContent(current.name, config.nameservers, serial));
     const row = (await repo.findDomainById(tx, current.id)) as repo.DomainRow;
