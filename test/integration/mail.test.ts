@@ -89,4 +89,27 @@ describe.skipIf(!daemonEnv)(`Dovecot/Postfix driver (${daemonEnv ? 'BERTH_DRIVER
     expect(refused).not.toBeNull();
     expect(JSON.stringify(refused)).toMatch(/quota/i);
   });
+
+  it('catch-all: mail to an address that does not exist reaches the catch-all mailbox', async () => {
+    const set = await t.request('PATCH', `/v1/domains/${domain}`, { body: { catch_all: box.address } });
+    expect(set.status, set.text).toBe(200);
+    await eventually(async () => (await email()).sync_state === 'in_sync');
+    const subject = `to anyone ${Date.now()}`;
+    const sent = await smtp([
+      'EHLO client.example',
+      'MAIL FROM:<sender@example.org>',
+      `RCPT TO:<whoever-${Date.now()}@${domain}>`,
+      'DATA',
+      `From: sender@example.org\r\nTo: whoever@${domain}\r\nSubject: ${subject}\r\n\r\nfor the catch-all\r\n.`,
+    ]);
+    expect(sent.at(-1)?.code, JSON.stringify(sent)).toBe(250);
+    await eventually(async () => {
+      let found = false;
+      await imapLogin(box.address, NEW, async (client) => {
+        await client.mailboxOpen('INBOX');
+        for await (const m of client.fetch('1:*', { envelope: true })) if (m.envelope?.subject === subject) found = true;
+      });
+      return found;
+    }, 30_000);
+  });
 });
