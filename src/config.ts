@@ -62,6 +62,8 @@ const ConfigSchema = Type.Object({
     owner: Type.Union([Type.String({ pattern: '^\\d+:\\d+$' }), Type.Null()]),
     postfixConfigDir: Path,
     dovecotConf: Type.Union([Path, Type.Null()]),
+    // OpenDKIM's pid file: it is told to re-read its KeyTable and SigningTable (SIGUSR1) after an apply.
+    opendkimPid: Type.Union([Path, Type.Null()]),
   }),
   // SPEC §10: an administrative account of the MariaDB server (all privileges, with GRANT OPTION).
   mariadb: Type.Object({
@@ -129,7 +131,8 @@ const ENV_NAMES: Record<string, string> = {
   webListenTls: 'BERTH_WEB_LISTEN_TLS',
   acme: 'BERTH_ACME_DIRECTORY_URL / BERTH_ACME_EMAIL / BERTH_ACME_EAB_KID / BERTH_ACME_EAB_HMAC_KEY / BERTH_ACME_CA_FILE',
   certificateSchedulerMs: 'BERTH_CERTIFICATE_SCHEDULER_MS',
-  mailServer: 'BERTH_MAIL_MAPS_DIR / BERTH_MAIL_OWNER (uid:gid) / BERTH_POSTFIX_CONFIG_DIR / BERTH_DOVECOT_CONF',
+  mailServer:
+    'BERTH_MAIL_MAPS_DIR / BERTH_MAIL_OWNER (uid:gid) / BERTH_POSTFIX_CONFIG_DIR / BERTH_DOVECOT_CONF / BERTH_OPENDKIM_PID',
   mariadb: 'BERTH_MARIADB_URL / BERTH_MARIADB_USER_HOST / BERTH_MARIADB_DUMP / BERTH_MARIADB_CLIENT',
   databaseMeterMs: 'BERTH_DATABASE_METER_MS',
   resyncMs: 'BERTH_RESYNC_MS',
@@ -216,6 +219,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       owner: env.BERTH_MAIL_OWNER || null,
       postfixConfigDir: env.BERTH_POSTFIX_CONFIG_DIR || '/etc/postfix',
       dovecotConf: env.BERTH_DOVECOT_CONF || null,
+      opendkimPid: env.BERTH_OPENDKIM_PID || null,
     },
     mariadb: {
       url: env.BERTH_MARIADB_URL || null,

@@ -17,6 +17,9 @@ acme_mgmt_port=${BERTH_IT_ACME_MGMT_PORT:-15000}
 imap_port=${BERTH_IT_IMAP_PORT:-11143}
 lmtp_port=${BERTH_IT_LMTP_PORT:-12424}
 smtp_port=${BERTH_IT_SMTP_PORT:-12525}
+submission_port=${BERTH_IT_SUBMISSION_PORT:-12587}
+auth_port=${BERTH_IT_AUTH_PORT:-12426}
+dkim_port=${BERTH_IT_DKIM_PORT:-12891}
 mariadb_port=${BERTH_IT_MARIADB_PORT:-13306}
 api_key=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
 # Mail is stored as an unprivileged user; Dovecot refuses to access mail as root.
@@ -87,7 +90,8 @@ wait_port 127.0.0.1 "$http_port" nginx
 mkdir -p mail
 chgrp dovecot mail
 chmod 2755 mail
-touch mail/passwd mail/virtual_mailbox_domains mail/virtual_mailbox_maps mail/virtual_alias_maps
+touch mail/passwd mail/virtual_mailbox_domains mail/virtual_mailbox_maps mail/virtual_alias_maps mail/sender_login_maps \
+  mail/dkim_key_table mail/dkim_signing_table
 
 # --- Dovecot: IMAP and LMTP, passwd-file auth, Maildir quota ---
 mkdir -p dovecot/run dovecot/state
@@ -116,6 +120,7 @@ userdb {
 }
 plugin {
   quota = maildir:User quota
+  sieve = file:~/sieve;active=~/.dovecot.sieve
 }
 service imap-login {
   inet_listener imap {
@@ -132,9 +137,19 @@ service lmtp {
     port = $lmtp_port
   }
 }
-protocol lmtp {
-  mail_plugins = \$mail_plugins
+# SASL for Postfix's submission service.
+service auth {
+  inet_listener auth-postfix {
+    address = 127.0.0.1
+    port = $auth_port
+  }
 }
+# Autoresponders: the Sieve script Berth writes into a mailbox's home runs at delivery (Pigeonhole);
+# vacation replies leave through Postfix's SMTP service.
+protocol lmtp {
+  mail_plugins = \$mail_plugins sieve
+}
+submission_host = 127.0.0.1:$smtp_port
 protocol imap {
   mail_plugins = \$mail_plugins imap_quota
 }
@@ -142,7 +157,28 @@ CONF
 dovecot -c "$dir/dovecot/dovecot.conf"
 wait_port 127.0.0.1 "$imap_port" Dovecot
 
-# --- Postfix: SMTP on a high port, mailboxes handed to Dovecot over LMTP (quota enforced there) ---
+# --- OpenDKIM: signs what the submission service passes it, with the keys and tables Berth writes ---
+mkdir -p opendkim
+cat >opendkim/opendkim.conf <<CONF
+Syslog no
+Mode s
+Socket inet:$dkim_port@127.0.0.1
+PidFile $dir/opendkim/opendkim.pid
+KeyTable refile:$dir/mail/dkim_key_table
+SigningTable refile:$dir/mail/dkim_signing_table
+Canonicalization relaxed/simple
+SignatureAlgorithm rsa-sha256
+# The test directories live under /tmp (world-writable): its keys are 0600 all the same.
+RequireSafeKeys false
+CONF
+setsid opendkim -x "$dir/opendkim/opendkim.conf" </dev/null
+wait_port 127.0.0.1 "$dkim_port" OpenDKIM
+
+# --- Postfix: SMTP on a high port, mailboxes handed to Dovecot over LMTP (quota enforced there); submission
+# with STARTTLS (a throwaway certificate) and AUTH through Dovecot, senders limited to what they own, signed ---
+mkdir -p postfix
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 7 -subj /CN=mx.berth.test \
+  -keyout postfix/tls.key -out postfix/tls.crt 2>/dev/null
 mkdir -p postfix/spool postfix/data
 chown postfix: postfix/data
 cp /etc/postfix/dynamicmaps.cf postfix/ 2>/dev/null || true
@@ -167,7 +203,21 @@ smtpd_recipient_restrictions = reject_unauth_destination
 CONF
 cat >postfix/master.cf <<CONF
 127.0.0.1:$smtp_port inet n - n - - smtpd
+127.0.0.1:$submission_port inet n - n - - smtpd
+  -o syslog_name=postfix/submission
+  -o smtpd_tls_security_level=encrypt
+  -o smtpd_tls_cert_file=$dir/postfix/tls.crt
+  -o smtpd_tls_key_file=$dir/postfix/tls.key
+  -o smtpd_sasl_auth_enable=yes
+  -o smtpd_sasl_type=dovecot
+  -o smtpd_sasl_path=inet:127.0.0.1:$auth_port
+  -o smtpd_sender_login_maps=hash:$dir/mail/sender_login_maps
+  -o smtpd_sender_restrictions=reject_sender_login_mismatch
+  -o smtpd_recipient_restrictions=permit_sasl_authenticated,reject
+  -o smtpd_milters=inet:127.0.0.1:$dkim_port
+  -o milter_default_action=tempfail
 pickup    unix  n       -       n       60      1       pickup
+tlsmgr    unix  -       -       n       1000?   1       tlsmgr
 cleanup   unix  n       -       n       -       0       cleanup
 qmgr      unix  n       -       n       300     1       qmgr
 rewrite   unix  -       -       n       -       -       trivial-rewrite
@@ -188,7 +238,7 @@ anvil     unix  -       -       n       -       1       anvil
 scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
 CONF
-for map in virtual_mailbox_domains virtual_mailbox_maps virtual_alias_maps; do postmap -c "$dir/postfix" "hash:$dir/mail/$map"; done
+for map in virtual_mailbox_domains virtual_mailbox_maps virtual_alias_maps sender_login_maps; do postmap -c "$dir/postfix" "hash:$dir/mail/$map"; done
 postfix -c "$dir/postfix" start
 wait_port 127.0.0.1 "$smtp_port" Postfix
 
@@ -277,6 +327,8 @@ BERTH_MAIL_MAPS_DIR=$dir/mail
 BERTH_MAIL_OWNER=$mail_uid:$mail_gid
 BERTH_POSTFIX_CONFIG_DIR=$dir/postfix
 BERTH_DOVECOT_CONF=$dir/dovecot/dovecot.conf
+BERTH_OPENDKIM_PID=$dir/opendkim/opendkim.pid
+BERTH_IT_SUBMISSION=127.0.0.1:$submission_port
 BERTH_IT_IMAP=127.0.0.1:$imap_port
 BERTH_IT_SMTP=127.0.0.1:$smtp_port
 BERTH_DRIVER_DB=mariadb

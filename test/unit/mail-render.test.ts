@@ -3,6 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   renderAutoresponderSieve,
+  renderDkimTables,
+  renderSenderLoginMap,
   renderPasswdFile,
   renderVirtualAliasMap,
   renderVirtualMailboxMap,
@@ -38,6 +40,7 @@ const domain: MailDomainSpec = {
   ],
   forwarders: [{ address: 'sales@example.org', destinations: ['alice@example.net', 'bob@example.com'] }],
   catchAll: null,
+  dkim: null,
 };
 
 describe('mail renderers (golden files)', () => {
@@ -55,6 +58,28 @@ describe('mail renderers (golden files)', () => {
 
   it('renders a catch-all last, with every mailbox mapped to itself first (Postfix tries @domain for all)', () => {
     expect(renderVirtualAliasMap({ ...domain, catchAll: 'sales@example.org' })).toBe(fixture('virtual_alias_maps-catch-all'));
+  });
+
+  it('renders who may send as what: a mailbox as itself, a forwarder as the mailboxes it leads to', () => {
+    const spec = {
+      ...domain,
+      forwarders: [...domain.forwarders, { address: 'team@example.org', destinations: ['info@example.org', 'x@example.net'] }],
+    };
+    expect(renderSenderLoginMap(spec)).toBe(
+      'info@example.org info@example.org\nsupport@example.org support@example.org\nteam@example.org info@example.org\n',
+    );
+  });
+
+  it('renders OpenDKIM key and signing table lines for the signing key', () => {
+    const tables = renderDkimTables(
+      { ...domain, dkim: { selector: 'b202611241200', privateKeyPem: 'unused' } },
+      '/keys/example.org.private',
+    );
+    expect(tables).toEqual({
+      keyTable: 'b202611241200._domainkey.example.org example.org:b202611241200:/keys/example.org.private\n',
+      signingTable: '*@example.org b202611241200._domainkey.example.org\n',
+    });
+    expect(renderDkimTables(domain, '/keys/x')).toEqual({ keyTable: '', signingTable: '' });
   });
 
   it('renders the autoresponder as a Sieve vacation inside its window, with strings escaped', () => {

@@ -1,5 +1,6 @@
 import { syncErrorGauge, type Contribution } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
+import { loadServerKey, subkey } from '../../lib/server-key.js';
 import type { MailDriver } from '../../provisioning/driver.js';
 import type { ServiceDeps } from '../deps.js';
 import { mailReconciler } from './reconciler.js';
@@ -11,6 +12,17 @@ import { countMailSyncErrors } from './unit.js';
 export const emailsModule = (svc: ServiceDeps, driver: MailDriver): Contribution => ({
   schemas: emailSchemas,
   routes: (app) => emailRoutes(app, emailsService(svc)),
-  workers: [{ queue: JOBS.mailApply, run: mailReconciler(svc.db, driver, svc.config.dataDir) }],
+  workers: [
+    {
+      queue: JOBS.mailApply,
+      // DKIM keys are sealed (by domains) with this; the signer gets them in the clear, 0600.
+      run: mailReconciler(
+        svc.db,
+        driver,
+        svc.config.dataDir,
+        subkey(loadServerKey(svc.config.secretKey, svc.config.dataDir), 'dkim keys'),
+      ),
+    },
+  ],
   gauges: [syncErrorGauge('mail', () => countMailSyncErrors(svc.db))],
 });

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.js';
-import { domainNameTaken } from '../domains/index.js';
+import { domainNameTaken, signingKey } from '../domains/index.js';
+import { unseal } from '../../lib/sealed.js';
 import { loadMailUnit, markMailApplied, markMailSyncError, type MailUnit } from './unit.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { MailDriver } from '../../provisioning/driver.js';
@@ -7,7 +8,7 @@ import type { MailDomainSpec } from '../../provisioning/render/mail.js';
 import { mailRoot } from '../../layout.js';
 
 /** The unit as the driver sees it: only what the mail server needs. */
-function mailDomainSpec(unit: MailUnit, root: string): MailDomainSpec {
+function mailDomainSpec(unit: MailUnit, root: string, dkim: MailDomainSpec['dkim']): MailDomainSpec {
   const accountActive = unit.domain_status === 'active' && unit.account_status === 'active';
   return {
     name: unit.name,
@@ -34,6 +35,7 @@ function mailDomainSpec(unit: MailUnit, root: string): MailDomainSpec {
       .filter((a) => a.kind === 'forwarder')
       .map((a) => ({ address: a.address, destinations: a.forward_to })),
     catchAll: unit.catch_all,
+    dkim,
   };
 }
 
@@ -42,7 +44,12 @@ function mailDomainSpec(unit: MailUnit, root: string): MailDomainSpec {
  * the driver, skipping a unit already applied at its generation. A domain that is gone or no
  * longer has mail is withdrawn. Failures are recorded on the domain and retried by the queue.
  */
-export function mailReconciler(db: Db, driver: MailDriver, dataDir: string) {
+export function mailReconciler(db: Db, driver: MailDriver, dataDir: string, dkimKey: Buffer) {
+  /** The domain's signing key, unsealed for the signer alone. */
+  const dkimOf = async (domainId: string) => {
+    const key = await signingKey(db, domainId);
+    return key ? { selector: key.selector, privateKeyPem: unseal(key.private_key_sealed, dkimKey) } : null;
+  };
   return async (data: Record<string, unknown>): Promise<void> => {
     const id = String(data.domain_id);
     const name = String(data.name);
@@ -55,7 +62,9 @@ export function mailReconciler(db: Db, driver: MailDriver, dataDir: string) {
         return;
       }
       const apply = () =>
-        unit.mail_enabled ? driver.applyDomain(mailDomainSpec(unit, root)) : driver.removeDomain(name, root, { keepMaps: false });
+        unit.mail_enabled
+          ? dkimOf(id).then((dkim) => driver.applyDomain(mailDomainSpec(unit, root, dkim)))
+          : driver.removeDomain(name, root, { keepMaps: false });
       await applyUnit(unit, apply, {
         applied: (generation) => markMailApplied(db, id, generation),
         failed: (message) => markMailSyncError(db, id, message),

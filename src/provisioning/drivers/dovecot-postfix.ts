@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runCommand } from '../../lib/run-command.js';
 import { mutex } from '../../lib/mutex.js';
@@ -14,6 +15,8 @@ export interface DovecotPostfixOptions {
   postfixConfigDir: string;
   /** Dovecot's configuration (`doveadm -c`); null: its default. */
   dovecotConf: string | null;
+  /** OpenDKIM's pid file: signalled to re-read its tables; null: no signer to tell. */
+  opendkimPid: string | null;
 }
 
 /**
@@ -60,6 +63,12 @@ export class DovecotPostfixMailDriver implements MailDriver {
       await runCommand('postfix', [...postfix, 'reload'], 'postfix reload');
       const dovecot = this.o.dovecotConf ? ['-c', this.o.dovecotConf] : [];
       await runCommand('doveadm', [...dovecot, 'auth', 'cache', 'flush'], 'doveadm auth cache flush');
+      if (this.o.opendkimPid) {
+        // SIGUSR1: OpenDKIM reloads its configuration, and with it the key and signing tables.
+        const pid = Number((await readFile(this.o.opendkimPid, 'utf8').catch(() => '')).trim());
+        if (!pid) throw new Error('opendkim is not running (no pid)');
+        process.kill(pid, 'SIGUSR1');
+      }
       const nextSecond = (Math.floor(written / 1000) + 1) * 1000;
       if (Date.now() < nextSecond) await new Promise((r) => setTimeout(r, nextSecond - Date.now()));
     });

@@ -6,15 +6,29 @@ import type { MailDriver } from '../driver.js';
 import {
   mailboxHome,
   renderAutoresponderSieve,
+  renderDkimTables,
   renderPasswdFile,
+  renderSenderLoginMap,
   renderVirtualAliasMap,
   renderVirtualMailboxMap,
   type MailDomainSpec,
 } from '../render/mail.js';
 
-const MAPS = ['passwd', 'virtual_mailbox_maps', 'virtual_alias_maps'] as const;
+const MAPS = [
+  'passwd',
+  'virtual_mailbox_maps',
+  'virtual_alias_maps',
+  'sender_login_maps',
+  'dkim_key_table',
+  'dkim_signing_table',
+] as const;
 /** The joined files Postfix reads as `hash:` tables. */
-export const POSTFIX_MAPS = ['virtual_mailbox_domains', 'virtual_mailbox_maps', 'virtual_alias_maps'] as const;
+export const POSTFIX_MAPS = [
+  'virtual_mailbox_domains',
+  'virtual_mailbox_maps',
+  'virtual_alias_maps',
+  'sender_login_maps',
+] as const;
 
 /**
  * Renders each mail domain into `<dataDir>/rendered/mail/domains/<domain>/` and joins them into
@@ -38,10 +52,20 @@ export class EmbeddedMailDriver implements MailDriver {
   }
 
   async applyDomain(domain: MailDomainSpec): Promise<void> {
+    // The signing key, for OpenDKIM alone: 0600 in a directory of its own.
+    const keyFile = this.keyFile(domain.name);
+    if (domain.dkim) {
+      await mkdir(path.dirname(keyFile), { recursive: true, mode: 0o700 });
+      await writeFileIfChanged(keyFile, domain.dkim.privateKeyPem, 0o600);
+    } else await rm(keyFile, { force: true });
+    const dkim = renderDkimTables(domain, keyFile);
     const files = {
       passwd: renderPasswdFile(domain),
       virtual_mailbox_maps: renderVirtualMailboxMap(domain, this.accountsDir),
       virtual_alias_maps: renderVirtualAliasMap(domain),
+      sender_login_maps: renderSenderLoginMap(domain),
+      dkim_key_table: dkim.keyTable,
+      dkim_signing_table: dkim.signingTable,
     };
     await this.writeMailboxes(domain);
     const dir = this.domainDir(domain.name);
@@ -54,6 +78,7 @@ export class EmbeddedMailDriver implements MailDriver {
     await rm(root, { recursive: true, force: true });
     if (options.keepMaps) return;
     await rm(this.domainDir(name), { recursive: true, force: true });
+    await rm(this.keyFile(name), { force: true });
     await this.join();
   }
 
@@ -72,6 +97,10 @@ export class EmbeddedMailDriver implements MailDriver {
       if (m.autoresponder) await writeIfChanged(sieve, renderAutoresponderSieve(m.address, m.autoresponder));
       else await rm(sieve, { force: true });
     }
+  }
+
+  private keyFile(name: string): string {
+    return path.join(this.mapsDir, 'dkim', `${path.basename(name)}.private`);
   }
 
   private domainDir(name: string): string {

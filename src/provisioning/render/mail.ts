@@ -25,6 +25,8 @@ export interface MailDomainSpec {
   forwarders: { address: string; destinations: string[] }[];
   /** Where mail to an unknown address of the domain goes; null: refused. */
   catchAll: string | null;
+  /** The key outgoing mail of the domain is signed with (OpenDKIM); null: none. */
+  dkim: { selector: string; privateKeyPem: string } | null;
 }
 
 export const mailboxHome = (domain: MailDomainSpec, mailbox: Pick<MailboxSpec, 'id'>) => path.join(domain.root, mailbox.id);
@@ -78,6 +80,31 @@ export function renderVirtualAliasMap(domain: MailDomainSpec): string {
       .map((l) => `${l.address} ${l.to.join(', ')}\n`)
       .join('') + catchAll
   );
+}
+
+/**
+ * `smtpd_sender_login_maps`: who may send as an address on the submission service — a mailbox
+ * as itself, a forwarder as the mailboxes of the domain it leads to (SASL logins are addresses).
+ */
+export function renderSenderLoginMap(domain: MailDomainSpec): string {
+  const boxes = new Set(domain.mailboxes.map((m) => m.address));
+  const lines = [
+    ...domain.mailboxes.map((m) => ({ address: m.address, owners: [m.address] })),
+    ...domain.forwarders.map((f) => ({ address: f.address, owners: f.destinations.filter((d) => boxes.has(d)) })),
+  ].filter((l) => l.owners.length);
+  return byAddress(lines)
+    .map((l) => `${l.address} ${l.owners.join(',')}\n`)
+    .join('');
+}
+
+/** OpenDKIM's KeyTable line (`<selector>._domainkey.<domain> <domain>:<selector>:<key file>`) and SigningTable line (`*@<domain> …`). */
+export function renderDkimTables(domain: MailDomainSpec, keyFile: string): { keyTable: string; signingTable: string } {
+  if (!domain.dkim) return { keyTable: '', signingTable: '' };
+  const id = `${fieldSafe(domain.dkim.selector, 'selector')}._domainkey.${domain.name}`;
+  return {
+    keyTable: `${id} ${domain.name}:${domain.dkim.selector}:${fieldSafe(keyFile, 'key file')}\n`,
+    signingTable: `*@${domain.name} ${id}\n`,
+  };
 }
 
 /** A Sieve quoted string (RFC 5228 §2.4.2): backslash and double quote escaped. */

@@ -18,6 +18,18 @@ export async function publishedKeys(db: Queryable, domainId: string): Promise<Dk
   return r.rows;
 }
 
+/** The key that signs the domain's mail now (sealed), if it has one. */
+export async function signingKey(
+  db: Queryable,
+  domainId: string,
+): Promise<Pick<DkimKeyRow, 'selector' | 'private_key_sealed'> | undefined> {
+  const r = await db.query<DkimKeyRow>(
+    'SELECT selector, private_key_sealed FROM dkim_keys WHERE domain_id = $1 AND retired_at IS NULL',
+    [domainId],
+  );
+  return r.rows[0];
+}
+
 export async function selectorsOf(db: Queryable, domainId: string): Promise<string[]> {
   return (await db.query<{ selector: string }>('SELECT selector FROM dkim_keys WHERE domain_id = $1', [domainId])).rows.map(
     (r) => r.selector,

@@ -1,0 +1,134 @@
+import { promises as dns } from 'node:dns';
+import { authenticate } from 'mailauth';
+import nodemailer from 'nodemailer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, type TestApp } from '../helpers/app.js';
+import { createAccountOnNewPlan } from '../helpers/fixtures.js';
+import { daemonApp, daemonEnv, imapLogin, NO_DAEMONS } from './daemons.js';
+
+/**
+ * SPEC §12 on real daemons: a mailbox submits with STARTTLS and AUTH (Postfix, Dovecot SASL),
+ * OpenDKIM signs with the domain's key, and the signature verifies with mailauth against the
+ * zone Berth serves (PowerDNS), before and after a rotation.
+ */
+const submission = daemonEnv?.BERTH_IT_SUBMISSION;
+const PASSWORD = 'a long enough passphrase';
+
+describe.skipIf(!submission)(`submission and DKIM (${submission ? 'Postfix, OpenDKIM' : NO_DAEMONS})`, () => {
+  let t: TestApp;
+  let domain: string;
+  const [host, port] = (submission ?? ':').split(':') as [string, string];
+  const resolver = new dns.Resolver();
+  resolver.setServers([daemonEnv?.BERTH_IT_DNS as string]);
+  const transport = (user?: string) =>
+    nodemailer.createTransport({
+      host,
+      port: Number(port),
+      secure: false,
+      requireTLS: true,
+      tls: { rejectUnauthorized: false },
+      ...(user ? { auth: { user, pass: PASSWORD } } : {}),
+    });
+
+  /** The raw message with `subject` in the mailbox, once delivered. */
+  const received = (address: string, subject: string) =>
+    eventually(async () => {
+      let raw: Buffer | null = null;
+      await imapLogin(address, PASSWORD, async (client) => {
+        await client.mailboxOpen('INBOX');
+        for await (const m of client.fetch('1:*', { envelope: true, source: true }))
+          if (m.envelope?.subject === subject && m.source) raw = m.source;
+      });
+      return raw;
+    }, 30_000);
+  const dkimOf = async (raw: Buffer) =>
+    (
+      await authenticate(raw, {
+        ip: '127.0.0.1',
+        helo: 'client.example',
+        mta: 'mx.berth.test',
+        resolver: (name: string, rr: string) => resolver.resolve(name, rr as 'TXT'),
+      })
+    ).dkim.results;
+
+  beforeAll(async () => {
+    t = await daemonApp();
+    const account = await createAccountOnNewPlan(t);
+    domain = `send-${Date.now().toString(36)}.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name: domain, mail_enabled: true })).status).toBe(201);
+    for (const local of ['alice', 'bob']) {
+      const r = await t.post('/v1/emails', { address: `${local}@${domain}`, password: PASSWORD, quota_mb: 10 });
+      expect(r.status, r.text).toBe(201);
+    }
+    await t.post('/v1/email-forwarders', { address: `sales@${domain}`, destinations: [`alice@${domain}`] });
+    await eventually(async () => {
+      const [d, boxes] = [(await t.get(`/v1/domains/${domain}`)).body, (await t.get(`/v1/emails?domain=${domain}`)).body.data];
+      return d.sync_state === 'in_sync' && boxes.every((b: { sync_state: string }) => b.sync_state === 'in_sync');
+    });
+  });
+  afterAll(async () => t?.close());
+
+  it('a message submitted with AUTH reaches another mailbox, signed by a key the zone publishes', async () => {
+    const selector = (await t.get(`/v1/domains/${domain}/dkim`)).body.selector;
+    const subject = `signed ${Date.now()}`;
+    const sent = await transport(`alice@${domain}`).sendMail({
+      from: `alice@${domain}`,
+      to: `bob@${domain}`,
+      subject,
+      text: 'hello',
+    });
+    expect(sent.accepted).toEqual([`bob@${domain}`]);
+    const raw = await received(`bob@${domain}`, subject);
+    const results = await dkimOf(raw);
+    expect(results[0]).toMatchObject({ signingDomain: domain, selector, status: { result: 'pass' } });
+
+    // Rotated: the old selector stays published, so the message still verifies; new mail uses the new key.
+    const rotated = (await t.post(`/v1/domains/${domain}/dkim/rotate`)).body;
+    await eventually(async () => (await t.get(`/v1/domains/${domain}`)).body.sync_state === 'in_sync');
+    expect((await dkimOf(raw))[0]).toMatchObject({ selector, status: { result: 'pass' } });
+    await eventually(async () =>
+      (await t.get(`/v1/emails?domain=${domain}`)).body.data.every((b: { sync_state: string }) => b.sync_state === 'in_sync'),
+    );
+    const later = `after rotation ${Date.now()}`;
+    await transport(`alice@${domain}`).sendMail({ from: `sales@${domain}`, to: `bob@${domain}`, subject: later, text: 'again' });
+    const second = await dkimOf(await received(`bob@${domain}`, later));
+    expect(second[0]).toMatchObject({ selector: rotated.selector, status: { result: 'pass' } });
+  });
+
+  it('refuses a sender the login does not own, and relaying without AUTH', async () => {
+    await expect(
+      transport(`bob@${domain}`).sendMail({ from: `alice@${domain}`, to: `bob@${domain}`, subject: 'forged', text: 'x' }),
+    ).rejects.toThrow(/Sender address rejected/);
+    await expect(
+      transport(`bob@${domain}`).sendMail({ from: `sales@${domain}`, to: `bob@${domain}`, subject: 'not his', text: 'x' }),
+    ).rejects.toThrow(/Sender address rejected/);
+    await expect(
+      transport().sendMail({ from: `alice@${domain}`, to: 'someone@example.net', subject: 'relay', text: 'x' }),
+    ).rejects.toThrow(/(Relay access denied|Authentication required|5\.7\.1)/i);
+  });
+
+  it('an autoresponder (Sieve vacation) answers a sender once, however many messages it sends', async () => {
+    const bob = (await t.get(`/v1/emails?domain=${domain}&q=bob`)).body.data[0];
+    const on = await t.request('PATCH', `/v1/emails/${bob.id}`, {
+      body: { autoresponder: { enabled: true, subject: 'Away this week', body: 'I am away.' } },
+    });
+    expect(on.status, on.text).toBe(200);
+    await eventually(async () => (await t.get(`/v1/emails/${bob.id}`)).body.sync_state === 'in_sync');
+    const alice = transport(`alice@${domain}`);
+    for (const n of [1, 2])
+      await alice.sendMail({ from: `alice@${domain}`, to: `bob@${domain}`, subject: `ping ${n}`, text: 'hi' });
+    await received(`bob@${domain}`, 'ping 2');
+    // Replies are queued while each message is delivered: a marker sent after both arrives after them.
+    await transport(`bob@${domain}`).sendMail({ from: `bob@${domain}`, to: `alice@${domain}`, subject: 'marker', text: '.' });
+    await received(`alice@${domain}`, 'marker');
+    const replies = await eventually(async () => {
+      let n = 0;
+      await imapLogin(`alice@${domain}`, PASSWORD, async (client) => {
+        await client.mailboxOpen('INBOX');
+        for await (const m of client.fetch('1:*', { envelope: true })) if (m.envelope?.subject === 'Away this week') n++;
+      });
+      return n ? n : null;
+    }, 30_000);
+    expect(replies).toBe(1);
+  });
+});
