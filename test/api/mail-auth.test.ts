@@ -87,6 +87,18 @@ describe('DKIM and DMARC', () => {
     expect(events).toHaveLength(1);
   });
 
+  it('seven days after a rotation the hourly housekeeping withdraws the old selector', async () => {
+    const d = await mailDomain();
+    const old = (await t.get(`/v1/domains/${d.name}/dkim`)).body.selector;
+    const rotated = (await t.post(`/v1/domains/${d.name}/dkim/rotate`)).body;
+    t.clock.advance(7 * 86_400_000 + 60_000);
+    // The hourly job, queued now instead of at its cron slot.
+    await t.db.query(`INSERT INTO pgboss.job (name, data) VALUES ('housekeeping', '{}')`);
+    await eventually(async () => !(await txt(d.name)).some((r) => r.name === `${old}._domainkey`), 30_000);
+    const now = (await t.get(`/v1/domains/${d.name}/dkim`)).body;
+    expect(now).toMatchObject({ selector: rotated.selector, previous: null });
+  });
+
   it('DMARC policy and report address through PATCH, published at once; mail off takes every managed mail record', async () => {
     const d = await mailDomain();
     const r = await t.request('PATCH', `/v1/domains/${d.name}`, {
