@@ -135,11 +135,11 @@ describe('DKIM and DMARC', () => {
     const d = await mailDomain();
     const dkim = (await t.get(`/v1/domains/${d.name}/dkim`)).body;
     const { unseal } = await import('../../src/lib/sealed.js');
-    const { loadServerKey, subkey } = await import('../../src/lib/server-key.js');
+    const { dkimSealKey } = await import('../../src/modules/domains/mail-auth/repo.js');
     const sealed = (
       await t.db.query<{ private_key_sealed: string }>('SELECT private_key_sealed FROM dkim_keys WHERE domain_id = $1', [d.id])
     ).rows[0]!.private_key_sealed;
-    const pem = unseal(sealed, subkey(loadServerKey(t.config.secretKey, t.dataDir), 'dkim keys'));
+    const pem = unseal(sealed, dkimSealKey(t.config));
     const signature = createSign('sha256').update('message').sign(pem);
     const verified = createVerify('sha256')
       .update('message')

@@ -7,4 +7,4 @@ export { type DomainRow, findDomain, findDomainById, listDomains } from './repo.
 export { toDomain, toRecord } from './representation.js';
 export { type DomainsService } from './service.js';
 export type { AcmeChallengeRecords } from './zone/acme-challenges.js';
-export { signingKey } from './mail-auth/repo.js';
+export { dkimSealKey, signingKey } from './mail-auth/repo.js';

@@ -22,7 +22,6 @@ import { mailRecordsEdit } from './zone/mail-records.js';
 import { publishZoneChange } from './zone/change.js';
 import { initialRecords, mailRecords, type ZoneDefaults, type ZoneTemplate } from './zone/template.js';
 import { seal } from '../../lib/sealed.js';
-import { loadServerKey, subkey } from '../../lib/server-key.js';
 import * as dkim from './mail-auth/repo.js';
 import {
   bothEdits,
@@ -82,7 +81,7 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
 
   const editZone = zoneEditor(deps);
   // DKIM private keys are sealed with this before they reach the database.
-  const sealKey = subkey(loadServerKey(config.secretKey, config.dataDir), 'dkim keys');
+  const sealKey = dkim.dkimSealKey(config);
 
   /** A new signing key, made before any transaction (RSA generation takes a while). */
   async function newKey(domainId: string, taken: string[]) {

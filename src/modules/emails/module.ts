@@ -1,6 +1,6 @@
 import { syncErrorGauge, type Contribution } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
-import { loadServerKey, subkey } from '../../lib/server-key.js';
+import { dkimSealKey } from '../domains/index.js';
 import type { MailDriver } from '../../provisioning/driver.js';
 import type { ServiceDeps } from '../deps.js';
 import { mailReconciler } from './reconciler.js';
@@ -16,12 +16,7 @@ export const emailsModule = (svc: ServiceDeps, driver: MailDriver): Contribution
     {
       queue: JOBS.mailApply,
       // DKIM keys are sealed (by domains) with this; the signer gets them in the clear, 0600.
-      run: mailReconciler(
-        svc.db,
-        driver,
-        svc.config.dataDir,
-        subkey(loadServerKey(svc.config.secretKey, svc.config.dataDir), 'dkim keys'),
-      ),
+      run: mailReconciler(svc.db, driver, svc.config.dataDir, dkimSealKey(svc.config)),
     },
   ],
   gauges: [syncErrorGauge('mail', () => countMailSyncErrors(svc.db))],

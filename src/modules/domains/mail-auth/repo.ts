@@ -1,4 +1,10 @@
+import type { Config } from '../../../config.js';
 import type { Queryable } from '../../../db/client.js';
+import { loadServerKey, subkey } from '../../../lib/server-key.js';
+
+/** What DKIM private keys are sealed with at rest (and unsealed with for the signer alone). */
+export const dkimSealKey = (config: Pick<Config, 'secretKey' | 'dataDir'>): Buffer =>
+  subkey(loadServerKey(config.secretKey, config.dataDir), 'dkim keys');
 
 export interface DkimKeyRow {
   domain_id: string;
