@@ -18,8 +18,9 @@ describe.skipIf(!submission)(`submission and DKIM (${submission ? 'Postfix, Open
   let t: TestApp;
   let domain: string;
   const [host, port] = (submission ?? ':').split(':') as [string, string];
+  // Collected (not run) when the daemons are absent: only set up what exists.
   const resolver = new dns.Resolver();
-  resolver.setServers([daemonEnv?.BERTH_IT_DNS as string]);
+  if (daemonEnv?.BERTH_IT_DNS) resolver.setServers([daemonEnv.BERTH_IT_DNS]);
   const transport = (user?: string) =>
     nodemailer.createTransport({
       host,
