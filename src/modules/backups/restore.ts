@@ -53,7 +53,7 @@ interface Manifest extends Partial<DatabasesManifest> {
     autoresponder: emails.Autoresponder;
   }[];
   email_forwarders?: { id: string; address: string; destinations: string[] }[];
-  sites?: { id: string; hostname: string; aliases: string[]; runtime: 'static' }[];
+  sites?: { id: string; hostname: string; aliases: string[]; runtime: string }[];
 }
 
 const system = systemCaller('restore');

@@ -208,7 +208,9 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
       const mailChanges = next.mail_enabled !== current.mail_enabled;
       // Keys to publish: a new one when mail turns on, none when it turns off, else those published.
       const key = mailChanges && next.mail_enabled ? await newKey(current.id, await dkim.selectorsOf(db, current.id)) : null;
-      const keys: DkimKey[] = !next.mail_enabled ? [] : key ? [key] : await dkim.publishedKeys(db, current.id);
+      // (Read only when the managed mail records are rewritten: a status change needs none.)
+      const keys: DkimKey[] =
+        !next.mail_enabled || !(mailChanges || dmarcChanges) ? [] : key ? [key] : await dkim.publishedKeys(db, current.id);
       const { domain } = await editZone(
         current.id,
         account,

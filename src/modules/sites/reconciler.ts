@@ -32,15 +32,15 @@ import { findCertificate } from './certificates/repo.js';
 export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriver, sealKey: Buffer) {
   const { db, config, jobs } = deps;
   const dirOf = (unit: sites.WebUnit) => siteDir(config.dataDir, unit.account_id, unit.id);
+  type PhpOfAccount = Awaited<ReturnType<typeof sites.phpVersionsOfAccount>>;
   const phpVersion = (unit: sites.WebUnit) => (unit.runtime.startsWith('php-') ? unit.runtime.slice(4) : null);
 
   /**
    * Before a server block points at a pool, the account's pools of every version its sites use
    * exist (SPEC §11: a switch of version never leaves a request without one).
    */
-  async function ensurePools(unit: sites.WebUnit): Promise<void> {
+  async function ensurePools(unit: sites.WebUnit, versions: string[]): Promise<void> {
     const own = phpVersion(unit);
-    const { versions } = await sites.phpVersionsOfAccount(db, unit.account_id, unit.id);
     const wanted = [...new Set([...versions, ...(own ? [own] : [])])];
     if (!wanted.length) return;
     const account = await findAccountById(db, unit.account_id);
@@ -56,8 +56,8 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
    * After the server block changed: pools of versions no site of the account uses go, unless
    * another of its sites has yet to be applied (its block may still name one); its apply prunes.
    */
-  async function prunePools(unit: sites.WebUnit): Promise<void> {
-    const { versions, othersPending } = await sites.phpVersionsOfAccount(db, unit.account_id, unit.id);
+  async function prunePools(unit: sites.WebUnit, account: PhpOfAccount): Promise<void> {
+    const { versions, othersPending } = account;
     if (!othersPending) await php.prunePools(unit.account_username, versions);
   }
 
@@ -104,7 +104,9 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
     );
     const syncError = failure
       ? null
-      : await ensurePools(unit)
+      : await sites
+          .phpVersionsOfAccount(db, unit.account_id, unit.id)
+          .then((account) => ensurePools(unit, account.versions))
           .then(() => siteSpec({ ...unit, status: 'active' }))
           .then((spec) => driver.applySite(spec))
           .then(() => null, messageOf);
@@ -134,7 +136,7 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
     if (!op || !(await ops.transition(db, op.id, ['queued', 'running'], { status: 'running', progress: 10 }))) return;
     await driver.removeSite(unit.id);
     // The account's last site of a PHP version takes that version's pool with it.
-    await prunePools(unit);
+    await prunePools(unit, await sites.phpVersionsOfAccount(db, unit.account_id, unit.id));
     await ops.transition(db, op.id, ['running'], { status: 'running', progress: 50 });
     await rm(dirOf(unit), { recursive: true, force: true });
     await db.transaction(async (tx) => {
@@ -158,9 +160,11 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
     await applyUnit(
       unit,
       async () => {
-        await ensurePools(unit);
+        // One read serves both: applying the block changes none of the rows it reads.
+        const account = await sites.phpVersionsOfAccount(db, unit.account_id, unit.id);
+        await ensurePools(unit, account.versions);
         await driver.applySite(await siteSpec(unit));
-        await prunePools(unit);
+        await prunePools(unit, account);
       },
       {
         applied: (generation) => sites.markWebApplied(db, id, generation),
