@@ -29,7 +29,8 @@ module.exports = {
     },
     {
       name: 'tls-knows-no-module',
-      comment: 'Keys, the internal CA, ACME and certificate checks are plain functions over PEM: the sites module calls them.',
+      comment:
+        'Keys, the internal CA, ACME, HTTP-01 proofs and certificate checks are plain functions over PEM: the issuers and sites modules call them.',
       severity: 'error',
       from: { path: '^src/tls/' },
       to: { path: '^src/(modules|http|jobs|provisioning)/' },

@@ -33,6 +33,7 @@ import { databaseAccountHooks } from './modules/databases/service.js';
 import { domainsModule } from './modules/domains/module.js';
 import { domainAccountHooks } from './modules/domains/service.js';
 import { emailsModule } from './modules/emails/module.js';
+import { issuersModule } from './modules/issuers/module.js';
 import { emailAccountHooks, emailDomainHooks } from './modules/emails/service.js';
 import { eventsModule } from './modules/events/module.js';
 import { operationsModule } from './modules/operations/module.js';
@@ -127,11 +128,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     deps.dnsDriver ?? drivers.dns,
   );
   const php = deps.phpDriver ?? drivers.php;
+  const mailDriver = deps.mailDriver ?? drivers.mail;
+  const issuers = issuersModule(svc, mailDriver, logError('mail host certificate error'));
   const sites = sitesModule(
     svc,
     deps.webDriver ?? drivers.web,
     php,
     domains.acmeChallenges,
+    issuers,
     logError('certificate renewal error'),
   );
   const databases = databasesModule(svc, deps.databaseDriver ?? drivers.db, logError('database meter error'));
@@ -163,7 +167,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     operationsModule(svc, [...accounts.cancelHandlers, ...sites.cancelHandlers]),
     eventsModule(svc),
     domains.contribution,
-    emailsModule(svc, deps.mailDriver ?? drivers.mail),
+    issuers.contribution,
+    emailsModule(svc, mailDriver),
     databases.contribution,
     sites.contribution,
     backups.contribution,

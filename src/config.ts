@@ -91,6 +91,10 @@ const ConfigSchema = Type.Object({
   nameservers: Type.Array(Type.String({ minLength: 1 })),
   webIpv4: Type.Union([Type.String({ format: 'ipv4' }), Type.Null()]),
   webIpv6: Type.Union([Type.String({ format: 'ipv6' }), Type.Null()]),
+  // The host mail clients and other servers reach (SPEC §12): the MX of every mail-enabled domain,
+  // and the name of the submission service's certificate. Unset: `mail.<domain>` at the web
+  // addresses, if there are any.
+  mailHost: Type.Union([Type.String({ format: 'hostname', maxLength: 253, pattern: '\\.' }), Type.Null()]),
   rateLimit: Type.Object({
     store: Type.Unsafe<'memory' | 'database'>({ type: 'string', enum: ['memory', 'database'] }),
     readPerMinute: Type.Integer({ minimum: 1 }),
@@ -139,6 +143,7 @@ const ENV_NAMES: Record<string, string> = {
   jobPollMs: 'BERTH_JOB_POLL_MS',
   webIpv4: 'BERTH_WEB_IPV4',
   webIpv6: 'BERTH_WEB_IPV6',
+  mailHost: 'BERTH_MAIL_HOST',
   rateLimit: 'BERTH_RATE_LIMIT_*',
   mailHash: 'BERTH_MAIL_HASH_MEMORY_KIB / BERTH_MAIL_HASH_TIME_COST',
   deployMaxMb: 'BERTH_DEPLOY_MAX_MB',
@@ -241,6 +246,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     nameservers: list(env.BERTH_NAMESERVERS || 'ns1.berth.invalid,ns2.berth.invalid'),
     webIpv4: env.BERTH_WEB_IPV4 || null,
     webIpv6: env.BERTH_WEB_IPV6 || null,
+    mailHost: env.BERTH_MAIL_HOST?.toLowerCase().replace(/\.$/, '') || null,
     rateLimit: {
       store: (env.BERTH_RATE_LIMIT_STORE || 'memory') as 'memory',
       readPerMinute: int(env, 'BERTH_RATE_LIMIT_READ', 1200),

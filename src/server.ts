@@ -47,6 +47,10 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   await app.listen({ host: config.host, port: config.port });
+  if (!config.mailHost && !config.webIpv4 && !config.webIpv6)
+    app.log.warn(
+      'no BERTH_MAIL_HOST and no BERTH_WEB_IPV4/IPV6: mail-enabled domains get no MX (it would name a host without an address)',
+    );
   const { port } = app.server.address() as AddressInfo;
   const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   process.stdout.write(

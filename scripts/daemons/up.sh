@@ -175,10 +175,12 @@ setsid opendkim -x "$dir/opendkim/opendkim.conf" </dev/null
 wait_port 127.0.0.1 "$dkim_port" OpenDKIM
 
 # --- Postfix: SMTP on a high port, mailboxes handed to Dovecot over LMTP (quota enforced there); submission
-# with STARTTLS (a throwaway certificate) and AUTH through Dovecot, senders limited to what they own, signed ---
-mkdir -p postfix
+# with STARTTLS and AUTH through Dovecot, senders limited to what they own, signed. The certificate is the
+# mail host's, which Berth writes into mail/tls/ (BERTH_MAIL_HOST); a throwaway one stands there until then ---
+mkdir -p postfix mail/tls
+chmod 700 mail/tls
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 7 -subj /CN=mx.berth.test \
-  -keyout postfix/tls.key -out postfix/tls.crt 2>/dev/null
+  -keyout mail/tls/mail.key -out mail/tls/mail.crt 2>/dev/null
 mkdir -p postfix/spool postfix/data
 chown postfix: postfix/data
 cp /etc/postfix/dynamicmaps.cf postfix/ 2>/dev/null || true
@@ -206,8 +208,8 @@ cat >postfix/master.cf <<CONF
 127.0.0.1:$submission_port inet n - n - - smtpd
   -o syslog_name=postfix/submission
   -o smtpd_tls_security_level=encrypt
-  -o smtpd_tls_cert_file=$dir/postfix/tls.crt
-  -o smtpd_tls_key_file=$dir/postfix/tls.key
+  -o smtpd_tls_cert_file=$dir/mail/tls/mail.crt
+  -o smtpd_tls_key_file=$dir/mail/tls/mail.key
   -o smtpd_sasl_auth_enable=yes
   -o smtpd_sasl_type=dovecot
   -o smtpd_sasl_path=inet:127.0.0.1:$auth_port
@@ -324,6 +326,7 @@ BERTH_IT_ACME_CA_FILE=$dir/acme/ca.pem
 BERTH_IT_ACME_ROOTS_URL=https://127.0.0.1:$acme_mgmt_port/roots/0
 BERTH_DRIVER_MAIL=dovecot-postfix
 BERTH_MAIL_MAPS_DIR=$dir/mail
+BERTH_MAIL_HOST=mail.berth.test
 BERTH_MAIL_OWNER=$mail_uid:$mail_gid
 BERTH_POSTFIX_CONFIG_DIR=$dir/postfix
 BERTH_DOVECOT_CONF=$dir/dovecot/dovecot.conf

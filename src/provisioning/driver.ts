@@ -25,6 +25,11 @@ export interface MailDriver {
   readonly name: string;
   applyDomain(domain: MailDomainSpec): Promise<void>;
   removeDomain(name: string, root: string, options: { keepMaps: boolean }): Promise<void>;
+  /**
+   * The mail host's certificate (leaf then chain, PEM) and key for the submission service's
+   * STARTTLS; nothing happens when it serves these already. True when it changed.
+   */
+  useCertificate(certificatePem: string, keyPem: string): Promise<boolean>;
 }
 
 /**

@@ -45,6 +45,18 @@ export function covers(certName: string, name: string): boolean {
 export const uncovered = (certNames: string[], wanted: string[]): string[] =>
   wanted.filter((name) => !certNames.some((c) => covers(c, name)));
 
-/** When to renew: once two thirds of the lifetime has passed (SPEC §9). */
-export const twoThirds = (notBefore: Date, notAfter: Date): Date =>
-  new Date(notBefore.getTime() + ((notAfter.getTime() - notBefore.getTime()) * 2) / 3);
+/** When to renew: once two thirds of the lifetime has passed (SPEC §9), or earlier if the issuer suggests it (ARI). */
+export function renewalTime(info: Pick<CertificateInfo, 'not_before' | 'not_after'>, suggested?: Date): Date {
+  const { not_before: from, not_after: to } = info;
+  const twoThirds = new Date(from.getTime() + ((to.getTime() - from.getTime()) * 2) / 3);
+  return suggested && suggested < twoThirds ? suggested : twoThirds;
+}
+
+const MINUTE = 60_000;
+/**
+ * The wait before the next automatic attempt after `failures` failures in a row: 5 minutes
+ * after the first (a DNS change may just be spreading), then an hour doubling up to a day — well
+ * inside Let's Encrypt's limit of 5 failed validations per name per hour.
+ */
+export const backoffMs = (failures: number) =>
+  failures <= 1 ? 5 * MINUTE : Math.min(60 * MINUTE * 2 ** (failures - 2), 1440 * MINUTE);

@@ -21,6 +21,7 @@ describe('a failing mail driver', () => {
         await real.applyDomain(domain);
       },
       removeDomain: (name, root, options) => real.removeDomain(name, root, options),
+      useCertificate: (certificatePem, keyPem) => real.useCertificate(certificatePem, keyPem),
     };
     const f = await createTestApp({ dataDir, deps: { mailDriver: flaky } });
     try {

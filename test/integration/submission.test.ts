@@ -21,13 +21,16 @@ describe.skipIf(!submission)(`submission and DKIM (${submission ? 'Postfix, Open
   // Collected (not run) when the daemons are absent: only set up what exists.
   const resolver = new dns.Resolver();
   if (daemonEnv?.BERTH_IT_DNS) resolver.setServers([daemonEnv.BERTH_IT_DNS]);
+  const mailHost = daemonEnv?.BERTH_MAIL_HOST ?? '';
+  // STARTTLS is checked for real: the mail host's name, signed by the root of Berth's internal CA.
+  let root = '';
   const transport = (user?: string) =>
     nodemailer.createTransport({
       host,
       port: Number(port),
       secure: false,
       requireTLS: true,
-      tls: { rejectUnauthorized: false },
+      tls: { ca: root, servername: mailHost, rejectUnauthorized: true },
       ...(user ? { auth: { user, pass: PASSWORD } } : {}),
     });
 
@@ -54,6 +57,7 @@ describe.skipIf(!submission)(`submission and DKIM (${submission ? 'Postfix, Open
 
   beforeAll(async () => {
     t = await daemonApp();
+    root = (await t.get('/v1/certificate-authorities/internal')).body.certificate_pem;
     const account = await createAccountOnNewPlan(t);
     domain = `send-${Date.now().toString(36)}.com`;
     expect((await t.post('/v1/domains', { account_id: account.id, name: domain, mail_enabled: true })).status).toBe(201);
@@ -68,6 +72,28 @@ describe.skipIf(!submission)(`submission and DKIM (${submission ? 'Postfix, Open
     });
   });
   afterAll(async () => t?.close());
+
+  it("the submission service presents the mail host's certificate from Berth's issuer", async () => {
+    const server = await eventually(
+      async () => (await t.get('/v1/mail-server')).body.certificate && (await t.get('/v1/mail-server')).body,
+    );
+    expect(server).toMatchObject({ host: mailHost, certificate: { issuer: 'internal', names: [mailHost] } });
+    // Postfix's next smtpd process reads the new files: wait for the handshake that verifies.
+    await eventually(
+      () =>
+        transport()
+          .verify()
+          .catch(() => false),
+      30_000,
+    );
+    const wrongName = nodemailer.createTransport({
+      host,
+      port: Number(port),
+      requireTLS: true,
+      tls: { ca: root, servername: 'other.berth.test', rejectUnauthorized: true },
+    });
+    await expect(wrongName.verify()).rejects.toThrow(/altnames|does not match/i);
+  });
 
   it('a message submitted with AUTH reaches another mailbox, signed by a key the zone publishes', async () => {
     const selector = (await t.get(`/v1/domains/${domain}/dkim`)).body.selector;
@@ -108,28 +134,32 @@ describe.skipIf(!submission)(`submission and DKIM (${submission ? 'Postfix, Open
     ).rejects.toThrow(/(Relay access denied|Authentication required|5\.7\.1)/i);
   });
 
-  it('an autoresponder (Sieve vacation) answers a sender once, however many messages it sends', async () => {
+  it('an autoresponder (Sieve vacation) answers only inside its window, and a sender once however many messages it sends', async () => {
     const bob = (await t.get(`/v1/emails?domain=${domain}&q=bob`)).body.data[0];
-    const on = await t.request('PATCH', `/v1/emails/${bob.id}`, {
-      body: { autoresponder: { enabled: true, subject: 'Away this week', body: 'I am away.' } },
-    });
-    expect(on.status, on.text).toBe(200);
-    await eventually(async () => (await t.get(`/v1/emails/${bob.id}`)).body.sync_state === 'in_sync');
     const alice = transport(`alice@${domain}`);
-    for (const n of [1, 2])
-      await alice.sendMail({ from: `alice@${domain}`, to: `bob@${domain}`, subject: `ping ${n}`, text: 'hi' });
-    await received(`bob@${domain}`, 'ping 2');
-    // Replies are queued while each message is delivered: a marker sent after both arrives after them.
-    await transport(`bob@${domain}`).sendMail({ from: `bob@${domain}`, to: `alice@${domain}`, subject: 'marker', text: '.' });
-    await received(`alice@${domain}`, 'marker');
-    const replies = await eventually(async () => {
+    const set = async (autoresponder: Record<string, unknown>) => {
+      const r = await t.request('PATCH', `/v1/emails/${bob.id}`, { body: { autoresponder } });
+      expect(r.status, r.text).toBe(200);
+      await eventually(async () => (await t.get(`/v1/emails/${bob.id}`)).body.sync_state === 'in_sync');
+    };
+    /** Replies to alice so far, once a marker bob sends after `subjects` has arrived (replies are queued before it). */
+    const repliesAfter = async (...subjects: string[]) => {
+      for (const subject of subjects) await alice.sendMail({ from: `alice@${domain}`, to: `bob@${domain}`, subject, text: 'hi' });
+      await received(`bob@${domain}`, subjects.at(-1) as string);
+      const marker = `marker ${subjects.join(' ')}`;
+      await transport(`bob@${domain}`).sendMail({ from: `bob@${domain}`, to: `alice@${domain}`, subject: marker, text: '.' });
+      await received(`alice@${domain}`, marker);
       let n = 0;
       await imapLogin(`alice@${domain}`, PASSWORD, async (client) => {
         await client.mailboxOpen('INBOX');
         for await (const m of client.fetch('1:*', { envelope: true })) if (m.envelope?.subject === 'Away this week') n++;
       });
-      return n ? n : null;
-    }, 30_000);
-    expect(replies).toBe(1);
+      return n;
+    };
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
+    await set({ enabled: true, subject: 'Away this week', body: 'I am away.', starts_at: tomorrow });
+    expect(await repliesAfter('too early')).toBe(0);
+    await set({ starts_at: null });
+    expect(await eventually(async () => (await repliesAfter('ping 1', 'ping 2')) || null, 30_000)).toBe(1);
   });
 });

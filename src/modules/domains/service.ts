@@ -69,7 +69,12 @@ function domainRef(ref: string): { id?: string; name?: string } {
 
 export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
   const { db, clock, config } = deps;
-  const zone: ZoneDefaults = { nameservers: config.nameservers, webIpv4: config.webIpv4, webIpv6: config.webIpv6 };
+  const zone: ZoneDefaults = {
+    nameservers: config.nameservers,
+    webIpv4: config.webIpv4,
+    webIpv6: config.webIpv6,
+    mailHost: config.mailHost,
+  };
   const present = (r: repo.DomainRow) => toDomain(r, zone.nameservers);
 
   async function load(caller: Caller, ref: string): Promise<repo.DomainRow> {

@@ -1,13 +1,12 @@
 import { operationWorker, syncErrorGauge, type Contribution } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
-import { loadServerKey, subkey } from '../../lib/server-key.js';
 import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
+import type { Issuer } from '../../tls/issuer.js';
 import type { AcmeChallengeRecords } from '../domains/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { certificateJob } from './certificates/issue.js';
-import { configuredIssuer, internalAuthority } from './certificates/issuers.js';
 import { certificateRenewal } from './certificates/renewal.js';
-import { certificateRoutes, certificateSchemas } from './certificates/routes.js';
+import { certificateRoutes } from './certificates/routes.js';
 import { certificatesService } from './certificates/service.js';
 import { siteSolver } from './certificates/solver.js';
 import { deploymentsService } from './deployments/service.js';
@@ -27,18 +26,17 @@ export function sitesModule(
   driver: WebDriver,
   php: PhpDriver,
   acmeChallenges: AcmeChallengeRecords,
+  /** The configured issuer, and the key that seals certificates' private keys (the issuers module's). */
+  tls: { issuer: Issuer; sealKey: Buffer },
   onError: (err: unknown) => void,
 ) {
-  const { db, clock, config } = svc;
-  // Private keys of certificates (and of the CA and the ACME account) are sealed with this.
-  const sealKey = subkey(loadServerKey(config.secretKey, config.dataDir), 'tls keys');
-  const authority = internalAuthority(db, clock, sealKey);
-  const issuer = configuredIssuer(config, db, clock, sealKey, authority);
+  const { config } = svc;
+  const { issuer, sealKey } = tls;
   const sites = sitesService(svc, { php: php.versions });
   const deployments = deploymentsService(svc, sites, php);
-  const certificates = certificatesService(svc, { sealKey, authority, load: sites.load });
+  const certificates = certificatesService(svc, { sealKey, load: sites.load });
   const contribution: Contribution = {
-    schemas: [...siteSchemas, ...certificateSchemas, ...runtimeSchemas],
+    schemas: [...siteSchemas, ...runtimeSchemas],
     routes: (app) => {
       siteRoutes(app, sites, deployments);
       runtimeRoutes(app, php.versions);

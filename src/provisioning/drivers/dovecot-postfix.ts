@@ -54,6 +54,15 @@ export class DovecotPostfixMailDriver implements MailDriver {
     await this.publish();
   }
 
+  /** The new certificate is written, then Postfix reloads: its next smtpd processes serve it. */
+  useCertificate(certificatePem: string, keyPem: string): Promise<boolean> {
+    return this.exclusive(async () => {
+      const changed = await this.files.useCertificate(certificatePem, keyPem);
+      if (changed) await runCommand('postfix', ['-c', this.o.postfixConfigDir, 'reload'], 'postfix reload');
+      return changed;
+    });
+  }
+
   private publish(): Promise<void> {
     return this.exclusive(async () => {
       const written = Date.now();

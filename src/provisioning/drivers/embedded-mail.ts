@@ -51,6 +51,24 @@ export class EmbeddedMailDriver implements MailDriver {
     this.mapsDir = path.resolve(options.mapsDir ?? this.dir);
   }
 
+  /**
+   * Writes `tls/mail.crt` and `tls/mail.key` (0600, in a 0700 directory) beside the maps, where
+   * the submission service reads them; true when either changed.
+   */
+  async useCertificate(certificatePem: string, keyPem: string): Promise<boolean> {
+    const dir = path.join(this.mapsDir, 'tls');
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const [crt, key] = [path.join(dir, 'mail.crt'), path.join(dir, 'mail.key')];
+    const same =
+      (await readFile(crt, 'utf8').catch(() => '')) === certificatePem &&
+      (await readFile(key, 'utf8').catch(() => '')) === keyPem;
+    if (same) return false;
+    // The key first: a reader never finds the new certificate beside the old key.
+    await writeFileIfChanged(key, keyPem, 0o600);
+    await writeFileIfChanged(crt, certificatePem, 0o644);
+    return true;
+  }
+
   async applyDomain(domain: MailDomainSpec): Promise<void> {
     // The signing key, for OpenDKIM alone: 0600 in a directory of its own.
     const keyFile = this.keyFile(domain.name);

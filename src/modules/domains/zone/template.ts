@@ -6,6 +6,8 @@ export interface ZoneDefaults {
   nameservers: readonly string[];
   webIpv4: string | null;
   webIpv6: string | null;
+  /** The provider's mail host (`BERTH_MAIL_HOST`): every mail-enabled domain's MX. */
+  mailHost: string | null;
 }
 
 export const DEFAULT_TTL = 3600;
@@ -40,12 +42,18 @@ const managedRecords = (domain: string, d: ZoneDefaults, serial: number): NewRec
 /** Web records of the `default` template: `@` and `www` at the provider's web addresses. */
 const webRecords = (d: ZoneDefaults): NewRecord[] => [...addresses('@', d), ...addresses('www', d)];
 
-/** Mail records: MX to `mail.<domain>`, its addresses, and an SPF policy allowing the MX. */
-export const mailRecords = (domain: string, d: ZoneDefaults): NewRecord[] => [
-  record('@', 'MX', `10 mail.${domain}.`),
-  record('@', 'TXT', 'v=spf1 mx -all'),
-  ...addresses('mail', d),
-];
+const SPF = 'v=spf1 mx -all';
+
+/**
+ * Mail records: an MX and an SPF policy allowing it. The MX is the provider's mail host, or else
+ * `mail.<domain>` with the web addresses. With neither, no MX could name a host that exists:
+ * none is written (the start-up log says which setting is missing).
+ */
+export function mailRecords(domain: string, d: ZoneDefaults): NewRecord[] {
+  if (d.mailHost) return [record('@', 'MX', `10 ${d.mailHost}.`), record('@', 'TXT', SPF)];
+  const mailHost = addresses('mail', d);
+  return mailHost.length ? [record('@', 'MX', `10 mail.${domain}.`), record('@', 'TXT', SPF), ...mailHost] : [];
+}
 
 export function initialRecords(
   domain: string,

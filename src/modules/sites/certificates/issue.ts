@@ -3,7 +3,7 @@ import { JOBS } from '../../../jobs/names.js';
 import type { JobQueue } from '../../../jobs/queue.js';
 import { messageOf } from '../../../lib/errors.js';
 import { seal } from '../../../lib/sealed.js';
-import { describeCertificate, twoThirds, uncovered } from '../../../tls/certificate.js';
+import { backoffMs, describeCertificate, renewalTime, uncovered } from '../../../tls/certificate.js';
 import type { ChallengeSolver, Issuer } from '../../../tls/issuer.js';
 import { generateKey } from '../../../tls/keys.js';
 import type { ServiceDeps } from '../../deps.js';
@@ -15,20 +15,11 @@ import * as repo from './repo.js';
 
 const ISSUE_OPERATION = 'site.certificate.issue';
 
-const MINUTE = 60_000;
 const NOT_APPLICABLE = {
   code: 'not_applicable',
   title: 'Nothing to issue',
   detail: 'The site is gone or no longer asks for an automatic certificate.',
 };
-/**
- * The wait before the next automatic attempt after `failures` failures in a row: 5 minutes
- * after the first (a DNS change may just be spreading), then an hour doubling up to a day — well
- * inside Let's Encrypt's limit of 5 failed validations per name per hour.
- */
-export const backoffMs = (failures: number) =>
-  failures <= 1 ? 5 * MINUTE : Math.min(60 * MINUTE * 2 ** (failures - 2), 1440 * MINUTE);
-
 /**
  * Asks for an automatic certificate, in the transaction of the change that needs one: the
  * certificate row turns `pending` (a renewal stays `active`), a `site.certificate.issue`
@@ -121,12 +112,10 @@ export function certificateJob(deps: ServiceDeps, o: IssueDeps) {
     const keyPem = await generateKey();
     const issued = await o.issuer.issue(names, keyPem, o.solverFor(site));
     const info = describeCertificate(issued.certificate_pem);
-    const byLifetime = twoThirds(info.not_before, info.not_after);
-    const renewAfter = issued.renew_after && issued.renew_after < byLifetime ? issued.renew_after : byLifetime;
     return {
       issuer: o.issuer.name,
       ...info,
-      renew_after: renewAfter,
+      renew_after: renewalTime(info, issued.renew_after),
       certificate_pem: issued.certificate_pem,
       chain_pem: issued.chain_pem,
       private_key_sealed: seal(keyPem, o.sealKey),

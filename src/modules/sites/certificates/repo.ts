@@ -113,39 +113,3 @@ export async function claimExpiring(tx: Queryable, before: Date): Promise<string
   );
   return r.rows.map((row) => row.site_id);
 }
-
-/** Berth's own CA, or undefined before its first use. */
-export async function findAuthority(db: Queryable, name: string) {
-  return (
-    await db.query<{ certificate_pem: string; private_key_sealed: string }>(
-      'SELECT certificate_pem, private_key_sealed FROM certificate_authorities WHERE name = $1',
-      [name],
-    )
-  ).rows[0];
-}
-
-/** The first process to get here creates the CA; the others keep theirs unused (the key constraint decides). */
-export const insertAuthority = (db: Queryable, name: string, certificatePem: string, keySealed: string) =>
-  db.query(
-    `INSERT INTO certificate_authorities (name, certificate_pem, private_key_sealed) VALUES ($1, $2, $3)
-     ON CONFLICT (name) DO NOTHING`,
-    [name, certificatePem, keySealed],
-  );
-
-export async function findAcmeAccount(db: Queryable, directoryUrl: string) {
-  return (
-    await db.query<{ private_key_sealed: string; account_url: string | null }>(
-      'SELECT private_key_sealed, account_url FROM acme_accounts WHERE directory_url = $1',
-      [directoryUrl],
-    )
-  ).rows[0];
-}
-
-export const insertAcmeAccount = (db: Queryable, directoryUrl: string, keySealed: string) =>
-  db.query(
-    'INSERT INTO acme_accounts (directory_url, private_key_sealed) VALUES ($1, $2) ON CONFLICT (directory_url) DO NOTHING',
-    [directoryUrl, keySealed],
-  );
-
-export const setAcmeAccountUrl = (db: Queryable, directoryUrl: string, url: string) =>
-  db.query('UPDATE acme_accounts SET account_url = $2 WHERE directory_url = $1', [directoryUrl, url]);

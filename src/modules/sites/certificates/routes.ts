@@ -3,40 +3,11 @@ import { Type } from 'typebox';
 import { callerOf } from '../../../http/auth.js';
 import { ifMatchVersion } from '../../../http/etag.js';
 import type { App } from '../../../http/routes.js';
-import { Id, Timestamp } from '../../../http/schemas.js';
+import { Id } from '../../../http/schemas.js';
 import type { SitesService } from '../service.js';
 import type { CertificatesService } from './service.js';
 
 const Pem = (description: string, maxLength = 65_536) => Type.String({ minLength: 1, maxLength, description });
-
-const Certificate = Type.Object(
-  {
-    issuer: Type.Union([Type.Literal('acme'), Type.Literal('internal'), Type.Literal('custom')]),
-    names: Type.Array(Type.String({ maxLength: 253 }), { maxItems: 100, description: 'The DNS names it covers.' }),
-    serial: Type.String({ maxLength: 64, description: 'Lower-case hex.' }),
-    not_before: Timestamp,
-    not_after: Timestamp,
-    fingerprint_sha256: Type.String({
-      pattern: '^[0-9a-f]{64}$',
-      maxLength: 64,
-      description: 'SHA-256 of the DER certificate, hex.',
-    }),
-    certificate_pem: Pem('The leaf certificate.'),
-    chain_pem: Type.String({
-      maxLength: 65_536,
-      description: 'The intermediates, issuer first (empty when the root signed the leaf).',
-    }),
-  },
-  { $id: 'Certificate', description: "The certificate a site's HTTPS serves. Its private key is never returned." },
-);
-
-const Authority = Type.Object(
-  {
-    certificate_pem: Pem("The internal CA's root certificate."),
-    fingerprint_sha256: Type.String({ pattern: '^[0-9a-f]{64}$', maxLength: 64 }),
-  },
-  { $id: 'CertificateAuthority', description: 'A certificate authority to trust for the certificates it issues.' },
-);
 
 const SiteParams = Type.Object({ site_id: Id('site') }, { additionalProperties: false });
 
@@ -84,21 +55,4 @@ export function certificateRoutes(app: App, sites: SitesService, svc: Certificat
     },
     async (req) => svc.putCustom(callerOf(req), req.params.site_id, req.body, ifMatchVersion(req)),
   );
-
-  app.get(
-    '/v1/certificate-authorities/internal',
-    {
-      schema: {
-        tags,
-        operationId: 'getInternalCertificateAuthority',
-        summary: "The internal CA's root certificate",
-        description:
-          'The root that signs certificates of the `internal` issuer (used when no ACME directory is configured). Trust it to reach the sites over HTTPS without warnings. Any authenticated caller may read it.',
-        response: { 200: Type.Ref('CertificateAuthority') },
-      },
-    },
-    async () => svc.authority(),
-  );
 }
-
-export const certificateSchemas = [Certificate, Authority];

@@ -7,23 +7,11 @@ import { describeCertificate } from '../../../tls/certificate.js';
 import { checkCustomCertificate, type CustomCertificateInput } from '../../../tls/validate.js';
 import type { ServiceDeps } from '../../deps.js';
 import { hasFeature, writableAccount } from '../../accounts/index.js';
+import { toCertificate } from '../../issuers/index.js';
 import * as sites from '../repo.js';
 import { siteEvent } from '../representation.js';
 import { queueWebApply } from '../unit.js';
-import type { InternalAuthority } from './issuers.js';
 import * as repo from './repo.js';
-
-/** `GET /v1/sites/{site_id}/certificate`: what is served, never the key. */
-const toCertificate = (c: repo.CertificateRow) => ({
-  issuer: c.issuer as 'acme' | 'internal' | 'custom',
-  names: c.names,
-  serial: c.serial as string,
-  not_before: new Date(c.not_before as Date).toISOString(),
-  not_after: new Date(c.not_after as Date).toISOString(),
-  fingerprint_sha256: c.fingerprint_sha256 as string,
-  certificate_pem: c.certificate_pem as string,
-  chain_pem: c.chain_pem,
-});
 
 /** A plan without `ssl` gets no certificate (SPEC §9). */
 export const SSL_UNAVAILABLE = () => featureUnavailable('ssl', "The account's plan does not include HTTPS certificates (`ssl`).");
@@ -34,7 +22,7 @@ export const SSL_UNAVAILABLE = () => featureUnavailable('ssl', "The account's pl
  */
 export function certificatesService(
   deps: ServiceDeps,
-  o: { sealKey: Buffer; authority: InternalAuthority; load: (caller: Caller, id: string) => Promise<sites.SiteRow> },
+  o: { sealKey: Buffer; load: (caller: Caller, id: string) => Promise<sites.SiteRow> },
 ) {
   const { db, clock, jobs } = deps;
 
@@ -74,14 +62,6 @@ export function certificatesService(
         await siteEvent(tx, 'site.certificate.issued', (await sites.findSiteById(tx, site.id)) as sites.SiteRow);
         return toCertificate((await repo.findCertificate(tx, site.id)) as repo.CertificateRow);
       });
-    },
-
-    async authority() {
-      const ca = await o.authority();
-      return {
-        certificate_pem: ca.certificate_pem,
-        fingerprint_sha256: describeCertificate(ca.certificate_pem).fingerprint_sha256,
-      };
     },
   };
 }

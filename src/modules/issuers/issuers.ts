@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
-import type { Config } from '../../../config.js';
-import type { Db } from '../../../db/client.js';
-import { seal, unseal } from '../../../lib/sealed.js';
-import type { Clock } from '../../../lib/time.js';
-import { AcmeIssuer } from '../../../tls/acme.js';
-import { createCertificateAuthority, signWithCertificateAuthority, type CertificateAuthority } from '../../../tls/internal-ca.js';
-import type { Issuer } from '../../../tls/issuer.js';
-import { generateKey } from '../../../tls/keys.js';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/client.js';
+import { seal, unseal } from '../../lib/sealed.js';
+import type { Clock } from '../../lib/time.js';
+import { AcmeIssuer } from '../../tls/acme.js';
+import { createCertificateAuthority, signWithCertificateAuthority, type CertificateAuthority } from '../../tls/internal-ca.js';
+import type { Issuer } from '../../tls/issuer.js';
+import { generateKey } from '../../tls/keys.js';
 import * as repo from './repo.js';
 
 const INTERNAL = 'internal';

@@ -1,0 +1,2 @@
+// The issuers' public surface: how a stored certificate is shown.
+export { toCertificate } from './representation.js';
