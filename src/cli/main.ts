@@ -1,14 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { buildApp } from '../app.js';
 import { ConfigError, loadConfig } from '../config.js';
-import { DirLockedError } from '../db/lock.js';
 import { openDb } from '../db/client.js';
+import { DirLockedError } from '../db/lock.js';
 import { migrate } from '../db/migrate.js';
 import { generateTokenSecret } from '../auth/secret.js';
 import { mintOperatorToken } from '../modules/tokens/service.js';
 import { openMigratedDb } from '../runtime.js';
+import { openApiDocument } from './openapi.js';
 
 const USAGE = `usage: berth <command>
 
@@ -50,25 +47,9 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'openapi': {
-      // Printing the document touches no data directory: the app is built on a throwaway one.
-      const scratch = mkdtempSync(path.join(tmpdir(), 'berth-openapi-'));
-      try {
-        const db = await openDb({ databaseUrl: null, dataDir: scratch, inMemory: true });
-        await migrate(db);
-        const app = await buildApp({
-          config: loadConfig({ ...process.env, BERTH_JOBS: 'false', BERTH_DATA_DIR: scratch }),
-          db,
-          logger: false,
-        });
-        await app.ready();
-        const document = JSON.stringify(app.swagger(), null, 2) + '\n';
-        // Flushed before the exit below: into a pipe, a write still queued would be cut off.
-        await new Promise((resolve) => process.stdout.write(document, resolve));
-        await app.close();
-        await db.close();
-      } finally {
-        rmSync(scratch, { recursive: true, force: true });
-      }
+      const document = JSON.stringify(await openApiDocument(process.env), null, 2) + '\n';
+      // Flushed before the exit below: into a pipe, a write still queued would be cut off.
+      await new Promise((resolve) => process.stdout.write(document, resolve));
       return 0;
     }
   }
