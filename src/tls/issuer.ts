@@ -1,3 +1,7 @@
+import { seal } from '../lib/sealed.js';
+import { describeCertificate, renewalTime, type CertificateInfo } from './certificate.js';
+import { generateKey } from './keys.js';
+
 /** A proof of control the ACME server asks for, for one name. */
 export interface Challenge {
   type: 'http-01' | 'dns-01';
@@ -26,4 +30,33 @@ export interface IssuedCertificate {
 export interface Issuer {
   readonly name: 'acme' | 'internal';
   issue(names: string[], keyPem: string, solver: ChallengeSolver): Promise<IssuedCertificate>;
+}
+
+/** A certificate just obtained, ready to store: what it is, when to renew it, its key sealed. */
+export interface ObtainedCertificate extends CertificateInfo {
+  issuer: Issuer['name'];
+  renew_after: Date;
+  certificate_pem: string;
+  chain_pem: string;
+  private_key_sealed: string;
+}
+
+/** A new key, certified by `issuer` for `names`, described, with its renewal time (⅔ of its life or ARI). */
+export async function obtainCertificate(
+  issuer: Issuer,
+  names: string[],
+  solver: ChallengeSolver,
+  sealKey: Buffer,
+): Promise<ObtainedCertificate> {
+  const keyPem = await generateKey();
+  const issued = await issuer.issue(names, keyPem, solver);
+  const info = describeCertificate(issued.certificate_pem);
+  return {
+    issuer: issuer.name,
+    ...info,
+    renew_after: renewalTime(info, issued.renew_after),
+    certificate_pem: issued.certificate_pem,
+    chain_pem: issued.chain_pem,
+    private_key_sealed: seal(keyPem, sealKey),
+  };
 }

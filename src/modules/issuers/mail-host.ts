@@ -1,12 +1,11 @@
 import { periodic } from '../../jobs/periodic.js';
 import { acmeChallengeDir } from '../../layout.js';
 import { messageOf } from '../../lib/errors.js';
-import { seal, unseal } from '../../lib/sealed.js';
+import { unseal } from '../../lib/sealed.js';
 import type { MailDriver } from '../../provisioning/driver.js';
-import { backoffMs, describeCertificate, renewalTime } from '../../tls/certificate.js';
+import { backoffMs } from '../../tls/certificate.js';
 import { httpProofs } from '../../tls/http-proofs.js';
-import type { Issuer } from '../../tls/issuer.js';
-import { generateKey } from '../../tls/keys.js';
+import { obtainCertificate, type Issuer } from '../../tls/issuer.js';
 import type { ServiceDeps } from '../deps.js';
 import * as repo from './repo.js';
 
@@ -34,17 +33,7 @@ export function mailHostCertificate(
 
   async function obtain(failures: number): Promise<void> {
     try {
-      const keyPem = await generateKey();
-      const issued = await o.issuer.issue([o.host], keyPem, solver);
-      const info = describeCertificate(issued.certificate_pem);
-      await repo.saveHostCertificate(db, o.host, {
-        issuer: o.issuer.name,
-        ...info,
-        renew_after: renewalTime(info, issued.renew_after),
-        certificate_pem: issued.certificate_pem,
-        chain_pem: issued.chain_pem,
-        private_key_sealed: seal(keyPem, o.sealKey),
-      });
+      await repo.saveHostCertificate(db, o.host, await obtainCertificate(o.issuer, [o.host], solver, o.sealKey));
     } catch (err) {
       const error = {
         code: 'certificate_failed',
@@ -58,8 +47,8 @@ export function mailHostCertificate(
 
   async function tick(): Promise<void> {
     const now = clock.now();
-    if (await repo.claimHostCertificate(db, o.host, now, new Date(now.getTime() + CLAIM_MS)))
-      await obtain((await repo.findHostCertificate(db, o.host))?.failures ?? 0);
+    const claimed = await repo.claimHostCertificate(db, o.host, now, new Date(now.getTime() + CLAIM_MS));
+    if (claimed) await obtain(claimed.failures);
     const row = await repo.findHostCertificate(db, o.host);
     if (row?.certificate_pem && row.private_key_sealed)
       await o.driver.useCertificate(row.certificate_pem + row.chain_pem, unseal(row.private_key_sealed, o.sealKey));

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/client.js';
+import type { ObtainedCertificate } from '../../tls/issuer.js';
 
 /** Berth's own CA, or undefined before its first use. */
 export async function findAuthority(db: Queryable, name: string) {
@@ -59,31 +60,20 @@ export async function findHostCertificate(db: Queryable, name: string): Promise<
 /**
  * Claims the host's certificate for an attempt when it has none, or is due for renewal, and no
  * attempt or backoff holds it: `retry_at` moves to `claimUntil`, so of all the processes looking
- * one gets true.
+ * one gets the row (with its failures so far).
  */
-export async function claimHostCertificate(db: Queryable, name: string, now: Date, claimUntil: Date): Promise<boolean> {
+export async function claimHostCertificate(db: Queryable, name: string, now: Date, claimUntil: Date) {
   await db.query('INSERT INTO host_certificates (name) VALUES ($1) ON CONFLICT (name) DO NOTHING', [name]);
-  const r = await db.query(
+  const r = await db.query<{ failures: number }>(
     `UPDATE host_certificates SET retry_at = $3 WHERE name = $1
-       AND (certificate_pem IS NULL OR renew_after <= $2) AND (retry_at IS NULL OR retry_at <= $2)`,
+       AND (certificate_pem IS NULL OR renew_after <= $2) AND (retry_at IS NULL OR retry_at <= $2)
+     RETURNING failures`,
     [name, now, claimUntil],
   );
-  return r.rowCount === 1;
+  return r.rows[0];
 }
 
-export interface IssuedHostCertificate {
-  issuer: 'acme' | 'internal';
-  serial: string;
-  not_before: Date;
-  not_after: Date;
-  renew_after: Date;
-  fingerprint_sha256: string;
-  certificate_pem: string;
-  chain_pem: string;
-  private_key_sealed: string;
-}
-
-export const saveHostCertificate = (db: Queryable, name: string, c: IssuedHostCertificate) =>
+export const saveHostCertificate = (db: Queryable, name: string, c: ObtainedCertificate) =>
   db.query(
     `UPDATE host_certificates SET issuer = $2, serial = $3, not_before = $4, not_after = $5, renew_after = $6,
        fingerprint_sha256 = $7, certificate_pem = $8, chain_pem = $9, private_key_sealed = $10,

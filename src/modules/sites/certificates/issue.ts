@@ -2,10 +2,8 @@ import type { Queryable } from '../../../db/client.js';
 import { JOBS } from '../../../jobs/names.js';
 import type { JobQueue } from '../../../jobs/queue.js';
 import { messageOf } from '../../../lib/errors.js';
-import { seal } from '../../../lib/sealed.js';
-import { backoffMs, describeCertificate, renewalTime, uncovered } from '../../../tls/certificate.js';
-import type { ChallengeSolver, Issuer } from '../../../tls/issuer.js';
-import { generateKey } from '../../../tls/keys.js';
+import { backoffMs, uncovered } from '../../../tls/certificate.js';
+import { obtainCertificate, type ChallengeSolver, type Issuer } from '../../../tls/issuer.js';
 import type { ServiceDeps } from '../../deps.js';
 import * as ops from '../../operations/index.js';
 import * as sites from '../repo.js';
@@ -74,7 +72,7 @@ export function certificateJob(deps: ServiceDeps, o: IssueDeps) {
     const names = [site.hostname, ...site.aliases];
     const current = await repo.findCertificate(db, siteId);
     const renewal = Boolean(current?.certificate_pem) && uncovered(current?.names ?? [], names).length === 0;
-    const outcome = await obtain(site, names).catch((err: unknown) => ({
+    const outcome = await obtainCertificate(o.issuer, names, o.solverFor(site), o.sealKey).catch((err: unknown) => ({
       error: {
         code: 'certificate_failed',
         title: 'The certificate could not be obtained',
@@ -106,20 +104,6 @@ export function certificateJob(deps: ServiceDeps, o: IssueDeps) {
         error: 'error' in outcome ? outcome.error : null,
       });
     });
-  }
-
-  async function obtain(site: sites.SiteRow, names: string[]): Promise<repo.IssuedRow> {
-    const keyPem = await generateKey();
-    const issued = await o.issuer.issue(names, keyPem, o.solverFor(site));
-    const info = describeCertificate(issued.certificate_pem);
-    return {
-      issuer: o.issuer.name,
-      ...info,
-      renew_after: renewalTime(info, issued.renew_after),
-      certificate_pem: issued.certificate_pem,
-      chain_pem: issued.chain_pem,
-      private_key_sealed: seal(keyPem, o.sealKey),
-    };
   }
 
   return (data: Record<string, unknown>) =>
