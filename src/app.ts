@@ -213,7 +213,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Zone files: the import route reads them as text (with its own body limit, 5 MiB).
   app.addContentTypeParser('text/dns', { parseAs: 'string', bodyLimit: 5 * 1024 * 1024 }, (_req, body, done) => done(null, body));
   app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
-  await installOpenApi(app, { webhooks: webhookDocs() });
+  await installOpenApi(app, {
+    webhooks: webhookDocs(),
+    serverUrl: config.baseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`,
+    local: config.baseUrl === null,
+  });
   installVersioning(app, deps.deprecations ?? DEPRECATIONS);
   metaRoutes(app, db, metrics);
   for (const m of modules) m.routes?.(app);

@@ -7,7 +7,7 @@ import { ifMatchVersion, sendResource } from './etag.js';
 import { type PageParams } from '../db/paging.js';
 import { pageParams, sendPage } from '../http/pagination.js';
 import { PatchBody, paramId, type App } from './routes.js';
-import { ID_PARAMS, IdParams, Page, type IdParamPrefix } from './schemas.js';
+import { ID_PARAMS, IdParams, IfMatchHeaders, Page, type IdParamPrefix } from './schemas.js';
 
 /**
  * The routes every resource shares, declared once: list, replace + merge-patch, delete.
@@ -48,7 +48,9 @@ export function listRoute<Q extends TObject>(app: App, o: ListRouteOptions<Q>): 
         tags: o.tags,
         operationId: o.operationId,
         summary: o.summary,
-        description: o.description,
+        description:
+          o.description ??
+          'A page of what the token can reach; filters combine. `next_cursor` (also in the `Link` header) leads to the next page; `null` on the last.',
         querystring: o.querystring,
         response: { 200: Page(Type.Ref(o.item)) },
       },
@@ -61,8 +63,12 @@ export function listRoute<Q extends TObject>(app: App, o: ListRouteOptions<Q>): 
   );
 }
 
+const GET_DESCRIPTION =
+  "404 for an id that does not exist or is outside the token's reach (the two are indistinguishable). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.";
+
 export interface GetRouteOptions {
   path: string;
+  description?: string;
   prefix: IdParamPrefix;
   tags: string[];
   /** `$id` of the resource schema; also names the operation (getX). */
@@ -83,6 +89,7 @@ export function getRoute(app: App, o: GetRouteOptions): void {
         tags: o.tags,
         operationId: `get${o.resource}`,
         summary: o.summary,
+        description: o.description ?? GET_DESCRIPTION,
         params: IdParams(o.prefix),
         response: { 200: Type.Ref(o.resource) },
       },
@@ -110,12 +117,19 @@ export interface UpdateRoutesOptions {
   update: (caller: Caller, id: string, patch: Record<string, unknown>, expectedVersion?: number) => Promise<{ version: number }>;
 }
 
+export const REPLACE_DESCRIPTION =
+  'Every mutable field is required. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).';
+export const PATCH_DESCRIPTION =
+  'A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).';
+/** A route's own words first, then the convention it follows. */
+export const described = (own: string | undefined, convention: string) => (own ? `${own}\n\n${convention}` : convention);
+
 /** PUT (every mutable field) and PATCH (JSON Merge Patch) share one service call. */
 export function updateRoutes(app: App, o: UpdateRoutesOptions): void {
   const common = {
     tags: o.tags,
-    description: o.description,
     params: IdParams(o.prefix),
+    headers: IfMatchHeaders,
     response: { 200: Type.Ref(o.response ?? o.resource) },
   };
   const writeOnly = Object.fromEntries(Object.entries(o.writeOnly ?? {}).map(([k, v]) => [k, Type.Optional(v)]));
@@ -134,6 +148,7 @@ export function updateRoutes(app: App, o: UpdateRoutesOptions): void {
         ...common,
         operationId: `replace${o.resource}`,
         summary: `Replace a ${o.noun}`,
+        description: described(o.description, REPLACE_DESCRIPTION),
         body: Type.Object({ ...o.mutable, ...writeOnly }, { additionalProperties: false }),
       },
     },
@@ -147,6 +162,7 @@ export function updateRoutes(app: App, o: UpdateRoutesOptions): void {
         ...common,
         operationId: `update${o.resource}`,
         summary: `Update a ${o.noun} (JSON Merge Patch)`,
+        description: described(o.description, PATCH_DESCRIPTION),
         body: Type.Object({ ...PatchBody(o.mutable).properties, ...writeOnly }, { additionalProperties: false }),
       },
     },
@@ -166,6 +182,8 @@ export interface DeleteRouteOptions {
   remove: (caller: Caller, id: string, expectedVersion?: number) => Promise<void>;
 }
 
+const DELETE_DESCRIPTION = '204 once deleted. `If-Match` makes the deletion conditional (412 when the resource changed since).';
+
 /** DELETE answering 204; If-Match honoured. */
 export function deleteRoute(app: App, o: DeleteRouteOptions): void {
   app.delete(
@@ -176,8 +194,9 @@ export function deleteRoute(app: App, o: DeleteRouteOptions): void {
         tags: o.tags,
         operationId: o.operationId,
         summary: o.summary,
-        description: o.description,
+        description: described(o.description, DELETE_DESCRIPTION),
         params: IdParams(o.prefix),
+        headers: IfMatchHeaders,
         response: { 204: Type.Null({ description: 'Deleted' }) },
       },
     },

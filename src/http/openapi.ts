@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { decorate } from './openapi-conventions.js';
 import { NoQuery } from './schemas.js';
 
 const DESCRIPTION = `Berth is the automation API of a web-hosting provider.
@@ -27,72 +28,16 @@ Conventions (the choices where the product specification is silent are written d
 - Rate limits: token buckets per token (per address when unauthenticated), announced in the IETF
   \`RateLimit-Policy\` and \`RateLimit\` headers; 429 carries \`Retry-After\`.`;
 
-const problemResponse = (description: string, extraHeaders: Record<string, unknown> = {}) => ({
-  description,
-  headers: { ...extraHeaders },
-  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
-});
-
-const RATE_HEADERS = {
-  RateLimit: { description: 'Remaining quota (IETF draft, structured field).', schema: { type: 'string', maxLength: 200 } },
-  'RateLimit-Policy': {
-    description: 'The quota policy (IETF draft, structured field).',
-    schema: { type: 'string', maxLength: 200 },
-  },
-};
-const CORS = {
-  'Access-Control-Allow-Origin': {
-    description: 'Always `*`: tokens are bearer headers, never cookies.',
-    schema: { type: 'string', const: '*' },
-  },
-};
-const RETRY_AFTER = {
-  'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86400 } },
-};
-
-const STANDARD_ERRORS: Record<string, string> = {
-  '400': 'Malformed request (bad JSON, bad or unknown query parameter).',
-  '401': 'Missing, invalid, expired or revoked token.',
-  '403': 'Insufficient scope, forbidden for this principal, suspended, or quota exceeded.',
-  '404': "Not found or outside the token's reach.",
-  '429': 'Rate limited.',
-  '500': 'Internal error.',
-};
-
-type Operation = { responses?: Record<string, Record<string, unknown>>; requestBody?: unknown; security?: unknown };
-
-/** Adds the responses every operation shares, and rate-limit headers, to the generated document. */
-function decorate(doc: Record<string, unknown>): Record<string, unknown> {
-  const paths = (doc.paths ?? {}) as Record<string, Record<string, Operation>>;
-  for (const [path, ops] of Object.entries(paths)) {
-    for (const [method, op] of Object.entries(ops)) {
-      const responses = (op.responses ??= {});
-      const codes = { ...STANDARD_ERRORS };
-      if (op.requestBody)
-        Object.assign(codes, {
-          '413': 'Body too large.',
-          '415': 'Unsupported Content-Type.',
-          '422': 'Validation failed; every field error listed.',
-        });
-      if (['put', 'patch', 'delete'].includes(method)) codes['412'] = 'If-Match does not match the current ETag.';
-      if (['post', 'delete'].includes(method) || path.includes('{')) codes['409'] = 'Conflict with the current state.';
-      if (op.security && Array.isArray(op.security) && op.security.length === 0) {
-        delete codes['401'];
-        delete codes['403'];
-      }
-      for (const [code, description] of Object.entries(codes)) responses[code] ??= problemResponse(description);
-      for (const [code, response] of Object.entries(responses)) {
-        response.headers = { ...CORS, ...(response.headers as object) };
-        if (/^[24]/.test(code)) response.headers = { ...RATE_HEADERS, ...(response.headers as object) };
-        if (code === '429' || code === '503') response.headers = { ...RETRY_AFTER, ...(response.headers as object) };
-      }
-    }
-  }
-  return doc;
+export interface OpenApiOptions {
+  /** The requests Berth sends, by event type (the OpenAPI 3.1 `webhooks` section). */
+  webhooks?: Record<string, unknown>;
+  /** `servers[0]`: where clients reach this server. */
+  serverUrl: string;
+  /** `serverUrl` is the local listener, not a configured public address. */
+  local: boolean;
 }
 
-/** `webhooks`: the OpenAPI 3.1 section describing the requests Berth sends (by event type). */
-export async function installOpenApi(app: FastifyInstance, extra: { webhooks?: Record<string, unknown> } = {}): Promise<void> {
+export async function installOpenApi(app: FastifyInstance, extra: OpenApiOptions): Promise<void> {
   app.addHook('onRoute', (route) => {
     if (!(route.url.startsWith('/v1') || route.url === '/')) return;
     const schema = (route.schema ??= {});
@@ -114,8 +59,6 @@ export async function installOpenApi(app: FastifyInstance, extra: { webhooks?: R
         contact: { name: 'Berth', url: 'https://berth.example.com' },
         license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
-      // x-internal declares the audience (OWASP API9): a public API.
-      servers: [{ url: 'https://api.berth.example.com', description: 'Production', 'x-internal': false } as { url: string }],
       tags: [
         { name: 'meta', description: 'Versions, health and documentation.' },
         { name: 'me', description: 'The calling token.' },
@@ -133,6 +76,9 @@ export async function installOpenApi(app: FastifyInstance, extra: { webhooks?: R
             "Mailboxes: IMAP logins with `{ARGON2ID}` password hashes, Maildirs, quotas, forwarding copies and autoresponders. Changes reach the mail server through the domain's mail apply unit (`sync_state`).",
         },
         { name: 'email-forwarders', description: 'Addresses without a mailbox, forwarded elsewhere.' },
+        { name: 'sites', description: 'Web sites: hostnames, runtimes (static or PHP), deployments and HTTPS certificates.' },
+        { name: 'databases', description: 'MariaDB databases of an account, and the privileges its users hold on them.' },
+        { name: 'database-users', description: 'MariaDB logins of an account (`<username>_<suffix>`).' },
         { name: 'backups', description: 'Archives of an account (sites, mailboxes, zones) on backup storage.' },
         {
           name: 'webhooks',
@@ -148,7 +94,8 @@ export async function installOpenApi(app: FastifyInstance, extra: { webhooks?: R
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String((json as { $id?: string }).$id ?? `def-${i}`) },
     transformObject: (documentObject) => {
-      const doc = decorate((documentObject as { openapiObject: Record<string, unknown> }).openapiObject);
+      const doc = (documentObject as { openapiObject: Record<string, unknown> }).openapiObject;
+      decorate(doc, { serverUrl: extra.serverUrl, local: extra.local });
       if (extra.webhooks) doc.webhooks = extra.webhooks;
       return doc;
     },

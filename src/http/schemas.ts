@@ -113,4 +113,10 @@ export const Failure = Type.Object(
   { additionalProperties: true, description: 'Why the work failed: a stable `code` and a `detail` for people.' },
 );
 
+/**
+ * The request headers of a route that honours `If-Match` (parsed by `ifMatchVersion`): declared
+ * here so that the document names them; the OpenAPI conventions give them their description.
+ */
+export const IfMatchHeaders = Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 200 })) });
+
 export const NoQuery = Type.Object({}, { additionalProperties: false });

@@ -49,6 +49,8 @@ export function installVersioning(app: FastifyInstance, deprecations: Deprecatio
         tags: ['meta'],
         summary: 'List API versions',
         operationId: 'listVersions',
+        description:
+          "The versions this server serves, with links to each one's description and OpenAPI document. No token needed.",
         security: [],
         response: {
           200: Type.Object({

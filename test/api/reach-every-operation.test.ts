@@ -214,3 +214,25 @@ describe('every operation of the OpenAPI document, for principals of another ten
     expect(failures).toEqual([]);
   });
 });
+
+describe('the headers the document declares', () => {
+  it('every GET of a reachable resource sends ETag exactly when the document says so, and honours If-None-Match', async () => {
+    const doc = (await t.get('/v1/openapi.json', null)).body;
+    const failures: string[] = [];
+    for (const op of operations.filter((o) => o.method === 'GET' && o.pathParams.length > 0)) {
+      const declared = doc.paths[op.path].get;
+      const url = urlOf(op, (collection) => ids[collection]);
+      const r = await t.get(url);
+      if (r.status !== 200) continue;
+      const etag = r.headers.etag as string | undefined;
+      if (Boolean(declared.responses['200'].headers?.ETag) !== Boolean(etag))
+        failures.push(
+          `${op.operationId}: ETag ${etag ?? 'absent'}, declared ${Boolean(declared.responses['200'].headers?.ETag)}`,
+        );
+      const conditional = (declared.parameters ?? []).some((p: { $ref?: string }) => p.$ref?.endsWith('/IfNoneMatch'));
+      if (conditional && (await t.request('GET', url, { headers: { 'if-none-match': etag ?? '' } })).status !== 304)
+        failures.push(`${op.operationId}: If-None-Match declared, no 304`);
+    }
+    expect(failures).toEqual([]);
+  });
+});

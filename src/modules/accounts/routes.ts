@@ -3,7 +3,18 @@ import { callerOf } from '../../http/auth.js';
 import { ifMatchVersion, sendResource } from '../../http/etag.js';
 import { listRoute, reachOf, updateRoutes } from '../../http/crud.js';
 import { sendAccepted, sendCreated, type App } from '../../http/routes.js';
-import { Email, Id, IdParams, Name, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import {
+  Email,
+  Id,
+  IdParams,
+  IfMatchHeaders,
+  Name,
+  Nullable,
+  PageQuery,
+  ResourceMeta,
+  StringEnum,
+  Timestamp,
+} from '../../http/schemas.js';
 import { LimitSchemas } from '../plans/index.js';
 import type { AccountsService } from './service.js';
 
@@ -96,7 +107,9 @@ export function accountRoutes(app: App, svc: AccountsService): void {
         reseller_id: Type.Optional(Id('rsl')),
         plan_id: Type.Optional(Id('pln')),
         username: Type.Optional(Type.String({ maxLength: 32 })),
-        q: Type.Optional(Type.String({ maxLength: 200 })),
+        q: Type.Optional(
+          Type.String({ maxLength: 200, description: 'Case-insensitive substring of the username or the display name.' }),
+        ),
         updated_since: Type.Optional(Timestamp),
       },
       { additionalProperties: false },
@@ -125,7 +138,14 @@ export function accountRoutes(app: App, svc: AccountsService): void {
     `${path}/:account_id`,
     {
       config: { scope: 'accounts:read', reach },
-      schema: { tags, operationId: 'getAccount', summary: 'Get a hosting account', ...item },
+      schema: {
+        tags,
+        operationId: 'getAccount',
+        description:
+          'The account with its effective `limits` (plan plus overrides) and its live `usage`. The `ETag` follows `version`; `usage` is measured and not part of it.',
+        summary: 'Get a hosting account',
+        ...item,
+      },
     },
     async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.account_id)),
   );
@@ -154,6 +174,7 @@ export function accountRoutes(app: App, svc: AccountsService): void {
         description:
           '202: the account turns `terminating`; an operation removes its sites, mailboxes, zones, backups and tokens, then the account (404 afterwards). A repeated DELETE returns the same operation.',
         params,
+        headers: IfMatchHeaders,
         response: { 202: Type.Ref('AccountTermination') },
       },
     },
@@ -181,7 +202,14 @@ export function accountRoutes(app: App, svc: AccountsService): void {
     `${path}/:account_id/unsuspend`,
     {
       config: { scope: 'accounts:write', reach },
-      schema: { tags, operationId: 'unsuspendAccount', summary: 'Unsuspend a hosting account', ...item },
+      schema: {
+        tags,
+        operationId: 'unsuspendAccount',
+        description:
+          'Returns an `active` account: sites serve again and logins are allowed again. Announced as `account.unsuspended`.',
+        summary: 'Unsuspend a hosting account',
+        ...item,
+      },
     },
     async (req, reply) => sendResource(req, reply, await svc.unsuspend(callerOf(req), req.params.account_id)),
   );

@@ -48,6 +48,22 @@ const BackupWithOperation = Type.Object(
   { $id: 'BackupWithOperation' },
 );
 
+const ARCHIVE = { 'application/gzip': { schema: Type.String({ format: 'binary', maxLength: 2 ** 40 }) } };
+const ARCHIVE_HEADERS = {
+  'Repr-Digest': Type.String({
+    maxLength: 100,
+    description: "RFC 9530: `sha-256=:<base64>:` of the whole archive (also in the backup's `sha256`), to check a download.",
+  }),
+  ETag: Type.String({
+    maxLength: 100,
+    description: "The archive's SHA-256, quoted: the same value on every part of one archive.",
+  }),
+  'Accept-Ranges': Type.String({
+    const: 'bytes',
+    description: 'Byte ranges are served: a broken download resumes with `Range`.',
+  }),
+};
+
 export function backupRoutes(app: App, svc: BackupsService): void {
   const path = '/v1/backups';
   const tags = ['backups'];
@@ -136,14 +152,20 @@ export function backupRoutes(app: App, svc: BackupsService): void {
         description:
           'Streams the tar.gz. `Range: bytes=...` (one range) answers 206 with `Content-Range`; an unsatisfiable range 416. `Repr-Digest` (RFC 9530) carries the SHA-256 of the whole archive. 409 unless the backup is completed.',
         params: IdParams('bak'),
+        headers: Type.Object({
+          range: Type.Optional(
+            Type.String({ maxLength: 200, description: 'One byte range (`bytes=1048576-`): resume a download that broke off.' }),
+          ),
+        }),
         response: {
-          200: {
-            description: 'The archive',
-            content: { 'application/gzip': { schema: Type.String({ format: 'binary', maxLength: 2 ** 40 }) } },
-          },
+          200: { description: 'The archive', headers: ARCHIVE_HEADERS, content: ARCHIVE },
           206: {
             description: 'Part of the archive',
-            content: { 'application/gzip': { schema: Type.String({ format: 'binary', maxLength: 2 ** 40 }) } },
+            headers: {
+              ...ARCHIVE_HEADERS,
+              'Content-Range': Type.String({ maxLength: 100, description: '`bytes <first>-<last>/<size>`.' }),
+            },
+            content: ARCHIVE,
           },
         },
       },

@@ -220,6 +220,7 @@ function grantRoutes(app: App, svc: DatabasesService): void {
       schema: {
         tags,
         operationId: 'getDatabaseGrant',
+        description: 'The privileges a database user holds on this database; 404 when it holds none.',
         summary: "Get a user's privileges on a database",
         params: GrantParams,
         response: { 200: Type.Ref('DatabaseGrant') },
@@ -261,6 +262,8 @@ function grantRoutes(app: App, svc: DatabasesService): void {
       schema: {
         tags,
         operationId: 'deleteDatabaseGrant',
+        description:
+          'Revokes every privilege of the user on this database (204). Sessions already open keep theirs until they reconnect. Announced as `database_user.updated`.',
         summary: "Revoke a user's privileges on a database",
         params: GrantParams,
         response: { 204: Type.Null({ description: 'Revoked' }) },

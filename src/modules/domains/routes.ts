@@ -4,11 +4,13 @@ import { callerOf } from '../../http/auth.js';
 import { listRoute } from '../../http/crud.js';
 import { ifMatchVersion, sendResource } from '../../http/etag.js';
 import { PatchBody, sendCreated, type App } from '../../http/routes.js';
-import { Id, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import { Id, IfMatchHeaders, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
 import type { DomainsService } from './service.js';
 
 const Status = StringEnum(['active', 'suspended'] as const);
-export const RecordType = StringEnum(['SOA', 'A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA'] as const);
+export const RecordType = StringEnum(['SOA', 'A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA'] as const, {
+  examples: ['A'],
+});
 const DomainName = Type.String({
   minLength: 1,
   maxLength: 253,
@@ -128,7 +130,7 @@ export function domainRoutes(app: App, svc: DomainsService): void {
         account_id: Type.Optional(Id('acc')),
         status: Type.Optional(Status),
         name: Type.Optional(DomainName),
-        q: Type.Optional(Type.String({ maxLength: 253 })),
+        q: Type.Optional(Type.String({ maxLength: 253, description: 'Substring of the name, as A-label or Unicode.' })),
         updated_since: Type.Optional(Timestamp),
       },
       { additionalProperties: false },
@@ -161,6 +163,8 @@ export function domainRoutes(app: App, svc: DomainsService): void {
       schema: {
         tags,
         operationId: 'getDomain',
+        description:
+          'By id (`dom_...`) or by name (Unicode or A-label). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.',
         summary: 'Get a domain',
         params: DomainParams,
         response: { 200: Type.Ref('Domain') },
@@ -179,6 +183,7 @@ export function domainRoutes(app: App, svc: DomainsService): void {
         summary: 'Update a domain (JSON Merge Patch)',
         description: 'Every change bumps the zone serial once. `status` is changed by operators and resellers.',
         params: DomainParams,
+        headers: IfMatchHeaders,
         body: PatchBody(Mutable),
         response: { 200: Type.Ref('Domain') },
       },
@@ -198,6 +203,7 @@ export function domainRoutes(app: App, svc: DomainsService): void {
         description:
           'Refused with 409 `in_use` (listing them in `used_by`) while sites (by hostname or alias), mailboxes or forwarders use it, unless `cascade=true`, which deletes the mailboxes and forwarders with the domain and starts the deletion of the sites (and needs `emails:write` / `sites:write` for them).',
         params: DomainParams,
+        headers: IfMatchHeaders,
         querystring: Type.Object({ cascade: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
         response: { 204: Type.Null({ description: 'Deleted' }) },
       },

@@ -55,6 +55,7 @@ export function eventRoutes(app: App, svc: EventsService): void {
       schema: {
         tags,
         operationId: 'getEvent',
+        description: 'One entry of the event feed: the same body a webhook delivery of it carries.',
         summary: 'Get an event',
         params: IdParams('evt'),
         response: { 200: Type.Ref('Event') },

@@ -57,6 +57,8 @@ export function operationRoutes(app: App, svc: OperationsService): void {
       schema: {
         tags,
         operationId: 'getOperation',
+        description:
+          'The state of asynchronous work (`queued`, `running`, `succeeded`, `failed`, `canceled`), with `progress` and, when it ended, its `result` or `error`. Poll it, or subscribe to its webhook events.',
         summary: 'Get an operation',
         params: IdParams('op'),
         response: { 200: Type.Ref('Operation') },

@@ -69,7 +69,11 @@ export function planRoutes(app: App, svc: PlansService): void {
     description: "Global plans and, for resellers and their accounts, the reseller's own.",
     scope: 'plans:read',
     querystring: Type.Object(
-      { ...PageQuery, name: Type.Optional(Name), q: Type.Optional(Type.String({ maxLength: 200 })) },
+      {
+        ...PageQuery,
+        name: Type.Optional(Name),
+        q: Type.Optional(Type.String({ maxLength: 200, description: "Case-insensitive substring of the plan's name." })),
+      },
       { additionalProperties: false },
     ),
     item: 'Plan',

@@ -31,7 +31,11 @@ export function resellerRoutes(app: App, svc: ResellersService): void {
     description: 'Operators see every reseller; a reseller sees only itself.',
     scope: 'resellers:read',
     querystring: Type.Object(
-      { ...PageQuery, status: Type.Optional(Status), q: Type.Optional(Type.String({ maxLength: 200 })) },
+      {
+        ...PageQuery,
+        status: Type.Optional(Status),
+        q: Type.Optional(Type.String({ maxLength: 200, description: "Case-insensitive substring of the reseller's name." })),
+      },
       { additionalProperties: false },
     ),
     item: 'Reseller',
@@ -45,6 +49,7 @@ export function resellerRoutes(app: App, svc: ResellersService): void {
       schema: {
         tags,
         operationId: 'createReseller',
+        description: 'Operator tokens only. A reseller owns plans and hosting accounts; its own tokens reach only those.',
         summary: 'Create a reseller (operator only)',
         body: CreateBody,
         response: { 201: Type.Ref('Reseller') },

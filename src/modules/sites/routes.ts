@@ -3,11 +3,11 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
 import { unsupportedMediaType } from '../../http/errors.js';
-import { listRoute } from '../../http/crud.js';
+import { described, listRoute, PATCH_DESCRIPTION, REPLACE_DESCRIPTION } from '../../http/crud.js';
 import { ifMatchVersion, sendResource } from '../../http/etag.js';
 import { pageParams, sendPage } from '../../http/pagination.js';
 import { PatchBody, sendAccepted, type App } from '../../http/routes.js';
-import { Id, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp, Failure } from '../../http/schemas.js';
+import { Id, IfMatchHeaders, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp, Failure } from '../../http/schemas.js';
 import type { DeploymentsService } from './deployments/service.js';
 import type { SitesService } from './service.js';
 
@@ -222,16 +222,25 @@ export function siteRoutes(app: App, svc: SitesService, deployments: Deployments
     '/v1/sites/:site_id',
     {
       ...item,
-      schema: { tags, operationId: 'getSite', summary: 'Get a site', params: SiteParams, response: { 200: Type.Ref('Site') } },
+      schema: {
+        tags,
+        operationId: 'getSite',
+        description:
+          'The site with its runtime, TLS state, current deployment and `sync_state`. The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.',
+        summary: 'Get a site',
+        params: SiteParams,
+        response: { 200: Type.Ref('Site') },
+      },
     },
     async (req, reply) => sendResource(req, reply, await svc.get(callerOf(req), req.params.site_id)),
   );
 
+  const HOSTNAME_FIXED = 'The hostname is fixed at creation.';
   const update = {
     tags,
     params: SiteParams,
+    headers: IfMatchHeaders,
     response: { 200: Type.Ref('Site') },
-    description: 'The hostname is fixed at creation.',
   };
   app.put(
     '/v1/sites/:site_id',
@@ -241,6 +250,7 @@ export function siteRoutes(app: App, svc: SitesService, deployments: Deployments
         ...update,
         operationId: 'replaceSite',
         summary: 'Replace a site',
+        description: described(HOSTNAME_FIXED, REPLACE_DESCRIPTION),
         body: Type.Object(Mutable, { additionalProperties: false }),
       },
     },
@@ -251,7 +261,13 @@ export function siteRoutes(app: App, svc: SitesService, deployments: Deployments
     '/v1/sites/:site_id',
     {
       ...write,
-      schema: { ...update, operationId: 'updateSite', summary: 'Update a site (JSON Merge Patch)', body: PatchBody(Mutable) },
+      schema: {
+        ...update,
+        operationId: 'updateSite',
+        summary: 'Update a site (JSON Merge Patch)',
+        description: described(HOSTNAME_FIXED, PATCH_DESCRIPTION),
+        body: PatchBody(Mutable),
+      },
     },
     async (req, reply) =>
       sendResource(req, reply, await svc.update(callerOf(req), req.params.site_id, req.body, ifMatchVersion(req))),
@@ -268,6 +284,7 @@ export function siteRoutes(app: App, svc: SitesService, deployments: Deployments
         description:
           '202 with the site `deleting` and a `site.delete` operation: the web server stops serving it, its files are removed, then GET is 404 and `site.deleted` is emitted. A repeated DELETE returns the same operation.',
         params: SiteParams,
+        headers: IfMatchHeaders,
         response: { 202: Type.Ref('SiteWithOperation') },
       },
     },
@@ -297,6 +314,7 @@ export function siteRoutes(app: App, svc: SitesService, deployments: Deployments
       schema: {
         tags,
         operationId: 'unsuspendSite',
+        description: 'The site serves again once `sync_state` is `in_sync`. Announced as `site.active`.',
         summary: 'Unsuspend a site',
         params: SiteParams,
         response: { 200: Type.Ref('Site') },
@@ -312,6 +330,8 @@ export function siteRoutes(app: App, svc: SitesService, deployments: Deployments
       schema: {
         tags,
         operationId: 'listDeployments',
+        description:
+          "The site's deployments, newest first; the live one is the site's `current_deployment_id`. `next_cursor` (also in the `Link` header) leads to the next page.",
         summary: "List a site's deployments",
         params: SiteParams,
         querystring: Type.Object(PageQuery, { additionalProperties: false }),
@@ -336,6 +356,7 @@ export function siteRoutes(app: App, svc: SitesService, deployments: Deployments
       schema: {
         tags,
         operationId: 'getDeployment',
+        description: 'Its `status` (`pending`, `live`, `superseded`, `pruned`, `failed`), sizes and, when it failed, why.',
         summary: 'Get a deployment',
         params: DeploymentParams,
         response: { 200: Type.Ref('Deployment') },

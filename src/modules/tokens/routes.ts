@@ -113,6 +113,8 @@ export function tokenRoutes(app: App, svc: TokensService): void {
       schema: {
         tags: ['me'],
         operationId: 'getMe',
+        description:
+          'Who the token speaks for (operator, reseller or account), its scopes, and the token itself: the call to check a token with.',
         summary: 'The calling token and its reach',
         response: {
           200: Type.Object({

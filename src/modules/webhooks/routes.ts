@@ -235,6 +235,7 @@ export function webhookRoutes(app: App, svc: WebhooksService): void {
       schema: {
         tags,
         operationId: 'getWebhookDelivery',
+        description: 'One delivery with its attempts: response status, duration and the start of the response body of each.',
         summary: 'Get a delivery',
         params: DeliveryParams,
         response: { 200: Type.Ref('WebhookDelivery') },

@@ -124,6 +124,7 @@ export function dnsChangeRoutes(app: App, domains: DomainsService, svc: ChangesS
       schema: {
         tags,
         operationId: 'getDnsChange',
+        description: 'A scheduled or applied change set: its records, `apply_at` and `status`.',
         summary: 'Get a change set',
         params: ChangeParams,
         response: { 200: Type.Ref('DnsChange') },

@@ -5,7 +5,7 @@ import { callerOf } from '../../../http/auth.js';
 import { etagOf, ifMatchVersion, sendResource } from '../../../http/etag.js';
 import { pageParams, sendPage } from '../../../http/pagination.js';
 import { PatchBody, sendCreated, type App } from '../../../http/routes.js';
-import { Id, Page, PageQuery } from '../../../http/schemas.js';
+import { Id, IfMatchHeaders, Page, PageQuery } from '../../../http/schemas.js';
 import { DomainParam, DomainParams, RecordType, domainOf, domainReach } from '../routes.js';
 import type { DomainsService } from '../service.js';
 import type { RecordsService } from './service.js';
@@ -14,6 +14,7 @@ export const RecordName = Type.String({
   minLength: 1,
   maxLength: 253,
   description: 'Relative to the zone (`@` for the apex) or absolute with a trailing dot.',
+  examples: ['www'],
 });
 export const Ttl = Type.Integer({
   minimum: 60,
@@ -25,6 +26,7 @@ export const Content = Type.String({
   minLength: 1,
   maxLength: 65535,
   description: 'RDATA in presentation format (`10 mail.example.com.`); TXT as plain text (quoted strings are joined).',
+  examples: ['192.0.2.10'],
 });
 const Mutable = { name: RecordName, type: RecordType, ttl: Ttl, content: Content };
 const CreateBody = Type.Object(
@@ -35,6 +37,14 @@ const RecordParams = Type.Object({ domain: DomainParam, record_id: Id('rec') }, 
 
 const RULES =
   "Validated against the zone: owner inside the zone, `*` only as the whole leftmost label, CNAME alone at its name and never at the apex, MX/NS/SRV targets host names that are not CNAMEs, one TTL per set, no duplicates, one SPF policy per name, CAA flags 0|128 with issue|issuewild|iodef, SRV owners `_service._proto`. Every failure is a field error; the plan's record limit is 403 `quota_exceeded`. Each write bumps the zone serial once.";
+
+const ZONE_EXAMPLE = `$ORIGIN example.com.
+$TTL 3600
+@    IN MX    10 mail.example.com.
+@    IN TXT   "v=spf1 mx -all"
+www  IN A     192.0.2.10
+www  IN AAAA  2001:db8::10
+`;
 
 export function dnsRoutes(app: App, domains: DomainsService, svc: RecordsService): void {
   const tags = ['dns'];
@@ -48,6 +58,8 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: RecordsService
       schema: {
         tags,
         operationId: 'listDnsRecords',
+        description:
+          "The zone's records (SOA and NS included), by name and type. `next_cursor` (also in the `Link` header) leads to the next page.",
         summary: "List a zone's records",
         params: DomainParams,
         querystring: Type.Object(
@@ -106,6 +118,7 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: RecordsService
           "The body is the complete desired set of unmanaged records. Records matching on owner, type and content stay; a different TTL updates them; the rest are created or deleted — in one transaction with one serial bump, or not at all. `If-Match` with the zone ETag (the domain's) is required: 428 without it, 412 when the zone changed. `dry_run=true` answers the same diff and changes nothing. " +
           RULES,
         params: DomainParams,
+        headers: IfMatchHeaders,
         querystring: Type.Object({ dry_run: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
         body: Type.Object({ records: Type.Array(CreateBody, { maxItems: 100_000 }) }, { additionalProperties: false }),
         response: { 200: SyncResponse },
@@ -127,6 +140,7 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: RecordsService
       schema: {
         tags,
         operationId: 'getDnsRecord',
+        description: "404 for a record of another zone or out of reach. The `ETag` follows the record's `version`.",
         summary: 'Get a record',
         params: RecordParams,
         response: { 200: Type.Ref('DnsRecord') },
@@ -142,7 +156,7 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: RecordsService
       reply,
       await svc.update(callerOf(req), domainOf(req), recordId(req), req.body as Record<string, unknown>, ifMatchVersion(req)),
     );
-  const item = { params: RecordParams, response: { 200: Type.Ref('DnsRecord') } };
+  const item = { params: RecordParams, headers: IfMatchHeaders, response: { 200: Type.Ref('DnsRecord') } };
   app.put(
     '/v1/domains/:domain/records/:record_id',
     {
@@ -184,6 +198,7 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: RecordsService
         summary: 'Delete a record',
         description: 'SOA and apex NS records cannot be deleted (422 `managed`).',
         params: RecordParams,
+        headers: IfMatchHeaders,
         response: { 204: Type.Null({ description: 'Deleted' }) },
       },
     },
@@ -211,8 +226,9 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: RecordsService
         description:
           "Replaces the zone's unmanaged records with the file's (its SOA and apex NS are ignored: the API maintains them), exactly like the sync: one transaction, one serial bump, `If-Match` required, `dry_run` supported. `$ORIGIN`, `$TTL`, relative names, parentheses and comments are understood; `$INCLUDE`, classes other than IN and unknown types are refused with their line (`/lines/<n>`). Up to 5 MiB.",
         params: DomainParams,
+        headers: IfMatchHeaders,
         querystring: Type.Object({ dry_run: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
-        body: { content: { 'text/dns': { schema: Type.String({ maxLength: 5 * 1024 * 1024 }) } } },
+        body: { content: { 'text/dns': { schema: Type.String({ maxLength: 5 * 1024 * 1024, examples: [ZONE_EXAMPLE] }) } } },
         response: { 200: SyncResponse },
       },
     },
@@ -237,7 +253,11 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: RecordsService
           "What the DNS server serves, in the format `named-checkzone` accepts. The ETag is the zone's (the domain's version).",
         params: DomainParams,
         response: {
-          200: { description: 'The zone file', content: { 'text/dns': { schema: Type.String({ maxLength: 50_000_000 }) } } },
+          200: {
+            description: 'The zone file',
+            headers: { ETag: Type.String({ maxLength: 20, description: "The zone's version: `If-Match` of an import." }) },
+            content: { 'text/dns': { schema: Type.String({ maxLength: 50_000_000, examples: [ZONE_EXAMPLE] }) } },
+          },
         },
       },
     },

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { callerOf } from '../../../http/auth.js';
 import { ifMatchVersion } from '../../../http/etag.js';
 import type { App } from '../../../http/routes.js';
-import { Id } from '../../../http/schemas.js';
+import { Id, IfMatchHeaders } from '../../../http/schemas.js';
 import type { SitesService } from '../service.js';
 import type { CertificatesService } from './service.js';
 
@@ -42,6 +42,7 @@ export function certificateRoutes(app: App, sites: SitesService, svc: Certificat
         description:
           "The site's `tls.mode` becomes `custom` and the web server serves this certificate. 422 with a pointer when the key does not match the certificate (`key_mismatch`), the certificate is expired or not yet valid, its names do not cover the hostname and every alias (`names_not_covered`, naming the missing ones), the chain does not lead to the leaf (`broken_chain`), or the key is not RSA ≥ 2048 or ECDSA P-256/P-384 (`unsupported_key`). 403 `feature_unavailable` when the plan lacks `ssl`. `If-Match` takes the site's ETag. The key is stored sealed and never returned.",
         params: SiteParams,
+        headers: IfMatchHeaders,
         body: Type.Object(
           {
             certificate_pem: Pem('The leaf certificate (PEM); intermediates after it count as the chain.', 262_144),
