@@ -50,6 +50,13 @@ module.exports = {
       to: { path: '^src/(modules|http|jobs|provisioning|app\\.ts)' },
     },
     {
+      name: 'cli-client-uses-the-sdk-only',
+      severity: 'error',
+      comment: 'The berth client talks to a server over HTTP, through @berth/sdk: it loads none of the server.',
+      from: { path: '^src/cli/client/' },
+      to: { path: '^src/', pathNot: '^src/cli/client/' },
+    },
+    {
       name: 'source-knows-no-test',
       severity: 'error',
       from: { path: '^src/' },

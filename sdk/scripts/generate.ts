@@ -4,6 +4,8 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { openApiDocument } from '../../src/cli/openapi.js';
 
 export const SCHEMA_FILE = fileURLToPath(new URL('../src/schema.ts', import.meta.url));
+/** The document itself, shipped with the SDK: the `berth` CLI builds its commands and flags from it. */
+export const DOCUMENT_FILE = fileURLToPath(new URL('../openapi.json', import.meta.url));
 
 const HEADER = `// Generated from Berth's OpenAPI document by \`npm run sdk:generate\` (openapi-typescript). Do not edit.\n\n`;
 
@@ -11,12 +13,17 @@ const HEADER = `// Generated from Berth's OpenAPI document by \`npm run sdk:gene
  * The SDK's types, from the document a default configuration serves: the same on every machine
  * (no environment is read), so CI can check the checked-in file against it.
  */
-export async function renderSchema(): Promise<string> {
+export async function render(): Promise<{ schema: string; document: string }> {
   const document = await openApiDocument({});
-  return HEADER + astToString(await openapiTS(document as unknown as Parameters<typeof openapiTS>[0]));
+  return {
+    schema: HEADER + astToString(await openapiTS(document as unknown as Parameters<typeof openapiTS>[0])),
+    document: JSON.stringify(document) + '\n',
+  };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  writeFileSync(SCHEMA_FILE, await renderSchema());
-  process.stdout.write(`wrote ${SCHEMA_FILE}\n`);
+  const { schema, document } = await render();
+  writeFileSync(SCHEMA_FILE, schema);
+  writeFileSync(DOCUMENT_FILE, document);
+  process.stdout.write(`wrote ${SCHEMA_FILE} and ${DOCUMENT_FILE}\n`);
 }

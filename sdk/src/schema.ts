@@ -1034,6 +1034,8 @@ export interface paths {
         /**
          * Replace a site
          * @description The hostname is fixed at creation.
+         *
+         *     Every mutable field is required. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
          */
         put: operations["replaceSite"];
         post?: never;
@@ -1047,6 +1049,8 @@ export interface paths {
         /**
          * Update a site (JSON Merge Patch)
          * @description The hostname is fixed at creation.
+         *
+         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
          */
         patch: operations["updateSite"];
         trace?: never;

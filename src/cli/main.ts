@@ -1,61 +1,26 @@
-import { ConfigError, loadConfig } from '../config.js';
-import { openDb } from '../db/client.js';
+import { ConfigError } from '../config.js';
 import { DirLockedError } from '../db/lock.js';
-import { migrate } from '../db/migrate.js';
-import { generateTokenSecret } from '../auth/secret.js';
-import { mintOperatorToken } from '../modules/tokens/service.js';
-import { openMigratedDb } from '../runtime.js';
-import { openApiDocument } from './openapi.js';
 
-const USAGE = `usage: berth <command>
-
-  serve                              start the API (same as npm start)
-  migrate                            apply pending database migrations
-  token create --operator [--name N] mint an operator token directly in the database
-  openapi                            print the OpenAPI document
-`;
+/**
+ * `berth`: the server's own commands (`serve`, `migrate`, `token create --operator`, `openapi`)
+ * run in this process against its database; every other command is the API client (./client),
+ * which talks to a server over HTTP and loads none of the server's code.
+ */
+const SERVER_COMMANDS = new Set(['serve', 'migrate', 'openapi']);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  const config = loadConfig();
-  switch (command) {
-    case 'serve':
-      await import('../server.js');
-      return -1;
-    case 'migrate': {
-      const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-      try {
-        const applied = await migrate(db);
-        process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'up to date\n');
-      } finally {
-        await db.close();
-      }
-      return 0;
-    }
-    case 'token': {
-      if (rest[0] !== 'create' || !rest.includes('--operator')) break;
-      const nameAt = rest.indexOf('--name');
-      const name = nameAt >= 0 ? (rest[nameAt + 1] ?? '') : 'operator (cli)';
-      const db = await openMigratedDb(config);
-      try {
-        const secret = generateTokenSecret();
-        await db.transaction((tx) => mintOperatorToken(tx, secret, name));
-        process.stdout.write(`${secret}\n`);
-      } finally {
-        await db.close();
-      }
-      return 0;
-    }
-    case 'openapi': {
-      const document = JSON.stringify(await openApiDocument(process.env), null, 2) + '\n';
-      // Flushed before the exit below: into a pipe, a write still queued would be cut off.
-      await new Promise((resolve) => process.stdout.write(document, resolve));
-      return 0;
-    }
-  }
-  process.stderr.write(USAGE);
-  return 2;
+  const server =
+    SERVER_COMMANDS.has(command ?? '') || (command === 'token' && rest[0] === 'create' && rest.includes('--operator'));
+  if (server) return (await import('./server-commands.js')).runServerCommand(argv);
+  return (await import('./client/program.js')).runClient(argv);
 }
+
+// A reader that stops early (`berth events tail | head`) is not an error.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
 
 main(process.argv.slice(2))
   .then((code) => {

@@ -1,0 +1,54 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+/** The parts of the OpenAPI document the CLI reads: operations, their parameters and bodies. */
+export type Schema = {
+  type?: string | string[];
+  description?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  enum?: unknown[];
+  $ref?: string;
+  readOnly?: boolean;
+};
+export interface Parameter {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  description?: string;
+  required?: boolean;
+  schema?: Schema;
+  $ref?: string;
+}
+export interface OperationDoc {
+  operationId: string;
+  summary?: string;
+  description?: string;
+  parameters?: Parameter[];
+  requestBody?: { content: Record<string, { schema?: Schema }> };
+}
+interface Document {
+  paths: Record<string, Record<string, OperationDoc>>;
+  components: { schemas: Record<string, Schema>; parameters: Record<string, Parameter> };
+}
+
+let loaded: Document | undefined;
+/** The document shipped with the SDK (`npm run sdk:generate` writes it), read once. */
+function document(): Document {
+  loaded ??= JSON.parse(readFileSync(createRequire(import.meta.url).resolve('@berth/sdk/openapi.json'), 'utf8')) as Document;
+  return loaded;
+}
+
+export const resolve = (s: Schema | undefined): Schema | undefined =>
+  s?.$ref ? resolve(document().components.schemas[s.$ref.split('/').pop() as string]) : s;
+
+/** `"post /v1/emails"` → the operation, with its parameters' `$ref`s resolved. */
+export function operation(key: string): OperationDoc & { method: string; path: string } {
+  const [method = '', path = ''] = key.split(' ');
+  const op = document().paths[path]?.[method];
+  if (!op) throw new Error(`the OpenAPI document has no ${key}`);
+  const parameters = (op.parameters ?? []).map((p) =>
+    p.$ref ? (document().components.parameters[p.$ref.split('/').pop() as string] as Parameter) : p,
+  );
+  return { ...op, parameters, method, path };
+}
