@@ -2983,8 +2983,10 @@ export interface components {
             id: string;
             /** @example dom_01jd3x9v6ef8tb2q4w5n7k8m9p */
             domain_id: string;
-            /** @description Relative to the zone; `@` is the apex. */
+            /** @description Relative to the zone; `@` is the apex. Unicode labels are stored as A-labels (`xn--`). */
             name: string;
+            /** @description `name` with its A-labels decoded (`bücher` for `xn--bcher-kva`). */
+            unicode_name: string;
             fqdn: string;
             /**
              * @example A
@@ -2993,8 +2995,10 @@ export interface components {
             type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA";
             /** Format: int32 */
             ttl: number;
-            /** @description RDATA in zone-file presentation format; TXT unquoted. */
+            /** @description RDATA in zone-file presentation format; TXT unquoted. Host names in it are stored as A-labels. */
             content: string;
+            /** @description `content` with the A-labels of its host names decoded (CNAME, NS, MX, SRV targets); the same as `content` otherwise. */
+            unicode_content: string;
             /** @description SOA and apex NS: maintained by the API, read-only. */
             managed: boolean;
             /** Format: date-time */
@@ -15041,10 +15045,12 @@ export interface operations {
                      *           "id": "rec_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *           "domain_id": "dom_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *           "name": "example.com",
+                     *           "unicode_name": "example",
                      *           "fqdn": "example",
                      *           "type": "A",
                      *           "ttl": 3600,
                      *           "content": "192.0.2.10",
+                     *           "unicode_content": "example",
                      *           "managed": true,
                      *           "created_at": "2026-11-24T09:30:00Z",
                      *           "updated_at": "2026-11-24T09:30:00Z",
@@ -15740,10 +15746,12 @@ export interface operations {
                      *       "id": "rec_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "domain_id": "dom_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "name": "example.com",
+                     *       "unicode_name": "example",
                      *       "fqdn": "example",
                      *       "type": "A",
                      *       "ttl": 3600,
                      *       "content": "192.0.2.10",
+                     *       "unicode_content": "example",
                      *       "managed": true,
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -16049,10 +16057,12 @@ export interface operations {
                      *       "id": "rec_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "domain_id": "dom_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "name": "example.com",
+                     *       "unicode_name": "example",
                      *       "fqdn": "example",
                      *       "type": "A",
                      *       "ttl": 3600,
                      *       "content": "192.0.2.10",
+                     *       "unicode_content": "example",
                      *       "managed": true,
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -16314,10 +16324,12 @@ export interface operations {
                      *       "id": "rec_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "domain_id": "dom_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "name": "example.com",
+                     *       "unicode_name": "example",
                      *       "fqdn": "example",
                      *       "type": "A",
                      *       "ttl": 3600,
                      *       "content": "192.0.2.10",
+                     *       "unicode_content": "example",
                      *       "managed": true,
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -16898,10 +16910,12 @@ export interface operations {
                      *       "id": "rec_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "domain_id": "dom_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "name": "example.com",
+                     *       "unicode_name": "example",
                      *       "fqdn": "example",
                      *       "type": "A",
                      *       "ttl": 3600,
                      *       "content": "192.0.2.10",
+                     *       "unicode_content": "example",
                      *       "managed": true,
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",

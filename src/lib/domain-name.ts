@@ -33,3 +33,25 @@ export function parseDomainName(input: string): ParsedDomainName {
   }
   return { ok: true, ascii, unicode: domainToUnicode(ascii) };
 }
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * A DNS name as people may type it (`www.bücher`, `Shop.Example.com.`): each label with a
+ * character outside ASCII becomes its A-label (UTS #46), the rest are lower-cased. `*`, `@`,
+ * `_service` labels and a trailing dot pass as they are; null when a label has no A-label.
+ */
+export function asciiName(name: string): string | null {
+  if (!NON_ASCII.test(name)) return name.toLowerCase();
+  const labels = name.split('.').map((label) => (NON_ASCII.test(label) ? domainToASCII(label) : label.toLowerCase()));
+  return labels.some((label, i) => label === '' && i !== labels.length - 1) ? null : labels.join('.');
+}
+
+/** The Unicode form of a name: each `xn--` label decoded (one that does not decode stays). */
+export const unicodeName = (name: string): string =>
+  name.includes('xn--')
+    ? name
+        .split('.')
+        .map((label) => (label.startsWith('xn--') ? domainToUnicode(label) || label : label))
+        .join('.')
+    : name;

@@ -44,6 +44,32 @@ describe('record writes', () => {
     expect((await t.get(`/v1/domains/${z.name}/zone`)).text).toContain('www\t3600\tIN\tA\t192.0.2.7');
   });
 
+  it('Unicode owner names and targets are stored as A-labels and returned in both forms (UTS 46)', async () => {
+    const r = await t.post('/v1/domains', { account_id: account.id, name: `bücher-shop${n++}.de`, template: 'empty' });
+    expect(r.status).toBe(201);
+    const zoneName = r.body.name as string;
+    const unicodeZone = r.body.unicode_name as string;
+    expect(zoneName).toMatch(/^xn--/);
+    const owner = await add(zoneName, { name: 'Bücher', type: 'A', content: '192.0.2.7' });
+    expect(owner.status).toBe(201);
+    expect(owner.body).toMatchObject({ name: 'xn--bcher-kva', unicode_name: 'bücher', fqdn: `xn--bcher-kva.${zoneName}.` });
+    // An absolute name in Unicode is inside the zone whose A-label it is.
+    const absolute = await add(zoneName, { name: `www.${unicodeZone}.`, type: 'CNAME', content: `shop.${unicodeZone}.` });
+    expect(absolute.status).toBe(201);
+    expect(absolute.body).toMatchObject({
+      name: 'www',
+      content: `shop.${zoneName}.`,
+      unicode_content: `shop.${unicodeZone}.`,
+    });
+    const mx = await add(zoneName, { name: '@', type: 'MX', content: '10 post.bücher.de.' });
+    expect(mx.body).toMatchObject({ content: '10 post.xn--bcher-kva.de.', unicode_content: '10 post.bücher.de.' });
+    // A TXT record is text: nothing in it is decoded.
+    const txt = await add(zoneName, { name: 'txt', type: 'TXT', content: 'xn--bcher-kva' });
+    expect(txt.body.unicode_content).toBe('xn--bcher-kva');
+    const bad = await add(zoneName, { name: 'a\u0000b', type: 'A', content: '192.0.2.7' });
+    expect(bad.status).toBe(422);
+  });
+
   it('every field failure comes back at once with pointers, and nothing is written', async () => {
     const z = await zone();
     const r = await add(z.name, { name: 'a*b', type: 'A', content: 'not-an-ip', ttl: 10 });

@@ -49,6 +49,21 @@ describe('PUT /v1/domains/{domain}/zone (import)', () => {
     expect((await t.get(`/v1/domains/${name}/zone`)).text).toBe(exported);
   });
 
+  it('reads Unicode owner names, origins and targets as their A-labels', async () => {
+    await t.post('/v1/domains', { account_id: account.id, name: 'bücher-import.de', template: 'empty' });
+    const zone = 'xn--bcher-import-dlb.de';
+    const text =
+      '$ORIGIN bücher-import.de.\nbücher 3600 IN A 192.0.2.1\nwww 3600 IN CNAME bücher\n@ 3600 IN MX 10 post.bücher-import.de.\n';
+    const r = await importZone(zone, text, await version(zone));
+    expect(r.status, r.text).toBe(200);
+    const exported = (await t.get(`/v1/domains/${zone}/zone`)).text;
+    const records = (await t.get(`/v1/domains/${zone}/records`)).body.data as { name: string; type: string; content: string }[];
+    expect(records.find((x) => x.type === 'A')?.name).toBe('xn--bcher-kva');
+    expect(records.find((x) => x.type === 'CNAME')).toMatchObject({ name: 'www', content: `xn--bcher-kva.${zone}.` });
+    expect(records.find((x) => x.type === 'MX')?.content).toBe(`10 post.${zone}.`);
+    expect(exported).not.toMatch(/ü/);
+  });
+
   it("refuses a TTL outside 60-86400 at its line (Cloudflare writes 'auto' as 1)", async () => {
     await t.post('/v1/domains', { account_id: account.id, name: 'auto-ttl.org', template: 'empty' });
     const r = await importZone('auto-ttl.org', 'auto-ttl.org.\t1\tIN\tA\t192.0.2.1\n', await version('auto-ttl.org'));

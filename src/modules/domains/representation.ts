@@ -1,3 +1,4 @@
+import { unicodeName } from '../../lib/domain-name.js';
 import type * as repo from './repo.js';
 import type { RecordRow } from './records/repo.js';
 
@@ -21,14 +22,19 @@ export const toDomain = (r: repo.DomainRow, nameservers: readonly string[]) => (
 });
 export type Domain = ReturnType<typeof toDomain>;
 
+/** Record types whose content names hosts: their `unicode_content` decodes A-labels. */
+const NAMES_HOSTS = new Set(['CNAME', 'NS', 'MX', 'SRV', 'PTR', 'ALIAS', 'HTTPS', 'SVCB']);
+
 export const toRecord = (r: RecordRow, domain: string) => ({
   id: r.id,
   domain_id: r.domain_id,
   name: r.name,
+  unicode_name: unicodeName(r.name),
   fqdn: r.name === '@' ? `${domain}.` : `${r.name}.${domain}.`,
   type: r.type,
   ttl: r.ttl,
   content: r.content,
+  unicode_content: NAMES_HOSTS.has(r.type) ? r.content.split(' ').map(unicodeName).join(' ') : r.content,
   managed: r.managed,
   created_at: r.created_at,
   updated_at: r.updated_at,

@@ -60,11 +60,26 @@ const DnsRecord = Type.Object(
   {
     id: Id('rec'),
     domain_id: Id('dom'),
-    name: Type.String({ maxLength: 253, description: 'Relative to the zone; `@` is the apex.' }),
+    name: Type.String({
+      maxLength: 253,
+      description: 'Relative to the zone; `@` is the apex. Unicode labels are stored as A-labels (`xn--`).',
+    }),
+    unicode_name: Type.String({
+      maxLength: 253,
+      description: '`name` with its A-labels decoded (`bücher` for `xn--bcher-kva`).',
+    }),
     fqdn: Type.String({ maxLength: 255 }),
     type: RecordType,
     ttl: Type.Integer({ minimum: 60, maximum: 86400, format: 'int32' }),
-    content: Type.String({ maxLength: 65535, description: 'RDATA in zone-file presentation format; TXT unquoted.' }),
+    content: Type.String({
+      maxLength: 65535,
+      description: 'RDATA in zone-file presentation format; TXT unquoted. Host names in it are stored as A-labels.',
+    }),
+    unicode_content: Type.String({
+      maxLength: 65535,
+      description:
+        '`content` with the A-labels of its host names decoded (CNAME, NS, MX, SRV targets); the same as `content` otherwise.',
+    }),
     managed: Type.Boolean({ description: 'SOA and apex NS: maintained by the API, read-only.' }),
     ...ResourceMeta,
   },

@@ -1,4 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
+import { asciiName } from '../../../lib/domain-name.js';
 import type { FieldError } from '../../../lib/errors.js';
 import { DEFAULT_TTL } from '../zone/template.js';
 import type { ZoneEntry } from './repo.js';
@@ -22,7 +23,9 @@ const err = (pointer: string, code: string, detail: string): FieldError => ({ po
 
 /** An owner name relative to the zone (`@`, `www`, `*.dev`), from relative or absolute input. */
 function relativeOwner(zone: string, raw: string): { name: string } | { error: string; code: string } {
-  let name = raw.trim().toLowerCase();
+  const ascii = asciiName(raw.trim());
+  if (ascii === null) return { code: 'invalid_name', error: 'holds a label that is not a valid internationalised name' };
+  let name = ascii;
   if (name === '' || name === '@' || name === `${zone}.`) return { name: '@' };
   if (name.endsWith('.')) {
     if (!name.endsWith(`.${zone}.`)) return { code: 'outside_zone', error: `must be inside the zone ${zone}` };
@@ -44,10 +47,12 @@ function relativeOwner(zone: string, raw: string): { name: string } | { error: s
 
 /**
  * A host name target (MX, NS, SRV, CNAME), stored absolute: `mail` and `@` are resolved
- * against the zone, so the same record always reads (and exports) the same way.
+ * against the zone, so the same record always reads (and exports) the same way. Unicode labels
+ * are stored as their A-labels, like owner names and domains.
  */
 function hostTarget(value: string, zone: string): string | null {
-  const v = value.toLowerCase();
+  const v = asciiName(value);
+  if (v === null) return null;
   if (v === '@') return `${zone}.`;
   if (isIPv4(v.replace(/\.$/, '')) || isIPv6(v)) return null;
   const bare = v.endsWith('.') ? v.slice(0, -1) : v;

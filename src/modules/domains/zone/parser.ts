@@ -1,3 +1,4 @@
+import { asciiName } from '../../../lib/domain-name.js';
 import type { FieldError } from '../../../lib/errors.js';
 
 /**
@@ -83,8 +84,11 @@ export function parseZoneFile(source: string, zone: string): { records: ParsedRe
   let defaultTtl = 3600;
   let previousOwner: string | null = null;
 
-  const absolute = (name: string) =>
-    name === '@' ? origin : name.endsWith('.') ? name.toLowerCase() : `${name.toLowerCase()}.${origin}`;
+  // Unicode labels become A-labels (a label without one stays, and fails validation by name).
+  const absolute = (raw: string) => {
+    const name = asciiName(raw) ?? raw;
+    return name === '@' ? origin : name.endsWith('.') ? name : `${name}.${origin}`;
+  };
   const relative = (fqdn: string) =>
     fqdn === `${zone}.` ? '@' : fqdn.endsWith(`.${zone}.`) ? fqdn.slice(0, -(zone.length + 2)) : null;
 
