@@ -51,6 +51,10 @@ webserver=yes
 webserver-address=127.0.0.1
 webserver-port=$pdns_api_port
 webserver-allow-from=127.0.0.0/8
+# ALIAS records (apex flattening): answered with the target's addresses, resolved by asking this
+# server itself (the targets the tests use are zones it serves; no network needed).
+expand-alias=yes
+resolver=127.0.0.1:$pdns_port
 guardian=no
 daemon=yes
 loglevel=4

@@ -2992,7 +2992,7 @@ export interface components {
              * @example A
              * @enum {string}
              */
-            type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA";
+            type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
             /** Format: int32 */
             ttl: number;
             /** @description RDATA in zone-file presentation format; TXT unquoted. Host names in it are stored as A-labels. */
@@ -3067,7 +3067,7 @@ export interface components {
                  * @example A
                  * @enum {string}
                  */
-                type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA";
+                type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
                 /**
                  * Format: int32
                  * @description Seconds; shared by every record of a set.
@@ -3091,7 +3091,7 @@ export interface components {
                  * @example A
                  * @enum {string}
                  */
-                type?: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA";
+                type?: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
                 /**
                  * Format: int32
                  * @description Seconds; shared by every record of a set.
@@ -15016,7 +15016,7 @@ export interface operations {
                  * @description Only those of this type.
                  * @example A
                  */
-                type?: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA";
+                type?: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
             };
             header?: never;
             path: {
@@ -15279,7 +15279,7 @@ export interface operations {
                          * @example A
                          * @enum {string}
                          */
-                        type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA";
+                        type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
                         /**
                          * Format: int32
                          * @description Seconds; shared by every record of a set.
@@ -15713,7 +15713,7 @@ export interface operations {
                      * @example A
                      * @enum {string}
                      */
-                    type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA";
+                    type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
                     /**
                      * Format: int32
                      * @description Seconds; shared by every record of a set.
@@ -16293,7 +16293,7 @@ export interface operations {
                      * @example A
                      * @enum {string}
                      */
-                    type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA";
+                    type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
                     /**
                      * Format: int32
                      * @description Seconds; shared by every record of a set.
@@ -16879,7 +16879,7 @@ export interface operations {
                      * @example A
                      * @enum {string}
                      */
-                    type?: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA";
+                    type?: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
                     /**
                      * Format: int32
                      * @description Seconds; shared by every record of a set.
@@ -18122,7 +18122,7 @@ export interface operations {
                          * @example A
                          * @enum {string}
                          */
-                        type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA";
+                        type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
                         /**
                          * Format: int32
                          * @description Seconds; shared by every record of a set.
@@ -18146,7 +18146,7 @@ export interface operations {
                          * @example A
                          * @enum {string}
                          */
-                        type?: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA";
+                        type?: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
                         /**
                          * Format: int32
                          * @description Seconds; shared by every record of a set.

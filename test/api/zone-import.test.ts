@@ -64,6 +64,32 @@ describe('PUT /v1/domains/{domain}/zone (import)', () => {
     expect(exported).not.toMatch(/ü/);
   });
 
+  it('imports and exports HTTPS, SVCB, TLSA, SSHFP, DS, PTR and ALIAS; the export re-imports unchanged', async () => {
+    const zone = 'newtypes.example.com';
+    await t.post('/v1/domains', { account_id: account.id, name: zone, template: 'empty' });
+    const text = [
+      `$ORIGIN ${zone}.`,
+      '@ 300 IN ALIAS lb.cdn.example.net.',
+      '@ 300 IN HTTPS 1 . alpn="h2,h3" ipv6hint=2001:DB8::1',
+      '_8443._foo.api 300 IN SVCB 2 svc.example.net. port=8443',
+      `_443._tcp.www 300 IN TLSA 3 1 1 ${'AB'.repeat(32)}`,
+      `host 300 IN SSHFP 4 2 ${'cd'.repeat(32)}`,
+      'sub 300 IN NS ns1.example.net.',
+      `sub 300 IN DS 60485 13 2 ${'ef'.repeat(16)} ${'ef'.repeat(16)}`,
+      '7 300 IN PTR host.example.net.',
+      '',
+    ].join('\n');
+    const r = await importZone(zone, text, await version(zone));
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.created).toHaveLength(8);
+    const exported = (await t.get(`/v1/domains/${zone}/zone`)).text;
+    expect(exported).toContain('HTTPS\t1 . alpn=h2,h3 ipv6hint=2001:db8::1');
+    expect(exported).toContain(`TLSA\t3 1 1 ${'ab'.repeat(32)}`);
+    expect(exported).toContain(`DS\t60485 13 2 ${'ef'.repeat(32)}`);
+    const again = await importZone(zone, exported, await version(zone), '?dry_run=true');
+    expect(again.body).toMatchObject({ created: [], updated: [], deleted: [] });
+  });
+
   it("refuses a TTL outside 60-86400 at its line (Cloudflare writes 'auto' as 1)", async () => {
     await t.post('/v1/domains', { account_id: account.id, name: 'auto-ttl.org', template: 'empty' });
     const r = await importZone('auto-ttl.org', 'auto-ttl.org.\t1\tIN\tA\t192.0.2.1\n', await version('auto-ttl.org'));

@@ -68,4 +68,48 @@ describe.skipIf(!daemonEnv)(`PowerDNS driver (${daemonEnv ? 'BERTH_DRIVER_DNS=po
     expect(await dig(name, 'NS')).not.toContain('ns.elsewhere.example.');
     await t.request('DELETE', `/v1/domains/${domain.id}`);
   });
+
+  it('serves HTTPS, SVCB, TLSA, SSHFP, DS, PTR and ALIAS as written, and a second apply changes nothing', async () => {
+    const name = zoneName();
+    const domain = (await t.post('/v1/domains', { account_id: accountId, name, template: 'empty' })).body;
+    const tlsa = 'd2abde240d7cd3ee6b4b28c54df034b97983a1d16e8a410e4561cb106618e971';
+    const sshfp = '123456789abcdef67890123456789abcdef67890123456789abcdef123456789';
+    const ds = 'e2d3c916f6deeac73294e8268fb5885044a833fc5459588f4a9184cfc41a5766';
+    const records = [
+      { name: 'www', type: 'A', content: '192.0.2.80' },
+      { name: '@', type: 'ALIAS', content: 'www' },
+      { name: '@', type: 'HTTPS', content: '1 . alpn=h2,h3 port=8443 ipv4hint=192.0.2.80' },
+      { name: '_8443._foo.api', type: 'SVCB', content: '0 svc.example.net.' },
+      { name: '_443._tcp.www', type: 'TLSA', content: `3 1 1 ${tlsa}` },
+      { name: 'host', type: 'SSHFP', content: `4 2 ${sshfp}` },
+      { name: 'sub', type: 'NS', content: 'ns1.example.net.' },
+      { name: 'sub', type: 'DS', content: `60485 13 2 ${ds}` },
+      { name: '10', type: 'PTR', content: 'host.example.net.' },
+    ];
+    const synced = await t.request('PUT', `/v1/domains/${domain.id}/records`, {
+      body: { records },
+      headers: { 'if-match': `"${domain.version}"` },
+    });
+    expect(synced.status, synced.text).toBe(200);
+    await eventually(async () => (await serial(name)) === (await apiSerial(domain.id)));
+    expect(await dig(name, 'A')).toEqual(['192.0.2.80']); // ALIAS: the apex answers with www's address
+    expect(await dig(name, 'HTTPS')).toEqual(['1 . alpn="h2,h3" port=8443 ipv4hint=192.0.2.80']);
+    expect(await dig(`_8443._foo.api.${name}`, 'SVCB')).toEqual(['0 svc.example.net.']);
+    expect((await dig(`_443._tcp.www.${name}`, 'TLSA'))[0]?.replaceAll(' ', '').toLowerCase()).toBe(`311${tlsa}`);
+    expect((await dig(`host.${name}`, 'SSHFP'))[0]?.replaceAll(' ', '').toLowerCase()).toBe(`42${sshfp}`);
+    expect((await dig(`sub.${name}`, 'DS'))[0]?.replaceAll(' ', '').toLowerCase()).toBe(`60485132${ds}`);
+    expect(await dig(`10.${name}`, 'PTR')).toEqual(['host.example.net.']);
+    // PowerDNS keeps what Berth wrote in the form Berth wrote it: the next apply sees no difference.
+    const served = await fetch(`${daemonEnv!.BERTH_PDNS_API_URL}/api/v1/servers/localhost/zones/${name}.`, {
+      headers: { 'X-API-Key': daemonEnv!.BERTH_PDNS_API_KEY as string },
+    });
+    const rrsets = ((await served.json()) as { rrsets: { type: string; records: { content: string }[] }[] }).rrsets;
+    const stored = (await t.get(`/v1/domains/${domain.id}/records?limit=200`)).body.data as { type: string; content: string }[];
+    for (const type of ['HTTPS', 'SVCB', 'TLSA', 'SSHFP', 'DS', 'PTR', 'ALIAS'])
+      expect(
+        rrsets.find((r) => r.type === type)?.records.map((r) => r.content),
+        type,
+      ).toEqual(stored.filter((r) => r.type === type).map((r) => r.content));
+    await t.request('DELETE', `/v1/domains/${domain.id}?cascade=true`);
+  });
 });

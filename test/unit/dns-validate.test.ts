@@ -83,7 +83,63 @@ describe('one record', () => {
 
   it('SOA and unknown types are refused', () => {
     expect(bad('@', 'SOA', 'x')).toEqual(['/type managed']);
-    expect(bad('@', 'PTR', 'x')).toEqual(['/type invalid_type']);
+    expect(bad('@', 'HINFO', 'x')).toEqual(['/type invalid_type']);
+  });
+
+  it('PTR and ALIAS: a host name', () => {
+    expect(ok('10', 'PTR', 'host.example.net.')?.content).toBe('host.example.net.');
+    expect(ok('@', 'ALIAS', 'lb.cdn.example.net.')?.content).toBe('lb.cdn.example.net.');
+    expect(ok('@', 'ALIAS', 'www')?.content).toBe('www.example.org.');
+    expect(bad('@', 'ALIAS', '192.0.2.1')).toEqual(['/content invalid_target']);
+    expect(bad('1', 'PTR', 'a b')).toEqual(['/content invalid_target']);
+  });
+
+  it('DS: below the apex, key tag, algorithm, digest type and a digest of its length (RFC 4034)', () => {
+    const sha256 = 'E2D3C916F6DEEAC73294E8268FB5885044A833FC5459588F4A9184CFC41A5766';
+    expect(ok('sub', 'DS', `60485 5 2 ${sha256.slice(0, 32)} ${sha256.slice(32)}`)?.content).toBe(
+      `60485 5 2 ${sha256.toLowerCase()}`,
+    );
+    expect(ok('sub', 'DS', '60485 13 1 2bb183af5f22588179a53b0a98631fad1a292118')?.content).toMatch(/^60485 13 1 /);
+    expect(bad('@', 'DS', `60485 5 2 ${sha256}`)).toEqual(['/content ds_at_apex']);
+    expect(bad('sub', 'DS', `60485 5 2 ${sha256.slice(2)}`)).toEqual(['/content invalid_ds']);
+    expect(bad('sub', 'DS', `60485 5 3 ${sha256}`)).toEqual(['/content invalid_ds']);
+    expect(bad('sub', 'DS', `70000 5 2 ${sha256}`)).toEqual(['/content invalid_ds']);
+  });
+
+  it('TLSA: owner _port._proto, usage, selector, matching type and data (RFC 6698)', () => {
+    const sha256 = 'd2abde240d7cd3ee6b4b28c54df034b97983a1d16e8a410e4561cb106618e971';
+    expect(ok('_443._tcp.www', 'TLSA', `3 1 1 ${sha256.toUpperCase()}`)?.content).toBe(`3 1 1 ${sha256}`);
+    expect(bad('www', 'TLSA', `3 1 1 ${sha256}`)).toEqual(['/content invalid_tlsa_owner']);
+    expect(bad('_443._tcp', 'TLSA', `4 1 1 ${sha256}`)).toEqual(['/content invalid_tlsa']);
+    expect(bad('_443._tcp', 'TLSA', `3 1 2 ${sha256}`)).toEqual(['/content invalid_tlsa']);
+    expect(bad('_443._tcp', 'TLSA', '3 1 0 abc')).toEqual(['/content invalid_tlsa']);
+  });
+
+  it('SSHFP: algorithm, type and a fingerprint of its length (RFC 4255)', () => {
+    const sha256 = '123456789abcdef67890123456789abcdef67890123456789abcdef123456789';
+    expect(ok('host', 'SSHFP', `4 2 ${sha256.toUpperCase()}`)?.content).toBe(`4 2 ${sha256}`);
+    expect(bad('host', 'SSHFP', `5 2 ${sha256}`)).toEqual(['/content invalid_sshfp']);
+    expect(bad('host', 'SSHFP', `4 1 ${sha256}`)).toEqual(['/content invalid_sshfp']);
+  });
+
+  it('SVCB and HTTPS: priority, target, known parameters in key order (RFC 9460)', () => {
+    expect(ok('@', 'HTTPS', '1 . ipv4hint=192.0.2.1 alpn="h2,h3" port=8443')?.content).toBe(
+      '1 . alpn=h2,h3 port=8443 ipv4hint=192.0.2.1',
+    );
+    expect(ok('@', 'HTTPS', '0 www')?.content).toBe('0 www.example.org.');
+    expect(ok('_8443._foo.api', 'SVCB', '1 svc4.example.net. alpn=bar mandatory=alpn key65000=x')?.content).toBe(
+      '1 svc4.example.net. mandatory=alpn alpn=bar key65000=x',
+    );
+    expect(ok('@', 'HTTPS', '1 . ipv6hint=2001:DB8::1 no-default-alpn alpn=h3')?.content).toBe(
+      '1 . alpn=h3 no-default-alpn ipv6hint=2001:db8::1',
+    );
+    expect(bad('@', 'HTTPS', '0 . alpn=h2')).toEqual(['/content invalid_svcb']);
+    expect(bad('@', 'HTTPS', '1 . bogus=1')).toEqual(['/content invalid_svcb']);
+    expect(bad('@', 'HTTPS', '1 . port=70000')).toEqual(['/content invalid_svcb']);
+    expect(bad('@', 'HTTPS', '1 . ipv4hint=2001:db8::1')).toEqual(['/content invalid_svcb']);
+    expect(bad('@', 'HTTPS', '1 . mandatory=port alpn=h2')).toEqual(['/content invalid_svcb']);
+    expect(bad('@', 'HTTPS', '1 . alpn=h2 alpn=h3')).toEqual(['/content invalid_svcb']);
+    expect(bad('@', 'HTTPS', '1 192.0.2.1')).toEqual(['/content invalid_svcb']);
   });
 
   it('reports name and content failures together', () => {
@@ -114,6 +170,16 @@ describe('the set a record lands in', () => {
     expect(check([entry('@', 'A', '192.0.2.1')], entry('@', 'A', '192.0.2.1'))).toEqual(['duplicate']);
     expect(check([entry('@', 'TXT', 'v=spf1 mx -all')], entry('@', 'TXT', 'v=spf1 a -all'))).toEqual(['duplicate_spf']);
     expect(check([entry('@', 'TXT', 'v=spf1 mx -all')], entry('mail', 'TXT', 'v=spf1 a -all'))).toEqual([]);
+  });
+
+  it('ALIAS: one per name and no A or AAAA beside it; DS only at a delegation', () => {
+    expect(check([entry('@', 'A', '192.0.2.1')], entry('@', 'ALIAS', 'lb.example.net.'))).toEqual(['alias_conflict']);
+    expect(check([entry('@', 'ALIAS', 'lb.example.net.')], entry('@', 'AAAA', '2001:db8::1'))).toEqual(['alias_conflict']);
+    expect(check([entry('@', 'ALIAS', 'a.example.net.')], entry('@', 'ALIAS', 'b.example.net.'))).toEqual(['alias_conflict']);
+    expect(check([entry('@', 'MX', '10 mail.example.org.')], entry('@', 'ALIAS', 'lb.example.net.'))).toEqual([]);
+    const ds = entry('sub', 'DS', `1 13 2 ${'a'.repeat(64)}`);
+    expect(check([], ds)).toEqual(['ds_without_delegation']);
+    expect(check([entry('sub', 'NS', 'ns1.example.net.')], ds)).toEqual([]);
   });
 
   it('MX, NS and SRV targets are not CNAMEs inside the zone', () => {

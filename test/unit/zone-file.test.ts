@@ -24,6 +24,13 @@ const zone: Zone = {
     { name: '@', type: 'MX', ttl: 300, content: '10 mail.example.org.' },
     { name: '@', type: 'AAAA', ttl: 3600, content: '2001:db8::10' },
     { name: '@', type: 'NS', ttl: 3600, content: 'ns1.host.example.net.' },
+    { name: '@', type: 'HTTPS', ttl: 3600, content: '1 . alpn=h2,h3 ipv4hint=192.0.2.10' },
+    { name: '_443._tcp.www', type: 'TLSA', ttl: 3600, content: `3 1 1 ${'ab'.repeat(32)}` },
+    { name: 'mail', type: 'SSHFP', ttl: 3600, content: `4 2 ${'cd'.repeat(32)}` },
+    { name: 'sub', type: 'DS', ttl: 3600, content: `60485 13 2 ${'ef'.repeat(32)}` },
+    { name: 'sub', type: 'NS', ttl: 3600, content: 'ns1.example.net.' },
+    { name: '_api._tcp', type: 'SVCB', ttl: 3600, content: '1 api.example.org. port=8443' },
+    { name: '10', type: 'PTR', ttl: 3600, content: 'host.example.org.' },
     {
       name: '@',
       type: 'SOA',
@@ -39,6 +46,17 @@ describe('zone files', () => {
   it('render deterministically, matching the golden file', () => {
     expect(renderZoneFile(zone)).toBe(fixture('example.org.zone'));
     expect(renderZoneFile({ ...zone, records: [...zone.records].reverse() })).toBe(fixture('example.org.zone'));
+  });
+
+  it('render ALIAS as PowerDNS reads it (BIND has no ALIAS: the DNS server must flatten it)', () => {
+    const withAlias = {
+      ...zone,
+      records: [
+        ...zone.records.filter((r) => r.name !== '@' || r.type === 'SOA' || r.type === 'NS'),
+        { name: '@', type: 'ALIAS', ttl: 300, content: 'lb.example.net.' },
+      ],
+    };
+    expect(renderZoneFile(withAlias)).toContain('@\t300\tIN\tALIAS\tlb.example.net.\n');
   });
 
   it('split TXT over 255 octets into strings without cutting a UTF-8 character', () => {

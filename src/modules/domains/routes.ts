@@ -8,9 +8,12 @@ import { Id, IfMatchHeaders, Nullable, PageQuery, ResourceMeta, StringEnum, Time
 import type { DomainsService } from './service.js';
 
 const Status = StringEnum(['active', 'suspended'] as const);
-export const RecordType = StringEnum(['SOA', 'A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA'] as const, {
-  examples: ['A'],
-});
+export const RecordType = StringEnum(
+  ['SOA', 'A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA', 'HTTPS', 'SVCB', 'TLSA', 'SSHFP', 'DS', 'PTR', 'ALIAS'] as const,
+  {
+    examples: ['A'],
+  },
+);
 const DomainName = Type.String({
   minLength: 1,
   maxLength: 253,

@@ -13,7 +13,24 @@ export interface Zone {
   records: ZoneRecord[];
 }
 
-const TYPE_ORDER = ['SOA', 'NS', 'A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SRV', 'CAA'];
+const TYPE_ORDER = [
+  'SOA',
+  'NS',
+  'DS',
+  'A',
+  'AAAA',
+  'ALIAS',
+  'CNAME',
+  'MX',
+  'TXT',
+  'SRV',
+  'CAA',
+  'HTTPS',
+  'SVCB',
+  'TLSA',
+  'SSHFP',
+  'PTR',
+];
 
 const quote = (bytes: Uint8Array): string => {
   let out = '';

@@ -2,11 +2,28 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { asciiName } from '../../../lib/domain-name.js';
 import type { FieldError } from '../../../lib/errors.js';
 import { DEFAULT_TTL } from '../zone/template.js';
+import { ds, sshfp, svcb, tlsa } from './rdata.js';
 import type { ZoneEntry } from './repo.js';
 
 /** DNS record rules of SPEC §3, as pure functions: one record, then the set it lands in. */
 
-const WRITABLE_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA'] as const;
+const WRITABLE_TYPES = [
+  'A',
+  'AAAA',
+  'CNAME',
+  'MX',
+  'TXT',
+  'NS',
+  'SRV',
+  'CAA',
+  'HTTPS',
+  'SVCB',
+  'TLSA',
+  'SSHFP',
+  'DS',
+  'PTR',
+  'ALIAS',
+] as const;
 
 export interface RecordInput {
   name: string;
@@ -78,10 +95,25 @@ function content(type: string, raw: string, owner: string, zone: string): { valu
     case 'AAAA':
       return isIPv6(v) ? { value: v.toLowerCase() } : { code: 'invalid_ipv6', error: 'must be an IPv6 address' };
     case 'CNAME':
-    case 'NS': {
+    case 'NS':
+    case 'PTR':
+    case 'ALIAS': {
       const host = fields.length === 1 ? hostTarget(v, zone) : null;
       return host ? { value: host } : { code: 'invalid_target', error: 'must be a host name, not an IP address' };
     }
+    case 'DS':
+      return owner === '@'
+        ? { code: 'ds_at_apex', error: "DS records go at a delegated child's name, not the apex" }
+        : ds(fields);
+    case 'TLSA':
+      return /^_\d{1,5}\._(tcp|udp|sctp)(\.|$)/.test(owner)
+        ? tlsa(fields)
+        : { code: 'invalid_tlsa_owner', error: 'TLSA owner names start with _port._proto (RFC 6698 §3), e.g. _443._tcp.www' };
+    case 'SSHFP':
+      return sshfp(fields);
+    case 'SVCB':
+    case 'HTTPS':
+      return svcb(fields, (name) => hostTarget(name, zone));
     case 'MX': {
       const host =
         fields.length === 2 && U16.test(fields[0] as string) && Number(fields[0]) <= 65535
@@ -184,6 +216,8 @@ export function checkZone(zone: string, records: ZoneEntry[], changed: Map<ZoneE
     sets.set(setKey(r), set);
   }
   const cnames = new Set(records.filter((r) => r.type === 'CNAME').map((r) => fqdnOf(zone, r.name)));
+  const typesAt = new Map<string, Set<string>>();
+  for (const r of records) typesAt.set(r.name, (typesAt.get(r.name) ?? new Set()).add(r.type));
 
   for (const [r, pointer] of changed) {
     const here = namesOf.get(r.name) ?? { count: 0, cname: false };
@@ -213,6 +247,26 @@ export function checkZone(zone: string, records: ZoneEntry[], changed: Map<ZoneE
     if (isSpf(r) && (set?.spf ?? 0) > 1) {
       errors.push(
         err(`${pointer}/content`, 'duplicate_spf', `${fqdnOf(zone, r.name)} already has an SPF policy (RFC 7208 §4.5)`),
+      );
+    }
+    const types = typesAt.get(r.name) ?? new Set();
+    // ALIAS stands for the name's addresses (the server answers A/AAAA from its target): one per
+    // name, and no addresses of its own beside it.
+    if (
+      (r.type === 'ALIAS' && (types.has('A') || types.has('AAAA') || (set?.contents.size ?? 0) > 1)) ||
+      ((r.type === 'A' || r.type === 'AAAA') && types.has('ALIAS'))
+    ) {
+      errors.push(
+        err(`${pointer}/type`, 'alias_conflict', `${fqdnOf(zone, r.name)} may hold one ALIAS and no A or AAAA beside it`),
+      );
+    }
+    if (r.type === 'DS' && !types.has('NS')) {
+      errors.push(
+        err(
+          `${pointer}/name`,
+          'ds_without_delegation',
+          `DS belongs to a delegation: add the NS records of ${fqdnOf(zone, r.name)} first`,
+        ),
       );
     }
     const target = r.type === 'MX' || r.type === 'SRV' ? r.content.split(' ').at(-1) : r.type === 'NS' ? r.content : null;

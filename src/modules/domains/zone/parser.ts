@@ -19,7 +19,24 @@ export interface ParsedRecord {
   line: number;
 }
 
-const KNOWN_TYPES = new Set(['SOA', 'A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA']);
+const KNOWN_TYPES = new Set([
+  'SOA',
+  'A',
+  'AAAA',
+  'CNAME',
+  'MX',
+  'TXT',
+  'NS',
+  'SRV',
+  'CAA',
+  'HTTPS',
+  'SVCB',
+  'TLSA',
+  'SSHFP',
+  'DS',
+  'PTR',
+  'ALIAS',
+]);
 /** Where a host name sits in the RDATA of types that carry one. */
 const TARGET_POSITION: Record<string, number> = { CNAME: 0, NS: 0, MX: 1, SRV: 3 };
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
@@ -32,7 +49,8 @@ function parseTtl(token: string): number | null {
 
 /** Splits one logical entry into tokens, keeping quoted strings whole. */
 function tokenize(text: string): string[] {
-  return text.match(/"(?:[^"\\]|\\.)*"|[^\s"]+/g) ?? [];
+  // A quoted part belongs to the token it touches: `alpn="h2,h3"` (SVCB) is one token.
+  return text.match(/(?:"(?:[^"\\]|\\.)*"|[^\s"]+)+/g) ?? [];
 }
 
 /** Joins parenthesised entries into logical lines, dropping comments; keeps each entry's first line number. */
