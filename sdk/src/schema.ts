@@ -1218,7 +1218,7 @@ export interface paths {
         put?: never;
         /**
          * Back up an account
-         * @description 202 `queued` with a `backup.create` operation (with `progress`). One backup in progress per account (409 `invalid_state`); the plan's `max_backups` counts kept and running backups (403 `quota_exceeded`).
+         * @description 202 `queued` with a `backup.create` operation (with `progress`). One backup in progress per account (409 `invalid_state`); the plan's `max_backups` counts kept and running backups (403 `quota_exceeded`). Sites are taken as they are live when the backup runs, after the account's deployments still `pending` have gone live (a backup requested right after a deployment's 202 holds it; the wait is at most 2 minutes).
          */
         post: operations["createBackup"];
         delete?: never;
@@ -3654,9 +3654,20 @@ export interface components {
             status: "pending" | "live" | "failed" | "superseded" | "pruned";
             /** @enum {string} */
             format: "tar.gz" | "zip";
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description The size of the uploaded archive (null for deployments made before it was recorded).
+             */
+            archive_bytes: number | null;
+            /**
+             * Format: int64
+             * @description Unpacked: the bytes of the release's files on disk (what counts against the disk quota).
+             */
             size_bytes: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Files in the release.
+             */
             file_count: number;
             /** @description Why the work failed: a stable `code` and a `detail` for people. */
             error: ({
@@ -3690,9 +3701,20 @@ export interface components {
             status: "pending" | "live" | "failed" | "superseded" | "pruned";
             /** @enum {string} */
             format: "tar.gz" | "zip";
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description The size of the uploaded archive (null for deployments made before it was recorded).
+             */
+            archive_bytes: number | null;
+            /**
+             * Format: int64
+             * @description Unpacked: the bytes of the release's files on disk (what counts against the disk quota).
+             */
             size_bytes: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Files in the release.
+             */
             file_count: number;
             /** @description Why the work failed: a stable `code` and a `detail` for people. */
             error: ({
@@ -29804,6 +29826,7 @@ export interface operations {
                      *           "site_id": "site_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *           "status": "pending",
                      *           "format": "tar.gz",
+                     *           "archive_bytes": 52428800,
                      *           "size_bytes": 52428800,
                      *           "file_count": 1,
                      *           "error": null,
@@ -30036,6 +30059,7 @@ export interface operations {
                      *       "site_id": "site_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "status": "pending",
                      *       "format": "tar.gz",
+                     *       "archive_bytes": 52428800,
                      *       "size_bytes": 52428800,
                      *       "file_count": 1,
                      *       "error": null,
@@ -30365,6 +30389,7 @@ export interface operations {
                      *       "site_id": "site_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "status": "pending",
                      *       "format": "tar.gz",
+                     *       "archive_bytes": 52428800,
                      *       "size_bytes": 52428800,
                      *       "file_count": 1,
                      *       "error": null,
@@ -30601,6 +30626,7 @@ export interface operations {
                      *       "site_id": "site_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "status": "pending",
                      *       "format": "tar.gz",
+                     *       "archive_bytes": 52428800,
                      *       "size_bytes": 52428800,
                      *       "file_count": 1,
                      *       "error": null,

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { lstat, readdir } from 'node:fs/promises';
 import { createGzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { Pack, type WriteEntry } from 'tar';
@@ -52,4 +53,19 @@ export function packArchive(
   for (const d of dirs) pack.add(path.relative(root, d.dir));
   pack.end();
   return gzip;
+}
+
+/** The bytes of the regular files under `dirs` (links not followed): a pack's known total, for progress. */
+export async function bytesUnder(dirs: string[]): Promise<number> {
+  let total = 0;
+  const walk = async (dir: string): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile()) total += (await lstat(p)).size;
+    }
+  };
+  for (const d of dirs) await walk(d);
+  return total;
 }

@@ -148,6 +148,38 @@ describe('backups', () => {
     expect((await t.get(`/v1/backups/${b.id}`)).status).toBe(404);
   });
 
+  it("a backup requested right after a deployment's 202 holds that deployment", async () => {
+    const { acc, site } = await populatedAccount(w.tokenA, w.plan.id, 'after-deploy.io');
+    const v2 = await t.request('POST', `/v1/sites/${site.id}/deployments`, {
+      raw: tarGz([{ path: 'index.html', content: 'v2' }]),
+      headers: { 'content-type': 'application/gzip' },
+    });
+    expect(v2.status).toBe(202);
+    const r = await t.post('/v1/backups', { account_id: acc.id, include: ['sites'] }, w.tokenA);
+    const b = await completed(r.body.id);
+    const files = await members((await download(b.id)).body);
+    expect(files.get(`sites/${site.id}/index.html`)?.toString()).toBe('v2');
+    expect(b.contents.sites).toBe(1);
+  });
+
+  it('waits while a deployment of the account is pending, and runs once none is', async () => {
+    const { acc, site } = await populatedAccount(w.tokenA, w.plan.id, 'pending-deploy.io');
+    // A deployment that stays pending until the test lets it go (its switch job never runs).
+    const pendingId = 'dpl_01jd3x9v6ef8tb2q4w5n7k8m9p';
+    await t.db.query(`INSERT INTO deployments (id, site_id, format, size_bytes, file_count) VALUES ($1, $2, 'tar.gz', 0, 0)`, [
+      pendingId,
+      site.id,
+    ]);
+    const r = await t.post('/v1/backups', { account_id: acc.id, include: ['sites'] }, w.tokenA);
+    await eventually(async () => (await t.get(`/v1/operations/${r.body.operation.id}`)).body.status === 'running');
+    for (let i = 0; i < 10; i++) {
+      expect((await t.get(`/v1/backups/${r.body.id}`)).body.status).toBe('running');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await t.db.query(`UPDATE deployments SET status = 'failed' WHERE id = $1`, [pendingId]);
+    expect((await completed(r.body.id)).status).toBe('completed');
+  });
+
   it('include narrows the archive', async () => {
     const acc = await createAccount(t, w.plan.id, w.tokenA);
     await t.post('/v1/domains', { account_id: acc.id, name: 'dns-only.io' }, w.tokenA);

@@ -170,14 +170,12 @@ describe('site lifecycle', () => {
 describe('deployments', () => {
   it('a tar.gz goes live atomically; a second supersedes it; activate rolls back', async () => {
     const site = await activeSite();
-    const first = await deployLive(
-      site.id,
-      tarGz([
-        { path: 'index.html', content: 'v1' },
-        { path: 'img/', type: '5' },
-        { path: 'img/a.txt', content: 'aaaa' },
-      ]),
-    );
+    const firstArchive = tarGz([
+      { path: 'index.html', content: 'v1' },
+      { path: 'img/', type: '5' },
+      { path: 'img/a.txt', content: 'aaaa' },
+    ]);
+    const first = await deployLive(site.id, firstArchive);
     const dir = siteFiles(site);
     expect(readlinkSync(path.join(dir, 'current'))).toBe(`releases/${first.id}`);
     expect(readFileSync(path.join(dir, 'current', 'index.html'), 'utf8')).toBe('v1');
@@ -194,6 +192,7 @@ describe('deployments', () => {
       format: 'tar.gz',
       file_count: 2,
       size_bytes: 6,
+      archive_bytes: firstArchive.length,
     });
 
     const back = await t.post(`/v1/sites/${site.id}/deployments/${first.id}/activate`);

@@ -3,13 +3,28 @@ import path from 'node:path';
 import type { DatabaseBackups } from '../databases/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
-import { packArchive } from '../../archives/pack.js';
+import { hasPendingDeployment } from '../sites/index.js';
+import { bytesUnder, packArchive } from '../../archives/pack.js';
+import { byteProgress } from '../../lib/byte-progress.js';
 import { stageBackup } from './contents.js';
 import * as repo from './repo.js';
 import { backupEvent } from './representation.js';
 import type { BackupStorage, StagedArchive } from './storage.js';
 
 const PROGRESS_EVERY_MS = 1000;
+/** How long a backup waits for the account's deployments still going live (then takes what is live). */
+const DEPLOYMENT_WAIT_MS = 120_000;
+
+/**
+ * A backup requested right after a deployment's 202 holds that deployment: the run waits until
+ * the account has no `pending` deployment (they switch live in milliseconds), at most
+ * DEPLOYMENT_WAIT_MS.
+ */
+async function settledDeployments(db: ServiceDeps['db'], accountId: string): Promise<void> {
+  const until = Date.now() + DEPLOYMENT_WAIT_MS;
+  while ((await hasPendingDeployment(db, accountId)) && Date.now() < until)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+}
 
 /**
  * The `backup.create` job. Safe to run again after a crash: it starts over, and the archive
@@ -35,17 +50,22 @@ export function backupJobs({ db, config, clock }: ServiceDeps, storage: BackupSt
     let failure: unknown = null;
     try {
       await rm(staging, { recursive: true, force: true });
+      if (backup.include.includes('sites')) await settledDeployments(db, backup.account_id);
       const { dirs, contents } = await stageBackup(db, config.dataDir, config.nameservers, backup, staging, databases);
       let files = 0;
-      let lastReport = Date.now();
+      // Progress: the bytes of the files packed against the bytes of all of them (5-95 %; 100 once stored).
+      const progress = byteProgress({
+        total: await bytesUnder([staging, ...dirs.map((d) => d.dir)]),
+        from: 5,
+        to: 95,
+        everyMs: PROGRESS_EVERY_MS,
+        report: (percent) =>
+          void ops.transition(db, op.id, ['running'], { status: 'running', progress: percent }).catch(() => undefined),
+      });
       const archive = packArchive(path.resolve(config.dataDir), path.resolve(staging), dirs, (entry) => {
         if (entry.type !== 'File') return;
         files++;
-        if (Date.now() - lastReport < PROGRESS_EVERY_MS) return;
-        lastReport = Date.now();
-        // Progress by files packed, bounded below 100 until the archive is stored.
-        const progress = Math.min(95, 5 + Math.round(90 * (1 - 1 / (1 + files / 1000))));
-        void ops.transition(db, op.id, ['running'], { status: 'running', progress }).catch(() => undefined);
+        progress.add(entry.size);
       });
       staged = await storage.put(backup.storage_key, archive);
       result = { size: staged.size, sha256: staged.sha256, contents: { ...contents, files } };

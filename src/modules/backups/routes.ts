@@ -92,7 +92,7 @@ export function backupRoutes(app: App, svc: BackupsService): void {
         operationId: 'createBackup',
         summary: 'Back up an account',
         description:
-          "202 `queued` with a `backup.create` operation (with `progress`). One backup in progress per account (409 `invalid_state`); the plan's `max_backups` counts kept and running backups (403 `quota_exceeded`).",
+          "202 `queued` with a `backup.create` operation (with `progress`). One backup in progress per account (409 `invalid_state`); the plan's `max_backups` counts kept and running backups (403 `quota_exceeded`). Sites are taken as they are live when the backup runs, after the account's deployments still `pending` have gone live (a backup requested right after a deployment's 202 holds it; the wait is at most 2 minutes).",
         body: Type.Object({ account_id: Id('acc'), include: Type.Optional(Include) }, { additionalProperties: false }),
         response: { 202: Type.Ref('BackupWithOperation') },
       },

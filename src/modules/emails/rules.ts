@@ -2,7 +2,7 @@ import { parseDomainName } from '../../lib/domain-name.js';
 import type { FieldError } from '../../lib/errors.js';
 import type { Autoresponder } from './repo.js';
 
-/** The rules of SPEC §3 "Email accounts" as pure functions returning field errors. */
+/** The rules of SPEC §3 for mailboxes ("email accounts" there) as pure functions returning field errors. */
 
 // RFC 5321 §4.1.2 Dot-string: atoms of atext joined by single dots.
 const ATEXT = "[a-z0-9!#$%&'*+/=?^_`{|}~-]";

@@ -55,7 +55,7 @@ export interface EmailPatch {
 }
 
 const MIB = 1024 * 1024;
-const NOUN = { mailbox: 'email account', forwarder: 'email forwarder' } as const;
+const NOUN = { mailbox: 'mailbox', forwarder: 'forwarder' } as const;
 
 /** Mailboxes (`/v1/emails`) and forwarders (`/v1/email-forwarders`): addresses of a mail-enabled domain. */
 export function emailsService(deps: ServiceDeps) {

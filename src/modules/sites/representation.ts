@@ -51,6 +51,7 @@ export const toDeployment = (r: DeploymentRow) => ({
   site_id: r.site_id,
   status: r.status,
   format: r.format,
+  archive_bytes: r.archive_bytes,
   size_bytes: r.size_bytes,
   file_count: r.file_count,
   error: r.error,

@@ -141,8 +141,21 @@ const Deployment = Type.Object(
         '`pending → live | failed`; the live release becomes `superseded` when another goes live (kept for rollback) and `pruned` once only the newest 5 releases are kept.',
     }),
     format: StringEnum(['tar.gz', 'zip'] as const),
-    size_bytes: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, format: 'int64' }),
-    file_count: Type.Integer({ minimum: 0, maximum: 2_000_000_000, format: 'int32' }),
+    archive_bytes: Nullable(
+      Type.Integer({
+        minimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER,
+        format: 'int64',
+        description: 'The size of the uploaded archive (null for deployments made before it was recorded).',
+      }),
+    ),
+    size_bytes: Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      format: 'int64',
+      description: "Unpacked: the bytes of the release's files on disk (what counts against the disk quota).",
+    }),
+    file_count: Type.Integer({ minimum: 0, maximum: 2_000_000_000, format: 'int32', description: 'Files in the release.' }),
     error: Nullable(Failure),
     live_at: Nullable(Timestamp),
     ...ResourceMeta,

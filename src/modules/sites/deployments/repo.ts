@@ -9,6 +9,7 @@ export interface DeploymentRow {
   status: DeploymentStatus;
   format: 'tar.gz' | 'zip';
   size_bytes: number;
+  archive_bytes: number | null;
   file_count: number;
   error: Record<string, unknown> | null;
   live_at: string | null;
@@ -17,15 +18,15 @@ export interface DeploymentRow {
   version: number;
 }
 
-const COLUMNS = `id, site_id, status, format, size_bytes::float8 AS size_bytes, file_count, error, live_at, created_at, updated_at, version`;
+const COLUMNS = `id, site_id, status, format, archive_bytes::float8 AS archive_bytes, size_bytes::float8 AS size_bytes, file_count, error, live_at, created_at, updated_at, version`;
 
 export async function insertDeployment(
   tx: Queryable,
-  d: Pick<DeploymentRow, 'id' | 'site_id' | 'format' | 'size_bytes' | 'file_count'>,
+  d: Pick<DeploymentRow, 'id' | 'site_id' | 'format' | 'archive_bytes' | 'size_bytes' | 'file_count'>,
 ): Promise<DeploymentRow> {
   const r = await tx.query<DeploymentRow>(
-    `INSERT INTO deployments (id, site_id, format, size_bytes, file_count) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-    [d.id, d.site_id, d.format, d.size_bytes, d.file_count],
+    `INSERT INTO deployments (id, site_id, format, archive_bytes, size_bytes, file_count) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
+    [d.id, d.site_id, d.format, d.archive_bytes, d.size_bytes, d.file_count],
   );
   return r.rows[0] as DeploymentRow;
 }
@@ -87,4 +88,13 @@ export async function keptReleaseBytes(db: Queryable, accountId: string): Promis
     [accountId],
   );
   return r.rows[0]?.n ?? 0;
+}
+
+/** Whether a deployment of the account's sites is still on its way live (`pending`). */
+export async function hasPendingDeployment(db: Queryable, accountId: string): Promise<boolean> {
+  const r = await db.query<{ id: string }>(
+    `SELECT p.id FROM deployments p JOIN sites s ON s.id = p.site_id WHERE s.account_id = $1 AND p.status = 'pending' LIMIT 1`,
+    [accountId],
+  );
+  return r.rows.length > 0;
 }

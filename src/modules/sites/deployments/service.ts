@@ -32,7 +32,8 @@ const MIB = 1024 * 1024;
 class UploadTooLarge extends Error {}
 
 /** The request body, failing with UploadTooLarge past `max` bytes. */
-function limited(body: Readable, max: number): Readable {
+/** The body, refused past `max` bytes; `received()` counts what came (the archive's size). */
+function limited(body: Readable, max: number): { stream: Readable; received: () => number } {
   let seen = 0;
   const limit = new Transform({
     transform(chunk: Buffer, _enc, done) {
@@ -41,7 +42,7 @@ function limited(body: Readable, max: number): Readable {
     },
   });
   body.on('error', (err) => limit.destroy(err));
-  return body.pipe(limit);
+  return { stream: body.pipe(limit), received: () => seen };
 }
 
 /** A zip needs random access: it is copied to a file first (never held in memory). */
@@ -109,12 +110,14 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
       const staging = stagingDir(config.dataDir, id);
       const quota = limitsOf(account).disk_quota_mb * MIB;
       let unpacked;
+      let archiveBytes = () => 0;
       try {
         // The account's disk use is measured while the archive is received (the staging
         // directory is outside its home); the unpacking stops early at the whole quota.
         const used = deps.diskInUse(account.id);
         used.catch(() => undefined);
-        const input = limited(body, maxBytes);
+        const { stream: input, received } = limited(body, maxBytes);
+        archiveBytes = received;
         // A tar.gz is unpacked as it arrives; a zip once it is on disk.
         if (format === 'zip') await receive(input, `${staging}.upload`);
         const source = format === 'zip' ? { file: `${staging}.upload` } : { stream: input };
@@ -130,7 +133,14 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
       } finally {
         await rm(`${staging}.upload`, { force: true });
       }
-      return startSwitch(site, id, { id, site_id: site.id, format, size_bytes: unpacked.bytes, file_count: unpacked.files });
+      return startSwitch(site, id, {
+        id,
+        site_id: site.id,
+        format,
+        archive_bytes: archiveBytes(),
+        size_bytes: unpacked.bytes,
+        file_count: unpacked.files,
+      });
     },
 
     /** Rollback: a kept release goes live again through the same operation as a deployment. */
