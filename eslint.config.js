@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'dist/', 'coverage/', 'sdk/src/schema.ts'] },
+  { ignores: ['node_modules/', 'data/', 'dist/', 'sdk/dist/', 'coverage/', 'sdk/src/schema.ts'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
