@@ -2992,7 +2992,7 @@ export interface components {
              * @example A
              * @enum {string}
              */
-            type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
+            type: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
             /** Format: int32 */
             ttl: number;
             /** @description RDATA in zone-file presentation format; TXT unquoted. Host names in it are stored as A-labels. */
@@ -3067,7 +3067,7 @@ export interface components {
                  * @example A
                  * @enum {string}
                  */
-                type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
+                type: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
                 /**
                  * Format: int32
                  * @description Seconds; shared by every record of a set.
@@ -3091,7 +3091,7 @@ export interface components {
                  * @example A
                  * @enum {string}
                  */
-                type?: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
+                type?: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
                 /**
                  * Format: int32
                  * @description Seconds; shared by every record of a set.
@@ -15038,7 +15038,7 @@ export interface operations {
                  * @description Only those of this type.
                  * @example A
                  */
-                type?: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
+                type?: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
             };
             header?: never;
             path: {
@@ -15301,7 +15301,7 @@ export interface operations {
                          * @example A
                          * @enum {string}
                          */
-                        type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
+                        type: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
                         /**
                          * Format: int32
                          * @description Seconds; shared by every record of a set.
@@ -15735,7 +15735,7 @@ export interface operations {
                      * @example A
                      * @enum {string}
                      */
-                    type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
+                    type: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
                     /**
                      * Format: int32
                      * @description Seconds; shared by every record of a set.
@@ -16315,7 +16315,7 @@ export interface operations {
                      * @example A
                      * @enum {string}
                      */
-                    type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
+                    type: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
                     /**
                      * Format: int32
                      * @description Seconds; shared by every record of a set.
@@ -16901,7 +16901,7 @@ export interface operations {
                      * @example A
                      * @enum {string}
                      */
-                    type?: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
+                    type?: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
                     /**
                      * Format: int32
                      * @description Seconds; shared by every record of a set.
@@ -18144,7 +18144,7 @@ export interface operations {
                          * @example A
                          * @enum {string}
                          */
-                        type: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
+                        type: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
                         /**
                          * Format: int32
                          * @description Seconds; shared by every record of a set.
@@ -18168,7 +18168,7 @@ export interface operations {
                          * @example A
                          * @enum {string}
                          */
-                        type?: "SOA" | "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "DS" | "PTR" | "ALIAS";
+                        type?: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
                         /**
                          * Format: int32
                          * @description Seconds; shared by every record of a set.

@@ -128,7 +128,7 @@ it("README's first walk-through runs as written, each answer the status it promi
     }
     let method: string | undefined;
     let url = '';
-    let body: Buffer | string | undefined;
+    let body: Uint8Array<ArrayBuffer> | string | undefined;
     let output: string | undefined;
     const headers: Record<string, string> = {};
     for (let i = 1; i < argv.length; i++) {
@@ -138,7 +138,8 @@ it("README's first walk-through runs as written, each answer the status it promi
         const [k, ...v] = (argv[++i] as string).split(':');
         headers[(k as string).toLowerCase()] = v.join(':').trim();
       } else if (a === '-d') body = argv[++i];
-      else if (a === '--data-binary') body = readFileSync(path.join(cwd, (argv[++i] as string).replace(/^@/, '')));
+      else if (a === '--data-binary')
+        body = Uint8Array.from(readFileSync(path.join(cwd, (argv[++i] as string).replace(/^@/, ''))));
       else if (a === '-o') output = argv[++i];
       else if (a.startsWith('http')) url = a;
       else if (!['-s', '-i'].includes(a)) throw new Error(`${where}: curl option ${a} is not understood here`);

@@ -6,14 +6,12 @@ import { ifMatchVersion, sendResource } from '../../http/etag.js';
 import { PatchBody, sendCreated, type App } from '../../http/routes.js';
 import { Id, IfMatchHeaders, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
 import type { DomainsService } from './service.js';
+import { RECORD_TYPES } from '../../lib/record-types.js';
 
 const Status = StringEnum(['active', 'suspended'] as const);
-export const RecordType = StringEnum(
-  ['SOA', 'A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA', 'HTTPS', 'SVCB', 'TLSA', 'SSHFP', 'DS', 'PTR', 'ALIAS'] as const,
-  {
-    examples: ['A'],
-  },
-);
+export const RecordType = StringEnum(RECORD_TYPES, {
+  examples: ['A'],
+});
 const DomainName = Type.String({
   minLength: 1,
   maxLength: 253,

@@ -1,3 +1,5 @@
+import { RECORD_TYPES } from '../../lib/record-types.js';
+
 /** A zone as the DNS drivers receive it: the whole apply unit, rendered from the database. */
 interface ZoneRecord {
   name: string;
@@ -13,24 +15,7 @@ export interface Zone {
   records: ZoneRecord[];
 }
 
-const TYPE_ORDER = [
-  'SOA',
-  'NS',
-  'DS',
-  'A',
-  'AAAA',
-  'ALIAS',
-  'CNAME',
-  'MX',
-  'TXT',
-  'SRV',
-  'CAA',
-  'HTTPS',
-  'SVCB',
-  'TLSA',
-  'SSHFP',
-  'PTR',
-];
+const TYPE_ORDER: readonly string[] = RECORD_TYPES;
 
 const quote = (bytes: Uint8Array): string => {
   let out = '';

@@ -1,29 +1,15 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { asciiName } from '../../../lib/domain-name.js';
 import type { FieldError } from '../../../lib/errors.js';
+import { RECORD_TYPES } from '../../../lib/record-types.js';
 import { DEFAULT_TTL } from '../zone/template.js';
 import { ds, sshfp, svcb, tlsa } from './rdata.js';
 import type { ZoneEntry } from './repo.js';
 
 /** DNS record rules of SPEC §3, as pure functions: one record, then the set it lands in. */
 
-const WRITABLE_TYPES = [
-  'A',
-  'AAAA',
-  'CNAME',
-  'MX',
-  'TXT',
-  'NS',
-  'SRV',
-  'CAA',
-  'HTTPS',
-  'SVCB',
-  'TLSA',
-  'SSHFP',
-  'DS',
-  'PTR',
-  'ALIAS',
-] as const;
+/** Every type but SOA, which the API maintains. */
+const WRITABLE_TYPES = RECORD_TYPES.filter((t) => t !== 'SOA');
 
 export interface RecordInput {
   name: string;
@@ -157,7 +143,7 @@ export function normalizeRecord(zone: string, input: RecordInput, pointer = ''):
   const type = input.type.toUpperCase();
   const owner = relativeOwner(zone, input.name);
   if ('error' in owner) errors.push(err(`${pointer}/name`, owner.code, owner.error));
-  if (!(WRITABLE_TYPES as readonly string[]).includes(type)) {
+  if (!(WRITABLE_TYPES as string[]).includes(type)) {
     errors.push(
       err(
         `${pointer}/type`,

@@ -1,5 +1,6 @@
 import { asciiName } from '../../../lib/domain-name.js';
 import type { FieldError } from '../../../lib/errors.js';
+import { RECORD_TYPES } from '../../../lib/record-types.js';
 
 /**
  * An RFC 1035 §5 master-file reader for zone import: `$ORIGIN`, `$TTL`, owners omitted
@@ -19,24 +20,7 @@ export interface ParsedRecord {
   line: number;
 }
 
-const KNOWN_TYPES = new Set([
-  'SOA',
-  'A',
-  'AAAA',
-  'CNAME',
-  'MX',
-  'TXT',
-  'NS',
-  'SRV',
-  'CAA',
-  'HTTPS',
-  'SVCB',
-  'TLSA',
-  'SSHFP',
-  'DS',
-  'PTR',
-  'ALIAS',
-]);
+const KNOWN_TYPES = new Set<string>(RECORD_TYPES);
 /** Where a host name sits in the RDATA of types that carry one. */
 const TARGET_POSITION: Record<string, number> = { CNAME: 0, NS: 0, MX: 1, SRV: 3 };
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
