@@ -63,6 +63,8 @@ describe('record writes', () => {
     });
     const mx = await add(zoneName, { name: '@', type: 'MX', content: '10 post.bücher.de.' });
     expect(mx.body).toMatchObject({ content: '10 post.xn--bcher-kva.de.', unicode_content: '10 post.bücher.de.' });
+    const byName = await t.get(`/v1/domains/${zoneName}/records?name=${encodeURIComponent('Bücher')}`);
+    expect(byName.body.data.map((x: { id: string }) => x.id)).toEqual([owner.body.id]);
     // A TXT record is text: nothing in it is decoded.
     const txt = await add(zoneName, { name: 'txt', type: 'TXT', content: 'xn--bcher-kva' });
     expect(txt.body.unicode_content).toBe('xn--bcher-kva');

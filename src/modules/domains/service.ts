@@ -1,7 +1,7 @@
 import { type Caller, requireKind, requireScope, requireWritable } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { parseDomainName } from '../../lib/domain-name.js';
+import { asciiName, parseDomainName } from '../../lib/domain-name.js';
 import { conflict, invalid, notFound } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import { nextSerial } from '../../lib/soa-serial.js';
@@ -368,7 +368,9 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
       page: PageParams,
     ): Promise<DnsRecord[]> {
       const domain = await load(caller, ref);
-      return (await records.listRecords(db, domain.id, filter, page)).map((r) => toRecord(r, domain.name));
+      // Owner names are stored as A-labels: a Unicode `name` filter means its A-label.
+      const name = filter.name === undefined ? undefined : (asciiName(filter.name) ?? filter.name);
+      return (await records.listRecords(db, domain.id, { ...filter, name }, page)).map((r) => toRecord(r, domain.name));
     },
 
     async getRecord(caller: Caller, ref: string, id: string): Promise<DnsRecord> {
