@@ -14,7 +14,7 @@
  * - PHP: a small page through nginx with Berth's server block and pool against PHP-FPM asked
  *   directly over FastCGI, where both are installed (bench/php.ts).
  * BENCH_ONLY=postgres skips the PGlite phases; BENCH_ONLY=effect runs only the time to effect;
- * BENCH_ONLY=tls only the HTTPS figures; BENCH_ONLY=php only the PHP figures.
+ * BENCH_ONLY=tls only the HTTPS figures; BENCH_ONLY=php only the PHP figures; BENCH_ONLY=backup only the backups.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -271,6 +271,19 @@ if (process.env.BENCH_ONLY === 'tls') {
 
 if (process.env.BENCH_ONLY === 'php') {
   await phpBench();
+  process.exit(0);
+}
+
+if (process.env.BENCH_ONLY === 'backup') {
+  await backups('PGlite', null);
+  const db = await postgresDatabase('backup');
+  if (db) {
+    try {
+      await backups('PostgreSQL', db.url);
+    } finally {
+      await dropDatabase(db);
+    }
+  }
   process.exit(0);
 }
 

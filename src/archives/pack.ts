@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { lstat, readdir } from 'node:fs/promises';
-import { createGzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { Pack, type WriteEntry } from 'tar';
+import { parallelGzip } from './parallel-gzip.js';
 
 /** One directory of the account, stored in the archive under `as`. */
 export interface ArchivedDir {
@@ -45,8 +45,9 @@ export function packArchive(
       onEntry({ type: entry.type ?? 'Unsupported', size: entry.type === 'File' ? (entry.stat?.size ?? 0) : 0 });
     },
   });
-  // Larger output chunks than zlib's 16 KiB: fewer thread-pool round trips (about 20 % faster here).
-  const gzip = createGzip({ chunkSize: 256 * 1024 });
+  // Compressed in parallel blocks (as pigz does): a 500 MB backup now takes about GNU tar's time
+  // instead of 1.3 times it (README, Performance); the output is a standard gzip stream of members.
+  const gzip = parallelGzip();
   pack.on('error', (err: unknown) => gzip.destroy(err as Error));
   pack.pipe(gzip);
   pack.add(path.relative(root, stagingDir));
