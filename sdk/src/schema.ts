@@ -74,25 +74,25 @@ export interface paths {
         };
         /**
          * Get a reseller
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.
+         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getReseller"];
         /**
          * Replace a reseller
-         * @description Every mutable field is required. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         * @description Every mutable field is required.
          */
         put: operations["replaceReseller"];
         post?: never;
         /**
          * Delete a reseller without accounts
-         * @description 204 once deleted. `If-Match` makes the deletion conditional (412 when the resource changed since).
+         * @description 204 once deleted.
          */
         delete: operations["deleteReseller"];
         options?: never;
         head?: never;
         /**
          * Update a reseller (JSON Merge Patch)
-         * @description A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         * @description A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.
          */
         patch: operations["updateReseller"];
         trace?: never;
@@ -130,25 +130,25 @@ export interface paths {
         };
         /**
          * Get a plan
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.
+         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getPlan"];
         /**
          * Replace a plan
-         * @description Every mutable field is required. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         * @description Every mutable field is required.
          */
         put: operations["replacePlan"];
         post?: never;
         /**
          * Delete a plan no account uses
-         * @description 204 once deleted. `If-Match` makes the deletion conditional (412 when the resource changed since).
+         * @description 204 once deleted.
          */
         delete: operations["deletePlan"];
         options?: never;
         head?: never;
         /**
          * Update a plan (JSON Merge Patch)
-         * @description A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         * @description A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.
          */
         patch: operations["updatePlan"];
         trace?: never;
@@ -193,7 +193,7 @@ export interface paths {
          * Replace a hosting account
          * @description A plan (or limit override) whose limits the usage exceeds is refused: 403 quota_exceeded listing each limit.
          *
-         *     Every mutable field is required. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         *     Every mutable field is required.
          */
         put: operations["replaceAccount"];
         post?: never;
@@ -208,7 +208,7 @@ export interface paths {
          * Update a hosting account (JSON Merge Patch)
          * @description A plan (or limit override) whose limits the usage exceeds is refused: 403 quota_exceeded listing each limit.
          *
-         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.
          */
         patch: operations["updateAccount"];
         trace?: never;
@@ -306,7 +306,7 @@ export interface paths {
         };
         /**
          * Get a token
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.
+         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getToken"];
         put?: never;
@@ -315,7 +315,7 @@ export interface paths {
          * Revoke a token
          * @description Takes effect at once in this process and within seconds in others.
          *
-         *     204 once deleted. `If-Match` makes the deletion conditional (412 when the resource changed since).
+         *     204 once deleted.
          */
         delete: operations["revokeToken"];
         options?: never;
@@ -516,7 +516,7 @@ export interface paths {
         };
         /**
          * Get a domain
-         * @description By id (`dom_...`) or by name (Unicode or A-label). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.
+         * @description By id (`dom_...`) or by name (Unicode or A-label).
          */
         get: operations["getDomain"];
         put?: never;
@@ -740,20 +740,20 @@ export interface paths {
         };
         /**
          * Get a mailbox
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.
+         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getEmail"];
         /**
          * Replace a mailbox
          * @description A new `password` (or `generate_password`, returned once) replaces the old one on the mail server; the old one stops working once `sync_state` is `in_sync` again. Raising `quota_mb` is checked against the plan and the remaining disk (403 `quota_exceeded`); lowering it never is.
          *
-         *     Every mutable field is required. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         *     Every mutable field is required.
          */
         put: operations["replaceEmail"];
         post?: never;
         /**
          * Delete a mailbox and its mail
-         * @description 204 once deleted. `If-Match` makes the deletion conditional (412 when the resource changed since).
+         * @description 204 once deleted.
          */
         delete: operations["deleteEmail"];
         options?: never;
@@ -762,7 +762,7 @@ export interface paths {
          * Update a mailbox (JSON Merge Patch)
          * @description A new `password` (or `generate_password`, returned once) replaces the old one on the mail server; the old one stops working once `sync_state` is `in_sync` again. Raising `quota_mb` is checked against the plan and the remaining disk (403 `quota_exceeded`); lowering it never is.
          *
-         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.
          */
         patch: operations["updateEmail"];
         trace?: never;
@@ -800,25 +800,25 @@ export interface paths {
         };
         /**
          * Get a forwarder
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.
+         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getEmailForwarder"];
         /**
          * Replace a forwarder
-         * @description Every mutable field is required. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         * @description Every mutable field is required.
          */
         put: operations["replaceEmailForwarder"];
         post?: never;
         /**
          * Delete a forwarder
-         * @description 204 once deleted. `If-Match` makes the deletion conditional (412 when the resource changed since).
+         * @description 204 once deleted.
          */
         delete: operations["deleteEmailForwarder"];
         options?: never;
         head?: never;
         /**
          * Update a forwarder (JSON Merge Patch)
-         * @description A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         * @description A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.
          */
         patch: operations["updateEmailForwarder"];
         trace?: never;
@@ -856,14 +856,14 @@ export interface paths {
         };
         /**
          * Get a database
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.
+         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getDatabase"];
         /**
          * Replace a database
          * @description Changes the default character set and collation (`ALTER DATABASE`; existing tables keep theirs). A database cannot be renamed.
          *
-         *     Every mutable field is required. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         *     Every mutable field is required.
          */
         put: operations["replaceDatabase"];
         post?: never;
@@ -871,7 +871,7 @@ export interface paths {
          * Delete a database and every row in it
          * @description Its grants go with it. Take a backup with `include: ["databases"]` first if the rows matter.
          *
-         *     204 once deleted. `If-Match` makes the deletion conditional (412 when the resource changed since).
+         *     204 once deleted.
          */
         delete: operations["deleteDatabase"];
         options?: never;
@@ -880,7 +880,7 @@ export interface paths {
          * Update a database (JSON Merge Patch)
          * @description Changes the default character set and collation (`ALTER DATABASE`; existing tables keep theirs). A database cannot be renamed.
          *
-         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.
          */
         patch: operations["updateDatabase"];
         trace?: never;
@@ -966,14 +966,14 @@ export interface paths {
         };
         /**
          * Get a database user
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.
+         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getDatabaseUser"];
         /**
          * Replace a database user
          * @description A new `password` (or `generate_password`, returned once) replaces the old one for new logins once `sync_state` is `in_sync`.
          *
-         *     Every mutable field is required. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         *     Every mutable field is required.
          */
         put: operations["replaceDatabaseUser"];
         post?: never;
@@ -981,7 +981,7 @@ export interface paths {
          * Delete a database user
          * @description Its grants go with it and its open sessions are ended.
          *
-         *     204 once deleted. `If-Match` makes the deletion conditional (412 when the resource changed since).
+         *     204 once deleted.
          */
         delete: operations["deleteDatabaseUser"];
         options?: never;
@@ -990,7 +990,7 @@ export interface paths {
          * Update a database user (JSON Merge Patch)
          * @description A new `password` (or `generate_password`, returned once) replaces the old one for new logins once `sync_state` is `in_sync`.
          *
-         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.
          */
         patch: operations["updateDatabaseUser"];
         trace?: never;
@@ -1028,14 +1028,14 @@ export interface paths {
         };
         /**
          * Get a site
-         * @description The site with its runtime, TLS state, current deployment and `sync_state`. The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.
+         * @description The site with its runtime, TLS state, current deployment and `sync_state`.
          */
         get: operations["getSite"];
         /**
          * Replace a site
          * @description The hostname is fixed at creation.
          *
-         *     Every mutable field is required. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         *     Every mutable field is required.
          */
         put: operations["replaceSite"];
         post?: never;
@@ -1050,7 +1050,7 @@ export interface paths {
          * Update a site (JSON Merge Patch)
          * @description The hostname is fixed at creation.
          *
-         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.
          */
         patch: operations["updateSite"];
         trace?: never;
@@ -1236,7 +1236,7 @@ export interface paths {
         };
         /**
          * Get a backup
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.
+         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getBackup"];
         put?: never;
@@ -1245,7 +1245,7 @@ export interface paths {
          * Delete a backup and its archive
          * @description 409 while it is queued or running.
          *
-         *     204 once deleted. `If-Match` makes the deletion conditional (412 when the resource changed since).
+         *     204 once deleted.
          */
         delete: operations["deleteBackup"];
         options?: never;
@@ -1326,12 +1326,12 @@ export interface paths {
         };
         /**
          * Get a backup schedule
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.
+         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getBackupSchedule"];
         /**
          * Replace a backup schedule
-         * @description Every mutable field is required. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         * @description Every mutable field is required.
          */
         put: operations["replaceBackupSchedule"];
         post?: never;
@@ -1339,14 +1339,14 @@ export interface paths {
          * Delete a backup schedule
          * @description Its backups stay.
          *
-         *     204 once deleted. `If-Match` makes the deletion conditional (412 when the resource changed since).
+         *     204 once deleted.
          */
         delete: operations["deleteBackupSchedule"];
         options?: never;
         head?: never;
         /**
          * Update a backup schedule (JSON Merge Patch)
-         * @description A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         * @description A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.
          */
         patch: operations["updateBackupSchedule"];
         trace?: never;
@@ -1384,14 +1384,14 @@ export interface paths {
         };
         /**
          * Get a webhook endpoint
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.
+         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getWebhook"];
         /**
          * Replace a webhook endpoint
          * @description Setting `enabled` to true resumes an endpoint that was disabled, with its waiting deliveries.
          *
-         *     Every mutable field is required. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         *     Every mutable field is required.
          */
         put: operations["replaceWebhook"];
         post?: never;
@@ -1399,7 +1399,7 @@ export interface paths {
          * Delete a webhook endpoint
          * @description Its deliveries go with it.
          *
-         *     204 once deleted. `If-Match` makes the deletion conditional (412 when the resource changed since).
+         *     204 once deleted.
          */
         delete: operations["deleteWebhook"];
         options?: never;
@@ -1408,7 +1408,7 @@ export interface paths {
          * Update a webhook endpoint (JSON Merge Patch)
          * @description Setting `enabled` to true resumes an endpoint that was disabled, with its waiting deliveries.
          *
-         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).
+         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.
          */
         patch: operations["updateWebhook"];
         trace?: never;

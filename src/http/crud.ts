@@ -63,8 +63,7 @@ export function listRoute<Q extends TObject>(app: App, o: ListRouteOptions<Q>): 
   );
 }
 
-const GET_DESCRIPTION =
-  "404 for an id that does not exist or is outside the token's reach (the two are indistinguishable). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.";
+const GET_DESCRIPTION = "404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).";
 
 export interface GetRouteOptions {
   path: string;
@@ -117,10 +116,8 @@ export interface UpdateRoutesOptions {
   update: (caller: Caller, id: string, patch: Record<string, unknown>, expectedVersion?: number) => Promise<{ version: number }>;
 }
 
-export const REPLACE_DESCRIPTION =
-  'Every mutable field is required. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).';
-export const PATCH_DESCRIPTION =
-  'A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field. `If-Match` with the `ETag` read before makes the change conditional (412 when the resource changed since).';
+export const REPLACE_DESCRIPTION = 'Every mutable field is required.';
+export const PATCH_DESCRIPTION = 'A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.';
 /** A route's own words first, then the convention it follows. */
 export const described = (own: string | undefined, convention: string) => (own ? `${own}\n\n${convention}` : convention);
 
@@ -182,7 +179,7 @@ export interface DeleteRouteOptions {
   remove: (caller: Caller, id: string, expectedVersion?: number) => Promise<void>;
 }
 
-const DELETE_DESCRIPTION = '204 once deleted. `If-Match` makes the deletion conditional (412 when the resource changed since).';
+const DELETE_DESCRIPTION = '204 once deleted.';
 
 /** DELETE answering 204; If-Match honoured. */
 export function deleteRoute(app: App, o: DeleteRouteOptions): void {

@@ -15,7 +15,7 @@ function baseUrl(request: FastifyRequest, configured: string | null): string {
 }
 
 /** The RFC 9457 body of a stable code: one shape for every error, routed or not. */
-const problemBody = (base: string, code: ErrorCode, detail: string, requestId: string, instance?: string) => ({
+export const problemBody = (base: string, code: ErrorCode, detail: string, requestId: string, instance?: string) => ({
   type: `${base}/problems/${code}`,
   title: PROBLEMS[code].title,
   status: PROBLEMS[code].status,

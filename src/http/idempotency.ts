@@ -8,7 +8,7 @@ import type { Clock } from '../lib/time.js';
 const TTL_MS = 24 * 60 * 60 * 1000;
 /** No request runs this long; a claim this old belongs to a process that died. */
 const ABANDONED_AFTER_MS = 5 * 60 * 1000;
-const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+export const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 const REPLAYED_HEADERS = ['content-type', 'location', 'etag'];
 
 declare module 'fastify' {

@@ -1,4 +1,6 @@
 import { exampleOf, type Direction, type Schema } from './openapi-examples.js';
+import { problemBody } from './errors.js';
+import { KEY_PATTERN } from './idempotency.js';
 import { PROBLEMS } from './problems.js';
 import type { ErrorCode } from '../lib/errors.js';
 
@@ -46,7 +48,7 @@ const PARAMETERS = {
     required: false,
     description:
       'Any 1-255 printable ASCII characters, unique per intended change (a UUID). A retry with the same key within 24 hours gets the first response again (`Idempotent-Replayed: true`) instead of doing the work twice; the same key with another body is a 422.',
-    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: KEY_PATTERN.source },
     example: '5f2b1c7e-8d3a-4b6f-9e0a-1c2d3e4f5a6b',
   },
   IfMatch: {
@@ -115,21 +117,19 @@ type Operation = {
 const ref = (kind: 'headers' | 'parameters', name: string) => ({ $ref: `#/components/${kind}/${name}` });
 const isHeaderParam = (p: Schema, name: string) => p.in === 'header' && String(p.name).toLowerCase() === name;
 
-function problemExample(code: ErrorCode, base: string): Schema {
-  const p = PROBLEMS[code];
-  return {
-    type: `${base}/problems/${code}`,
-    title: p.title,
-    status: p.status,
-    detail: p.description,
-    instance: '/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p',
+/** The body the error handler sends for `code` (its documentation as the detail). */
+const problemExample = (code: ErrorCode, base: string): Schema => ({
+  ...problemBody(
+    base,
     code,
-    request_id: 'req_01jd3x9v6ef8tb2q4w5n7k8m9p',
-    ...(code === 'validation_failed'
-      ? { errors: [{ pointer: '/contact_email', code: 'invalid_format', detail: 'must be an email address' }] }
-      : {}),
-  };
-}
+    PROBLEMS[code].description,
+    'req_01jd3x9v6ef8tb2q4w5n7k8m9p',
+    '/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p',
+  ),
+  ...(code === 'validation_failed'
+    ? { errors: [{ pointer: '/contact_email', code: 'invalid_format', detail: 'must be an email address' }] }
+    : {}),
+});
 
 function problemResponse([description, code]: [string, ErrorCode], base: string): Schema {
   return {
@@ -199,8 +199,7 @@ export function decorate(doc: Document, o: DecorateOptions): Document {
         delete errors['401'];
         delete errors['403'];
       }
-      const base = o.serverUrl;
-      for (const [code, e] of Object.entries(errors)) responses[code] ??= problemResponse(e, base);
+      for (const [code, e] of Object.entries(errors)) responses[code] ??= problemResponse(e, o.serverUrl);
 
       for (const [code, response] of Object.entries(responses)) {
         const names = ['X-Request-Id', 'Access-Control-Allow-Origin'];

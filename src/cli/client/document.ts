@@ -26,6 +26,7 @@ export interface OperationDoc {
   description?: string;
   parameters?: Parameter[];
   requestBody?: { content: Record<string, { schema?: Schema }> };
+  responses?: Record<string, { content?: Record<string, { schema?: Schema }> }>;
 }
 interface Document {
   paths: Record<string, Record<string, OperationDoc>>;
@@ -41,6 +42,10 @@ function document(): Document {
 
 export const resolve = (s: Schema | undefined): Schema | undefined =>
   s?.$ref ? resolve(document().components.schemas[s.$ref.split('/').pop() as string]) : s;
+
+/** Whether the operation answers a page (`{data, next_cursor}`): the CLI walks those. */
+export const answersPage = (op: OperationDoc): boolean =>
+  Boolean(resolve(op.responses?.['200']?.content?.['application/json']?.schema)?.properties?.next_cursor);
 
 /** `"post /v1/emails"` → the operation, with its parameters' `$ref`s resolved. */
 export function operation(key: string): OperationDoc & { method: string; path: string } {

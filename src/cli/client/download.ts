@@ -1,21 +1,16 @@
 import { createHash } from 'node:crypto';
-import { byteProgress } from './progress.js';
 import { createReadStream, createWriteStream, renameSync, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command } from 'commander';
+import { byteProgress } from './progress.js';
 import type { Runtime } from './runtime.js';
-
-const sha256Base64 = async (file: string) => {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('base64');
-};
 
 /**
  * `berth backups download ID -o FILE`: streamed to `FILE.part` with a progress bar; a `.part`
  * left by a broken download is resumed with `Range`. The whole file is checked against
- * `Repr-Digest` (SHA-256) before it takes its name.
+ * `Repr-Digest` (SHA-256) before it takes its name: hashed as it arrives, after the bytes a
+ * resumed download already had.
  */
 export function downloadCommand(rt: Runtime): Command {
   return new Command('download')
@@ -36,13 +31,18 @@ export function downloadCommand(rt: Runtime): Command {
         /\/(\d+)$/.exec(response.headers.get('content-range') ?? '')?.[1] ?? response.headers.get('content-length'),
       );
       if (resumed) rt.say(`Resuming at ${start} bytes.`);
+      const hash = createHash('sha256');
+      if (resumed) for await (const chunk of createReadStream(part, { end: start - 1 })) hash.update(chunk as Buffer);
       const progress = byteProgress('Downloading', total, start);
       const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
-      body.on('data', (chunk: Buffer) => progress.add(chunk.length));
+      body.on('data', (chunk: Buffer) => {
+        hash.update(chunk);
+        progress.add(chunk.length);
+      });
       await pipeline(body, createWriteStream(part, { flags: resumed ? 'a' : 'w', mode: 0o600 }));
       progress.stop();
       const digest = /sha-256=:([^:]+):/.exec(response.headers.get('repr-digest') ?? '')?.[1];
-      if (digest && (await sha256Base64(part)) !== digest)
+      if (digest && hash.digest('base64') !== digest)
         throw new Error(`${part} does not match the archive's SHA-256: delete it and download again`);
       renameSync(part, o.output);
       rt.say(`Saved ${o.output}${digest ? ' (SHA-256 checked)' : ''}.`);

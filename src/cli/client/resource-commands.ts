@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { operation, resolve, type Parameter, type Schema } from './document.js';
+import { answersPage, operation, resolve, type Parameter, type Schema } from './document.js';
 import { UsageError } from './errors.js';
 import type { ResourceDef } from './resources.js';
 import type { Runtime } from './runtime.js';
@@ -89,7 +89,7 @@ function operationCommand(def: ResourceDef, verb: string, key: string, rt: Runti
   for (const p of pathParams.filter((x) => x !== positional))
     bind(new Option(`--${flagName(p)} <id>`, `the ${flagName(p)} (id or name)`).makeOptionMandatory(), 'path', p);
 
-  const list = verb === 'list' || (op.method === 'get' && !positional) || key.endsWith('/deliveries') || key.endsWith('/users');
+  const list = answersPage(op);
   for (const p of op.parameters as Parameter[]) {
     if (p.in === 'path' || p.name === 'cursor' || p.name === 'If-None-Match') continue;
     if (p.in === 'query' && p.name === 'limit' && list) continue;
@@ -120,7 +120,7 @@ function operationCommand(def: ResourceDef, verb: string, key: string, rt: Runti
       const description = firstSentence(resolve(schema)?.description) + (body.required?.includes(field) ? ' (required)' : '');
       if (typeOf(schema) === 'boolean') {
         bind(new Option(`--${flagName(field)}`, description), 'body', field);
-        bind(new Option(`--no-${flagName(field)}`, `${field}: false`), 'body', field);
+        cmd.addOption(new Option(`--no-${flagName(field)}`, `${field}: false`)); // the same attribute, bound above
       } else {
         const parse = parserFor(schema);
         const option = new Option(`--${flagName(field)} <value>`, description);

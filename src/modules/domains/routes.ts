@@ -179,8 +179,7 @@ export function domainRoutes(app: App, svc: DomainsService): void {
       schema: {
         tags,
         operationId: 'getDomain',
-        description:
-          'By id (`dom_...`) or by name (Unicode or A-label). The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.',
+        description: 'By id (`dom_...`) or by name (Unicode or A-label).',
         summary: 'Get a domain',
         params: DomainParams,
         response: { 200: Type.Ref('Domain') },

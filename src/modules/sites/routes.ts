@@ -238,8 +238,7 @@ export function siteRoutes(app: App, svc: SitesService, deployments: Deployments
       schema: {
         tags,
         operationId: 'getSite',
-        description:
-          'The site with its runtime, TLS state, current deployment and `sync_state`. The `ETag` follows `version`: `If-None-Match` with it answers 304 while nothing changed.',
+        description: 'The site with its runtime, TLS state, current deployment and `sync_state`.',
         summary: 'Get a site',
         params: SiteParams,
         response: { 200: Type.Ref('Site') },
