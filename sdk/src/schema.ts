@@ -3853,7 +3853,7 @@ export interface components {
             include: ("sites" | "emails" | "dns" | "databases")[];
             /**
              * Format: int32
-             * @description Completed backups of this schedule kept; older ones expire (`backup.expired`). The plan's `max_backups` still applies.
+             * @description Completed backups of this schedule kept; older ones expire (`backup.expired`) as a new one completes, or at once when `retain` is lowered. The plan's `max_backups` still applies.
              */
             retain: number;
             enabled: boolean;
@@ -33395,7 +33395,7 @@ export interface operations {
                     include?: ("sites" | "emails" | "dns" | "databases")[];
                     /**
                      * Format: int32
-                     * @description Completed backups of this schedule kept; older ones expire (`backup.expired`). The plan's `max_backups` still applies.
+                     * @description Completed backups of this schedule kept; older ones expire (`backup.expired`) as a new one completes, or at once when `retain` is lowered. The plan's `max_backups` still applies.
                      */
                     retain: number;
                     enabled?: boolean;
@@ -33975,7 +33975,7 @@ export interface operations {
                     include: ("sites" | "emails" | "dns" | "databases")[];
                     /**
                      * Format: int32
-                     * @description Completed backups of this schedule kept; older ones expire (`backup.expired`). The plan's `max_backups` still applies.
+                     * @description Completed backups of this schedule kept; older ones expire (`backup.expired`) as a new one completes, or at once when `retain` is lowered. The plan's `max_backups` still applies.
                      */
                     retain: number;
                     enabled: boolean;
@@ -34559,7 +34559,7 @@ export interface operations {
                     include?: ("sites" | "emails" | "dns" | "databases")[];
                     /**
                      * Format: int32
-                     * @description Completed backups of this schedule kept; older ones expire (`backup.expired`). The plan's `max_backups` still applies.
+                     * @description Completed backups of this schedule kept; older ones expire (`backup.expired`) as a new one completes, or at once when `retain` is lowered. The plan's `max_backups` still applies.
                      */
                     retain?: number;
                     enabled?: boolean;

@@ -101,5 +101,11 @@ describe('backup schedules', () => {
     expect(existsSync(path.join(a.dataDir, 'backups', `${rows[2]?.id}.tar.gz`))).toBe(true);
     const events = (await a.get(`/v1/events?type=backup.expired&resource_id=${oldest.id}`)).body.data;
     expect(events).toHaveLength(1);
+
+    // A lower retain expires the surplus at once, without waiting for the next backup.
+    const lowered = await a.request('PATCH', `/v1/backup-schedules/${s.id}`, { body: { retain: 1 } });
+    expect(lowered.status).toBe(200);
+    expect((await backupsOf(s.id)).map((r) => r.status)).toEqual(['expired', 'expired', 'completed']);
+    expect(existsSync(path.join(a.dataDir, 'backups', `${rows[1]?.id}.tar.gz`))).toBe(false);
   });
 });

@@ -10,6 +10,7 @@ import { stageBackup } from './contents.js';
 import * as repo from './repo.js';
 import { backupEvent } from './representation.js';
 import type { BackupStorage, StagedArchive } from './storage.js';
+import { scheduleRetention } from './schedules/retention.js';
 
 const PROGRESS_EVERY_MS = 1000;
 /** How long a backup waits for the account's deployments still going live (then takes what is live). */
@@ -30,7 +31,9 @@ async function settledDeployments(db: ServiceDeps['db'], accountId: string): Pro
  * The `backup.create` job. Safe to run again after a crash: it starts over, and the archive
  * becomes visible in storage (and the backup `completed`) only once it is whole.
  */
-export function backupJobs({ db, config, clock }: ServiceDeps, storage: BackupStorage, databases: DatabaseBackups) {
+export function backupJobs(deps: ServiceDeps, storage: BackupStorage, databases: DatabaseBackups) {
+  const { db, config, clock } = deps;
+  const expireBeyondRetain = scheduleRetention(deps, storage);
   return async function create(operationId: string): Promise<void> {
     const op = await ops.findOperationById(db, operationId);
     if (!op || !['queued', 'running'].includes(op.status)) return;
@@ -95,6 +98,8 @@ export function backupJobs({ db, config, clock }: ServiceDeps, storage: BackupSt
       await ops.transition(tx, op.id, ['running'], { status: result ? 'succeeded' : 'failed', progress: 100, error });
       return true;
     });
-    if (!recorded) await staged?.discard(); // a superseded run's archive
+    // A superseded run's archive goes; a completed scheduled backup may put older ones past `retain`.
+    if (!recorded) await staged?.discard();
+    else if (result && backup.schedule_id) await expireBeyondRetain(backup.schedule_id);
   };
 }

@@ -8,6 +8,7 @@ import { restoreJobs, type RestoreServices } from './restore.js';
 import { backupRoutes, backupSchemas } from './routes.js';
 import { backupScheduleRoutes, backupScheduleSchemas } from './schedules/routes.js';
 import { backupScheduler } from './schedules/scheduler.js';
+import { scheduleRetention } from './schedules/retention.js';
 import { schedulesService } from './schedules/service.js';
 import { backupsService } from './service.js';
 import type { BackupStorage } from './storage.js';
@@ -24,7 +25,7 @@ export function backupsModule(
     schemas: [...backupSchemas, ...backupScheduleSchemas],
     routes: (app) => {
       backupRoutes(app, backupsService(svc, storage));
-      backupScheduleRoutes(app, schedulesService(svc));
+      backupScheduleRoutes(app, schedulesService(svc, scheduleRetention(svc, storage)));
     },
     workers: [
       operationWorker(JOBS.backupCreate, backupJobs(svc, storage, restoreThrough.databases)),
@@ -33,7 +34,7 @@ export function backupsModule(
         run: (data) => restore(String(data.operation_id), data.include as Parameters<typeof restore>[1]),
       },
     ],
-    loops: [backupScheduler(svc, storage, onError)],
+    loops: [backupScheduler(svc, onError)],
   };
   // An account's usage counts its backups; its termination removes their archives.
   const accountHooks: Partial<AccountHooks> = {

@@ -95,15 +95,15 @@ export async function claimSlot(tx: Queryable, id: string, slot: string, next: D
 export const setLastError = (tx: Queryable, id: string, message: string) =>
   tx.query('UPDATE backup_schedules SET last_error = $2 WHERE id = $1', [id, message]);
 
-/** Completed backups of a schedule beyond its newest `retain`, oldest first. */
-export async function pastRetention(db: Queryable): Promise<{ id: string; storage_key: string }[]> {
+/** The completed backups of one schedule beyond its newest `retain` (an index range, whatever the table's size). */
+export async function beyondRetain(db: Queryable, scheduleId: string): Promise<{ id: string; storage_key: string }[]> {
   return (
     await db.query<{ id: string; storage_key: string }>(
-      `SELECT id, storage_key FROM (
-         SELECT b.id, b.storage_key, s.retain,
-                row_number() OVER (PARTITION BY b.schedule_id ORDER BY b.completed_at DESC, b.id DESC) AS rank
-         FROM backups b JOIN backup_schedules s ON s.id = b.schedule_id WHERE b.status = 'completed'
-       ) ranked WHERE rank > retain`,
+      `SELECT b.id, b.storage_key FROM backup_schedules s CROSS JOIN LATERAL (
+         SELECT id, storage_key FROM backups b WHERE b.schedule_id = s.id AND b.status = 'completed'
+         ORDER BY b.completed_at DESC, b.id DESC OFFSET s.retain
+       ) b WHERE s.id = $1`,
+      [scheduleId],
     )
   ).rows;
 }

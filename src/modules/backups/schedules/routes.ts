@@ -19,7 +19,7 @@ const Retain = Type.Integer({
   maximum: 1000,
   format: 'int32',
   description:
-    "Completed backups of this schedule kept; older ones expire (`backup.expired`). The plan's `max_backups` still applies.",
+    "Completed backups of this schedule kept; older ones expire (`backup.expired`) as a new one completes, or at once when `retain` is lowered. The plan's `max_backups` still applies.",
 });
 
 const Schedule = Type.Object(

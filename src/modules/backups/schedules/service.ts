@@ -8,6 +8,7 @@ import type { ServiceDeps } from '../../deps.js';
 import { nextSlot, scheduleErrors } from './cron.js';
 import { BACKUP_PARTS, type BackupPart } from '../repo.js';
 import * as repo from './repo.js';
+import type { ExpireBeyondRetain } from './retention.js';
 
 const toSchedule = (r: repo.ScheduleRow) => ({
   id: r.id,
@@ -37,7 +38,7 @@ export interface ScheduleInput {
 
 const ordered = (include: BackupPart[]) => BACKUP_PARTS.filter((p) => include.includes(p));
 
-export function schedulesService({ db, clock }: ServiceDeps) {
+export function schedulesService({ db, clock }: ServiceDeps, expireBeyondRetain: ExpireBeyondRetain) {
   async function load(caller: Caller, id: string): Promise<repo.ScheduleRow> {
     const row = await repo.findSchedule(db, caller, id);
     if (!row) throw notFound('backup schedule');
@@ -75,7 +76,10 @@ export function schedulesService({ db, clock }: ServiceDeps) {
       return toSchedule((await repo.findScheduleById(db, id)) as repo.ScheduleRow);
     },
 
-    /** A new cron, time zone or re-enabling starts counting slots from now (missed ones are not run). */
+    /**
+     * A new cron, time zone or re-enabling starts counting slots from now (missed ones are not
+     * run); a lower `retain` expires the backups beyond it at once.
+     */
     async update(caller: Caller, id: string, patch: Partial<ScheduleInput>, expectedVersion?: number): Promise<Schedule> {
       const current = await load(caller, id);
       requireWritable(caller);
@@ -90,6 +94,7 @@ export function schedulesService({ db, clock }: ServiceDeps) {
       if (change.cron || change.timezone || (change.enabled && !current.enabled))
         change.next_run_at = nextSlot(change.cron ?? current.cron, change.timezone ?? current.timezone, clock.now());
       if (!(await repo.updateSchedule(db, id, current.version, change))) throw staleVersion();
+      if (change.retain !== undefined && change.retain < current.retain) await expireBeyondRetain(id);
       return toSchedule((await repo.findScheduleById(db, id)) as repo.ScheduleRow);
     },
 
