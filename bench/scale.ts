@@ -1,0 +1,147 @@
+/**
+ * `npm run bench:scale` (PostgreSQL): the cost of reads as the data grows. Seeds, set-based, 1,000
+ * domains (10 accounts, 10,000 events) and grows tenfold per step to 1,000,000 domains across
+ * 10,000 accounts with 10,000,000 events; at each step measures, through the API on a port, the
+ * first and a deep page of the domain list and of the event feed, both filtered by account and
+ * the feed by type, an account with its usage, and one look of the backup scheduler. Prints p50
+ * and p99 per step and the p99 growth against the first step (goal ≤ 1.5 ×), then checks that
+ * the statements ran at the largest size are planned with indexes (as test/api/query-plans.test.ts
+ * does on small tables).
+ *
+ * BENCH_SCALE_ACCOUNTS=10,100,1000,10000 sets the steps; the database is TEST_DATABASE_URL's server.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { openDb, type Db } from '../src/db/client.js';
+import { migrate } from '../src/db/migrate.js';
+import { generateTokenSecret } from '../src/auth/secret.js';
+import { mintOperatorToken } from '../src/modules/tokens/service.js';
+import { recordingDb, sequentialScans, type Statement } from './scale/plans.js';
+import { scaleProbes, scheduleScan } from './scale/probes.js';
+import { grow, type ScaleSize } from './scale/seed.js';
+
+const STEPS = (process.env.BENCH_SCALE_ACCOUNTS ?? '10,100,1000,10000').split(',').map(Number);
+const SAMPLES = Number(process.env.BENCH_SCALE_SAMPLES ?? 400);
+const SHAPE = { domainsPerAccount: 100, eventsPerAccount: 1000 };
+const SEEDED_TABLES = ['accounts', 'domains', 'dns_records', 'events', 'backup_schedules', 'backups'];
+
+const admin = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const name = `berth_bench_scale_${process.pid}`;
+async function adminQuery(sql: string) {
+  const c = new pg.Client({ connectionString: admin });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * Grows the data with the secondary indexes dropped and built again afterwards (one sort per
+ * index instead of millions of insertions into each): minutes instead of most of an hour.
+ */
+async function growFast(db: Db, size: ScaleSize): Promise<number> {
+  const indexes = (
+    await db.query<{ indexname: string; indexdef: string }>(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = ANY($1)
+         AND indexname NOT IN (SELECT conname FROM pg_constraint)`,
+      [SEEDED_TABLES],
+    )
+  ).rows;
+  for (const i of indexes) await db.query(`DROP INDEX ${i.indexname}`);
+  const started = performance.now();
+  await grow(db, size);
+  for (const i of indexes) await db.query(i.indexdef);
+  await db.query(`VACUUM ANALYZE ${SEEDED_TABLES.join(', ')}`);
+  return performance.now() - started;
+}
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+
+async function measure(fn: () => Promise<void>): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < 30; i++) await fn();
+  const times: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const start = performance.now();
+    await fn();
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: quantile(times, 0.5), p99: quantile(times, 0.99) };
+}
+
+try {
+  await adminQuery(`CREATE DATABASE ${name}`);
+} catch (err) {
+  console.log(`bench:scale needs PostgreSQL (set TEST_DATABASE_URL): ${(err as Error).message}`);
+  process.exit(1);
+}
+const url = new URL(admin);
+url.pathname = `/${name}`;
+const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-scale-'));
+const plain = await openDb({ databaseUrl: url.toString(), dataDir: '', poolSize: 8 });
+const seen: Statement[] = [];
+const db = recordingDb(plain, seen);
+try {
+  await migrate(db);
+  const token = generateTokenSecret();
+  await db.transaction((tx) => mintOperatorToken(tx, token, 'scale'));
+  const config = loadConfig({
+    BERTH_LOG_LEVEL: 'silent',
+    BERTH_JOBS: 'false',
+    BERTH_DATA_DIR: dataDir,
+    BERTH_RATE_LIMIT_READ: '100000000',
+    BERTH_RATE_LIMIT_WRITE: '100000000',
+  });
+  const app = await buildApp({ config, db, logger: false });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  const get = (p: string) => async () => {
+    const r = await fetch(base + p, { headers: { authorization: `Bearer ${token}` } });
+    if (r.status !== 200) throw new Error(`${p}: ${r.status} ${await r.text()}`);
+    await r.arrayBuffer();
+  };
+
+  const table = new Map<string, { p50: number; p99: number }[]>();
+  const add = (what: string, m: { p50: number; p99: number }) => table.set(what, [...(table.get(what) ?? []), m]);
+  for (const accounts of STEPS) {
+    const size = { accounts, ...SHAPE };
+    const seedMs = await growFast(plain, size);
+    console.log(
+      `${(accounts * SHAPE.domainsPerAccount).toLocaleString('en')} domains, ${accounts.toLocaleString('en')} accounts, ` +
+        `${(accounts * SHAPE.eventsPerAccount).toLocaleString('en')} events (seeded in ${(seedMs / 1000).toFixed(1)} s)`,
+    );
+    seen.length = 0;
+    for (const probe of scaleProbes(size)) {
+      const m = await measure(get(probe.path));
+      add(probe.name, m);
+      console.log(`  ${probe.name.padEnd(32)} p50 ${m.p50.toFixed(1).padStart(6)} ms  p99 ${m.p99.toFixed(1).padStart(6)} ms`);
+    }
+    const m = await measure(() => scheduleScan(db, size));
+    add('backup schedule scan', m);
+    console.log(
+      `  ${'backup schedule scan'.padEnd(32)} p50 ${m.p50.toFixed(1).padStart(6)} ms  p99 ${m.p99.toFixed(1).padStart(6)} ms`,
+    );
+  }
+  console.log(`\np99 at ${STEPS.at(-1)?.toLocaleString('en')} accounts against ${STEPS[0]} (goal ≤ 1.5 ×):`);
+  for (const [what, ms] of table) {
+    const growth = (ms.at(-1) as { p99: number }).p99 / (ms[0] as { p99: number }).p99;
+    console.log(`  ${what.padEnd(32)} ${ms.map((x) => x.p99.toFixed(1)).join(' → ')} ms  × ${growth.toFixed(2)}`);
+  }
+  const scans = await sequentialScans(plain, seen);
+  console.log(
+    scans.length
+      ? `\nSequential scans:\n${scans.map((s) => `  ${s.tables.join(', ')}: ${s.text}`).join('\n')}`
+      : '\nEvery statement is planned with an index.',
+  );
+  await app.close();
+} finally {
+  await plain.close();
+  await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  rmSync(dataDir, { recursive: true, force: true });
+}

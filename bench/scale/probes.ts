@@ -1,0 +1,40 @@
+/**
+ * What the scale benchmark measures, shared with the test that checks each query's plan
+ * (test/api/query-plans.test.ts): list pages near the start and deep in the middle, filtered
+ * lists, an account with its usage, and the backup scheduler's scans.
+ */
+import type { Queryable } from '../../src/db/client.js';
+import { beyondRetain, dueSchedules } from '../../src/modules/backups/schedules/repo.js';
+import { EVENT_TYPES, scaleId, type ScaleSize } from './seed.js';
+
+export interface Probe {
+  name: string;
+  path: string;
+}
+
+/** The API's cursor for "the rows after this id" (see src/http/pagination.ts). */
+const cursor = (id: string) => Buffer.from(JSON.stringify({ id }), 'utf8').toString('base64url');
+
+export function scaleProbes(size: ScaleSize): Probe[] {
+  const domains = size.accounts * size.domainsPerAccount;
+  const events = size.accounts * size.eventsPerAccount;
+  const account = scaleId('acc', Math.floor(size.accounts / 2));
+  const type = EVENT_TYPES[8] as string;
+  return [
+    { name: 'domains, first page', path: '/v1/domains?limit=50' },
+    { name: 'domains, deep page', path: `/v1/domains?limit=50&cursor=${cursor(scaleId('dom', Math.floor(domains / 2)))}` },
+    { name: 'domains of an account', path: `/v1/domains?limit=50&account_id=${account}` },
+    { name: 'events, first page', path: '/v1/events?limit=50' },
+    { name: 'events, deep page', path: `/v1/events?limit=50&cursor=${cursor(scaleId('evt', Math.floor(events / 2)))}` },
+    { name: 'events of an account', path: `/v1/events?limit=50&account_id=${account}` },
+    { name: 'events of a type', path: `/v1/events?limit=50&type=${type}` },
+    { name: 'events of an account and type', path: `/v1/events?limit=50&account_id=${account}&type=${type}` },
+    { name: 'account with usage', path: `/v1/accounts/${account}` },
+  ];
+}
+
+/** One look of the backup scheduler for due slots, and one schedule's retention (as a backup of it completes). */
+export async function scheduleScan(db: Queryable, size: ScaleSize, now = new Date()): Promise<void> {
+  await dueSchedules(db, now);
+  await beyondRetain(db, scaleId('bks', Math.floor(size.accounts / 2)));
+}
