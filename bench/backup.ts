@@ -2,7 +2,8 @@
  * Backup throughput: an account with a ~500 MB site (many files, half of each compressible)
  * backed up through the API (POST, then until `completed`), against `tar -czf` of the same
  * files in the same run (alternated, disk flushed before each), plus the server's peak memory
- * above idle while it packs, compresses, hashes and stores.
+ * above idle while it packs, compresses, hashes and stores, and how long its event loop was held
+ * meanwhile (what any other request would have waited).
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -79,6 +80,14 @@ const memory = async (t: BackupTarget, reset = false) =>
     await send(`http://127.0.0.1:${t.baseline}/memory${reset ? '/reset' : ''}`, { method: reset ? 'POST' : 'GET' })
   ).json()) as { rss: number; peak: number };
 
+/** The server's event-loop delay (ms) while fn runs: p99 and the longest. */
+async function lagDuring(t: BackupTarget, fn: () => Promise<number>): Promise<{ ms: number; p99: number; max: number }> {
+  await send(`http://127.0.0.1:${t.baseline}/lag/reset`, { method: 'POST' });
+  const ms = await fn();
+  const lag = (await (await send(`http://127.0.0.1:${t.baseline}/lag`, {})).json()) as { p99: number; max: number };
+  return { ms, ...lag };
+}
+
 export async function backupBench(t: BackupTarget, rounds: number) {
   const files = fillRelease(t.release);
   const flush = () => spawnSync('sync');
@@ -86,13 +95,19 @@ export async function backupBench(t: BackupTarget, rounds: number) {
   await backup(t); // uncounted: the code paths are compiled, as in a running service
   let tarMs = 0;
   let berthMs = 0;
+  const lag = { p99: 0, max: 0 };
   for (let i = 0; i < rounds; i++) {
     for (const which of i % 2 === 0 ? ['tar', 'berth'] : ['berth', 'tar']) {
       flush();
       if (which === 'tar') tarMs += tarCreate(t.release) / rounds;
-      else berthMs += (await backup(t)) / rounds;
+      else {
+        const r = await lagDuring(t, () => backup(t));
+        berthMs += r.ms / rounds;
+        lag.p99 = Math.max(lag.p99, r.p99);
+        lag.max = Math.max(lag.max, r.max);
+      }
     }
   }
   const after = await memory(t);
-  return { mb: MB, files, tarMs, berthMs, ratio: tarMs / berthMs, peakAboveIdle: after.peak - idle.rss };
+  return { mb: MB, files, tarMs, berthMs, ratio: tarMs / berthMs, peakAboveIdle: after.peak - idle.rss, lag };
 }

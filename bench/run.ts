@@ -199,7 +199,7 @@ async function backups(label: string, databaseUrl: string | null) {
   try {
     const r = await backupBench(servers, ROUNDS);
     console.log(
-      `  backup    ${r.mb} MB, ${r.files} files: tar -czf ${r.tarMs.toFixed(0)} ms | berth ${r.berthMs.toFixed(0)} ms | ratio ${r.ratio.toFixed(2)} | peak memory above idle ${(r.peakAboveIdle / 1024 / 1024).toFixed(0)} MB (${label})`,
+      `  backup    ${r.mb} MB, ${r.files} files: tar -czf ${r.tarMs.toFixed(0)} ms | berth ${r.berthMs.toFixed(0)} ms | ratio ${r.ratio.toFixed(2)} | peak memory above idle ${(r.peakAboveIdle / 1024 / 1024).toFixed(0)} MB | event-loop lag p99 ${r.lag.p99.toFixed(1)} ms, max ${r.lag.max.toFixed(0)} ms (${label})`,
     );
     return r;
   } finally {

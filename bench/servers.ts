@@ -4,6 +4,7 @@
  * Prints one JSON line with the ports and the token, then serves until killed.
  */
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -100,6 +101,14 @@ let peak = process.memoryUsage.rss();
 setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 5).unref();
 baseline.get('/memory', async () => ({ rss: process.memoryUsage.rss(), peak }));
 baseline.post('/memory/reset', async () => ({ rss: (peak = process.memoryUsage.rss()) }));
+// The event loop's delay since the last reset (sampled every 5 ms), for the lag under a backup.
+const lag = monitorEventLoopDelay({ resolution: 5 });
+lag.enable();
+baseline.get('/lag', async () => ({ p99: lag.percentile(99) / 1e6, max: lag.max / 1e6 }));
+baseline.post('/lag/reset', async () => {
+  lag.reset();
+  return {};
+});
 await baseline.listen({ host: '127.0.0.1', port: 0 });
 
 const port = (f: { server: { address(): unknown } }) => (f.server.address() as { port: number }).port;
