@@ -101,6 +101,11 @@ let peak = process.memoryUsage.rss();
 setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 5).unref();
 baseline.get('/memory', async () => ({ rss: process.memoryUsage.rss(), peak }));
 baseline.post('/memory/reset', async () => ({ rss: (peak = process.memoryUsage.rss()) }));
+// The process's CPU time (µs), to price a request in the server alone.
+baseline.get('/cpu', async () => {
+  const u = process.cpuUsage();
+  return { us: u.user + u.system };
+});
 // The event loop's delay since the last reset (sampled every 5 ms), for the lag under a backup.
 const lag = monitorEventLoopDelay({ resolution: 5 });
 lag.enable();

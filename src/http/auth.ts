@@ -120,16 +120,23 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
     holdSlot(request.caller.tokenId, reply);
   });
 
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const headers = request.raw.rateLimitHeaders;
     if (headers) void reply.headers(headers);
+    done(null, payload);
   });
 
-  app.addHook('preHandler', async (request) => {
+  const insufficientScope = (scope: Scope) =>
+    new AppError('insufficient_scope', `This token lacks the scope ${scope}.`, { scope });
+  // Synchronous unless the scope is missing and the route checks reach first (404 before 403).
+  app.addHook('preHandler', (request, _reply, done) => {
     const { scope, reach } = request.routeOptions.config;
-    if (!scope || !request.caller || grants(request.caller.scopes, scope)) return;
-    if (reach) await reach(request);
-    throw new AppError('insufficient_scope', `This token lacks the scope ${scope}.`, { scope });
+    if (!scope || !request.caller || grants(request.caller.scopes, scope)) return done();
+    if (!reach) return done(insufficientScope(scope));
+    void reach(request).then(
+      () => done(insufficientScope(scope)),
+      (err: Error) => done(err),
+    );
   });
 }
 

@@ -17,7 +17,8 @@ export const PREFLIGHT_HEADERS = {
 };
 
 export function installCors(app: FastifyInstance): void {
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     void reply.headers(CORS_HEADERS);
+    done(null, payload);
   });
 }

@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.js';
 import { AppError } from '../lib/errors.js';
 import { seal, unseal } from '../lib/sealed.js';
@@ -84,9 +84,9 @@ export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): 
     return r.rowCount === 1;
   };
 
-  app.addHook('preHandler', async (request, reply) => {
+  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const raw = request.headers['idempotency-key'];
-    if (request.method !== 'POST' || typeof raw !== 'string' || !request.caller) return;
+    if (typeof raw !== 'string' || !request.caller) return;
     const rawKey = parseKey(raw);
     const principal = `${request.caller.principal.kind}:${request.caller.principal.id ?? '-'}`;
     const key = storedKey(rawKey);
@@ -115,9 +115,9 @@ export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): 
       .headers({ ...(row.headers ?? {}), 'idempotent-replayed': 'true' })
       .serializer((p: unknown) => p as string);
     return reply.send(row.body ? unseal(row.body, secret) : '');
-  });
+  };
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const claim = request.idempotency;
     if (!claim) return payload;
     request.idempotency = null;
@@ -141,6 +141,13 @@ export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): 
       ],
     );
     return payload;
+  };
+
+  // Hooks of the POST routes only: other requests do not pass through them at all.
+  app.addHook('onRoute', (route) => {
+    if (![route.method].flat().includes('POST')) return;
+    route.preHandler = [...[route.preHandler ?? []].flat(), preHandler];
+    route.onSend = [...[route.onSend ?? []].flat(), onSend];
   });
 }
 

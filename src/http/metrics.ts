@@ -68,10 +68,11 @@ export function createMetrics() {
     jobs,
     /** Counts every answer by its route (the pattern, never the raw URL) and status. */
     install(app: FastifyInstance): void {
-      app.addHook('onResponse', async (request, reply) => {
+      app.addHook('onResponse', (request, reply, done) => {
         const route = request.routeOptions.url ?? 'unmatched';
         requests.inc({ method: request.method, route, status: String(reply.statusCode) });
         latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+        done();
       });
     },
     addGauge(source: GaugeSource): void {

@@ -5,10 +5,10 @@ const JSON_TYPES = /(^|,)\s*(\*\/\*|application\/\*|application\/json|applicatio
 
 /** JSON endpoints answer 406 when the client's Accept rules out JSON altogether. */
 export function installNegotiation(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const accept = request.headers.accept;
-    if (!accept || !request.url.startsWith('/v1/') || request.routeOptions.config.produces) return;
-    if (!JSON_TYPES.test(accept)) throw new AppError('not_acceptable', 'This endpoint produces application/json.');
+    const refused = accept && request.url.startsWith('/v1/') && !request.routeOptions.config.produces && !JSON_TYPES.test(accept);
+    done(refused ? new AppError('not_acceptable', 'This endpoint produces application/json.') : undefined);
   });
 }
 

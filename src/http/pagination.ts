@@ -36,9 +36,12 @@ export function sendPage<T extends { id: string }>(
   const last = data[data.length - 1];
   const next = hasMore && last ? encodeCursor(last.id) : null;
   if (next) {
-    const url = new URL(request.url, 'http://local');
-    url.searchParams.set('cursor', next);
-    void reply.header('link', `<${url.pathname}${url.search}>; rel="next"`);
+    // The request's own path and query with the cursor replaced (URLSearchParams alone: a whole URL costs more).
+    const q = request.url.indexOf('?');
+    const pathname = q < 0 ? request.url : request.url.slice(0, q);
+    const query = new URLSearchParams(q < 0 ? '' : request.url.slice(q + 1));
+    query.set('cursor', next);
+    void reply.header('link', `<${pathname}?${query.toString()}>; rel="next"`);
   }
   return { data, next_cursor: next };
 }

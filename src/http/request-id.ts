@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { newId } from '../lib/ids.js';
 import { withRequestId } from '../lib/request-context.js';
 
@@ -11,9 +11,9 @@ export function genRequestId(req: { headers: Record<string, string | string[] | 
 }
 
 export function installRequestId(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request: FastifyRequest, reply) => {
-    void reply.header('x-request-id', request.id);
-  });
   // The rest of the request runs inside done(), so everything it calls knows its id.
-  app.addHook('onRequest', (request, _reply, done) => withRequestId(request.id, done));
+  app.addHook('onRequest', (request, reply, done) => {
+    void reply.header('x-request-id', request.id);
+    withRequestId(request.id, done);
+  });
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 
 export const SUPPORTED_VERSIONS = ['v1'];
@@ -31,14 +31,18 @@ export function installVersioning(app: FastifyInstance, deprecations: Deprecatio
     if (methods.includes('GET') && /^\/v1\/[a-z][a-z-]*$/.test(route.url) && !route.schema?.hide) collections.add(route.url);
     if (methods.some((m) => deprecations.has(`${m} ${route.url}`))) {
       route.schema = { ...route.schema, deprecated: true };
+      // Only deprecated routes carry the hook that says so.
+      const announce = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (e: null, p: unknown) => void) => {
+        const d = deprecations.get(`${request.method} ${route.url}`);
+        if (d) {
+          void reply.header('deprecation', `@${Math.floor(d.since.getTime() / 1000)}`);
+          if (d.sunset) void reply.header('sunset', d.sunset.toUTCString());
+          void reply.header('link', `<${d.link}>; rel="deprecation"; type="text/html"`);
+        }
+        done(null, payload);
+      };
+      route.onSend = [...[route.onSend ?? []].flat(), announce];
     }
-  });
-  app.addHook('onSend', async (request, reply) => {
-    const d = deprecations.get(`${request.method} ${request.routeOptions.url}`);
-    if (!d) return;
-    void reply.header('deprecation', `@${Math.floor(d.since.getTime() / 1000)}`);
-    if (d.sunset) void reply.header('sunset', d.sunset.toUTCString());
-    void reply.header('link', `<${d.link}>; rel="deprecation"; type="text/html"`);
   });
 
   app.get(
