@@ -15,6 +15,20 @@ interface QueryResult<T> {
 /** Something that runs SQL: the database itself or an open transaction. */
 export interface Queryable {
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>;
+  /** The engine, where a statement is better written for it (see manyRows). */
+  readonly kind?: 'postgres' | 'pglite';
+}
+
+/**
+ * Many rows of plain columns (text, numbers, booleans: no timestamps), in no particular order.
+ * PGlite decodes a result field by field in JavaScript: 10,000 rows cost it about three times
+ * as much as one JSON document of them, so there they come as one. PostgreSQL's driver is
+ * faster with the rows themselves.
+ */
+export async function manyRows<T>(q: Queryable, text: string, params: unknown[]): Promise<T[]> {
+  if (q.kind !== 'pglite') return (await q.query<T>(text, params)).rows;
+  const r = await q.query<{ rows: string }>(`SELECT coalesce(json_agg(t), '[]')::text AS rows FROM (${text}) t`, params);
+  return JSON.parse(r.rows[0]?.rows ?? '[]') as T[];
 }
 
 /**
@@ -90,6 +104,7 @@ class PostgresDb implements Db {
     try {
       await client.query('BEGIN');
       const tx: Queryable = {
+        kind: this.kind,
         query: async <R>(text: string, params: unknown[] = []) => {
           const r = await client.query(this.statements.config(text, params));
           return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
@@ -187,6 +202,7 @@ class PgliteDb implements Db {
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return this.pg.transaction(async (t) =>
       fn({
+        kind: this.kind,
         query: async <R>(text: string, params: unknown[] = []) => {
           const r = await t.query<R>(text, params);
           return { rows: r.rows, rowCount: Math.max(r.affectedRows ?? 0, r.rows.length) };

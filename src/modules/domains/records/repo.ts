@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../db/client.js';
+import { manyRows, type Queryable } from '../../../db/client.js';
 import { pageSql, type PageParams } from '../../../db/paging.js';
 
 /** A record as the zone rules see it: new ones have no id yet. */
@@ -31,14 +31,12 @@ export type NewRecord = Pick<RecordRow, 'id' | 'name' | 'type' | 'ttl' | 'conten
 /** A record as read under the zone lock; `version` is what If-Match compares with. */
 export type StoredEntry = ZoneEntry & { id: string; version: number };
 
-export async function zoneEntries(db: Queryable, domainId: string): Promise<StoredEntry[]> {
-  return (
-    await db.query<StoredEntry>(
-      'SELECT id, name, type, ttl, content, managed, template, version FROM dns_records WHERE domain_id = $1',
-      [domainId],
-    )
-  ).rows;
-}
+export const zoneEntries = (db: Queryable, domainId: string): Promise<StoredEntry[]> =>
+  manyRows<StoredEntry>(
+    db,
+    'SELECT id, name, type, ttl, content, managed, template, version FROM dns_records WHERE domain_id = $1',
+    [domainId],
+  );
 
 /** One statement for any number of records (a new zone's template, a 10,000-record sync). */
 export async function insertRecords(tx: Queryable, domainId: string, records: (ZoneEntry & { id: string })[]): Promise<void> {
@@ -100,12 +98,8 @@ export async function findRecord(db: Queryable, domainId: string, id: string): P
 }
 
 /** What the zone's apply unit renders. */
-export async function zoneRecords(
-  db: Queryable,
-  domainId: string,
-): Promise<Pick<RecordRow, 'name' | 'type' | 'ttl' | 'content'>[]> {
-  return (await db.query<RecordRow>('SELECT name, type, ttl, content FROM dns_records WHERE domain_id = $1', [domainId])).rows;
-}
+export const zoneRecords = (db: Queryable, domainId: string): Promise<Pick<RecordRow, 'name' | 'type' | 'ttl' | 'content'>[]> =>
+  manyRows(db, 'SELECT name, type, ttl, content FROM dns_records WHERE domain_id = $1', [domainId]);
 
 /** SQL for the number of records of the domain whose id `domainIdCol` names (a domain's `record_count`). */
 export const recordCountOf = (domainIdCol: string) =>
