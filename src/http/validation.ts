@@ -32,27 +32,39 @@ const MAX_DEPTH = 32;
 
 type InputProblem = { pointer: string; problem: 'nul' | 'too_deep' };
 
+interface Visit {
+  value: unknown;
+  key: string;
+  parent: Visit | null;
+  depth: number;
+}
+
+/** A visit's JSON pointer, made only for the one reported (not for each of 10,000 records' fields). */
+const pointerOf = (v: Visit | null): string => (v && v.parent ? `${pointerOf(v.parent)}/${escapePointer(v.key)}` : '');
+
 /**
  * The first string or member name holding U+0000, or the first value nested deeper than
  * MAX_DEPTH, in parsed JSON; null when there is none. Walked with a stack of its own, so no
  * input can exhaust the call stack.
  */
 function inputProblem(root: unknown): InputProblem | null {
-  const stack: { value: unknown; pointer: string; depth: number }[] = [{ value: root, pointer: '', depth: 0 }];
+  const stack: Visit[] = [{ value: root, key: '', parent: null, depth: 0 }];
   while (stack.length) {
-    const { value, pointer, depth } = stack.pop()!;
+    const visit = stack.pop()!;
+    const { value, depth } = visit;
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return { pointer, problem: 'nul' };
+      if (value.includes('\u0000')) return { pointer: pointerOf(visit), problem: 'nul' };
       continue;
     }
     // Plain parsed JSON only: a streamed upload is checked by its own reader.
     const proto: unknown = value !== null && typeof value === 'object' ? Object.getPrototypeOf(value) : undefined;
     if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) continue;
-    if (depth >= MAX_DEPTH) return { pointer, problem: 'too_deep' };
-    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-      const here = `${pointer}/${escapePointer(key)}`;
-      if (key.includes('\u0000')) return { pointer: here, problem: 'nul' };
-      stack.push({ value: item, pointer: here, depth: depth + 1 });
+    if (depth >= MAX_DEPTH) return { pointer: pointerOf(visit), problem: 'too_deep' };
+    for (const key in value as Record<string, unknown>) {
+      if (!Object.hasOwn(value as object, key)) continue;
+      const child = { value: (value as Record<string, unknown>)[key], key, parent: visit, depth: depth + 1 };
+      if (key.includes('\u0000')) return { pointer: pointerOf(child), problem: 'nul' };
+      stack.push(child);
     }
   }
   return null;
