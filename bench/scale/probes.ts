@@ -5,7 +5,7 @@
  */
 import type { Queryable } from '../../src/db/client.js';
 import { beyondRetain, dueSchedules } from '../../src/modules/backups/schedules/repo.js';
-import { EVENT_TYPES, scaleId, type ScaleSize } from './seed.js';
+import { scaleId, type ScaleSize } from './seed.js';
 
 export interface Probe {
   name: string;
@@ -19,7 +19,7 @@ export function scaleProbes(size: ScaleSize): Probe[] {
   const domains = size.accounts * size.domainsPerAccount;
   const events = size.accounts * size.eventsPerAccount;
   const account = scaleId('acc', Math.floor(size.accounts / 2));
-  const type = EVENT_TYPES[8] as string;
+  const type = 'backup.completed'; // one of the seeded types (seed.ts)
   return [
     { name: 'domains, first page', path: '/v1/domains?limit=50' },
     { name: 'domains, deep page', path: `/v1/domains?limit=50&cursor=${cursor(scaleId('dom', Math.floor(domains / 2)))}` },
