@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { openDb } from '../src/db/client.js';
 import { PgBossQueue } from '../src/jobs/queue.js';
+import { percentile } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_EFFECT_ROUNDS ?? 40);
 const root = path.resolve(import.meta.dirname, '..');
@@ -22,7 +23,6 @@ interface Target {
   dataDir: string;
 }
 
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.ceil((p / 100) * xs.length) - 1] ?? NaN;
 const summary = (xs: number[]) => ({ p50: percentile(xs, 50), p95: percentile(xs, 95) });
 
 async function until(check: () => Promise<boolean>): Promise<void> {

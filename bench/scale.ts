@@ -24,6 +24,7 @@ import { mintOperatorToken } from '../src/modules/tokens/service.js';
 import { recordingDb, sequentialScans, type Statement } from './scale/plans.js';
 import { scaleProbes, scheduleScan } from './scale/probes.js';
 import { grow, type ScaleSize } from './scale/seed.js';
+import { percentile } from './stats.js';
 
 const STEPS = (process.env.BENCH_SCALE_ACCOUNTS ?? '10,100,1000,10000').split(',').map(Number);
 const SAMPLES = Number(process.env.BENCH_SCALE_SAMPLES ?? 200);
@@ -45,8 +46,8 @@ async function adminQuery(sql: string) {
 }
 
 /**
- * Grows the data with the secondary indexes dropped and built again afterwards (one sort per
- * index instead of millions of insertions into each): minutes instead of most of an hour.
+ * Grows the data with the secondary indexes dropped and built again afterwards: one sort per
+ * index instead of millions of insertions into each.
  */
 async function growFast(db: Db, size: ScaleSize): Promise<number> {
   const indexes = (
@@ -66,8 +67,6 @@ async function growFast(db: Db, size: ScaleSize): Promise<number> {
   return performance.now() - started;
 }
 
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
-
 interface Timing {
   p50: number;
   p99: number;
@@ -80,15 +79,8 @@ async function measure(fn: () => Promise<void>): Promise<Timing> {
     await fn();
     times.push(performance.now() - start);
   }
-  times.sort((a, b) => a - b);
-  return { p50: quantile(times, 0.5), p99: quantile(times, 0.99) };
+  return { p50: percentile(times, 50), p99: percentile(times, 99) };
 }
-
-const median = (xs: number[]) =>
-  quantile(
-    [...xs].sort((a, b) => a - b),
-    0.5,
-  );
 
 /** Each target warmed, then ROUNDS rounds over all of them in turn; per target the median round. */
 async function measureAll(targets: { name: string; run: () => Promise<void> }[]): Promise<Map<string, Timing>> {
@@ -96,7 +88,19 @@ async function measureAll(targets: { name: string; run: () => Promise<void> }[])
   const rounds = new Map<string, Timing[]>(targets.map((t) => [t.name, []]));
   for (let r = 0; r < ROUNDS; r++) for (const t of targets) rounds.get(t.name)?.push(await measure(t.run));
   return new Map(
-    [...rounds].map(([name, ms]) => [name, { p50: median(ms.map((m) => m.p50)), p99: median(ms.map((m) => m.p99)) }]),
+    [...rounds].map(([name, ms]) => [
+      name,
+      {
+        p50: percentile(
+          ms.map((m) => m.p50),
+          50,
+        ),
+        p99: percentile(
+          ms.map((m) => m.p99),
+          50,
+        ),
+      },
+    ]),
   );
 }
 

@@ -15,9 +15,9 @@ import { renderServerBlock } from '../src/provisioning/render/nginx.js';
 import { createCertificateAuthority, signWithCertificateAuthority } from '../src/tls/internal-ca.js';
 import { generateKey } from '../src/tls/keys.js';
 import { freePort } from '../test/helpers/ports.js';
+import { percentile } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_TLS_ROUNDS ?? 200);
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.ceil((p / 100) * xs.length) - 1] ?? NaN;
 const ms = (xs: number[]) => `p50 ${percentile(xs, 50).toFixed(2)} ms, p95 ${percentile(xs, 95).toFixed(2)} ms`;
 
 async function timed(n: number, run: () => Promise<unknown>): Promise<number[]> {

@@ -4,6 +4,7 @@
  * lists, an account with its usage, and the backup scheduler's scans.
  */
 import type { Queryable } from '../../src/db/client.js';
+import { encodeCursor } from '../../src/http/pagination.js';
 import { beyondRetain, dueSchedules } from '../../src/modules/backups/schedules/repo.js';
 import { scaleId, type ScaleSize } from './seed.js';
 
@@ -12,9 +13,6 @@ export interface Probe {
   path: string;
 }
 
-/** The API's cursor for "the rows after this id" (see src/http/pagination.ts). */
-const cursor = (id: string) => Buffer.from(JSON.stringify({ id }), 'utf8').toString('base64url');
-
 export function scaleProbes(size: ScaleSize): Probe[] {
   const domains = size.accounts * size.domainsPerAccount;
   const events = size.accounts * size.eventsPerAccount;
@@ -22,10 +20,10 @@ export function scaleProbes(size: ScaleSize): Probe[] {
   const type = 'backup.completed'; // one of the seeded types (seed.ts)
   return [
     { name: 'domains, first page', path: '/v1/domains?limit=50' },
-    { name: 'domains, deep page', path: `/v1/domains?limit=50&cursor=${cursor(scaleId('dom', Math.floor(domains / 2)))}` },
+    { name: 'domains, deep page', path: `/v1/domains?limit=50&cursor=${encodeCursor(scaleId('dom', Math.floor(domains / 2)))}` },
     { name: 'domains of an account', path: `/v1/domains?limit=50&account_id=${account}` },
     { name: 'events, first page', path: '/v1/events?limit=50' },
-    { name: 'events, deep page', path: `/v1/events?limit=50&cursor=${cursor(scaleId('evt', Math.floor(events / 2)))}` },
+    { name: 'events, deep page', path: `/v1/events?limit=50&cursor=${encodeCursor(scaleId('evt', Math.floor(events / 2)))}` },
     { name: 'events of an account', path: `/v1/events?limit=50&account_id=${account}` },
     { name: 'events of a type', path: `/v1/events?limit=50&type=${type}` },
     { name: 'events of an account and type', path: `/v1/events?limit=50&account_id=${account}&type=${type}` },

@@ -40,7 +40,7 @@ interface Visit {
 }
 
 /** A visit's JSON pointer, made only for the one reported (not for each of 10,000 records' fields). */
-const pointerOf = (v: Visit | null): string => (v && v.parent ? `${pointerOf(v.parent)}/${escapePointer(v.key)}` : '');
+const pointerOf = (v: Visit): string => (v.parent ? `${pointerOf(v.parent)}/${escapePointer(v.key)}` : '');
 
 /**
  * The first string or member name holding U+0000, or the first value nested deeper than
