@@ -20,15 +20,30 @@ export interface Queryable {
 }
 
 /**
- * Many rows of plain columns (text, numbers, booleans: no timestamps), in no particular order.
- * PGlite decodes a result field by field in JavaScript: 10,000 rows cost it about three times
- * as much as one JSON document of them, so there they come as one. PostgreSQL's driver is
- * faster with the rows themselves.
+ * Many rows of plain columns (text, numbers, booleans: no timestamps), in no particular order:
+ * `SELECT <columns> <from>`. PGlite decodes a result field by field in JavaScript (10,000 rows
+ * of four columns: about 70 ms), so there each column comes back as one array (`array_agg` over
+ * the same rows, so the arrays line up; about 14 ms, and cheaper for it to build than one JSON
+ * document) and the rows are put together here. PostgreSQL's driver is faster with the rows.
  */
-export async function manyRows<T>(q: Queryable, text: string, params: unknown[]): Promise<T[]> {
-  if (q.kind !== 'pglite') return (await q.query<T>(text, params)).rows;
-  const r = await q.query<{ rows: string }>(`SELECT coalesce(json_agg(t), '[]')::text AS rows FROM (${text}) t`, params);
-  return JSON.parse(r.rows[0]?.rows ?? '[]') as T[];
+export async function manyRows<T>(
+  q: Queryable,
+  columns: readonly (keyof T & string)[],
+  from: string,
+  params: unknown[],
+): Promise<T[]> {
+  const select = `SELECT ${columns.join(', ')} ${from}`;
+  if (q.kind !== 'pglite') return (await q.query<T>(select, params)).rows;
+  const aggregated = columns.map((c) => `array_agg(${c}) AS ${c}`).join(', ');
+  const r = await q.query<Record<string, unknown[] | null>>(`SELECT ${aggregated} FROM (${select}) t`, params);
+  const arrays = columns.map((c) => r.rows[0]?.[c] ?? []);
+  const rows: T[] = new Array<T>(arrays[0]?.length ?? 0);
+  for (let i = 0; i < rows.length; i++) {
+    const row: Record<string, unknown> = {};
+    for (let j = 0; j < columns.length; j++) row[columns[j] as string] = (arrays[j] as unknown[])[i];
+    rows[i] = row as T;
+  }
+  return rows;
 }
 
 /**

@@ -34,7 +34,8 @@ export type StoredEntry = ZoneEntry & { id: string; version: number };
 export const zoneEntries = (db: Queryable, domainId: string): Promise<StoredEntry[]> =>
   manyRows<StoredEntry>(
     db,
-    'SELECT id, name, type, ttl, content, managed, template, version FROM dns_records WHERE domain_id = $1',
+    ['id', 'name', 'type', 'ttl', 'content', 'managed', 'template', 'version'],
+    'FROM dns_records WHERE domain_id = $1',
     [domainId],
   );
 
@@ -99,7 +100,12 @@ export async function findRecord(db: Queryable, domainId: string, id: string): P
 
 /** What the zone's apply unit renders. */
 export const zoneRecords = (db: Queryable, domainId: string): Promise<Pick<RecordRow, 'name' | 'type' | 'ttl' | 'content'>[]> =>
-  manyRows(db, 'SELECT name, type, ttl, content FROM dns_records WHERE domain_id = $1', [domainId]);
+  manyRows<Pick<RecordRow, 'name' | 'type' | 'ttl' | 'content'>>(
+    db,
+    ['name', 'type', 'ttl', 'content'],
+    'FROM dns_records WHERE domain_id = $1',
+    [domainId],
+  );
 
 /** SQL for the number of records of the domain whose id `domainIdCol` names (a domain's `record_count`). */
 export const recordCountOf = (domainIdCol: string) =>
