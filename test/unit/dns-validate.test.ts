@@ -167,6 +167,12 @@ describe('the set a record lands in', () => {
   it('one TTL per set, no duplicates, one SPF per name', () => {
     expect(check([entry('@', 'A', '192.0.2.1', 300)], entry('@', 'A', '192.0.2.2', 3600))).toEqual(['ttl_mismatch']);
     expect(check([entry('@', 'A', '192.0.2.1', 300)], entry('@', 'A', '192.0.2.2', 300))).toEqual([]);
+    // The set's first TTL agrees with the new record's, a later one does not.
+    const mixed = [entry('@', 'A', '192.0.2.1', 300), entry('@', 'A', '192.0.2.3', 3600)];
+    const added = entry('@', 'A', '192.0.2.2', 300);
+    expect(checkZone(Z, [...mixed, added], new Map([[added, '/x']]))).toMatchObject([
+      { pointer: '/x/ttl', code: 'ttl_mismatch', detail: expect.stringContaining('has TTL 3600') },
+    ]);
     expect(check([entry('@', 'A', '192.0.2.1')], entry('@', 'A', '192.0.2.1'))).toEqual(['duplicate']);
     expect(check([entry('@', 'TXT', 'v=spf1 mx -all')], entry('@', 'TXT', 'v=spf1 a -all'))).toEqual(['duplicate_spf']);
     expect(check([entry('@', 'TXT', 'v=spf1 mx -all')], entry('mail', 'TXT', 'v=spf1 a -all'))).toEqual([]);

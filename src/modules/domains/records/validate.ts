@@ -167,13 +167,18 @@ export function normalizeRecord(zone: string, input: RecordInput, pointer = ''):
   return { record: { name: owner.name, type, ttl, content: c.value }, errors };
 }
 
-/** One RRset: how often each content stands in it, the TTLs seen, how many SPF policies. */
+/** One RRset: how often each content stands in it, its TTL (and another if two are seen), how many SPF policies. */
 interface RRset {
   contents: Map<string, number>;
-  ttls: Set<number>;
+  ttl: number;
+  otherTtl?: number;
   spf: number;
 }
-const setKey = (r: ZoneEntry) => `${r.type} ${r.name}`;
+/** What stands at one owner name: how many records, and its RRsets by type. */
+interface Owner {
+  count: number;
+  sets: Map<string, RRset>;
+}
 const isSpf = (r: ZoneEntry) => r.type === 'TXT' && /^v=spf1(\s|$)/i.test(r.content);
 
 const fqdnOf = (zone: string, name: string) => (name === '@' ? `${zone}.` : `${name}.${zone}.`);
@@ -186,41 +191,39 @@ const fqdnOf = (zone: string, name: string) => (name === '@' ? `${zone}.` : `${n
  */
 export function checkZone(zone: string, records: ZoneEntry[], changed: Map<ZoneEntry, string>): FieldError[] {
   const errors: FieldError[] = [];
-  // Indexed once, so each changed record is checked in constant time: a zone of 20,000
-  // records at one name costs no more than 20,000 names.
-  const namesOf = new Map<string, { count: number; cname: boolean }>();
-  const sets = new Map<string, RRset>();
+  // Indexed once (owner → type → RRset), so each changed record is checked in constant time:
+  // a zone of 20,000 records at one name costs no more than 20,000 names.
+  const owners = new Map<string, Owner>();
+  const cnames = new Set<string>();
   for (const r of records) {
-    const name = namesOf.get(r.name) ?? { count: 0, cname: false };
-    name.count++;
-    name.cname ||= r.type === 'CNAME';
-    namesOf.set(r.name, name);
-    const set = sets.get(setKey(r)) ?? { contents: new Map(), ttls: new Set(), spf: 0 };
+    let owner = owners.get(r.name);
+    if (!owner) owners.set(r.name, (owner = { count: 0, sets: new Map() }));
+    owner.count++;
+    let set = owner.sets.get(r.type);
+    if (!set) owner.sets.set(r.type, (set = { contents: new Map(), ttl: r.ttl, spf: 0 }));
     set.contents.set(r.content, (set.contents.get(r.content) ?? 0) + 1);
-    set.ttls.add(r.ttl);
+    if (r.ttl !== set.ttl) set.otherTtl = r.ttl;
     if (isSpf(r)) set.spf++;
-    sets.set(setKey(r), set);
+    if (r.type === 'CNAME') cnames.add(fqdnOf(zone, r.name));
   }
-  const cnames = new Set(records.filter((r) => r.type === 'CNAME').map((r) => fqdnOf(zone, r.name)));
-  const typesAt = new Map<string, Set<string>>();
-  for (const r of records) typesAt.set(r.name, (typesAt.get(r.name) ?? new Set()).add(r.type));
 
   for (const [r, pointer] of changed) {
-    const here = namesOf.get(r.name) ?? { count: 0, cname: false };
-    if (r.type === 'CNAME' && here.count > 1) {
+    // A changed record is normally in the zone; one a later part of the same edit removed is not.
+    const owner = owners.get(r.name) ?? { count: 0, sets: new Map<string, RRset>() };
+    const set = owner.sets.get(r.type);
+    if (r.type === 'CNAME' && owner.count > 1) {
       errors.push(
         err(`${pointer}/name`, 'cname_conflict', `a CNAME must be the only record at ${fqdnOf(zone, r.name)} (RFC 2181 §10.1)`),
       );
-    } else if (r.type !== 'CNAME' && here.cname) {
+    } else if (r.type !== 'CNAME' && owner.sets.has('CNAME')) {
       errors.push(err(`${pointer}/name`, 'cname_conflict', `${fqdnOf(zone, r.name)} already has a CNAME`));
     }
-    const set = sets.get(setKey(r));
     if ((set?.contents.get(r.content) ?? 0) > 1) {
       errors.push(
         err(`${pointer}/content`, 'duplicate', `the ${r.type} set at ${fqdnOf(zone, r.name)} already holds this record`),
       );
     }
-    const otherTtl = [...(set?.ttls ?? [])].find((ttl) => ttl !== r.ttl);
+    const otherTtl = set && r.ttl !== set.ttl ? set.ttl : set?.otherTtl;
     if (otherTtl !== undefined) {
       errors.push(
         err(
@@ -235,7 +238,7 @@ export function checkZone(zone: string, records: ZoneEntry[], changed: Map<ZoneE
         err(`${pointer}/content`, 'duplicate_spf', `${fqdnOf(zone, r.name)} already has an SPF policy (RFC 7208 §4.5)`),
       );
     }
-    const types = typesAt.get(r.name) ?? new Set();
+    const types = owner.sets;
     // ALIAS stands for the name's addresses (the server answers A/AAAA from its target): one per
     // name, and no addresses of its own beside it.
     if (
