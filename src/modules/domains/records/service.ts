@@ -105,14 +105,15 @@ export function recordsService(deps: ServiceDeps, domainsSvc: DomainsService) {
           const managed = new Set(next.map(key));
           const changed = new Map<ZoneEntry, string>();
           for (const { record, pointer } of wanted) {
-            if (managed.has(key(record))) continue;
-            const existing = existingByKey.get(key(record));
+            const k = key(record);
+            if (managed.has(k)) continue;
+            const existing = existingByKey.get(k);
             if (!existing) {
               next.push(record);
               changed.set(record, pointer);
               continue;
             }
-            existingByKey.delete(key(record));
+            existingByKey.delete(k);
             if (existing.ttl === record.ttl) {
               next.push(existing);
               unchanged++;
