@@ -1,7 +1,7 @@
 // The worker thread behind file-writer.ts: runs batches of file operations with synchronous
 // calls, one after another, as tar(1) does. Plain JavaScript so it starts without a TypeScript
 // loader. Paths arrive validated (inside the release); nothing here follows a link, because the
-// links of an archive are sent only once every file is written, in a batch of their own.
+// links of an archive are the last operations of its last batch.
 import { closeSync, linkSync, mkdirSync, openSync, symlinkSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
