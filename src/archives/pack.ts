@@ -56,17 +56,26 @@ export function packArchive(
   return gzip;
 }
 
+const STAT_SLICE = 64;
+
 /** The bytes of the regular files under `dirs` (links not followed): a pack's known total, for progress. */
 export async function bytesUnder(dirs: string[]): Promise<number> {
   let total = 0;
   const walk = async (dir: string): Promise<void> => {
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-    for (const e of entries) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) await walk(p);
-      else if (e.isFile()) total += (await lstat(p)).size;
-    }
+    // A slice at a time, not one by one: each lstat is a round trip to libuv's thread pool, and
+    // 5,120 files in turn took half a second of a 500 MB backup.
+    for (let i = 0; i < entries.length; i += STAT_SLICE)
+      await Promise.all(
+        entries.slice(i, i + STAT_SLICE).map(async (e) => {
+          const p = path.join(dir, e.name);
+          if (e.isDirectory()) return walk(p);
+          if (!e.isFile()) return;
+          const { size } = await lstat(p); // read before adding: `total += await …` would add to a stale total
+          total += size;
+        }),
+      );
   };
-  for (const d of dirs) await walk(d);
+  await Promise.all(dirs.map(walk));
   return total;
 }
