@@ -1,0 +1,97 @@
+import { promisify } from 'node:util';
+import { crc32, gzip, type ZlibOptions } from 'node:zlib';
+
+/**
+ * Bytes that deflate cannot shrink (photos, video, archives: anything already compressed) and
+ * a cheap way to tell them apart, so that a backup does not spend gzip -6's ~20 ms per MiB on
+ * them for nothing: on such bytes level 6 writes stored blocks anyway, which take no more than a
+ * copy and a CRC to write here.
+ */
+
+const SEGMENT_BYTES = 16 * 1024;
+/** Every 8th byte: 2,048 samples per segment, a quarter of a millisecond per MiB of JavaScript. */
+const SAMPLE_STEP = 8;
+/**
+ * Order-0 entropy, in bits per byte, from which a segment is stored. Random bytes measure
+ * 7.88–7.94 at this sample size (2,000 segments); a segment with a tenth of text measures about
+ * 7.81 and one with a fifth 7.61 (level 6 takes 10 and 20 % off them). Entropy misses repeats
+ * (the LZ half of deflate), so the line sits just under random: what falls above it would gain
+ * a few percent at most.
+ */
+const STORED_FROM_BITS = 7.8;
+
+const counts = new Uint32Array(256);
+
+function looksRandom(bytes: Buffer, from: number, to: number): boolean {
+  counts.fill(0);
+  let n = 0;
+  for (let i = from; i < to; i += SAMPLE_STEP, n++) counts[bytes[i] as number]!++;
+  if (n < 256) return false; // too few samples to tell; deflate decides
+  let bits = 0;
+  for (const c of counts) if (c > 0) bits -= (c / n) * Math.log2(c / n);
+  return bits >= STORED_FROM_BITS;
+}
+
+interface Run {
+  bytes: Buffer;
+  stored: boolean;
+}
+
+/** `block` cut into runs of consecutive segments that look alike: random-looking ones and the rest. */
+export function storedRuns(block: Buffer): Run[] {
+  const runs: Run[] = [];
+  let start = 0;
+  let stored = false;
+  for (let at = 0; at < block.length; at += SEGMENT_BYTES) {
+    const s = looksRandom(block, at, Math.min(at + SEGMENT_BYTES, block.length));
+    if (at > 0 && s !== stored) {
+      runs.push({ bytes: block.subarray(start, at), stored });
+      start = at;
+    }
+    stored = s;
+  }
+  if (block.length > start || runs.length === 0) runs.push({ bytes: block.subarray(start), stored });
+  return runs;
+}
+
+const gzipAsync = promisify(gzip);
+
+/** What zlib writes before a gzip member: no name, no time, OS 3 (Unix) (RFC 1952 §2.3). */
+const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 3]);
+const STORED_BLOCK_MAX = 0xffff;
+
+/**
+ * `bytes` as one gzip member (RFC 1952) of stored deflate blocks (RFC 1951 §3.2.4): five bytes
+ * per 64 KiB besides the header and trailer. The bytes are not copied: the member is a list of
+ * buffers.
+ */
+export function storedMember(bytes: Buffer): Buffer[] {
+  const parts: Buffer[] = [GZIP_HEADER];
+  let at = 0;
+  do {
+    const len = Math.min(STORED_BLOCK_MAX, bytes.length - at);
+    const head = Buffer.alloc(5);
+    head[0] = at + len === bytes.length ? 1 : 0; // BFINAL on the last block; BTYPE 00
+    head.writeUInt16LE(len, 1);
+    head.writeUInt16LE(~len & 0xffff, 3);
+    parts.push(head, bytes.subarray(at, at + len));
+    at += len;
+  } while (at < bytes.length);
+  const trailer = Buffer.alloc(8);
+  trailer.writeUInt32LE(crc32(bytes), 0);
+  trailer.writeUInt32LE(bytes.length % 2 ** 32, 4);
+  parts.push(trailer);
+  return parts;
+}
+
+/**
+ * `block` as gzip members, one per run: random-looking runs stored here, the rest deflated on
+ * libuv's thread pool. (One member switching level between runs, with zlib's `deflateParams`,
+ * measured twice the CPU per MiB of these separate members.)
+ */
+export async function gzipBlock(block: Buffer, options: ZlibOptions = {}): Promise<Buffer[]> {
+  const members = storedRuns(block).map((run) =>
+    run.stored ? Promise.resolve(storedMember(run.bytes)) : gzipAsync(run.bytes, options).then((member) => [member]),
+  );
+  return (await Promise.all(members)).flat();
+}
