@@ -51,12 +51,25 @@ export async function migrationsApplied(db: Db): Promise<boolean> {
 }
 
 function splitStatements(sql: string): string[] {
-  const withoutComments = sql
+  const text = sql
     .split('\n')
     .filter((line) => !line.trim().startsWith('--'))
     .join('\n');
-  return withoutComments
-    .split(/;\s*\n/)
-    .map((s) => s.trim().replace(/;$/, ''))
-    .filter(Boolean);
+  const statements: string[] = [];
+  let current = '';
+  // A ';' that ends a line ends a statement, except inside a dollar-quoted function body.
+  text.split('$$').forEach((part, i) => {
+    if (i % 2 === 1) {
+      current += `$$${part}$$`;
+      return;
+    }
+    const [first, ...rest] = part.split(/;\s*\n/);
+    current += first;
+    for (const next of rest) {
+      statements.push(current);
+      current = next;
+    }
+  });
+  statements.push(current);
+  return statements.map((s) => s.trim().replace(/;$/, '')).filter(Boolean);
 }
