@@ -4,8 +4,8 @@ import { crc32, gzip, type ZlibOptions } from 'node:zlib';
 /**
  * Bytes that deflate cannot shrink (photos, video, archives: anything already compressed) and
  * a cheap way to tell them apart, so that a backup does not spend gzip -6's ~20 ms per MiB on
- * them for nothing: on such bytes level 6 writes stored blocks anyway, which take no more than a
- * copy and a CRC to write here.
+ * them for nothing: on such bytes level 6 writes stored blocks anyway, which cost no more than a
+ * CRC to write here.
  */
 
 const SEGMENT_BYTES = 16 * 1024;

@@ -52,6 +52,11 @@ describe("a DNS record's domain", () => {
   it('cannot be changed to one that does not exist', async () => {
     const domainId = await newDomain();
     await insert(t.db, [['rec_fk_move', domainId]]);
+    // Updates that leave the domain alone, and a move to a domain that exists, pass as with the key.
+    await t.db.query(`UPDATE dns_records SET ttl = 600 WHERE id = 'rec_fk_move'`);
+    const other = await newDomain();
+    await t.db.query(`UPDATE dns_records SET domain_id = $1 WHERE id = 'rec_fk_move'`, [other]);
+    await t.db.query(`UPDATE dns_records SET domain_id = $1 WHERE id = 'rec_fk_move'`, [domainId]);
     await expect(t.db.query(`UPDATE dns_records SET domain_id = 'dom_missing' WHERE id = 'rec_fk_move'`)).rejects.toSatisfy(
       fkViolation,
     );

@@ -20,8 +20,22 @@ $$;
 
 CREATE TRIGGER dns_records_domain_on_insert AFTER INSERT ON dns_records
   REFERENCING NEW TABLE AS new_records FOR EACH STATEMENT EXECUTE FUNCTION dns_records_domain_check();
-CREATE TRIGGER dns_records_domain_on_update AFTER UPDATE ON dns_records
-  REFERENCING NEW TABLE AS new_records FOR EACH STATEMENT EXECUTE FUNCTION dns_records_domain_check();
+
+-- An update that moves a record (Berth's never do) is checked row by row, as the key checked it;
+-- updates that leave domain_id alone never call it.
+CREATE FUNCTION dns_records_domain_check_moved() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM 1 FROM domains WHERE id = NEW.domain_id FOR KEY SHARE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'a DNS record must belong to an existing domain'
+      USING ERRCODE = 'foreign_key_violation', TABLE = 'dns_records', CONSTRAINT = 'dns_records_domain_id_fkey';
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER dns_records_domain_on_update AFTER UPDATE OF domain_id ON dns_records
+  FOR EACH ROW WHEN (NEW.domain_id IS DISTINCT FROM OLD.domain_id) EXECUTE FUNCTION dns_records_domain_check_moved();
 
 CREATE FUNCTION domains_delete_records() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
