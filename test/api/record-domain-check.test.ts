@@ -91,21 +91,25 @@ describe("a DNS record's domain", () => {
       ),
     );
 
+  /** A promise to hold a transaction open until `open()`. */
+  const gate = () => {
+    let open = () => undefined as void;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    return { open, opened };
+  };
+
   it.skipIf(!onPostgres())('deleted while records are being added to it: the delete waits, then takes them too', async () => {
     const domainId = await newDomain();
-    let release = () => undefined as void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let inserted = () => undefined as void;
-    const insertedNow = new Promise<void>((resolve) => (inserted = resolve));
+    const [inserted, commit] = [gate(), gate()];
     const adding = t.db.transaction(async (tx) => {
       await insert(tx, [['rec_fk_race1', domainId]]);
-      inserted();
-      await held;
+      inserted.open();
+      await commit.opened;
     });
-    await insertedNow;
+    await inserted.opened;
     const deleting = t.db.query('DELETE FROM domains WHERE id = $1', [domainId]);
     await waitingOnALock();
-    release();
+    commit.open();
     await adding;
     await deleting;
     expect(await recordsOf(domainId)).toBe(0);
@@ -113,20 +117,17 @@ describe("a DNS record's domain", () => {
 
   it.skipIf(!onPostgres())('added while their domain is being deleted: refused once the delete commits', async () => {
     const domainId = await newDomain();
-    let release = () => undefined as void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let deleted = () => undefined as void;
-    const deletedNow = new Promise<void>((resolve) => (deleted = resolve));
+    const [deleted, commit] = [gate(), gate()];
     const deleting = t.db.transaction(async (tx) => {
       await tx.query('DELETE FROM domains WHERE id = $1', [domainId]);
-      deleted();
-      await held;
+      deleted.open();
+      await commit.opened;
     });
-    await deletedNow;
+    await deleted.opened;
     const adding = insert(t.db, [['rec_fk_race2', domainId]]);
     adding.catch(() => undefined); // awaited below
     await waitingOnALock();
-    release();
+    commit.open();
     await deleting;
     await expect(adding).rejects.toSatisfy(fkViolation);
     expect(await recordsOf(domainId)).toBe(0);

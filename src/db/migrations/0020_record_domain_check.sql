@@ -7,10 +7,21 @@
 -- cascade's DELETE sees what committed before it.
 ALTER TABLE dns_records DROP CONSTRAINT dns_records_domain_id_fkey;
 
+-- One function for both triggers: a statement's new records at once after an INSERT, a record
+-- row by row after an UPDATE that moves it (Berth's never do; updates that leave domain_id alone
+-- never call it).
 CREATE FUNCTION dns_records_domain_check() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  missing boolean;
 BEGIN
-  PERFORM 1 FROM domains WHERE id IN (SELECT domain_id FROM new_records) FOR KEY SHARE;
-  IF EXISTS (SELECT 1 FROM new_records r WHERE NOT EXISTS (SELECT 1 FROM domains d WHERE d.id = r.domain_id)) THEN
+  IF TG_LEVEL = 'ROW' THEN
+    PERFORM 1 FROM domains WHERE id = NEW.domain_id FOR KEY SHARE;
+    missing := NOT FOUND;
+  ELSE
+    PERFORM 1 FROM domains WHERE id IN (SELECT domain_id FROM new_records) FOR KEY SHARE;
+    missing := EXISTS (SELECT 1 FROM new_records r WHERE NOT EXISTS (SELECT 1 FROM domains d WHERE d.id = r.domain_id));
+  END IF;
+  IF missing THEN
     RAISE EXCEPTION 'a DNS record must belong to an existing domain'
       USING ERRCODE = 'foreign_key_violation', TABLE = 'dns_records', CONSTRAINT = 'dns_records_domain_id_fkey';
   END IF;
@@ -20,22 +31,8 @@ $$;
 
 CREATE TRIGGER dns_records_domain_on_insert AFTER INSERT ON dns_records
   REFERENCING NEW TABLE AS new_records FOR EACH STATEMENT EXECUTE FUNCTION dns_records_domain_check();
-
--- An update that moves a record (Berth's never do) is checked row by row, as the key checked it;
--- updates that leave domain_id alone never call it.
-CREATE FUNCTION dns_records_domain_check_moved() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM 1 FROM domains WHERE id = NEW.domain_id FOR KEY SHARE;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION 'a DNS record must belong to an existing domain'
-      USING ERRCODE = 'foreign_key_violation', TABLE = 'dns_records', CONSTRAINT = 'dns_records_domain_id_fkey';
-  END IF;
-  RETURN NULL;
-END
-$$;
-
 CREATE TRIGGER dns_records_domain_on_update AFTER UPDATE OF domain_id ON dns_records
-  FOR EACH ROW WHEN (NEW.domain_id IS DISTINCT FROM OLD.domain_id) EXECUTE FUNCTION dns_records_domain_check_moved();
+  FOR EACH ROW WHEN (NEW.domain_id IS DISTINCT FROM OLD.domain_id) EXECUTE FUNCTION dns_records_domain_check();
 
 CREATE FUNCTION domains_delete_records() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
