@@ -17,7 +17,7 @@ export function parallelGzip(o: { blockBytes?: number; parallel?: number; zlib?:
   const parallel = o.parallel ?? 8;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
-  const inFlight: Promise<Buffer[]>[] = [];
+  const inFlight: Promise<Buffer>[] = [];
   const start = (block: Buffer) => {
     const p = gzipBlock(block, o.zlib);
     p.catch(() => undefined); // awaited in order below; a failure surfaces there
@@ -25,7 +25,7 @@ export function parallelGzip(o: { blockBytes?: number; parallel?: number; zlib?:
   };
   /** Writes the finished blocks, oldest first, until at most `keep` are still being compressed. */
   const drain = async (stream: Transform, keep: number) => {
-    while (inFlight.length > keep) for (const part of await (inFlight.shift() as Promise<Buffer[]>)) stream.push(part);
+    while (inFlight.length > keep) stream.push(await (inFlight.shift() as Promise<Buffer>));
   };
   return new Transform({
     transform(chunk: Buffer, _enc, done) {
