@@ -27,6 +27,11 @@ export interface AuthOptions {
   concurrent: number;
 }
 
+/** `then` for a value that may or may not be a promise: synchronous when it is not. */
+function settle<T, R>(value: T | Promise<T>, then: (v: T) => R): R | Promise<R> {
+  return value instanceof Promise ? value.then(then) : then(value);
+}
+
 const UNAUTHENTICATED_HEADERS = { 'www-authenticate': 'Bearer realm="berth", error="invalid_token"' };
 
 /** The authenticated caller of a route that requires one. */
@@ -61,20 +66,20 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
       },
     );
 
-  /** Charges the caller's bucket; the headers go on the response whatever its status. */
-  async function limit(request: FastifyRequest, key: string, policy: Policy): Promise<void> {
-    const charge = await opts.buckets.charge(`${policy.name}:${key}`, policy);
-    if (!charge.allowed) throw rateLimited(policy, charge, `Rate limit "${policy.name}" exceeded.`);
-    request.raw.rateLimitHeaders = rateLimitHeaders(policy, charge);
+  /** Charges the bucket; its headers go on the reply at once, so that every answer carries them. */
+  function limit(reply: FastifyReply, key: string, policy: Policy): void | Promise<void> {
+    return settle(opts.buckets.charge(`${policy.name}:${key}`, policy), (charge) => {
+      if (!charge.allowed) throw rateLimited(policy, charge, `Rate limit "${policy.name}" exceeded.`);
+      void reply.headers(rateLimitHeaders(policy, charge));
+    });
   }
 
   /**
-   * Resolves the bearer token. Failures are counted per address and slowed down, never locked
-   * out; a request that authenticates is never throttled by them (behind a proxy or NAT one
-   * client's bad tokens would otherwise shut out every other client at that address).
+   * Resolves a token the cache did not know. Failures are counted per address and slowed down,
+   * never locked out; a request that authenticates is never throttled by them (behind a proxy or
+   * NAT one client's bad tokens would otherwise shut out every other client at that address).
    */
-  async function authenticate(request: FastifyRequest): Promise<Caller> {
-    const secret = bearer(request);
+  async function authenticate(request: FastifyRequest, secret: string | null): Promise<Caller> {
     const caller = secret ? await opts.resolver.resolve(secret, request.ip) : null;
     if (caller) return caller;
     const failures = opts.policies.authFailures;
@@ -107,23 +112,32 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
     });
   }
 
-  app.addHook('onRequest', async (request, reply) => {
+  function admitCaller(request: FastifyRequest, reply: FastifyReply, caller: Caller, policy: Policy): void | Promise<void> {
+    request.caller = caller;
+    return settle(limit(reply, `tok:${caller.tokenId}`, policy), () => holdSlot(caller.tokenId, reply));
+  }
+
+  /** Authentication, then the rate limit; without a promise when the token is cached and the buckets in memory. */
+  function admit(request: FastifyRequest, reply: FastifyReply): void | Promise<void> {
     const { config, url } = request.routeOptions;
     const policy = request.method === 'GET' || request.method === 'HEAD' ? opts.policies.read : opts.policies.write;
     const needsToken = config.auth !== false && url !== undefined && (url.startsWith('/v1/') || config.scope !== undefined);
-    if (!needsToken) {
-      if (config.rateLimit !== false) await limit(request, `ip:${request.ip}`, policy);
-      return;
-    }
-    request.caller = await authenticate(request);
-    await limit(request, `tok:${request.caller.tokenId}`, policy);
-    holdSlot(request.caller.tokenId, reply);
-  });
+    if (!needsToken) return config.rateLimit === false ? undefined : limit(reply, `ip:${request.ip}`, policy);
+    const secret = bearer(request);
+    const known = secret ? opts.resolver.cached(secret, request.ip) : null;
+    if (known) return admitCaller(request, reply, known, policy);
+    return authenticate(request, secret).then((caller) => admitCaller(request, reply, caller, policy));
+  }
 
-  app.addHook('onSend', (request, reply, payload, done) => {
-    const headers = request.raw.rateLimitHeaders;
-    if (headers) void reply.headers(headers);
-    done(null, payload);
+  app.addHook('onRequest', (request, reply, done) => {
+    let admitted: void | Promise<void>;
+    try {
+      admitted = admit(request, reply);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (admitted) admitted.then(() => done(), done);
+    else done();
   });
 
   const insufficientScope = (scope: Scope) =>
@@ -138,10 +152,4 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
       (err: Error) => done(err),
     );
   });
-}
-
-declare module 'node:http' {
-  interface IncomingMessage {
-    rateLimitHeaders?: Record<string, string>;
-  }
 }

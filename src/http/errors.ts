@@ -4,7 +4,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { newId } from '../lib/ids.js';
 import { AppError, type ErrorCode, type FieldError } from '../lib/errors.js';
-import { PREFLIGHT_HEADERS } from './cors.js';
+import { CORS_HEADERS, PREFLIGHT_HEADERS } from './cors.js';
 import { PROBLEMS } from './problems.js';
 import { SUPPORTED_VERSIONS } from './versioning.js';
 
@@ -47,7 +47,8 @@ function sendProblem(
 export const frameworkErrors =
   (configuredBase: string | null) =>
   (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
-    void reply.header('x-request-id', request.id);
+    // Before routing, so none of the onRequest hooks ran: their headers are set here.
+    void reply.headers({ ...CORS_HEADERS, 'x-request-id': request.id });
     if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
       void sendProblem(request, reply, 'not_found', 'No such resource.', {}, configuredBase);
     else

@@ -16,9 +16,12 @@ export interface Charge {
   retryAfterSeconds: number;
 }
 
-/** Token buckets: capacity `quota`, refilled continuously at quota/window per second. */
+/**
+ * Token buckets: capacity `quota`, refilled continuously at quota/window per second. A store in
+ * memory answers at once (no promise on the request's path), one in the database asynchronously.
+ */
 export interface BucketStore {
-  charge(key: string, policy: Policy): Promise<Charge>;
+  charge(key: string, policy: Policy): Charge | Promise<Charge>;
 }
 
 function describe(tokens: number, allowed: boolean, policy: Policy): Charge {
@@ -44,7 +47,7 @@ export class MemoryBucketStore implements BucketStore {
     return b;
   }
 
-  async charge(key: string, policy: Policy): Promise<Charge> {
+  charge(key: string, policy: Policy): Charge {
     const b = this.refill(key, policy);
     const allowed = b.tokens >= 1;
     if (allowed) b.tokens -= 1;

@@ -307,6 +307,8 @@ describe('errors before routing', () => {
     expect(r.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(r.body.code).toBe('malformed_request');
     expect(r.headers['x-request-id']).toBe(r.body.request_id);
+    // Raised before routing, so before the hooks that set these on every other response.
+    expect(r.headers['access-control-allow-origin']).toBe('*');
   });
 
   it('a path parameter past the router’s length is a 404 problem', async () => {
@@ -314,5 +316,6 @@ describe('errors before routing', () => {
     expect(r.status).toBe(404);
     expect(r.body.code).toBe('not_found');
     expect(r.headers['x-request-id']).toBe(r.body.request_id);
+    expect(r.headers['access-control-allow-origin']).toBe('*');
   });
 });

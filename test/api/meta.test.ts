@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Type } from 'typebox';
-import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
+import { createTestApp, eventually, type TestApp, OPERATOR_TOKEN } from '../helpers/app.js';
 import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 import { PROBLEM_CODES } from '../../src/http/problems.js';
 
@@ -188,6 +188,16 @@ describe('CORS', () => {
     const r = await t.get('/v1/plans');
     expect(r.headers['access-control-allow-origin']).toBe('*');
     expect(r.headers['access-control-expose-headers']).toContain('ratelimit');
+    // Errors too, whoever raises them: the handler (an id out of reach) or authentication.
+    for (const [token, status] of [
+      [OPERATOR_TOKEN, 404],
+      [null, 401],
+    ] as const) {
+      const e = await t.get('/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p', token);
+      expect(e.status).toBe(status);
+      expect(e.headers['access-control-allow-origin']).toBe('*');
+      expect(e.headers['ratelimit-policy']).toBeDefined();
+    }
   });
 });
 
