@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -33,6 +33,6 @@ export function hasValidFormat(secret: string): boolean {
 }
 
 /** A token is a 200-bit random secret, so one SHA-256 is a sufficient hash at rest. */
-export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+export const hashSecret = (secret: string): string => hash('sha256', secret, 'hex');
 
 export const displayPrefix = (secret: string): string => secret.slice(0, 12);

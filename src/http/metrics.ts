@@ -68,10 +68,24 @@ export function createMetrics() {
     jobs,
     /** Counts every answer by its route (the pattern, never the raw URL) and status. */
     install(app: FastifyInstance): void {
+      // prom-client hashes a label object on every call (its keys sorted and joined): each
+      // route's series are looked up once and kept.
+      const series = new Map<string, { count: () => void; time: (seconds: number) => void }>();
+      const seriesOf = (method: string, route: string, status: number) => {
+        const key = `${method} ${status} ${route}`;
+        let s = series.get(key);
+        if (!s) {
+          const count = requests.labels({ method, route, status: String(status) });
+          const time = latency.labels({ method, route });
+          s = { count: () => count.inc(), time: (seconds) => time.observe(seconds) };
+          series.set(key, s);
+        }
+        return s;
+      };
       app.addHook('onResponse', (request, reply, done) => {
-        const route = request.routeOptions.url ?? 'unmatched';
-        requests.inc({ method: request.method, route, status: String(reply.statusCode) });
-        latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+        const s = seriesOf(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
+        s.count();
+        s.time(reply.elapsedTime / 1000);
         done();
       });
     },
