@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, readdir, readlink, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { Parser, type ReadEntry } from 'tar';
 import { createGunzip } from 'node:zlib';
 import yauzl from 'yauzl';
@@ -207,7 +207,6 @@ function unpackTar(input: Readable, dest: string, limits: UnpackLimits): Promise
     });
     let compressed = 0;
     let inflated = 0;
-    input.on('data', (chunk: Buffer) => (compressed += chunk.length));
     gunzip.on('data', (chunk: Buffer) => {
       inflated += chunk.length;
       try {
@@ -225,7 +224,47 @@ function unpackTar(input: Readable, dest: string, limits: UnpackLimits): Promise
     });
     gunzip.on('end', () => parser.end());
     input.on('error', (err) => stop(err));
-    input.pipe(gunzip);
+    feedInLargePieces(input, gunzip, (chunk) => (compressed += chunk.length));
+  });
+}
+
+/** Most bytes that wait for zlib, joined into its next piece, before the input is paused. */
+const MAX_PIECE = 1024 * 1024;
+
+/**
+ * Pipes `input` into zlib in pieces of up to MAX_PIECE: every write is a trip through the thread
+ * pool, and a socket or a file delivers 64 KiB at a time. What arrives while zlib works on one
+ * piece goes into the next. (The benchmark's 100 MB inflated from a file in 560–610 ms in 64 KiB
+ * pieces, 400–410 ms in 1 MiB ones.)
+ */
+function feedInLargePieces(input: Readable, zlib: Writable, onChunk: (chunk: Buffer) => void): void {
+  let waiting: Buffer[] = [];
+  let waitingBytes = 0;
+  let writing = false;
+  let ended = false;
+  const next = () => {
+    if (writing || zlib.destroyed) return;
+    if (waitingBytes === 0) return void (ended && zlib.end());
+    const piece = waiting.length === 1 ? (waiting[0] as Buffer) : Buffer.concat(waiting, waitingBytes);
+    waiting = [];
+    waitingBytes = 0;
+    writing = true;
+    input.resume();
+    zlib.write(piece, () => {
+      writing = false;
+      next();
+    });
+  };
+  input.on('data', (chunk: Buffer) => {
+    onChunk(chunk);
+    waiting.push(chunk);
+    waitingBytes += chunk.length;
+    if (waitingBytes >= MAX_PIECE) input.pause();
+    next();
+  });
+  input.on('end', () => {
+    ended = true;
+    next();
   });
 }
 

@@ -252,6 +252,7 @@ describe('deployments', () => {
     // A deflated member whose central directory claims 10 bytes: yauzl finds out while reading it.
     const lyingZip = await zip([{ path: 'lie.txt', content: 'hello '.repeat(50) }]);
     lyingZip.writeUInt32LE(10, lyingZip.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02])) + 24);
+    const truncatedTarGz = tarGz([{ path: 'noise.bin', content: randomBytes(3_000_000) }]).subarray(0, 2_000_000);
     const cases: [string, Buffer, string, string?][] = [
       [
         'tar ../',
@@ -319,6 +320,8 @@ describe('deployments', () => {
         'application/zip',
       ],
       ['not an archive', Buffer.from('this is not gzip at all'), 'invalid_archive'],
+      // The body ends in the middle of the gzip stream.
+      ['tar.gz cut short', truncatedTarGz, 'invalid_archive'],
       ['not a zip', Buffer.from('PK but no'), 'invalid_archive', 'application/zip'],
     ];
     for (const [what, body, code, type] of cases) {

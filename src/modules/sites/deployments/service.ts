@@ -31,7 +31,6 @@ const MIB = 1024 * 1024;
 
 class UploadTooLarge extends Error {}
 
-/** The request body, failing with UploadTooLarge past `max` bytes. */
 /** The body, refused past `max` bytes; `received()` counts what came (the archive's size). */
 function limited(body: Readable, max: number): { stream: Readable; received: () => number } {
   let seen = 0;
