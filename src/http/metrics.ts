@@ -70,22 +70,20 @@ export function createMetrics() {
     install(app: FastifyInstance): void {
       // prom-client hashes a label object on every call (its keys sorted and joined): each
       // route's series are looked up once and kept.
-      const series = new Map<string, { count: () => void; time: (seconds: number) => void }>();
+      const series = new Map<string, { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof latency.labels> }>();
       const seriesOf = (method: string, route: string, status: number) => {
         const key = `${method} ${status} ${route}`;
         let s = series.get(key);
         if (!s) {
-          const count = requests.labels({ method, route, status: String(status) });
-          const time = latency.labels({ method, route });
-          s = { count: () => count.inc(), time: (seconds) => time.observe(seconds) };
+          s = { count: requests.labels({ method, route, status: String(status) }), time: latency.labels({ method, route }) };
           series.set(key, s);
         }
         return s;
       };
       app.addHook('onResponse', (request, reply, done) => {
         const s = seriesOf(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
-        s.count();
-        s.time(reply.elapsedTime / 1000);
+        s.count.inc();
+        s.time.observe(reply.elapsedTime / 1000);
         done();
       });
     },

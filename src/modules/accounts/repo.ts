@@ -38,9 +38,9 @@ const SELECT = `SELECT a.*, ${LIMIT_FIELDS.map((f) => `p.${f} AS plan_${f}`).joi
 
 /**
  * The plan's limits, with `overrides` taking precedence. Written out rather than looped over
- * LIMIT_FIELDS: a list maps 50 rows a request, and a property named in code is a fixed-offset
- * read where a key from a loop is a dictionary lookup (16 µs a page, a tenth of the route's own
- * cost). The `Limits` return type fails to compile when a limit is added and not named here.
+ * LIMIT_FIELDS: a list maps 50 rows a request, and a property named in code is read through an
+ * inline cache where a key from a loop takes the generic keyed lookup (16 µs a page, a tenth of
+ * the route's own cost). The `Limits` return type fails to compile when a limit is added and not named here.
  */
 export function planLimitsOf(row: AccountRow, o: Partial<Limits> = {}): Limits {
   return {

@@ -57,15 +57,16 @@ export class TokenResolver implements CallerResolver {
       this.evictHash(hash);
       return null;
     }
+    const now = this.opts.clock.now();
     const entry = {
       row,
       ipAllowed: cidrMatcher(row.allowed_ips),
-      cachedAt: this.opts.clock.now().getTime(),
+      cachedAt: now.getTime(),
       expiresMs: row.expires_at ? epochMs(row.expires_at) : null,
       lastUsedMs: row.last_used_at ? epochMs(row.last_used_at) : 0,
     };
     this.remember(hash, entry);
-    return this.callerOf(entry, ip, this.opts.clock.now());
+    return this.callerOf(entry, ip, now);
   }
 
   private wellFormed(secret: string): boolean {
