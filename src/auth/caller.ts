@@ -81,12 +81,8 @@ export function requireWritable(caller: Caller, account?: { status: string }): v
  * module implements it, the HTTP layer and the services use only this.
  */
 export interface CallerResolver {
-  /**
-   * The caller from memory, without waiting: null for a secret that cannot be valid, undefined
-   * when only `resolve` (which may ask the database) can tell.
-   */
-  cached(secret: string, ip: string): Caller | null | undefined;
-  resolve(secret: string, ip: string): Promise<Caller | null>;
+  /** The caller, or null; a promise only when the database must be asked (a token not in memory). */
+  resolve(secret: string, ip: string): Caller | null | Promise<Caller | null>;
   /** Forget one token now (revocation). */
   invalidate(tokenId: string): void;
   /** Forget every cached token (a principal's status changed). */

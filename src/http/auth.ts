@@ -28,7 +28,7 @@ export interface AuthOptions {
 }
 
 /** `then` for a value that may or may not be a promise: synchronous when it is not. */
-function settle<T, R>(value: T | Promise<T>, then: (v: T) => R): R | Promise<R> {
+function settle<T, R>(value: T | Promise<T>, then: (v: T) => R | Promise<R>): R | Promise<R> {
   return value instanceof Promise ? value.then(then) : then(value);
 }
 
@@ -75,13 +75,11 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
   }
 
   /**
-   * Resolves a token the cache did not know. Failures are counted per address and slowed down,
+   * Refuses a request without a valid token. Failures are counted per address and slowed down,
    * never locked out; a request that authenticates is never throttled by them (behind a proxy or
    * NAT one client's bad tokens would otherwise shut out every other client at that address).
    */
-  async function authenticate(request: FastifyRequest, secret: string | null): Promise<Caller> {
-    const caller = secret ? await opts.resolver.resolve(secret, request.ip) : null;
-    if (caller) return caller;
+  async function refuse(request: FastifyRequest, secret: string | null): Promise<never> {
     const failures = opts.policies.authFailures;
     const charge = await opts.buckets.charge(`${failures.name}:ip:${request.ip}`, failures);
     if (!charge.allowed) throw rateLimited(failures, charge, 'Too many failed authentication attempts from this address.');
@@ -124,9 +122,9 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
     const needsToken = config.auth !== false && url !== undefined && (url.startsWith('/v1/') || config.scope !== undefined);
     if (!needsToken) return config.rateLimit === false ? undefined : limit(reply, `ip:${request.ip}`, policy);
     const secret = bearer(request);
-    const known = secret ? opts.resolver.cached(secret, request.ip) : null;
-    if (known) return admitCaller(request, reply, known, policy);
-    return authenticate(request, secret).then((caller) => admitCaller(request, reply, caller, policy));
+    return settle(secret ? opts.resolver.resolve(secret, request.ip) : null, (caller) =>
+      caller ? admitCaller(request, reply, caller, policy) : refuse(request, secret),
+    );
   }
 
   app.addHook('onRequest', (request, reply, done) => {

@@ -38,20 +38,17 @@ export class TokenResolver implements CallerResolver {
   constructor(private readonly opts: TokenResolverOptions) {}
 
   /**
-   * The caller from the cache, without waiting: null for a secret that can never be valid,
-   * undefined when only the database can tell (`resolve`). A request whose token is cached
-   * (nearly all of them) goes through authentication without a promise.
+   * The caller for a bearer secret: answered at once from the cache (nearly every request, so
+   * authentication takes no promise), from the database when the cache does not know the token.
    */
-  cached(secret: string, ip: string): Caller | null | undefined {
-    if (!this.wellFormed(secret)) return null;
-    return this.fromCache(hashSecret(secret), ip);
-  }
-
-  async resolve(secret: string, ip: string): Promise<Caller | null> {
+  resolve(secret: string, ip: string): Caller | null | Promise<Caller | null> {
     if (!this.wellFormed(secret)) return null;
     const hash = hashSecret(secret);
     const known = this.fromCache(hash, ip);
-    if (known !== undefined) return known;
+    return known !== undefined ? known : this.load(hash, ip);
+  }
+
+  private async load(hash: string, ip: string): Promise<Caller | null> {
     const row = await findBySecretHash(this.opts.db, hash);
     if (!row) {
       this.evictHash(hash);
@@ -73,6 +70,7 @@ export class TokenResolver implements CallerResolver {
     return hasValidFormat(secret) || secret === this.opts.bootstrapToken;
   }
 
+  /** undefined: not cached, or cached too long ago. */
   private fromCache(hash: string, ip: string): Caller | null | undefined {
     const entry = this.byHash.get(hash);
     const now = this.opts.clock.now();
