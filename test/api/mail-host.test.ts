@@ -1,5 +1,5 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
@@ -40,8 +40,11 @@ describe('a configured mail host', () => {
     const server = await issued();
     expect(server).toMatchObject({ host: HOST, certificate_error: null, certificate: { issuer: 'internal', names: [HOST] } });
     const root = new X509Certificate((await t.get('/v1/certificate-authorities/internal')).body.certificate_pem);
-    const served = new X509Certificate(readFileSync(tlsFile(t, 'mail.crt')));
-    expect(served.serialNumber.toLowerCase()).toBe(server.certificate.serial);
+    // The loop records the certificate, then hands it to the mail driver, which writes it.
+    const served = await eventually(async () => {
+      const crt = existsSync(tlsFile(t, 'mail.crt')) ? new X509Certificate(readFileSync(tlsFile(t, 'mail.crt'))) : null;
+      return crt?.serialNumber.toLowerCase() === server.certificate.serial ? crt : null;
+    });
     expect(served.checkHost(HOST)).toBe(HOST);
     expect(served.verify(root.publicKey)).toBe(true);
     expect(served.checkPrivateKey(createPrivateKey(readFileSync(tlsFile(t, 'mail.key'))))).toBe(true);
