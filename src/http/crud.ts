@@ -5,6 +5,7 @@ import type { Scope } from '../auth/scopes.js';
 import { callerOf } from './auth.js';
 import { ifMatchVersion, sendResource } from './etag.js';
 import { type PageParams } from '../db/paging.js';
+import { replacement } from '../lib/merge-patch.js';
 import { pageParams, sendPage } from '../http/pagination.js';
 import { PatchBody, paramId, type App } from './routes.js';
 import { ID_PARAMS, IdParams, IfMatchHeaders, Page, type IdParamPrefix } from './schemas.js';
@@ -130,12 +131,14 @@ export function updateRoutes(app: App, o: UpdateRoutesOptions): void {
     response: { 200: Type.Ref(o.response ?? o.resource) },
   };
   const writeOnly = Object.fromEntries(Object.entries(o.writeOnly ?? {}).map(([k, v]) => [k, Type.Optional(v)]));
-  const handler = async (req: FastifyRequest, reply: Parameters<typeof sendResource>[1]) =>
-    sendResource(
-      req,
-      reply,
-      await o.update(callerOf(req), paramId(req), req.body as Record<string, unknown>, ifMatchVersion(req)),
-    );
+  const handler =
+    (asPatch: (body: Record<string, unknown>) => Record<string, unknown>) =>
+    async (req: FastifyRequest, reply: Parameters<typeof sendResource>[1]) =>
+      sendResource(
+        req,
+        reply,
+        await o.update(callerOf(req), paramId(req), asPatch(req.body as Record<string, unknown>), ifMatchVersion(req)),
+      );
   const config = { scope: o.scope, reach: o.reach };
   app.put(
     `${o.path}/:${ID_PARAMS[o.prefix]}`,
@@ -149,7 +152,7 @@ export function updateRoutes(app: App, o: UpdateRoutesOptions): void {
         body: Type.Object({ ...o.mutable, ...writeOnly }, { additionalProperties: false }),
       },
     },
-    handler,
+    handler(replacement),
   );
   app.patch(
     `${o.path}/:${ID_PARAMS[o.prefix]}`,
@@ -163,7 +166,7 @@ export function updateRoutes(app: App, o: UpdateRoutesOptions): void {
         body: Type.Object({ ...PatchBody(o.mutable).properties, ...writeOnly }, { additionalProperties: false }),
       },
     },
-    handler,
+    handler((body) => body),
   );
 }
 

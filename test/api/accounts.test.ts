@@ -60,6 +60,23 @@ describe('accounts', () => {
     expect(r.body.errors[0]).toMatchObject({ pointer: '/username', code: 'unknown_field' });
   });
 
+  it('PUT replaces every mutable field: overrides left out are gone', async () => {
+    const acc = await createAccount(t, plan.id, undefined, { limit_overrides: { max_sites: 9 } });
+    const r = await t.request('PUT', `/v1/accounts/${acc.id}`, {
+      body: { display_name: 'Alice Ltd', contact_email: 'ops@alice.example.com', plan_id: plan.id, limit_overrides: {} },
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({
+      display_name: 'Alice Ltd',
+      contact_email: 'ops@alice.example.com',
+      limit_overrides: {},
+      limits: PLAN_LIMITS,
+      version: 2,
+    });
+    const partial = await t.request('PUT', `/v1/accounts/${acc.id}`, { body: { display_name: 'Only this' } });
+    expect(partial.status).toBe(422);
+  });
+
   it('an unknown or foreign plan is a 422 pointing at plan_id', async () => {
     const reseller = await createReseller(t);
     const tok = await createToken(t, { principal: { kind: 'reseller', id: reseller.id } });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { generateTokenSecret, hasValidFormat, hashSecret } from '../../src/auth/secret.js';
 import { coversAll, grants } from '../../src/auth/scopes.js';
 import { cidrMatcher, parseCidr } from '../../src/lib/cidr.js';
-import { applyMergePatch, mergeFields } from '../../src/lib/merge-patch.js';
+import { applyMergePatch, mergeFields, replacement } from '../../src/lib/merge-patch.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { exceededLimits } from '../../src/modules/accounts/usage.js';
 import { pgTimestampToRfc3339 } from '../../src/lib/time.js';
@@ -78,6 +78,17 @@ describe('JSON Merge Patch (RFC 7396 appendix A)', () => {
 
   it('mergeFields: top-level null sets a field to null', () => {
     expect(mergeFields({ a: 1, b: { x: 1, y: 2 } }, { a: null, b: { x: null } })).toEqual({ a: null, b: { y: 2 } });
+  });
+
+  it('mergeFields: a PUT body replaces each field it holds whole, an object too, through a rest spread', () => {
+    const current = { a: 1, b: { x: 1, y: 2 }, c: 3 };
+    // As a service takes its write-only fields out before merging the rest.
+    const { password, ...fields } = replacement({ password: 'secret', b: { x: 9 } });
+    expect(password).toBe('secret');
+    expect(mergeFields(current, fields)).toEqual({ a: 1, b: { x: 9 }, c: 3 });
+    expect(mergeFields(current, { b: { x: 9 } })).toEqual({ a: 1, b: { x: 9, y: 2 }, c: 3 });
+    expect(Object.keys(replacement({ b: {} }))).toEqual(['b']);
+    expect(JSON.stringify(replacement({ b: {} }))).toBe('{"b":{}}');
   });
 });
 
