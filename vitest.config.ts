@@ -7,6 +7,9 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',
+    // Every JSON response the document declares must be produced by some test (see the file).
+    globalSetup: ['test/helpers/response-coverage.ts'],
+    setupFiles: ['test/helpers/record-responses.ts'],
     maxWorkers: 2,
     reporters: ['default'],
   },

@@ -57,10 +57,24 @@ describe('backup schedules', () => {
       last_run_at: null,
       include: ['sites', 'emails', 'dns', 'databases'],
     });
+    const listed = await a.get(`/v1/backup-schedules?account_id=${acc.id}`);
+    expect(listed.body.data).toEqual([expect.objectContaining({ id: r.body.id, cron: '30 2 * * *', retain: 3 })]);
     const moved = await a.request('PATCH', `/v1/backup-schedules/${r.body.id}`, { body: { timezone: 'America/New_York' } });
     expect(moved.body.next_run_at).toBe('2026-11-23T07:30:00.000Z');
     const off = await a.request('PATCH', `/v1/backup-schedules/${r.body.id}`, { body: { enabled: false } });
     expect(off.body.next_run_at).toBe(null);
+    const replaced = await a.request('PUT', `/v1/backup-schedules/${r.body.id}`, {
+      body: { cron: '0 4 * * 0', timezone: 'UTC', include: ['sites', 'dns'], retain: 2, enabled: true },
+    });
+    expect(replaced.status, replaced.text).toBe(200);
+    // Sunday 04:00 UTC after Sunday 2026-11-22 10:00 is a week later.
+    expect(replaced.body).toMatchObject({
+      include: ['sites', 'dns'],
+      retain: 2,
+      next_run_at: '2026-11-29T04:00:00.000Z',
+      version: 4,
+    });
+    expect((await a.request('PUT', `/v1/backup-schedules/${r.body.id}`, { body: { cron: '0 4 * * 0' } })).status).toBe(422);
     expect((await a.request('DELETE', `/v1/backup-schedules/${r.body.id}`)).status).toBe(204);
   });
 

@@ -111,6 +111,21 @@ describe('databases', () => {
     expect((await t.request('PATCH', `/v1/databases/${d.id}`, { body: { name: `${prefix}renamed` } })).status).toBe(422);
     await inSync(`/v1/databases/${d.id}`);
     expect(rendered()).toContain(`ALTER DATABASE \`${d.name}\` CHARACTER SET latin1 COLLATE latin1_swedish_ci;`);
+    const replaced = await t.request('PUT', `/v1/databases/${d.id}`, {
+      body: { charset: 'utf8mb4', collation: 'utf8mb4_bin' },
+      headers: { 'if-match': '"2"' },
+    });
+    expect(replaced.status, replaced.text).toBe(200);
+    expect(replaced.body).toMatchObject({ name: d.name, charset: 'utf8mb4', collation: 'utf8mb4_bin', version: 3 });
+    expect((await t.request('PUT', `/v1/databases/${d.id}`, { body: { charset: 'utf8mb4' } })).status).toBe(422);
+  });
+
+  it("lists an account's databases, filtered by name; another tenant sees none of them", async () => {
+    const d = await database();
+    const mine = await t.get(`/v1/databases?account_id=${w.accountA.id}&q=${encodeURIComponent(d.name)}`);
+    expect(mine.status).toBe(200);
+    expect(mine.body.data).toEqual([expect.objectContaining({ id: d.id, name: d.name, charset: 'utf8mb4' })]);
+    expect((await t.get('/v1/databases', w.tokenB)).body.data.map((x: { id: string }) => x.id)).not.toContain(d.id);
   });
 
   it('deletes a database: gone from the statements, 404 after, announced', async () => {
@@ -216,6 +231,19 @@ describe('database users', () => {
     expect(rendered()).toContain(
       `ALTER USER '${u.username}'@'%' IDENTIFIED BY PASSWORD '${nativePasswordHash('another long passphrase')}' ACCOUNT LOCK;`,
     );
+  });
+
+  it("PUT replaces the status (a password only when given); the list shows the account's users", async () => {
+    const u = await user();
+    const replaced = await t.request('PUT', `/v1/database-users/${u.id}`, { body: { status: 'suspended' } });
+    expect(replaced.status, replaced.text).toBe(200);
+    expect(replaced.body).toMatchObject({ id: u.id, status: 'suspended', version: 2 });
+    expect(replaced.body.password).toBeUndefined();
+    expect((await t.request('PUT', `/v1/database-users/${u.id}`, { body: {} })).status).toBe(422);
+    const listed = await t.get(`/v1/database-users?account_id=${w.accountA.id}&limit=200`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toContainEqual(expect.objectContaining({ id: u.id, status: 'suspended' }));
+    expect((await t.get('/v1/database-users', w.tokenB)).body.data.map((x: { id: string }) => x.id)).not.toContain(u.id);
   });
 });
 

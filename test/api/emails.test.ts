@@ -418,10 +418,19 @@ describe('forwarders', () => {
     expect((await t.request('PATCH', `/v1/email-forwarders/${f.body.id}`, { body: { destinations: [] } })).status).toBe(422);
     await inSync(`/v1/email-forwarders/${f.body.id}`);
     expect(rendered('virtual_alias_maps')).toContain(`sales@${d.name} z@y.org\n`);
+    const patched = await t.request('PATCH', `/v1/email-forwarders/${f.body.id}`, {
+      body: { destinations: ['z@y.org', 'x@w.org'] },
+      headers: { 'if-match': '"2"' },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body).toMatchObject({ address: `sales@${d.name}`, destinations: ['z@y.org', 'x@w.org'], version: 3 });
+    await inSync(`/v1/email-forwarders/${f.body.id}`);
+    expect(rendered('virtual_alias_maps')).toContain(`sales@${d.name} z@y.org, x@w.org\n`);
     expect((await t.request('DELETE', `/v1/email-forwarders/${f.body.id}`)).status).toBe(204);
     expect(await eventTypes(f.body.id)).toEqual([
       'email_forwarder.created',
       'email_forwarder.deleted',
+      'email_forwarder.updated',
       'email_forwarder.updated',
     ]);
     await eventually(async () => !rendered('virtual_alias_maps').includes(`sales@${d.name}`));

@@ -65,6 +65,19 @@ describe('webhook endpoints', () => {
       headers: { 'if-match': '"1"' },
     });
     expect(stale.status).toBe(412);
+    const replaced = await t.request('PUT', `/v1/webhooks/${created.body.id}`, {
+      body: { url: url('/other'), event_types: ['domain.created'], description: '', enabled: true },
+      headers: { 'if-match': '"2"' },
+    });
+    expect(replaced.status, replaced.text).toBe(200);
+    expect(replaced.body).toMatchObject({
+      url: url('/other'),
+      event_types: ['domain.created'],
+      description: '',
+      enabled: true,
+      version: 3,
+    });
+    expect(replaced.body.secret).toBeUndefined();
 
     expect((await t.request('DELETE', `/v1/webhooks/${created.body.id}`)).status).toBe(204);
     expect((await t.get(`/v1/webhooks/${created.body.id}`)).status).toBe(404);
