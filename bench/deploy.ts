@@ -1,8 +1,8 @@
 /**
  * Deployment throughput: a ~100 MB tar.gz of many small files deployed through the API,
  * against `tar -xzf` of the same archive in the same run (alternated), plus the server's peak
- * memory above idle while it receives and unpacks. The archive is incompressible on purpose,
- * so its size on the wire is its size on disk.
+ * memory above idle while it receives and unpacks, and how long its event loop was held
+ * meanwhile. The archive is incompressible on purpose, so its size on the wire is its size on disk.
  */
 import { spawnSync } from 'node:child_process';
 import { createReadStream, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
@@ -85,6 +85,14 @@ const memory = async (t: DeployTarget, reset = false) =>
     peak: number;
   };
 
+/** The server's event-loop delay while `fn` runs: what any other request would have waited. */
+async function lagDuring(t: DeployTarget, fn: () => Promise<number>): Promise<{ ms: number; p99: number; max: number }> {
+  await fetch(`http://127.0.0.1:${t.baseline}/lag/reset`, { method: 'POST' });
+  const ms = await fn();
+  const lag = (await (await fetch(`http://127.0.0.1:${t.baseline}/lag`)).json()) as { p99: number; max: number };
+  return { ms, ...lag };
+}
+
 /** Leaves its files in `scratch`, which the caller removes when every benchmark is done (see below). */
 export async function deployBench(t: DeployTarget, rounds: number, scratch: string) {
   const archive = makeArchive(scratch);
@@ -94,6 +102,7 @@ export async function deployBench(t: DeployTarget, rounds: number, scratch: stri
   await upload(t, archive);
   let tarMs = 0;
   let berthMs = 0;
+  const lag = { p99: 0, max: 0 };
   for (let i = 0; i < rounds; i++) {
     // Alternate which goes first, and flush the page cache's dirty pages before each, so neither
     // pays for the other's writeback. Nothing is deleted in between: ext4 passes over inodes
@@ -103,9 +112,14 @@ export async function deployBench(t: DeployTarget, rounds: number, scratch: stri
     for (const which of i % 2 === 0 ? ['tar', 'berth'] : ['berth', 'tar']) {
       flush();
       if (which === 'tar') tarMs += tarExtract(archive) / rounds;
-      else berthMs += (await upload(t, archive)) / rounds;
+      else {
+        const r = await lagDuring(t, () => upload(t, archive));
+        berthMs += r.ms / rounds;
+        lag.p99 = Math.max(lag.p99, r.p99);
+        lag.max = Math.max(lag.max, r.max);
+      }
     }
   }
   const after = await memory(t);
-  return { mb, files: FILES, tarMs, berthMs, ratio: tarMs / berthMs, peakAboveIdle: after.peak - idle.rss };
+  return { mb, files: FILES, tarMs, berthMs, ratio: tarMs / berthMs, peakAboveIdle: after.peak - idle.rss, lag };
 }
