@@ -19,7 +19,7 @@ const root = path.resolve(import.meta.dirname, '../..');
 const apiTests = path.join(root, 'test/api');
 
 /** `METHOD /path status` of every 2xx response with a JSON body in the document. */
-export function declaredJsonResponses(doc: { paths: Record<string, Record<string, any>> }): string[] {
+function declaredJsonResponses(doc: { paths: Record<string, Record<string, any>> }): string[] {
   const out: string[] = [];
   for (const [p, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
