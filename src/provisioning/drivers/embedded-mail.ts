@@ -88,7 +88,8 @@ export class EmbeddedMailDriver implements MailDriver {
     await this.writeMailboxes(domain);
     const dir = this.domainDir(domain.name);
     await mkdir(dir, { recursive: true });
-    for (const name of MAPS) await writeIfChanged(path.join(dir, name), files[name]);
+    // Each write is fsynced: side by side, not one after another (a mailbox's apply took 20–40 ms).
+    await Promise.all(MAPS.map((name) => writeIfChanged(path.join(dir, name), files[name])));
     await this.join();
   }
 
@@ -132,10 +133,12 @@ export class EmbeddedMailDriver implements MailDriver {
       const domains = (await readdir(domainsDir).catch(() => [] as string[])).sort();
       await mkdir(this.mapsDir, { recursive: true });
       await writeIfChanged(path.join(this.mapsDir, 'virtual_mailbox_domains'), domains.map((d) => `${d} OK\n`).join(''));
-      for (const name of MAPS) {
-        const parts = await Promise.all(domains.map((d) => readFile(path.join(domainsDir, d, name), 'utf8').catch(() => '')));
-        await writeIfChanged(path.join(this.mapsDir, name), parts.join(''));
-      }
+      await Promise.all(
+        MAPS.map(async (name) => {
+          const parts = await Promise.all(domains.map((d) => readFile(path.join(domainsDir, d, name), 'utf8').catch(() => '')));
+          await writeIfChanged(path.join(this.mapsDir, name), parts.join(''));
+        }),
+      );
     });
   }
 }
