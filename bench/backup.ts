@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { lagDuring, memory, send } from './probes.js';
 
 const MB = Number(process.env.BENCH_BACKUP_MB ?? 500);
 const FILE_BYTES = 100 * 1024;
@@ -48,8 +49,6 @@ function tarCreate(dir: string): number {
 }
 
 /** fetch, once more if a kept-alive connection was closed under it (the servers idle during tar). */
-const send = (url: string, init: RequestInit) => fetch(url, init).catch(() => fetch(url, init));
-
 async function api(t: BackupTarget, method: string, url: string, body?: unknown) {
   const res = await send(`http://127.0.0.1:${t.berth}${url}`, {
     method,
@@ -73,19 +72,6 @@ async function backup(t: BackupTarget): Promise<number> {
   const ms = performance.now() - start;
   await api(t, 'DELETE', `/v1/backups/${String(created.body.id)}`);
   return ms;
-}
-
-const memory = async (t: BackupTarget, reset = false) =>
-  (await (
-    await send(`http://127.0.0.1:${t.baseline}/memory${reset ? '/reset' : ''}`, { method: reset ? 'POST' : 'GET' })
-  ).json()) as { rss: number; peak: number };
-
-/** The server's event-loop delay (ms) while fn runs: p99 and the longest. */
-async function lagDuring(t: BackupTarget, fn: () => Promise<number>): Promise<{ ms: number; p99: number; max: number }> {
-  await send(`http://127.0.0.1:${t.baseline}/lag/reset`, { method: 'POST' });
-  const ms = await fn();
-  const lag = (await (await send(`http://127.0.0.1:${t.baseline}/lag`, {})).json()) as { p99: number; max: number };
-  return { ms, ...lag };
 }
 
 export async function backupBench(t: BackupTarget, rounds: number) {

@@ -9,6 +9,7 @@ import { createReadStream, mkdirSync, mkdtempSync, statSync, writeFileSync } fro
 import { request } from 'node:http';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { lagDuring, memory } from './probes.js';
 
 const FILES = Number(process.env.BENCH_DEPLOY_FILES ?? 10_000);
 const FILE_BYTES = 10 * 1024;
@@ -76,22 +77,6 @@ function upload(t: DeployTarget, archive: string): Promise<number> {
 
 /** Writes dirty pages out (sync(1)), so the next measurement starts from a quiet disk. */
 const flush = () => spawnSync('sync');
-
-const memory = async (t: DeployTarget, reset = false) =>
-  (await (
-    await fetch(`http://127.0.0.1:${t.baseline}/memory${reset ? '/reset' : ''}`, { method: reset ? 'POST' : 'GET' })
-  ).json()) as {
-    rss: number;
-    peak: number;
-  };
-
-/** The server's event-loop delay while `fn` runs: what any other request would have waited. */
-async function lagDuring(t: DeployTarget, fn: () => Promise<number>): Promise<{ ms: number; p99: number; max: number }> {
-  await fetch(`http://127.0.0.1:${t.baseline}/lag/reset`, { method: 'POST' });
-  const ms = await fn();
-  const lag = (await (await fetch(`http://127.0.0.1:${t.baseline}/lag`)).json()) as { p99: number; max: number };
-  return { ms, ...lag };
-}
 
 /** Leaves its files in `scratch`, which the caller removes when every benchmark is done (see below). */
 export async function deployBench(t: DeployTarget, rounds: number, scratch: string) {
