@@ -79,7 +79,7 @@ export interface paths {
         get: operations["getReseller"];
         /**
          * Replace a reseller
-         * @description Every mutable field is required.
+         * @description Every mutable field is required, and each replaces the current value whole (an object too).
          */
         put: operations["replaceReseller"];
         post?: never;
@@ -135,7 +135,7 @@ export interface paths {
         get: operations["getPlan"];
         /**
          * Replace a plan
-         * @description Every mutable field is required.
+         * @description Every mutable field is required, and each replaces the current value whole (an object too).
          */
         put: operations["replacePlan"];
         post?: never;
@@ -193,7 +193,7 @@ export interface paths {
          * Replace a hosting account
          * @description A plan (or limit override) whose limits the usage exceeds is refused: 403 quota_exceeded listing each limit.
          *
-         *     Every mutable field is required.
+         *     Every mutable field is required, and each replaces the current value whole (an object too).
          */
         put: operations["replaceAccount"];
         post?: never;
@@ -747,7 +747,7 @@ export interface paths {
          * Replace a mailbox
          * @description A new `password` (or `generate_password`, returned once) replaces the old one on the mail server; the old one stops working once `sync_state` is `in_sync` again. Raising `quota_mb` is checked against the plan and the remaining disk (403 `quota_exceeded`); lowering it never is.
          *
-         *     Every mutable field is required.
+         *     Every mutable field is required, and each replaces the current value whole (an object too).
          */
         put: operations["replaceEmail"];
         post?: never;
@@ -805,7 +805,7 @@ export interface paths {
         get: operations["getEmailForwarder"];
         /**
          * Replace a forwarder
-         * @description Every mutable field is required.
+         * @description Every mutable field is required, and each replaces the current value whole (an object too).
          */
         put: operations["replaceEmailForwarder"];
         post?: never;
@@ -863,7 +863,7 @@ export interface paths {
          * Replace a database
          * @description Changes the default character set and collation (`ALTER DATABASE`; existing tables keep theirs). A database cannot be renamed.
          *
-         *     Every mutable field is required.
+         *     Every mutable field is required, and each replaces the current value whole (an object too).
          */
         put: operations["replaceDatabase"];
         post?: never;
@@ -973,7 +973,7 @@ export interface paths {
          * Replace a database user
          * @description A new `password` (or `generate_password`, returned once) replaces the old one for new logins once `sync_state` is `in_sync`.
          *
-         *     Every mutable field is required.
+         *     Every mutable field is required, and each replaces the current value whole (an object too).
          */
         put: operations["replaceDatabaseUser"];
         post?: never;
@@ -1035,7 +1035,7 @@ export interface paths {
          * Replace a site
          * @description The hostname is fixed at creation.
          *
-         *     Every mutable field is required.
+         *     `aliases` and `runtime` are required; `php` and `tls` are optional and, when given, change only the settings they hold.
          */
         put: operations["replaceSite"];
         post?: never;
@@ -1331,7 +1331,7 @@ export interface paths {
         get: operations["getBackupSchedule"];
         /**
          * Replace a backup schedule
-         * @description Every mutable field is required.
+         * @description Every mutable field is required, and each replaces the current value whole (an object too).
          */
         put: operations["replaceBackupSchedule"];
         post?: never;
@@ -1391,7 +1391,7 @@ export interface paths {
          * Replace a webhook endpoint
          * @description Setting `enabled` to true resumes an endpoint that was disabled, with its waiting deliveries.
          *
-         *     Every mutable field is required.
+         *     Every mutable field is required, and each replaces the current value whole (an object too).
          */
         put: operations["replaceWebhook"];
         post?: never;

@@ -117,7 +117,7 @@ export interface UpdateRoutesOptions {
   update: (caller: Caller, id: string, patch: Record<string, unknown>, expectedVersion?: number) => Promise<{ version: number }>;
 }
 
-export const REPLACE_DESCRIPTION = 'Every mutable field is required.';
+const REPLACE_DESCRIPTION = 'Every mutable field is required, and each replaces the current value whole (an object too).';
 export const PATCH_DESCRIPTION = 'A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.';
 /** A route's own words first, then the convention it follows. */
 export const described = (own: string | undefined, convention: string) => (own ? `${own}\n\n${convention}` : convention);

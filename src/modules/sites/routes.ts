@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
 import { unsupportedMediaType } from '../../http/errors.js';
-import { described, listRoute, PATCH_DESCRIPTION, REPLACE_DESCRIPTION } from '../../http/crud.js';
+import { described, listRoute, PATCH_DESCRIPTION } from '../../http/crud.js';
 import { ifMatchVersion, sendResource } from '../../http/etag.js';
 import { pageParams, sendPage } from '../../http/pagination.js';
 import { PatchBody, sendAccepted, type App } from '../../http/routes.js';
@@ -262,7 +262,10 @@ export function siteRoutes(app: App, svc: SitesService, deployments: Deployments
         ...update,
         operationId: 'replaceSite',
         summary: 'Replace a site',
-        description: described(HOSTNAME_FIXED, REPLACE_DESCRIPTION),
+        description: described(
+          HOSTNAME_FIXED,
+          '`aliases` and `runtime` are required; `php` and `tls` are optional and, when given, change only the settings they hold.',
+        ),
         body: Type.Object(Mutable, { additionalProperties: false }),
       },
     },
