@@ -48,7 +48,6 @@ function tarCreate(dir: string): number {
   return ms;
 }
 
-/** fetch, once more if a kept-alive connection was closed under it (the servers idle during tar). */
 async function api(t: BackupTarget, method: string, url: string, body?: unknown) {
   const res = await send(`http://127.0.0.1:${t.berth}${url}`, {
     method,
