@@ -117,7 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock,
     ttlMs: config.tokenCacheTtlMs,
     bootstrapToken: config.bootstrapToken,
-    onBackgroundError: (err) => app.log.warn({ err }, 'could not record token use'),
+    onBackgroundError: (err) => app.log.warn({ err }, 'background token work failed (a cache refresh or recording its use)'),
   });
   // Site releases are counted from the sizes recorded when each was unpacked, databases from their last measurement.
   const diskInUse = diskMeter(db, config.dataDir, [{ dir: 'sites', bytes: keptReleaseBytes }, { bytes: databaseBytes }]);

@@ -23,6 +23,7 @@ export interface TokenResolverOptions {
   ttlMs: number;
   /** The bootstrap token is exempt from the format rule (SPEC §2). */
   bootstrapToken: string | null;
+  /** A background refresh or last_used_at write that failed (the request it served went on). */
   onBackgroundError: (err: unknown) => void;
 }
 
