@@ -3,9 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
-import { tarGz, zip } from '../helpers/archives.js';
+import { paxRecord, tarGz, zip } from '../helpers/archives.js';
 import { createAccount, createPlan, createToken, world } from '../helpers/fixtures.js';
 import { freshDb } from '../helpers/db.js';
 
@@ -268,6 +269,20 @@ describe('deployments', () => {
       ['tar hard link out', tarGz([{ path: 'hard', type: '1', linkpath: '../secret' }]), 'link_escapes'],
       ['tar char device', tarGz([{ path: 'null', type: '3' }]), 'device_file'],
       ['tar fifo', tarGz([{ path: 'pipe', type: '6' }]), 'device_file'],
+      [
+        'tar sparse file',
+        tarGz([
+          { path: 'ok.txt', content: 'x' },
+          { path: 'holes', type: 'S' },
+        ]),
+        'unsupported_entry',
+      ],
+      ['gzip of something not tar', gzipSync('a text file, gzipped, is not a tar archive\n'.repeat(20)), 'invalid_archive'],
+      [
+        'tar pax path escaping',
+        tarGz([{ path: 'x', type: 'x', content: paxRecord('path', '../up') }, { path: 'f' }]),
+        'path_escapes',
+      ],
       [
         'tar file where a directory goes',
         tarGz([

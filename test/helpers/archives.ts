@@ -4,8 +4,11 @@ import yazl from 'yazl';
 /** Archives built byte by byte, so tests can make the malicious ones no archiver would. */
 export interface TarEntry {
   path: string;
-  /** ustar typeflag: '0' file, '1' hard link, '2' symlink, '3' char device, '5' directory, '6' FIFO. */
-  type?: '0' | '1' | '2' | '3' | '4' | '5' | '6';
+  /**
+   * ustar typeflag: '0' file, '1' hard link, '2' symlink, '3' char device, '5' directory, '6' FIFO;
+   * 'x' and 'g' pax headers, 'L' and 'K' GNU long names (content: the records or the name).
+   */
+  type?: '0' | '1' | '2' | '3' | '4' | '5' | '6' | '7' | 'x' | 'g' | 'L' | 'K' | 'S';
   content?: string | Buffer;
   linkpath?: string;
   mode?: number;
@@ -32,14 +35,25 @@ function header(e: TarEntry, size: number): Buffer {
   return h;
 }
 
-export function tarGz(entries: TarEntry[]): Buffer {
+/** A tar archive, ending with its two zero blocks. */
+export function tar(entries: TarEntry[]): Buffer {
   const parts: Buffer[] = [];
   for (const e of entries) {
     const body = Buffer.from(e.content ?? '');
     parts.push(header(e, body.length), body, Buffer.alloc((512 - (body.length % 512)) % 512));
   }
   parts.push(Buffer.alloc(1024));
-  return gzipSync(Buffer.concat(parts));
+  return Buffer.concat(parts);
+}
+
+export const tarGz = (entries: TarEntry[]): Buffer => gzipSync(tar(entries));
+
+/** A pax record, `"<length> <key>=<value>\n"`, its length counting itself. */
+export function paxRecord(key: string, value: string): string {
+  const rest = ` ${key}=${value}\n`;
+  let length = Buffer.byteLength(rest);
+  while (String(length).length + Buffer.byteLength(rest) !== length) length = String(length).length + Buffer.byteLength(rest);
+  return `${length}${rest}`;
 }
 
 export interface ZipEntry {
