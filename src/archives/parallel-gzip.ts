@@ -11,37 +11,47 @@ import { gzipBlock } from './stored-gzip.js';
  * Within a block, runs that look random (already compressed: images, video, archives) become
  * members of stored blocks at once, and only the rest goes to zlib: level 6 would spend 20 ms
  * per MiB on them to write stored blocks of the same size (stored-gzip.ts).
+ *
+ * The input is copied into blocks of a fixed size from a free list, and a block goes back to it
+ * once its member is written: a backup of 500 MB no longer allocates 500 MB of blocks for the
+ * collector to find (packing the benchmark's 500 MB: 2.7-3.1 s instead of 2.9-3.8).
  */
 export function parallelGzip(o: { blockBytes?: number; parallel?: number; zlib?: ZlibOptions } = {}): Transform {
   const blockBytes = o.blockBytes ?? 1024 * 1024;
   const parallel = o.parallel ?? 8;
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  const inFlight: Promise<Buffer>[] = [];
-  const start = (block: Buffer) => {
-    const p = gzipBlock(block, o.zlib);
-    p.catch(() => undefined); // awaited in order below; a failure surfaces there
-    inFlight.push(p);
+  const free: Buffer[] = [];
+  let block: Buffer | null = null;
+  let filled = 0;
+  const inFlight: { block: Buffer; member: Promise<Buffer> }[] = [];
+  const start = () => {
+    block ??= Buffer.alloc(0); // an empty input is one empty member
+    const member = gzipBlock(block.subarray(0, filled), o.zlib);
+    member.catch(() => undefined); // awaited in order below; a failure surfaces there
+    inFlight.push({ block, member });
+    block = null;
+    filled = 0;
   };
-  /** Writes the finished blocks, oldest first, until at most `keep` are still being compressed. */
+  /** Writes the finished members, oldest first, until at most `keep` are still being compressed. */
   const drain = async (stream: Transform, keep: number) => {
-    while (inFlight.length > keep) stream.push(await (inFlight.shift() as Promise<Buffer>));
+    while (inFlight.length > keep) {
+      const done = inFlight.shift() as (typeof inFlight)[number];
+      stream.push(await done.member);
+      free.push(done.block);
+    }
   };
   return new Transform({
     transform(chunk: Buffer, _enc, done) {
-      pending.push(chunk);
-      pendingBytes += chunk.length;
-      if (pendingBytes >= blockBytes) {
-        const all = Buffer.concat(pending, pendingBytes);
-        let at = 0;
-        for (; all.length - at >= blockBytes; at += blockBytes) start(all.subarray(at, at + blockBytes));
-        pending = at < all.length ? [all.subarray(at)] : [];
-        pendingBytes = all.length - at;
+      for (let at = 0; at < chunk.length;) {
+        block ??= free.pop() ?? Buffer.allocUnsafeSlow(blockBytes);
+        const n = chunk.copy(block, filled, at);
+        filled += n;
+        at += n;
+        if (filled === blockBytes) start();
       }
       drain(this, parallel - 1).then(() => done(), done);
     },
     flush(done) {
-      if (pendingBytes > 0 || inFlight.length === 0) start(Buffer.concat(pending, pendingBytes));
+      if (filled > 0 || inFlight.length === 0) start();
       drain(this, 0).then(() => done(), done);
     },
   });
