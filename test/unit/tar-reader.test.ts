@@ -205,3 +205,32 @@ describe('tar reader: what it refuses', () => {
     refused(tar([{ path: 'L', type: 'L', content: Buffer.alloc(1024 * 1024 + 1, 0x61) }, { path: 'f' }]), /longer than allowed/);
   });
 });
+
+describe('tar reader: damaged archives', () => {
+  it('a byte changed anywhere (its checksum mended or not) is read or refused as TarInvalid, never another error', () => {
+    const archive = tar([
+      { path: 'x', type: 'x', content: paxRecord('path', 'dir/with a pax name') + paxRecord('size', '5') },
+      { path: 'f', content: 'hello' },
+      { path: 'L', type: 'L', content: `${'n'.repeat(120)}\0` },
+      { path: 'n', content: 'x'.repeat(600) },
+      { path: 'l', type: '2', linkpath: 'f' },
+    ]);
+    let seed = 42;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 2000; i++) {
+      const at = Math.floor(random() * archive.length);
+      const value = Math.floor(random() * 256);
+      const changed = Buffer.from(archive);
+      changed[at] = value;
+      // And with the block's checksum made to add up again, so that the fields themselves are read.
+      const mended = patchHeader(archive, at - (at % 512), (h) => (h[at % 512] = value));
+      for (const damaged of [changed, mended]) {
+        try {
+          read(damaged, 1 + Math.floor(random() * 700));
+        } catch (err) {
+          expect(err).toBeInstanceOf(TarInvalid);
+        }
+      }
+    }
+  });
+});
