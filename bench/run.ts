@@ -4,7 +4,8 @@
  *   1,000 rows each) against bare Fastify routes running the same query through the same
  *   driver, alternated in one run; prints req/s, p99 and the ratio;
  * - DNS: a 10,000-record sync (dry run, then applied) and the export of that zone, the median of three zones;
- * - deployments: a ~100 MB archive of 10,000 files through the API against `tar -xzf` (bench/deploy.ts),
+ * - deployments: a ~100 MB archive of 10,000 files through the API against `tar -xzf` (bench/deploy.ts;
+ *   the median ratio of 5 pairs run back to back, BENCH_DEPLOY_PAIRS),
  *   in a fresh server process so its peak memory above idle is the deployment's;
  * - backups: a ~500 MB account backed up through the API against `tar -czf` (bench/backup.ts);
  * - time to effect: write → effect for DNS records, sites and mailboxes against the write's own
@@ -206,9 +207,9 @@ async function bench(label: string, databaseUrl: string | null) {
 async function deployment(label: string, databaseUrl: string | null) {
   const { servers, stop } = await startServers(databaseUrl);
   try {
-    const r = await deployBench(servers, ROUNDS, scratch);
+    const r = await deployBench(servers, scratch);
     console.log(
-      `  deploy    ${r.mb.toFixed(0)} MB, ${r.files} files: tar -xzf ${r.tarMs.toFixed(0)} ms | berth ${r.berthMs.toFixed(0)} ms | ratio ${r.ratio.toFixed(2)} | peak memory above idle ${(r.peakAboveIdle / 1024 / 1024).toFixed(0)} MB | event-loop lag p99 ${r.lag.p99.toFixed(1)} ms, max ${r.lag.max.toFixed(0)} ms (${label})`,
+      `  deploy    ${r.mb.toFixed(0)} MB, ${r.files} files, median of ${r.ratios.pairs} pairs: tar -xzf ${r.tarMs.toFixed(0)} ms | berth ${r.berthMs.toFixed(0)} ms | ratio ${r.ratio.toFixed(2)} (pairs ${r.ratios.min.toFixed(2)}–${r.ratios.max.toFixed(2)}) | peak memory above idle ${(r.peakAboveIdle / 1024 / 1024).toFixed(0)} MB | event-loop lag p99 ${r.lag.p99.toFixed(1)} ms, max ${r.lag.max.toFixed(0)} ms (${label})`,
     );
     return r;
   } finally {
