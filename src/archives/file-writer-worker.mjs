@@ -56,12 +56,16 @@ function run(op, bytes) {
   }
 }
 
+/** How many arguments follow each operation's name in a batch's flat list (file-writer.ts). */
+const ARITY = { dir: 1, open: 1, write: 2, close: 0, link: 2, symlink: 2 };
+
 parentPort.on('message', ({ id, ops, bytes }) => {
   if (failed) return;
   const data = new Uint8Array(bytes);
   let member = null;
   try {
-    for (const op of ops) {
+    for (let i = 0; i < ops.length; i += 1 + ARITY[ops[i]]) {
+      const op = ops.slice(i, i + 1 + ARITY[ops[i]]);
       member = op[0] === 'write' || op[0] === 'close' ? (file?.member ?? null) : op[1];
       run(op, data);
     }
