@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { lagDuring, memory } from './probes.js';
-import { percentile } from './stats.js';
+import { median } from './stats.js';
 
 const FILES = Number(process.env.BENCH_DEPLOY_FILES ?? 10_000);
 const FILE_BYTES = 10 * 1024;
@@ -120,15 +120,9 @@ export async function deployBench(t: DeployTarget, scratch: string) {
   return {
     mb,
     files: FILES,
-    tarMs: percentile(
-      pairs.map((p) => p.tarMs),
-      50,
-    ),
-    berthMs: percentile(
-      pairs.map((p) => p.berthMs),
-      50,
-    ),
-    ratio: percentile(ratios, 50),
+    tarMs: median(pairs.map((p) => p.tarMs)),
+    berthMs: median(pairs.map((p) => p.berthMs)),
+    ratio: median(ratios),
     ratios: { min: Math.min(...ratios), max: Math.max(...ratios), pairs: PAIRS },
     peakAboveIdle: after.peak - idle.rss,
     lag,

@@ -24,7 +24,7 @@ import { mintOperatorToken } from '../src/modules/tokens/service.js';
 import { recordingDb, sequentialScans, type Statement } from './scale/plans.js';
 import { scaleProbes, scheduleScan } from './scale/probes.js';
 import { grow, type ScaleSize } from './scale/seed.js';
-import { percentile } from './stats.js';
+import { median, percentile } from './stats.js';
 
 const STEPS = (process.env.BENCH_SCALE_ACCOUNTS ?? '10,100,1000,10000').split(',').map(Number);
 const SAMPLES = Number(process.env.BENCH_SCALE_SAMPLES ?? 200);
@@ -91,14 +91,8 @@ async function measureAll(targets: { name: string; run: () => Promise<void> }[])
     [...rounds].map(([name, ms]) => [
       name,
       {
-        p50: percentile(
-          ms.map((m) => m.p50),
-          50,
-        ),
-        p99: percentile(
-          ms.map((m) => m.p99),
-          50,
-        ),
+        p50: median(ms.map((m) => m.p50)),
+        p99: median(ms.map((m) => m.p99)),
       },
     ]),
   );
