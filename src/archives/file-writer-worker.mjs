@@ -64,8 +64,8 @@ parentPort.on('message', ({ id, ops, bytes }) => {
   const data = new Uint8Array(bytes);
   let member = null;
   try {
-    for (let i = 0; i < ops.length; i += 1 + ARITY[ops[i]]) {
-      const op = ops.slice(i, i + 1 + ARITY[ops[i]]);
+    for (let i = 0; i < ops.length;) {
+      const op = ops.slice(i, (i += 1 + ARITY[ops[i]]));
       member = op[0] === 'write' || op[0] === 'close' ? (file?.member ?? null) : op[1];
       run(op, data);
     }

@@ -7,10 +7,10 @@
  *
  * As GNU tar does, the archive ends at its first zero block; what follows is not read. A pax
  * header's path, linkpath and size apply to the next member; a global pax header's would apply to
- * every member alike, so it is read and checked but not applied. Anything
- * it cannot read for certain (a checksum that does not add up, a size that is not a number, a
- * member cut short) throws TarInvalid, and entries of a type it does not know are reported as
- * they are (`type` names them) for the caller to refuse.
+ * every member alike, so it is read and checked but not applied. Anything it cannot read for
+ * certain (a checksum that does not add up, a size that is not a number, a member cut short)
+ * throws TarInvalid, and entries of a type it does not know are reported as they are (`type`
+ * names them) for the caller to refuse.
  */
 
 export class TarInvalid extends Error {}
@@ -64,14 +64,13 @@ const BLOCK = 512;
 export function tarReader(on: TarHandlers) {
   const header = Buffer.alloc(BLOCK);
   let headerFill = 0;
-  /** Bytes of the current entry's data still to come, then of its padding to the block. */
+  /** Bytes of the current entry's data still to come, then of its padding to the next block. */
   let remain = 0;
   let padding = 0;
   let meta: { type: string; chunks: Buffer[] } | null = null;
-  let inEntry = false;
   let local: Overrides = {};
   let entries = 0;
-  let offset = 0; // of the next header, for messages
+  let offset = 0; // bytes read so far, for messages
   let ended = false;
 
   const finishEntry = () => {
@@ -79,7 +78,6 @@ export function tarReader(on: TarHandlers) {
       applyMeta(meta.type, Buffer.concat(meta.chunks));
       meta = null;
     } else on.end();
-    inEntry = false;
   };
 
   const applyMeta = (type: string, body: Buffer) => {
@@ -140,7 +138,6 @@ export function tarReader(on: TarHandlers) {
   };
 
   const begin = (size: number) => {
-    inEntry = true;
     remain = size;
     padding = (BLOCK - (size % BLOCK)) % BLOCK;
     if (remain === 0) finishEntry();
@@ -179,7 +176,7 @@ export function tarReader(on: TarHandlers) {
     },
     /** The archive is complete: throws if it stopped inside a header or a member. */
     end(): void {
-      if (inEntry || headerFill > 0 || padding > 0) throw new TarInvalid('the archive is cut short');
+      if (remain > 0 || headerFill > 0 || padding > 0) throw new TarInvalid('the archive is cut short');
       if (entries === 0) throw new TarInvalid('not a tar archive (no member)');
     },
   };

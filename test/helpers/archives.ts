@@ -24,14 +24,19 @@ function header(e: TarEntry, size: number): Buffer {
   put('0000000\0', 116, 8);
   put(`${octal(size, 12)}\0`, 124, 12);
   put(`${octal(1_700_000_000, 12)}\0`, 136, 12);
-  put('        ', 148, 8);
   put(e.type ?? '0', 156, 1);
   put(e.linkpath ?? '', 157, 100);
   put('ustar\0', 257, 6);
   put('00', 263, 2);
+  return sealHeader(h);
+}
+
+/** Sets a header's checksum over its bytes as they are (as signed chars if asked, as old tars did). */
+export function sealHeader(h: Buffer, signed = false): Buffer {
+  h.write('        ', 148, 'latin1');
   let sum = 0;
-  for (const b of h) sum += b;
-  put(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 8);
+  for (const b of h) sum += signed && b > 127 ? b - 256 : b;
+  h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
   return h;
 }
 
@@ -51,8 +56,9 @@ export const tarGz = (entries: TarEntry[]): Buffer => gzipSync(tar(entries));
 /** A pax record, `"<length> <key>=<value>\n"`, its length counting itself. */
 export function paxRecord(key: string, value: string): string {
   const rest = ` ${key}=${value}\n`;
-  let length = Buffer.byteLength(rest);
-  while (String(length).length + Buffer.byteLength(rest) !== length) length = String(length).length + Buffer.byteLength(rest);
+  const bytes = Buffer.byteLength(rest);
+  let length = bytes;
+  while (String(length).length + bytes !== length) length = String(length).length + bytes;
   return `${length}${rest}`;
 }
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tarReader, TarInvalid, type TarEntry } from '../../src/archives/tar-reader.js';
-import { paxRecord, tar } from '../helpers/archives.js';
+import { paxRecord, sealHeader, tar } from '../helpers/archives.js';
 
 interface Read extends TarEntry {
   data: Buffer;
@@ -33,10 +33,7 @@ function patchHeader(archive: Buffer, offset: number, edit: (h: Buffer) => void,
   const out = Buffer.from(archive);
   const h = out.subarray(offset, offset + 512);
   edit(h);
-  h.write('        ', 148, 'latin1');
-  let sum = 0;
-  for (const b of h) sum += signed && b > 127 ? b - 256 : b;
-  h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
+  sealHeader(h, signed);
   return out;
 }
 
