@@ -1,62 +1,169 @@
+import { constants, existsSync, type Stats } from 'node:fs';
+import { lstat, open, readdir, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { lstat, readdir } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
-import { Pack, type WriteEntry } from 'tar';
-import { parallelGzip } from './parallel-gzip.js';
+import { Readable } from 'node:stream';
+import { GzipBlocks } from './parallel-gzip.js';
+import { TAR_END, tarHeader, tarPadding, type TarMember } from './tar-header.js';
 
-/** One directory of the account, stored in the archive under `as`. */
+/** One directory of the account, stored in the archive under `as` (`''`: at the archive's root). */
 export interface ArchivedDir {
   dir: string;
   as: string;
 }
 
 /**
- * A tar.gz stream of `files` (small generated files: the manifest, zone files) written into
- * `stagingDir`, and of `dirs`, each stored under its archive name. node-tar reads and packs
- * the files as the stream is consumed (never the whole archive in memory); symlinks are stored
- * as links, never followed. `onEntry` sees every entry (for progress and counts).
+ * A tar.gz of `dirs`, each under its archive name, packed as it is read (never the whole archive
+ * in memory): files are read straight into the compressor's blocks, which are compressed in
+ * parallel (parallel-gzip.ts). Its chunks are one reused buffer: **each is valid until the next
+ * is asked for** (`archiveStream` copies them, for a consumer that keeps them).
+ *
+ * Directories, regular files (hard links by inode) and symbolic links (stored as links, never
+ * followed) are packed, in name order; sockets, FIFOs and devices
+ * have nothing to back up and a restore would refuse them, so they are left out. A file or
+ * directory removed while the backup runs is left out, as GNU tar does; a file that shrinks is
+ * padded with zeros to the size it was listed with.
+ *
+ * The directories may belong to a tenant who runs code (PHP) while the backup reads them, and
+ * Berth reads as a more privileged user: a directory swapped for a link to `/etc` must not put
+ * `/etc` in the archive. So each of `dirs` is opened and checked to be where it should be, and
+ * everything below is reached through its parent's open descriptor (`/proc/self/fd/N/name`:
+ * `openat` for Node; by path where there is no /proc) with the last component never followed;
+ * a file is read only if it is still the regular file that was listed.
+ *
+ * `root` is the data directory (Berth's own, trusted): each of `dirs` must lie under it.
  */
 export function packArchive(
   root: string,
-  stagingDir: string,
   dirs: ArchivedDir[],
-  onEntry: (entry: { type: string; size: number }) => void,
-): Readable {
-  // Archive names by path relative to `root`, longest first, so nested prefixes map right.
-  const renames = [
-    { from: path.relative(root, stagingDir), to: '' },
-    ...dirs.map((d) => ({ from: path.relative(root, d.dir), to: d.as })),
-  ].sort((a, b) => b.from.length - a.from.length);
-  const rename = (p: string): string => {
-    const clean = p.replace(/\/$/, '');
-    for (const r of renames) {
-      if (clean === r.from) return r.to ? `${r.to}/` : './';
-      if (clean.startsWith(`${r.from}/`))
-        return path.posix.join(r.to, clean.slice(r.from.length + 1)) + (p.endsWith('/') ? '/' : '');
-    }
-    return p;
-  };
-  const pack = new Pack({
-    cwd: root,
-    portable: true,
-    onWriteEntry: (entry: WriteEntry) => {
-      entry.path = rename(entry.path);
-      if (entry.type === 'Link' && entry.linkpath) entry.linkpath = rename(entry.linkpath);
-      onEntry({ type: entry.type ?? 'Unsupported', size: entry.type === 'File' ? (entry.stat?.size ?? 0) : 0 });
-    },
-  });
-  // Compressed in parallel blocks (as pigz does): a 500 MB backup now takes about GNU tar's time
-  // instead of 1.3 times it (README, Performance); the output is a standard gzip stream of members.
-  const gzip = parallelGzip();
-  pack.on('error', (err: unknown) => gzip.destroy(err as Error));
-  pack.pipe(gzip);
-  pack.add(path.relative(root, stagingDir));
-  for (const d of dirs) pack.add(path.relative(root, d.dir));
-  pack.end();
-  return gzip;
+  onEntry: (entry: { type: TarMember['type']; size: number }) => void,
+): AsyncIterable<Buffer> {
+  return new TarPacker(onEntry).pack(root, dirs);
 }
 
+/** `packArchive` as a stream of chunks of their own. */
+export function archiveStream(root: string, dirs: ArchivedDir[]): Readable {
+  return Readable.from(
+    (async function* copies() {
+      for await (const chunk of packArchive(root, dirs, () => undefined)) yield Buffer.from(chunk);
+    })(),
+    { objectMode: false },
+  );
+}
+
+/** Entries whose disappearance during a backup leaves them out rather than failing it. */
+const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP']);
+const code = (err: unknown): string => (err as NodeJS.ErrnoException).code ?? '';
+const gone = (err: unknown): null => {
+  if (GONE.has(code(err))) return null;
+  throw err;
+};
 const STAT_SLICE = 64;
+const ZEROS = Buffer.alloc(512);
+const PROC_FD = existsSync('/proc/self/fd');
+const OPEN_DIR = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+/** Non-blocking, so that a FIFO put in a file's place cannot hold the open; then refused by its fstat. */
+const OPEN_FILE = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+class TarPacker {
+  private readonly gz = new GzipBlocks();
+  /** The archive name of the first member of each inode with several links (`dev:ino`). */
+  private readonly linked = new Map<string, string>();
+
+  constructor(private readonly onEntry: (entry: { type: TarMember['type']; size: number }) => void) {}
+
+  async *pack(root: string, dirs: ArchivedDir[]): AsyncGenerator<Buffer> {
+    const realRoot = await realpath(root);
+    for (const d of dirs) yield* this.dir(path.join(realRoot, path.relative(root, d.dir)), d.as, true);
+    this.gz.write(TAR_END);
+    yield* this.gz.end();
+  }
+
+  /**
+   * The directory at `at`: one of `dirs` (a path, `given`) or `/proc/self/fd/N/name` below one.
+   * The components above one of `dirs` are not held open: one replaced by a link fails the
+   * backup (the message names the archive's directory, not the server's path).
+   */
+  private async *dir(at: string, name: string, given = false): AsyncGenerator<Buffer> {
+    const elsewhere = () => new Error(`the directory archived as "${name || '.'}" leads elsewhere (through a link)`);
+    const handle = await open(at, OPEN_DIR).catch((err: unknown) => {
+      if (given && code(err) !== 'ENOENT' && GONE.has(code(err))) throw elsewhere();
+      return gone(err);
+    });
+    if (!handle) return;
+    try {
+      const st = await handle.stat();
+      const inside = PROC_FD ? `/proc/self/fd/${handle.fd}` : at;
+      if (PROC_FD && given && (await readlink(inside)) !== at) throw elsewhere();
+      this.member({ type: 'Directory', path: name ? `${name}/` : './', mode: st.mode, size: 0, mtimeMs: st.mtimeMs });
+      const names = ((await readdir(inside).catch(gone)) ?? []).sort();
+      for (let i = 0; i < names.length; i += STAT_SLICE) {
+        const slice = names.slice(i, i + STAT_SLICE);
+        // A slice at a time, not one by one: each lstat is a round trip to libuv's thread pool.
+        const stats = await Promise.all(slice.map((n) => lstat(path.join(inside, n)).catch(gone)));
+        for (const [j, n] of slice.entries()) {
+          const child = stats[j];
+          if (!child) continue;
+          const childName = name ? `${name}/${n}` : n;
+          const childAt = path.join(inside, n);
+          if (child.isDirectory()) yield* this.dir(childAt, childName);
+          else if (child.isFile()) yield* this.file(childAt, childName, child);
+          else if (child.isSymbolicLink()) await this.symlink(childAt, childName, child);
+        }
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+
+  private async *file(at: string, name: string, listed: Stats): AsyncGenerator<Buffer> {
+    const key = `${listed.dev}:${listed.ino}`;
+    const first = listed.nlink > 1 ? this.linked.get(key) : undefined;
+    if (first !== undefined) {
+      this.member({ type: 'Link', path: name, linkpath: first, mode: listed.mode, size: 0, mtimeMs: listed.mtimeMs });
+      return;
+    }
+    const handle = await open(at, OPEN_FILE).catch(gone);
+    if (!handle) return;
+    try {
+      const st = await handle.stat();
+      if (!st.isFile() || st.ino !== listed.ino || st.dev !== listed.dev) return; // replaced since it was listed
+      const size = listed.size; // the header is written first: a file that grows is cut to it
+      this.member({ type: 'File', path: name, mode: st.mode, size, mtimeMs: st.mtimeMs });
+      for (let left = size; left > 0;) {
+        const room = this.gz.room();
+        const want = Math.min(left, room.length);
+        let { bytesRead } = await handle.read(room, 0, want, null);
+        if (bytesRead === 0) {
+          room.fill(0, 0, want); // it shrank: zeros for the rest, as GNU tar writes
+          bytesRead = want;
+        }
+        this.gz.filled(bytesRead);
+        left -= bytesRead;
+        yield* this.gz.members();
+      }
+      this.gz.write(ZEROS.subarray(0, tarPadding(size)));
+      if (listed.nlink > 1) this.linked.set(key, name);
+    } finally {
+      await handle.close();
+    }
+    this.onEntry({ type: 'File', size: listed.size });
+  }
+
+  private async symlink(at: string, name: string, listed: Stats): Promise<void> {
+    const target = await readlink(at).catch(gone);
+    if (target === null) return;
+    this.member({ type: 'SymbolicLink', path: name, linkpath: target, mode: listed.mode, size: 0, mtimeMs: listed.mtimeMs });
+  }
+
+  private member(m: TarMember): void {
+    // Permissions as node-tar's portable mode wrote them: the owner can always read and write,
+    // nobody else can write; a directory is searchable wherever it is readable.
+    let mode = ((m.mode & 0o7777) | 0o600) & ~0o022;
+    if (m.type === 'Directory') mode |= (mode & 0o444) >> 2;
+    this.gz.write(tarHeader({ ...m, mode }));
+    if (m.type !== 'File') this.onEntry({ type: m.type, size: 0 });
+  }
+}
 
 /** The bytes of the regular files under `dirs` (links not followed): a pack's known total, for progress. */
 export async function bytesUnder(dirs: string[]): Promise<number> {

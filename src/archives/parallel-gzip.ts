@@ -1,58 +1,110 @@
-import { Transform } from 'node:stream';
 import type { ZlibOptions } from 'node:zlib';
-import { gzipBlock } from './stored-gzip.js';
+import { gzipBlock, storedMemberBytes, writeStoredMember, type MemberPart } from './stored-gzip.js';
 
 /**
  * gzip as pigz does it: the input cut into blocks compressed in parallel on libuv's thread pool
- * (8 in flight keep two cores busy; fewer left them waiting in the benchmark),
- * written in order as consecutive gzip members. A stream of members is a standard gzip file
- * (RFC 1952 §2.2): `tar -xzf`, `gunzip` and Node's own gunzip read it whole.
+ * (8 in flight keep two cores busy; fewer left them waiting in the benchmark), handed on in order
+ * as consecutive gzip members. A stream of members is a standard gzip file (RFC 1952 §2.2):
+ * `tar -xzf`, `gunzip` and Node's own gunzip read it whole.
  *
  * Within a block, runs that look random (already compressed: images, video, archives) become
  * members of stored blocks at once, and only the rest goes to zlib: level 6 would spend 20 ms
  * per MiB on them to write stored blocks of the same size (stored-gzip.ts).
  *
- * The input is copied into blocks of a fixed size from a free list, and a block goes back to it
- * once its member is written: a backup of 500 MB no longer allocates 500 MB of blocks for the
- * collector to find (packing the benchmark's 500 MB: 2.7-3.1 s instead of 2.9-3.8).
+ * Nothing is allocated per byte that passes, so a backup's memory stays flat whatever its size:
+ * the producer writes into the blocks directly (`room`, then `filled`: a backup reads its files
+ * into them), a block goes back to a free list once its member is out, and the members are
+ * handed on in one output buffer, reused: **a member handed on is valid until the next is asked
+ * for**, so its consumer must be done with it by then (write it, hash it; not keep it). Buffers
+ * allocated per member and dropped (node-tar's reads, zlib's output) outlived the young
+ * generation and waited for a full collection: 80 MB above idle in the benchmark's backup.
  */
-export function parallelGzip(o: { blockBytes?: number; parallel?: number; zlib?: ZlibOptions } = {}): Transform {
-  const blockBytes = o.blockBytes ?? 1024 * 1024;
-  const parallel = o.parallel ?? 8;
-  const free: Buffer[] = [];
-  let block: Buffer | null = null;
-  let filled = 0;
-  const inFlight: { block: Buffer; member: Promise<Buffer> }[] = [];
-  const start = () => {
-    block ??= Buffer.alloc(0); // an empty input is one empty member
-    const member = gzipBlock(block.subarray(0, filled), o.zlib);
-    member.catch(() => undefined); // awaited in order below; a failure surfaces there
-    inFlight.push({ block, member });
-    block = null;
-    filled = 0;
-  };
-  /** Writes the finished members, oldest first, until at most `keep` are still being compressed. */
-  const drain = async (stream: Transform, keep: number) => {
-    while (inFlight.length > keep) {
-      const done = inFlight.shift() as (typeof inFlight)[number];
-      stream.push(await done.member);
-      free.push(done.block);
+/**
+ * Blocks and output buffers a finished compression left, by length, for the next: a backup
+ * allocates its ~10 MB once per process, not once per backup (each set lived long enough to
+ * reach the old generation, and waited there for a full collection).
+ */
+const spares = new Map<number, Buffer[]>();
+const SPARES_KEPT = 16;
+const take = (bytes: number): Buffer => spares.get(bytes)?.pop() ?? Buffer.allocUnsafeSlow(bytes);
+const keep = (buffers: Buffer[]): void => {
+  for (const b of buffers) {
+    const list = spares.get(b.length) ?? spares.set(b.length, []).get(b.length)!;
+    if (list.length < SPARES_KEPT) list.push(b);
+  }
+};
+
+export class GzipBlocks {
+  private readonly blockBytes: number;
+  private readonly parallel: number;
+  private readonly free: Buffer[] = [];
+  private block: Buffer | null = null;
+  private used = 0;
+  private readonly inFlight: { block: Buffer; member: Promise<MemberPart[]> }[] = [];
+  private out: Buffer;
+
+  constructor(private readonly o: { blockBytes?: number; parallel?: number; zlib?: ZlibOptions } = {}) {
+    this.blockBytes = o.blockBytes ?? 1024 * 1024;
+    this.parallel = o.parallel ?? 8;
+    this.out = take(storedMemberBytes(this.blockBytes));
+  }
+
+  /** The free part of the current block, to be filled from its start and reported with `filled`. */
+  room(): Buffer {
+    this.block ??= this.free.pop() ?? take(this.blockBytes);
+    return this.block.subarray(this.used);
+  }
+
+  /** `n` bytes of `room()` were written; a full block starts compressing. */
+  filled(n: number): void {
+    this.used += n;
+    if (this.used === this.blockBytes) this.start();
+  }
+
+  /** Copies `bytes` in (headers, padding: what is not read from a file). */
+  write(bytes: Buffer): void {
+    for (let at = 0; at < bytes.length;) {
+      const n = bytes.copy(this.room(), 0, at);
+      at += n;
+      this.filled(n);
     }
-  };
-  return new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      for (let at = 0; at < chunk.length;) {
-        block ??= free.pop() ?? Buffer.allocUnsafeSlow(blockBytes);
-        const n = chunk.copy(block, filled, at);
-        filled += n;
-        at += n;
-        if (filled === blockBytes) start();
-      }
-      drain(this, parallel - 1).then(() => done(), done);
-    },
-    flush(done) {
-      if (filled > 0 || inFlight.length === 0) start();
-      drain(this, 0).then(() => done(), done);
-    },
-  });
+  }
+
+  /**
+   * The finished members, oldest first (each valid until the next is asked for), while more
+   * blocks are compressing than keep the cores busy: the producer hands these on before it
+   * fills more, which bounds the memory in flight.
+   */
+  async *members(): AsyncGenerator<Buffer> {
+    yield* this.drain(this.parallel - 1);
+  }
+
+  /** The rest of the members, the current block's last. */
+  async *end(): AsyncGenerator<Buffer> {
+    if (this.used > 0 || this.inFlight.length === 0) this.start(); // an empty input is one empty member
+    yield* this.drain(0);
+    keep([...this.free.splice(0), this.out]);
+  }
+
+  private start(): void {
+    const block = this.block ?? Buffer.alloc(0);
+    const member = gzipBlock(block.subarray(0, this.used), this.o.zlib);
+    member.catch(() => undefined); // awaited in order in drain; a failure surfaces there
+    this.inFlight.push({ block, member });
+    this.block = null;
+    this.used = 0;
+  }
+
+  private async *drain(keep: number): AsyncGenerator<Buffer> {
+    while (this.inFlight.length > keep) {
+      const done = this.inFlight.shift() as (typeof this.inFlight)[number];
+      const parts = await done.member;
+      const bytes = parts.reduce((n, p) => n + ('stored' in p ? storedMemberBytes(p.stored.length) : p.deflated.length), 0);
+      if (bytes > this.out.length) this.out = Buffer.allocUnsafeSlow(bytes); // many runs, or one zlib grew
+      let at = 0;
+      for (const p of parts) at = 'stored' in p ? writeStoredMember(p.stored, this.out, at) : at + p.deflated.copy(this.out, at);
+      if (done.block.length === this.blockBytes) this.free.push(done.block);
+      yield this.out.subarray(0, at);
+    }
+  }
 }

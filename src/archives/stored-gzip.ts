@@ -60,39 +60,42 @@ const gzipAsync = promisify(gzip);
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 3]);
 const STORED_BLOCK_MAX = 0xffff;
 
+/** The length of `n` bytes as one stored member: header, five bytes per 64 KiB block, trailer. */
+export const storedMemberBytes = (n: number): number =>
+  GZIP_HEADER.length + 5 * Math.max(1, Math.ceil(n / STORED_BLOCK_MAX)) + n + 8;
+
 /**
- * `bytes` as one gzip member (RFC 1952) of stored deflate blocks (RFC 1951 §3.2.4): five bytes
- * per 64 KiB besides the header and trailer. The bytes are not copied: the member is a list of
- * buffers.
+ * `bytes` as one gzip member (RFC 1952) of stored deflate blocks (RFC 1951 §3.2.4), written
+ * into `out` at `at` (room for `storedMemberBytes`); returns where it ends.
  */
-export function storedMember(bytes: Buffer): Buffer[] {
-  const parts: Buffer[] = [GZIP_HEADER];
-  let at = 0;
+export function writeStoredMember(bytes: Buffer, out: Buffer, at: number): number {
+  at += GZIP_HEADER.copy(out, at);
+  let from = 0;
   do {
-    const len = Math.min(STORED_BLOCK_MAX, bytes.length - at);
-    const head = Buffer.alloc(5);
-    head[0] = at + len === bytes.length ? 1 : 0; // BFINAL on the last block; BTYPE 00
-    head.writeUInt16LE(len, 1);
-    head.writeUInt16LE(~len & 0xffff, 3);
-    parts.push(head, bytes.subarray(at, at + len));
-    at += len;
-  } while (at < bytes.length);
-  const trailer = Buffer.alloc(8);
-  trailer.writeUInt32LE(crc32(bytes), 0);
-  trailer.writeUInt32LE(bytes.length % 2 ** 32, 4);
-  parts.push(trailer);
-  return parts;
+    const len = Math.min(STORED_BLOCK_MAX, bytes.length - from);
+    out[at] = from + len === bytes.length ? 1 : 0; // BFINAL on the last block; BTYPE 00
+    out.writeUInt16LE(len, at + 1);
+    out.writeUInt16LE(~len & 0xffff, at + 3);
+    at += 5 + bytes.copy(out, at + 5, from, from + len);
+    from += len;
+  } while (from < bytes.length);
+  at = out.writeUInt32LE(crc32(bytes), at);
+  return out.writeUInt32LE(bytes.length % 2 ** 32, at);
 }
+
+/** A block's member: a run to store (still in the block) or a run zlib compressed. */
+export type MemberPart = { stored: Buffer } | { deflated: Buffer };
 
 /**
  * `block` as gzip members, one per run: random-looking runs stored here, the rest deflated on
  * libuv's thread pool. (One member switching level between runs, with zlib's `deflateParams`,
- * measured twice the CPU per MiB of these separate members.) One buffer for the block: handing
- * on its many small pieces instead (a stored block's 5-byte header each) made packing slower.
+ * measured twice the CPU per MiB of these separate members.) A stored run is a subarray of
+ * `block` itself, written out (`writeStoredMember`) before the block is reused.
  */
-export async function gzipBlock(block: Buffer, options: ZlibOptions = {}): Promise<Buffer> {
-  const members = storedRuns(block).map((run) =>
-    run.stored ? Promise.resolve(storedMember(run.bytes)) : gzipAsync(run.bytes, options).then((member) => [member]),
+export function gzipBlock(block: Buffer, options: ZlibOptions = {}): Promise<MemberPart[]> {
+  return Promise.all(
+    storedRuns(block).map((run) =>
+      run.stored ? Promise.resolve({ stored: run.bytes }) : gzipAsync(run.bytes, options).then((deflated) => ({ deflated })),
+    ),
   );
-  return Buffer.concat((await Promise.all(members)).flat());
 }

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Parser, type ReadEntry } from 'tar';
 import { LocalBackupStorage } from '../../src/modules/backups/storage.js';
@@ -214,17 +213,18 @@ describe('backups', () => {
 
   it('a failure while storing leaves no archive and marks the backup failed', async () => {
     const broken = new (class extends LocalBackupStorage {
-      override async put(key: string, body: Readable) {
+      override async put(key: string, body: AsyncIterable<Uint8Array>) {
         let seen = 0;
-        const failing = body.pipe(
-          new Transform({
-            transform(chunk: Buffer, _e, done) {
+        return super.put(
+          key,
+          (async function* failing() {
+            for await (const chunk of body) {
               seen += chunk.length;
-              done(seen > 100 ? new Error('disk full') : null, chunk);
-            },
-          }),
+              if (seen > 100) throw new Error('disk full');
+              yield chunk;
+            }
+          })(),
         );
-        return super.put(key, failing);
       }
     })(path.join(t.dataDir, 'broken-backups'));
     // Its own database: no other app's worker may take the job.

@@ -65,7 +65,7 @@ export function backupJobs(deps: ServiceDeps, storage: BackupStorage, databases:
         report: (percent) =>
           void ops.transition(db, op.id, ['running'], { status: 'running', progress: percent }).catch(() => undefined),
       });
-      const archive = packArchive(path.resolve(config.dataDir), path.resolve(staging), dirs, (entry) => {
+      const archive = packArchive(config.dataDir, [{ dir: staging, as: '' }, ...dirs], (entry) => {
         if (entry.type !== 'File') return;
         files++;
         progress.add(entry.size);

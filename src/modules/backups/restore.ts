@@ -1,8 +1,8 @@
 import { cp, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Writable, type Readable, type Transform } from 'node:stream';
+import { Writable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { c as packTar } from 'tar';
+import { archiveStream } from '../../archives/pack.js';
 import { byteProgress } from '../../lib/byte-progress.js';
 import { systemCaller } from '../../auth/caller.js';
 import type { RecordsService } from '../domains/index.js';
@@ -173,7 +173,7 @@ export function restoreJobs(deps: ServiceDeps, storage: BackupStorage, svc: Rest
         return row && row.status !== 'provisioning' ? row : undefined;
       });
       // The release goes live through a deployment: quota checks, an atomic switch, rollback kept.
-      const archive = packTar({ gzip: true, cwd: files, portable: true }, ['.']) as unknown as Readable;
+      const archive = archiveStream(config.dataDir, [{ dir: files, as: '' }]);
       const deployment = await svc.deployments.deploy(system, site.id, archive, 'tar.gz', null);
       const op = await until(`deploying ${s.hostname}`, async () => {
         const row = await ops.findOperationById(db, deployment.operation.id);

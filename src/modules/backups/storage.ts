@@ -1,9 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 
 /** An archive written in full but not yet visible under its key. */
 export interface StagedArchive {
@@ -17,11 +16,12 @@ export interface StagedArchive {
 /** Where archives live. Local by default; an S3-compatible store can implement the same. */
 export interface BackupStorage {
   /**
-   * Stores a stream in full, returning its size and SHA-256; nothing is visible under `key`
+   * Stores `body` in full, returning its size and SHA-256; nothing is visible under `key`
    * until `commit`, so a crash never leaves a half archive behind it, and of two runs only
-   * the one that commits is seen.
+   * the one that commits is seen. A chunk of `body` may be reused once the next is asked for
+   * (packArchive's are): it is written or copied before that, never kept.
    */
-  put(key: string, body: Readable): Promise<StagedArchive>;
+  put(key: string, body: AsyncIterable<Uint8Array>): Promise<StagedArchive>;
   /** The stored bytes from `start` to `end` inclusive (the whole object by default). */
   read(key: string, range?: { start: number; end: number }): Readable;
   size(key: string): Promise<number | null>;
@@ -52,23 +52,32 @@ export class LocalBackupStorage implements BackupStorage {
     return path.join(this.dir, `${key}.tar.gz`);
   }
 
-  async put(key: string, body: Readable): Promise<StagedArchive> {
+  async put(key: string, body: AsyncIterable<Uint8Array>): Promise<StagedArchive> {
     await mkdir(this.dir, { recursive: true });
     const final = this.file(key);
     // Each run writes its own file: two runs of one backup never write into each other.
     const partial = `${final}.${randomBytes(6).toString('hex')}.partial`;
-    const digest = digestingStream();
+    const hash = createHash('sha256');
+    let size = 0;
     try {
-      await pipeline(body, digest.stream, createWriteStream(partial, { mode: 0o600 }));
-      // On disk before it can be renamed into place.
-      const handle = await open(partial, 'r+');
-      await handle.sync().finally(() => handle.close());
+      const handle = await open(partial, 'wx', 0o600);
+      try {
+        for await (const chunk of body) {
+          hash.update(chunk);
+          size += chunk.length;
+          for (let at = 0; at < chunk.length;) at += (await handle.write(chunk, at)).bytesWritten;
+        }
+        await handle.sync(); // on disk before it can be renamed into place
+      } finally {
+        await handle.close();
+      }
     } catch (err) {
       await rm(partial, { force: true });
       throw err;
     }
     return {
-      ...digest.result(),
+      size,
+      sha256: hash.digest('hex'),
       commit: async () => {
         await rename(partial, final);
         await this.removeStaged(key); // what crashed runs left
