@@ -2,24 +2,6 @@ import type { ZlibOptions } from 'node:zlib';
 import { gzipBlock, storedMemberBytes, writeStoredMember, type MemberPart } from './stored-gzip.js';
 
 /**
- * gzip as pigz does it: the input cut into blocks compressed in parallel on libuv's thread pool
- * (8 in flight keep two cores busy; fewer left them waiting in the benchmark), handed on in order
- * as consecutive gzip members. A stream of members is a standard gzip file (RFC 1952 §2.2):
- * `tar -xzf`, `gunzip` and Node's own gunzip read it whole.
- *
- * Within a block, runs that look random (already compressed: images, video, archives) become
- * members of stored blocks at once, and only the rest goes to zlib: level 6 would spend 20 ms
- * per MiB on them to write stored blocks of the same size (stored-gzip.ts).
- *
- * Nothing is allocated per byte that passes, so a backup's memory stays flat whatever its size:
- * the producer writes into the blocks directly (`room`, then `filled`: a backup reads its files
- * into them), a block goes back to a free list once its member is out, and the members are
- * handed on in one output buffer, reused: **a member handed on is valid until the next is asked
- * for**, so its consumer must be done with it by then (write it, hash it; not keep it). Buffers
- * allocated per member and dropped (node-tar's reads, zlib's output) outlived the young
- * generation and waited for a full collection: 80 MB above idle in the benchmark's backup.
- */
-/**
  * Blocks and output buffers a finished compression left, by length, for the next: a backup
  * allocates its ~10 MB once per process, not once per backup (each set lived long enough to
  * reach the old generation, and waited there for a full collection).
@@ -34,6 +16,24 @@ const keep = (buffers: Buffer[]): void => {
   }
 };
 
+/**
+ * gzip as pigz does it: the input cut into blocks compressed in parallel on libuv's thread pool
+ * (8 in flight keep two cores busy; fewer left them waiting in the benchmark), handed on in order
+ * as consecutive gzip members. A stream of members is a standard gzip file (RFC 1952 §2.2):
+ * `tar -xzf`, `gunzip` and Node's own gunzip read it whole.
+ *
+ * Within a block, runs that look random (already compressed: images, video, archives) become
+ * members of stored blocks at once, and only the rest goes to zlib: level 6 would spend 20 ms
+ * per MiB on them to write stored blocks of the same size (stored-gzip.ts).
+ *
+ * Nothing is allocated per byte that passes but zlib's own output for the runs it compresses, so
+ * a backup's memory stays flat whatever its size: the producer writes into the blocks directly (`room`, then `filled`: a backup reads its files
+ * into them), a block goes back to a free list once its member is out, and the members are
+ * handed on in one output buffer, reused: **a member handed on is valid until the next is asked
+ * for**, so its consumer must be done with it by then (write it, hash it; not keep it). Buffers
+ * allocated per member and dropped (node-tar's reads, zlib's output) outlived the young
+ * generation and waited for a full collection: 80 MB above idle in the benchmark's backup.
+ */
 export class GzipBlocks {
   private readonly blockBytes: number;
   private readonly parallel: number;
@@ -95,8 +95,8 @@ export class GzipBlocks {
     this.used = 0;
   }
 
-  private async *drain(keep: number): AsyncGenerator<Buffer> {
-    while (this.inFlight.length > keep) {
+  private async *drain(leaving: number): AsyncGenerator<Buffer> {
+    while (this.inFlight.length > leaving) {
       const done = this.inFlight.shift() as (typeof this.inFlight)[number];
       const parts = await done.member;
       const bytes = parts.reduce((n, p) => n + ('stored' in p ? storedMemberBytes(p.stored.length) : p.deflated.length), 0);
