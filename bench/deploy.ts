@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { lagDuring, memory } from './probes.js';
-import { median } from './stats.js';
+import { median, spread } from './stats.js';
 
 const FILES = Number(process.env.BENCH_DEPLOY_FILES ?? 10_000);
 const FILE_BYTES = 10 * 1024;
@@ -116,14 +116,13 @@ export async function deployBench(t: DeployTarget, scratch: string) {
     pairs.push(pair);
   }
   const after = await memory(t);
-  const ratios = pairs.map((p) => p.tarMs / p.berthMs);
   return {
     mb,
     files: FILES,
     tarMs: median(pairs.map((p) => p.tarMs)),
     berthMs: median(pairs.map((p) => p.berthMs)),
-    ratio: median(ratios),
-    ratios: { min: Math.min(...ratios), max: Math.max(...ratios), pairs: PAIRS },
+    ratio: spread(pairs.map((p) => p.tarMs / p.berthMs)),
+    pairs: PAIRS,
     peakAboveIdle: after.peak - idle.rss,
     lag,
   };

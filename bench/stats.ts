@@ -2,3 +2,6 @@
 export const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.ceil((p / 100) * xs.length) - 1] ?? NaN;
 
 export const median = (xs: number[]) => percentile(xs, 50);
+
+/** The median of some ratios, with the lowest and highest: a paired benchmark's figure. */
+export const spread = (xs: number[]) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });

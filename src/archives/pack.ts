@@ -3,7 +3,8 @@ import { lstat, open, readdir, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { GzipBlocks } from './parallel-gzip.js';
-import { TAR_END, tarHeader, tarPadding, type TarMember } from './tar-header.js';
+import { BLOCK, tarPadding } from './tar-format.js';
+import { TAR_END, tarHeader, type TarMember } from './tar-header.js';
 
 /** One directory of the account, stored in the archive under `as` (`''`: at the archive's root). */
 export interface ArchivedDir {
@@ -58,7 +59,7 @@ const gone = (err: unknown): null => {
   throw err;
 };
 const STAT_SLICE = 64;
-const ZEROS = Buffer.alloc(512);
+const ZEROS = Buffer.alloc(BLOCK);
 const PROC_FD = existsSync('/proc/self/fd');
 const OPEN_DIR = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 /** Non-blocking, so that a FIFO put in a file's place cannot hold the open; then refused by its fstat. */
@@ -86,7 +87,7 @@ class TarPacker {
   private async *dir(at: string, name: string, given = false): AsyncGenerator<Buffer> {
     const elsewhere = () => new Error(`the directory archived as "${name || '.'}" leads elsewhere (through a link)`);
     const handle = await open(at, OPEN_DIR).catch((err: unknown) => {
-      if (given && code(err) !== 'ENOENT' && GONE.has(code(err))) throw elsewhere();
+      if (given && ['ELOOP', 'ENOTDIR'].includes(code(err))) throw elsewhere(); // a link (or a file) in its place
       return gone(err);
     });
     if (!handle) return;

@@ -13,6 +13,8 @@
  * names them) for the caller to refuse.
  */
 
+import { BLOCK, CHECKSUM_FIELD_AS_SPACES, headerChecksum, tarPadding } from './tar-format.js';
+
 export class TarInvalid extends Error {}
 
 /** Names of the type flags, as node-tar and the tar documentation call them. */
@@ -59,8 +61,6 @@ interface Overrides {
   size?: number;
 }
 
-const BLOCK = 512;
-
 export function tarReader(on: TarHandlers) {
   const header = Buffer.alloc(BLOCK);
   let headerFill = 0;
@@ -93,10 +93,10 @@ export function tarReader(on: TarHandlers) {
   const readHeader = () => {
     const at = offset;
     offset += BLOCK;
-    const sum = checksum(header);
-    if (sum === 0 && header.readBigUInt64LE(148) === 0n) return void (ended = true); // a zero block ends the archive
+    const sum = headerChecksum(header);
+    if (sum === CHECKSUM_FIELD_AS_SPACES && header.readBigUInt64LE(148) === 0n) return void (ended = true); // a zero block ends the archive
     const stored = octal(header, 148, 8);
-    if (stored !== sum + CHECKSUM_FIELD_AS_SPACES && stored !== signedChecksum(header)) {
+    if (stored !== sum && stored !== signedChecksum(header)) {
       throw new TarInvalid(
         entries === 0 ? 'not a tar archive' : `the header at byte ${at} is damaged (its checksum does not add up)`,
       );
@@ -139,7 +139,7 @@ export function tarReader(on: TarHandlers) {
 
   const begin = (size: number) => {
     remain = size;
-    padding = (BLOCK - (size % BLOCK)) % BLOCK;
+    padding = tarPadding(size);
     if (remain === 0) finishEntry();
   };
 
@@ -180,17 +180,6 @@ export function tarReader(on: TarHandlers) {
       if (entries === 0) throw new TarInvalid('not a tar archive (no member)');
     },
   };
-}
-
-/** The checksum field counts as eight spaces in its own sum (POSIX ustar). */
-const CHECKSUM_FIELD_AS_SPACES = 8 * 0x20;
-
-/** The header's bytes added up, the checksum field left out. */
-function checksum(h: Buffer): number {
-  let sum = 0;
-  for (let i = 0; i < 148; i++) sum += h[i] as number;
-  for (let i = 156; i < BLOCK; i++) sum += h[i] as number;
-  return sum;
 }
 
 /** Old tars added the bytes as signed chars; GNU tar accepts either sum. */
