@@ -1,5 +1,5 @@
 import { constants, existsSync, type Stats } from 'node:fs';
-import { lstat, open, readdir, readlink, realpath } from 'node:fs/promises';
+import { lstat, open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { GzipBlocks } from './parallel-gzip.js';
@@ -14,7 +14,8 @@ export interface ArchivedDir {
 
 /**
  * A tar.gz of `dirs`, each under its archive name, packed as it is read (never the whole archive
- * in memory): files are read straight into the compressor's blocks, which are compressed in
+ * in memory): the next few files are opened and their first 128 KiB read ahead of their turn,
+ * the rest of a longer file straight into the compressor's blocks, which are compressed in
  * parallel (parallel-gzip.ts). Its chunks are one reused buffer: **each is valid until the next
  * is asked for** (`archiveStream` copies them, for a consumer that keeps them).
  *
@@ -64,6 +65,25 @@ const PROC_FD = existsSync('/proc/self/fd');
 const OPEN_DIR = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 /** Non-blocking, so that a FIFO put in a file's place cannot hold the open; then refused by its fstat. */
 const OPEN_FILE = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+/**
+ * Files opened, and their first bytes read, ahead of their turn. Read one after another, files
+ * not in the page cache (a nightly backup's usual case) cost a disk round trip each, the disk
+ * otherwise idle: 500 MB in 5,120 files took a second longer to pack than from the cache.
+ */
+const AHEAD = 8;
+/** The head read ahead: all of most web files; a longer file's rest follows in the kernel's readahead. */
+const HEAD_BYTES = 128 * 1024;
+
+/** Head buffers free for the next file read ahead, kept across backups as the gzip blocks are. */
+const heads: Buffer[] = [];
+
+/** A file opened ahead of its turn, still the regular file that was listed, with its first bytes. */
+interface Opened {
+  handle: FileHandle;
+  st: Stats;
+  head: Buffer;
+  headBytes: number;
+}
 
 class TarPacker {
   private readonly gz = new GzipBlocks();
@@ -101,39 +121,103 @@ class TarPacker {
         const slice = names.slice(i, i + STAT_SLICE);
         // A slice at a time, not one by one: each lstat is a round trip to libuv's thread pool.
         const stats = await Promise.all(slice.map((n) => lstat(path.join(inside, n)).catch(gone)));
-        for (const [j, n] of slice.entries()) {
-          const child = stats[j];
-          if (!child) continue;
-          const childName = name ? `${name}/${n}` : n;
-          const childAt = path.join(inside, n);
-          if (child.isDirectory()) yield* this.dir(childAt, childName);
-          else if (child.isFile()) yield* this.file(childAt, childName, child);
-          else if (child.isSymbolicLink()) await this.symlink(childAt, childName, child);
-        }
+        yield* this.entries(inside, name, slice, stats);
       }
     } finally {
       await handle.close();
     }
   }
 
-  private async *file(at: string, name: string, listed: Stats): AsyncGenerator<Buffer> {
+  /**
+   * A slice of a directory's entries, in order, the next AHEAD files opened ahead. The window
+   * stops at a subdirectory (what is below it comes first), so no more than AHEAD are ever out.
+   */
+  private async *entries(inside: string, name: string, slice: string[], stats: (Stats | null)[]): AsyncGenerator<Buffer> {
+    const ahead = new Map<number, Promise<Opened | null>>();
+    let next = 0;
+    const openAhead = (from: number) => {
+      for (next = Math.max(next, from); next < slice.length && ahead.size < AHEAD; next++) {
+        const st = stats[next];
+        if (st?.isDirectory()) break;
+        if (!st?.isFile() || (st.nlink > 1 && this.linked.has(`${st.dev}:${st.ino}`))) continue;
+        const opening = this.open(path.join(inside, slice[next] as string), st);
+        opening.catch(() => undefined); // awaited in its turn; a failure surfaces there
+        ahead.set(next, opening);
+      }
+    };
+    try {
+      for (const [j, n] of slice.entries()) {
+        openAhead(j);
+        const child = stats[j];
+        if (!child) continue;
+        const childName = name ? `${name}/${n}` : n;
+        const childAt = path.join(inside, n);
+        if (child.isDirectory()) yield* this.dir(childAt, childName);
+        else if (child.isFile()) {
+          const opening = ahead.get(j);
+          ahead.delete(j);
+          yield* this.file(childAt, childName, child, opening);
+        } else if (child.isSymbolicLink()) await this.symlink(childAt, childName, child);
+      }
+    } finally {
+      for (const opening of ahead.values()) await this.discard(opening); // left by a failure or a consumer that stopped
+    }
+  }
+
+  /** The file at `at` opened and its head read, or null if it is gone or no longer the file listed. */
+  private async open(at: string, listed: Stats): Promise<Opened | null> {
+    const handle = await open(at, OPEN_FILE).catch(gone);
+    if (!handle) return null;
+    const head = heads.pop() ?? Buffer.allocUnsafeSlow(HEAD_BYTES);
+    try {
+      const st = await handle.stat();
+      if (!st.isFile() || st.ino !== listed.ino || st.dev !== listed.dev) {
+        // Replaced since it was listed: left out.
+        await this.release({ handle, head });
+        return null;
+      }
+      const { bytesRead } = await handle.read(head, 0, Math.min(listed.size, HEAD_BYTES), null);
+      return { handle, st, head, headBytes: bytesRead };
+    } catch (err) {
+      await this.release({ handle, head });
+      throw err;
+    }
+  }
+
+  private async release(o: Pick<Opened, 'handle' | 'head'> | null): Promise<void> {
+    if (!o) return;
+    if (heads.length < AHEAD) heads.push(o.head);
+    await o.handle.close();
+  }
+
+  /** A file opened ahead and not packed after all: closed, whether or not its opening failed. */
+  private async discard(opening: Promise<Opened | null> | undefined): Promise<void> {
+    await opening?.then(
+      (o) => this.release(o),
+      () => undefined,
+    );
+  }
+
+  /** `opening`: the file opened ahead, if it was (a second link to an inode already packed is not). */
+  private async *file(at: string, name: string, listed: Stats, opening?: Promise<Opened | null>): AsyncGenerator<Buffer> {
     const key = `${listed.dev}:${listed.ino}`;
     const first = listed.nlink > 1 ? this.linked.get(key) : undefined;
     if (first !== undefined) {
+      await this.discard(opening);
       this.member({ type: 'Link', path: name, linkpath: first, mode: listed.mode, size: 0, mtimeMs: listed.mtimeMs });
       return;
     }
-    const handle = await open(at, OPEN_FILE).catch(gone);
-    if (!handle) return;
+    const o = await (opening ?? this.open(at, listed));
+    if (!o) return;
     try {
-      const st = await handle.stat();
-      if (!st.isFile() || st.ino !== listed.ino || st.dev !== listed.dev) return; // replaced since it was listed
       const size = listed.size; // the header is written first: a file that grows is cut to it
-      this.member({ type: 'File', path: name, mode: st.mode, size, mtimeMs: st.mtimeMs });
-      for (let left = size; left > 0;) {
+      this.member({ type: 'File', path: name, mode: o.st.mode, size, mtimeMs: o.st.mtimeMs });
+      this.gz.write(o.head.subarray(0, o.headBytes));
+      yield* this.gz.members();
+      for (let left = size - o.headBytes; left > 0;) {
         const room = this.gz.room();
         const want = Math.min(left, room.length);
-        let { bytesRead } = await handle.read(room, 0, want, null);
+        let { bytesRead } = await o.handle.read(room, 0, want, null);
         if (bytesRead === 0) {
           room.fill(0, 0, want); // it shrank: zeros for the rest, as GNU tar writes
           bytesRead = want;
@@ -145,7 +229,7 @@ class TarPacker {
       this.gz.write(ZEROS.subarray(0, tarPadding(size)));
       if (listed.nlink > 1) this.linked.set(key, name);
     } finally {
-      await handle.close();
+      await this.release(o);
     }
     this.onEntry({ type: 'File', size: listed.size });
   }

@@ -1,10 +1,12 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
+  existsSync,
   linkSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  readdirSync,
   renameSync,
   rmSync,
   statSync,
@@ -142,6 +144,36 @@ describe('packing a backup', () => {
     execFileSync('tar', ['-xzf', file, '-C', out]);
     expect(readFileSync(path.join(out, 'site', 'a', 'big.bin')).equals(big)).toBe(true);
     expect(readFileSync(path.join(out, 'site', 'index.html'), 'utf8')).toBe('<h1>hi</h1>'.repeat(100_000));
+  });
+
+  it('reads files ahead of their turn: every byte in its place, hard links as links', async () => {
+    const site = path.join(root, 'site');
+    mkdirSync(path.join(site, 'sub'), { recursive: true });
+    const files = new Map<string, Buffer>();
+    // Around the head read ahead (128 KiB), more files than are opened ahead, a subdirectory
+    // between them, and a second link to a file in the same window.
+    for (let i = 0; i < 30; i++) {
+      const name = `${i === 15 ? 'sub/' : ''}f${String(i).padStart(2, '0')}`;
+      files.set(name, randomBytes([0, 1, 128 * 1024, 128 * 1024 + 1, 300 * 1024][i % 5] as number));
+      writeFileSync(path.join(site, name), files.get(name) as Buffer);
+    }
+    linkSync(path.join(site, 'f03'), path.join(site, 'f03-link'));
+    const m = members(await pack([{ dir: site, as: 's' }]));
+    for (const [name, data] of files) expect(m.find((e) => e.path === `s/${name}`)?.data).toBe(data.toString('latin1'));
+    expect(m.find((e) => e.path === 's/f03-link')).toMatchObject({ type: 'Link', linkpath: 's/f03' });
+    expect(m.map((e) => e.path).indexOf('s/sub/')).toBe(m.map((e) => e.path).indexOf('s/f29') + 1); // names sorted
+  });
+
+  it.skipIf(!existsSync('/proc/self/fd'))('leaves no file open when its consumer stops early', async () => {
+    const site = path.join(root, 'site');
+    mkdirSync(site);
+    for (let i = 0; i < 40; i++) writeFileSync(path.join(site, `f${i}`), randomBytes(400 * 1024));
+    const open = () => readdirSync('/proc/self/fd').length;
+    const before = open();
+    const chunks = packArchive(root, [{ dir: site, as: 's' }], () => undefined)[Symbol.asyncIterator]();
+    expect((await chunks.next()).done).toBe(false); // 8 MiB in flight: the first member, files still ahead
+    await chunks.return?.(undefined);
+    expect(open()).toBe(before);
   });
 
   it.skipIf(!hasFifo)('leaves out FIFOs, and a directory removed before it is read', async () => {
