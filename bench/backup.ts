@@ -75,35 +75,28 @@ async function backup(t: BackupTarget): Promise<number> {
 
 export async function backupBench(t: BackupTarget, rounds: number) {
   const files = fillRelease(t.release);
-  const flush = () => spawnSync('sync');
   const idle = await memory(t, true);
   await backup(t); // uncounted: the code paths are compiled, as in a running service
-  let tarMs = 0;
-  let berthMs = 0;
   const lag = { p99: 0, max: 0 };
-  for (let i = 0; i < rounds; i++) {
-    for (const which of i % 2 === 0 ? ['tar', 'berth'] : ['berth', 'tar']) {
-      flush();
-      if (which === 'tar') tarMs += tarCreate(t.release) / rounds;
-      else {
-        const r = await lagDuring(t, () => backup(t));
-        berthMs += r.ms / rounds;
-        lag.p99 = Math.max(lag.p99, r.p99);
-        lag.max = Math.max(lag.max, r.max);
-      }
-    }
-  }
+  const cached = await pairs(t, rounds, flush, async () => {
+    const r = await lagDuring(t, () => backup(t));
+    lag.p99 = Math.max(lag.p99, r.p99);
+    lag.max = Math.max(lag.max, r.max);
+    return r.ms;
+  });
+  if (!cached) throw new Error('sync(1) failed');
   const after = await memory(t);
-  const cold = await fromDisk(t, rounds);
-  return { mb: MB, files, tarMs, berthMs, ratio: tarMs / berthMs, peakAboveIdle: after.peak - idle.rss, lag, cold };
+  // From the disk: a nightly backup reads files nobody asked for since the last one.
+  const cold = await pairs(t, rounds, dropPageCache, () => backup(t));
+  return { mb: MB, files, ...cached, peakAboveIdle: after.peak - idle.rss, lag, cold };
 }
 
-/**
- * Empties the page cache (written-back pages only: `sync` first), as after a night of other work;
- * false where the process may not (it takes root).
- */
+/** Writes dirty pages out (sync(1)), so that neither side pays for the other's writeback. */
+const flush = () => spawnSync('sync').status === 0;
+
+/** Empties the page cache (written-back pages only: `sync` first); false where the process may not (it takes root). */
 function dropPageCache(): boolean {
-  spawnSync('sync');
+  flush();
   try {
     writeFileSync('/proc/sys/vm/drop_caches', '1');
     return true;
@@ -113,17 +106,17 @@ function dropPageCache(): boolean {
 }
 
 /**
- * The same pairs with the files read from the disk rather than the page cache: a nightly backup
- * reads files nobody asked for since the last one. Null where the cache cannot be emptied.
+ * `rounds` pairs of `tar -czf` and a backup, alternating which goes first, `prepare` before
+ * each side; the mean of each side. Null where `prepare` cannot be done.
  */
-async function fromDisk(t: BackupTarget, rounds: number): Promise<{ tarMs: number; berthMs: number; ratio: number } | null> {
+async function pairs(t: BackupTarget, rounds: number, prepare: () => boolean, berth: () => Promise<number>) {
   let tarMs = 0;
   let berthMs = 0;
   for (let i = 0; i < rounds; i++) {
     for (const which of i % 2 === 0 ? ['tar', 'berth'] : ['berth', 'tar']) {
-      if (!dropPageCache()) return null;
+      if (!prepare()) return null;
       if (which === 'tar') tarMs += tarCreate(t.release) / rounds;
-      else berthMs += (await backup(t)) / rounds;
+      else berthMs += (await berth()) / rounds;
     }
   }
   return { tarMs, berthMs, ratio: tarMs / berthMs };
