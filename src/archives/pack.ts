@@ -184,6 +184,7 @@ class TarPacker {
     }
   }
 
+  /** Closes a file and keeps its head buffer for the next. */
   private async release(o: Pick<Opened, 'handle' | 'head'> | null): Promise<void> {
     if (!o) return;
     if (heads.length < AHEAD) heads.push(o.head);
