@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { dropPageCache, flush } from './disk.js';
 import { lagDuring, memory, send } from './probes.js';
 
 const MB = Number(process.env.BENCH_BACKUP_MB ?? 500);
@@ -89,20 +90,6 @@ export async function backupBench(t: BackupTarget, rounds: number) {
   // From the disk: a nightly backup reads files nobody asked for since the last one.
   const cold = await pairs(t, rounds, dropPageCache, () => backup(t));
   return { mb: MB, files, ...cached, peakAboveIdle: after.peak - idle.rss, lag, cold };
-}
-
-/** Writes dirty pages out (sync(1)), so that neither side pays for the other's writeback. */
-const flush = () => spawnSync('sync').status === 0;
-
-/** Empties the page cache (written-back pages only: `sync` first); false where the process may not (it takes root). */
-function dropPageCache(): boolean {
-  flush();
-  try {
-    writeFileSync('/proc/sys/vm/drop_caches', '1');
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

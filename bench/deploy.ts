@@ -9,6 +9,7 @@ import { createReadStream, mkdirSync, mkdtempSync, statSync, writeFileSync } fro
 import { request } from 'node:http';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { flush } from './disk.js';
 import { lagDuring, memory } from './probes.js';
 import { median, spread } from './stats.js';
 
@@ -75,9 +76,6 @@ function upload(t: DeployTarget, archive: string): Promise<number> {
     createReadStream(archive).pipe(req);
   });
 }
-
-/** Writes dirty pages out (sync(1)), so the next measurement starts from a quiet disk. */
-const flush = () => spawnSync('sync');
 
 /**
  * Pairs of `tar -xzf` and a deployment back to back, so that both sides of a pair meet the same

@@ -2,6 +2,7 @@ import { constants, existsSync, type Stats } from 'node:fs';
 import { lstat, open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { keep, take } from './buffer-pool.js';
 import { GzipBlocks } from './parallel-gzip.js';
 import { BLOCK, tarPadding } from './tar-format.js';
 import { TAR_END, tarHeader, type TarMember } from './tar-header.js';
@@ -73,9 +74,6 @@ const OPEN_FILE = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLO
 const AHEAD = 8;
 /** The head read ahead: all of most web files; a longer file's rest follows in the kernel's readahead. */
 const HEAD_BYTES = 128 * 1024;
-
-/** Head buffers free for the next file read ahead, kept across backups as the gzip blocks are. */
-const heads: Buffer[] = [];
 
 /** A file opened ahead of its turn, still the regular file that was listed, with its first bytes. */
 interface Opened {
@@ -168,7 +166,7 @@ class TarPacker {
   private async open(at: string, listed: Stats): Promise<Opened | null> {
     const handle = await open(at, OPEN_FILE).catch(gone);
     if (!handle) return null;
-    const head = heads.pop() ?? Buffer.allocUnsafeSlow(HEAD_BYTES);
+    const head = take(HEAD_BYTES);
     try {
       const st = await handle.stat();
       if (!st.isFile() || st.ino !== listed.ino || st.dev !== listed.dev) {
@@ -187,7 +185,7 @@ class TarPacker {
   /** Closes a file and keeps its head buffer for the next. */
   private async release(o: Pick<Opened, 'handle' | 'head'> | null): Promise<void> {
     if (!o) return;
-    if (heads.length < AHEAD) heads.push(o.head);
+    keep([o.head]);
     await o.handle.close();
   }
 

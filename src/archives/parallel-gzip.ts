@@ -1,20 +1,6 @@
 import type { ZlibOptions } from 'node:zlib';
+import { keep, take } from './buffer-pool.js';
 import { gzipBlock, storedMemberBytes, writeStoredMember, type MemberPart } from './stored-gzip.js';
-
-/**
- * Blocks and output buffers a finished compression left, by length, for the next: a backup
- * allocates its ~10 MB once per process, not once per backup (each set lived long enough to
- * reach the old generation, and waited there for a full collection).
- */
-const spares = new Map<number, Buffer[]>();
-const SPARES_KEPT = 16;
-const take = (bytes: number): Buffer => spares.get(bytes)?.pop() ?? Buffer.allocUnsafeSlow(bytes);
-const keep = (buffers: Buffer[]): void => {
-  for (const b of buffers) {
-    const list = spares.get(b.length) ?? spares.set(b.length, []).get(b.length)!;
-    if (list.length < SPARES_KEPT) list.push(b);
-  }
-};
 
 /**
  * gzip as pigz does it: the input cut into blocks compressed in parallel on libuv's thread pool
