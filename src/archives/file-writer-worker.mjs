@@ -1,12 +1,13 @@
 // The worker thread behind file-writer.ts: runs batches of file operations with synchronous
 // calls, one after another, as tar(1) does. Plain JavaScript so it starts without a TypeScript
 // loader. Paths arrive validated (inside the release); nothing here follows a link, because the
-// links of an archive are the last operations of its last batch.
+// links of an archive are the last operations of its last batch. One thread serves one
+// unpacking at a time, and is kept for the next: `{ root }` starts one.
 import { closeSync, linkSync, mkdirSync, openSync, symlinkSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 
-const root = workerData.root;
+let root = null;
 const made = new Set();
 let file = null; // { fd, member }
 let failed = false;
@@ -59,7 +60,14 @@ function run(op, bytes) {
 /** How many arguments follow each operation's name in a batch's flat list (file-writer.ts). */
 const ARITY = { dir: 1, open: 1, write: 2, close: 0, link: 2, symlink: 2 };
 
-parentPort.on('message', ({ id, ops, bytes }) => {
+parentPort.on('message', (message) => {
+  if (message.root !== undefined) {
+    // A thread with a failure or a file still open is never given another unpacking (file-writer.ts).
+    root = message.root;
+    made.clear();
+    return;
+  }
+  const { id, ops, bytes } = message;
   if (failed) return;
   const data = new Uint8Array(bytes);
   let member = null;
@@ -69,7 +77,8 @@ parentPort.on('message', ({ id, ops, bytes }) => {
       member = op[0] === 'write' || op[0] === 'close' ? (file?.member ?? null) : op[1];
       run(op, data);
     }
-    parentPort.postMessage({ id });
+    // The batch's buffer goes back, for a later batch (no fresh pages for every megabyte).
+    parentPort.postMessage({ id, bytes }, [bytes]);
   } catch (err) {
     failed = true;
     if (file) closeSync(file.fd);

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { keep, take } from './buffer-pool.js';
 
 /** A member the worker could not write; `code` is the system's (EEXIST, ENOTDIR, ENOSPC, …). */
 export class WriteFailed extends Error {
@@ -21,8 +22,51 @@ type FlatOps = (string | number)[];
 
 interface Reply {
   id: number;
+  /** The batch's buffer, back from the worker once written. */
+  bytes?: ArrayBuffer;
   failure?: { member: string | null; code: string; message: string };
 }
+
+const WORKER = new URL('./file-writer-worker.mjs', import.meta.url);
+
+/**
+ * Threads whose unpacking finished, kept for the next: starting one takes about 30 ms of CPU,
+ * on the path of every deployment (its first batches wait for it). Kept threads do not hold the
+ * process open, and end after a minute unused.
+ */
+const idle: { worker: Worker; timer: NodeJS.Timeout }[] = [];
+const KEPT_THREADS = 2;
+const KEPT_FOR_MS = 60_000;
+
+function startWorker(root: string): Worker {
+  // The thread kept last, whose memory is the likeliest to be warm still.
+  const kept = idle.pop();
+  let worker: Worker;
+  if (kept) {
+    clearTimeout(kept.timer);
+    worker = kept.worker;
+    worker.ref();
+  } else {
+    worker = new Worker(WORKER, { execArgv: [] });
+    // A kept thread that ends (killed, out of memory) is not handed out again.
+    worker.once('exit', () => {
+      const at = idle.findIndex((e) => e.worker === worker);
+      if (at >= 0) idle.splice(at, 1);
+    });
+  }
+  worker.postMessage({ root });
+  return worker;
+}
+
+function retire(worker: Worker): void {
+  if (idle.length >= KEPT_THREADS) return void worker.terminate();
+  worker.unref();
+  // Its exit takes it out of `idle` (startWorker).
+  idle.push({ worker, timer: setTimeout(() => void worker.terminate(), KEPT_FOR_MS).unref() });
+}
+
+/** Room past `batchBytes` in a batch's buffer: the chunk that fills a batch is part of it. */
+const BATCH_SLACK = 512 * 1024;
 
 export interface FileWriterOptions {
   /** A batch is sent to the worker once it holds this many bytes. */
@@ -42,7 +86,9 @@ export interface FileWriterOptions {
  */
 export function fileWriter(root: string, options: FileWriterOptions = {}) {
   const { batchBytes = 1 << 20, maxPendingBytes = 8 << 20, onError } = options;
-  const worker = new Worker(new URL('./file-writer-worker.mjs', import.meta.url), { workerData: { root }, execArgv: [] });
+  const worker = startWorker(root);
+  // The usual batch fits a kept buffer of this length, which the worker hands back once written.
+  const capacity = batchBytes + BATCH_SLACK;
   let ops: FlatOps = [];
   let chunks: Buffer[] = [];
   let size = 0;
@@ -68,32 +114,38 @@ export function fileWriter(root: string, options: FileWriterOptions = {}) {
     onError?.(err);
     wakeUp();
   };
-  worker.on('message', ({ id, failure: f }: Reply) => {
+  const onMessage = ({ id, bytes, failure: f }: Reply) => {
     if (f) return fail(new WriteFailed(f.member, f.code, f.message));
+    if (bytes?.byteLength === capacity) keep([Buffer.from(bytes)]);
     pendingBytes -= inFlight.get(id) ?? 0;
     inFlight.delete(id);
     wakeUp();
-  });
-  worker.on('error', (err) => fail(new WriteFailed(null, 'EIO', err.message)));
+  };
+  const onWorkerError = (err: Error) => fail(new WriteFailed(null, 'EIO', err.message));
   // A worker that ends with writes outstanding (killed, out of memory) must not leave a waiter hanging.
   let exited = false;
   const stopped = () => new WriteFailed(null, 'EIO', 'the file writer has stopped');
-  worker.on('exit', () => {
+  const onExit = () => {
     exited = true;
     if (inFlight.size > 0) fail(stopped());
-  });
+  };
+  worker.on('message', onMessage).on('error', onWorkerError).on('exit', onExit);
+  /** A file opened and not yet closed: the thread is not kept with it open. */
+  let fileOpen = false;
 
   /** Copies the batch's bytes into one buffer of its own, which moves to the worker without a copy. */
   const send = () => {
     if (ops.length === 0 || failure) return;
     if (exited) return fail(stopped());
-    const bytes = Buffer.allocUnsafeSlow(size);
+    const bytes = take(Math.max(size, capacity));
     let at = 0;
     for (const c of chunks) at += c.copy(bytes, at);
     const id = ++nextId;
     inFlight.set(id, size);
     pendingBytes += size;
-    worker.postMessage({ id, ops, bytes: bytes.buffer }, [bytes.buffer]);
+    // take() gives a buffer of its own (allocUnsafeSlow), never a slice of a shared one.
+    const whole = bytes.buffer as ArrayBuffer;
+    worker.postMessage({ id, ops, bytes: whole }, [whole]);
     ops = [];
     chunks = [];
     size = 0;
@@ -105,15 +157,23 @@ export function fileWriter(root: string, options: FileWriterOptions = {}) {
 
   return {
     dir: (member: string) => push(['dir', member]),
-    open: (member: string) => push(['open', member]),
+    open(member: string) {
+      fileOpen = true;
+      push(['open', member]);
+    },
     write(chunk: Buffer) {
       chunks.push(chunk);
       size += chunk.length;
       push(['write', size - chunk.length, size]);
     },
-    close: () => push(['close']),
+    close() {
+      fileOpen = false;
+      push(['close']);
+    },
     link: (member: string, target: string) => push(['link', member, target]),
     symlink: (member: string, target: string) => push(['symlink', member, target]),
+    /** The writing thread's id: a finished unpacking's thread serves the next. */
+    threadId: worker.threadId,
     get busy() {
       return pendingBytes > maxPendingBytes;
     },
@@ -124,9 +184,16 @@ export function fileWriter(root: string, options: FileWriterOptions = {}) {
       send();
       return wait(() => inFlight.size === 0);
     },
-    /** Stops the worker; writes it had not made yet are dropped. */
+    /**
+     * Done with the writer: a thread that wrote everything it was given is kept for the next
+     * unpacking; any other is stopped, and writes it had not made yet are dropped.
+     */
     async destroy(): Promise<void> {
-      await worker.terminate();
+      if (exited) return;
+      exited = true;
+      worker.off('message', onMessage).off('error', onWorkerError).off('exit', onExit);
+      if (!failure && inFlight.size === 0 && ops.length === 0 && !fileOpen) retire(worker);
+      else await worker.terminate();
     },
   };
 }

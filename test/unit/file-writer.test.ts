@@ -1,4 +1,4 @@
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -65,16 +65,24 @@ describe('file writer (worker thread)', () => {
   });
 
   // Node closes the descriptors a worker opened when it ends; the writer relies on that when an
-  // unpacking is stopped halfway.
+  // unpacking is stopped halfway (a thread with a file open is not kept for the next).
   it('leaves no descriptor open when it is stopped in the middle of a file', async () => {
-    const openFds = () => readdirSync('/proc/self/fd').length;
-    const before = openFds();
-    const w = fileWriter(newRoot(), { batchBytes: 1 });
+    const root = newRoot();
+    const openUnderRoot = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(root);
+        } catch {
+          return false; // closed meanwhile
+        }
+      }).length;
+    const w = fileWriter(root, { batchBytes: 1 });
     w.open('half.bin');
     w.write(Buffer.alloc(1024));
     await w.finish();
+    expect(openUnderRoot()).toBe(1);
     await w.destroy();
-    expect(openFds()).toBe(before);
+    expect(openUnderRoot()).toBe(0);
   });
 
   it('fails what is given after it was stopped, rather than waiting for it', async () => {
@@ -104,5 +112,35 @@ describe('file writer (worker thread)', () => {
       await w.destroy();
     }
     expect(() => statSync(path.join(root, 'c'))).toThrow();
+  });
+
+  it('keeps a finished thread for the next unpacking, which starts afresh in its own root; never a failed one', async () => {
+    const write = async (root: string, member: string) => {
+      const w = fileWriter(root);
+      w.open(member);
+      w.write(Buffer.from(member));
+      w.close();
+      const failed = await w.finish().then(
+        () => null,
+        (err: unknown) => err,
+      );
+      await w.destroy();
+      return { thread: w.threadId, failed };
+    };
+    const first = await write(newRoot(), 'd/a.txt');
+    const root = newRoot();
+    // The same directory name in another root: made again there, not taken as made already.
+    const second = await write(root, 'd/b.txt');
+    expect(second).toEqual({ thread: first.thread, failed: null });
+    expect(readFileSync(path.join(root, 'd/b.txt'), 'utf8')).toBe('d/b.txt');
+
+    const blocked = newRoot();
+    writeFileSync(path.join(blocked, 'd'), 'a file where a directory must go');
+    const third = await write(blocked, 'd/c.txt');
+    expect(third.thread).toBe(first.thread);
+    expect(third.failed).toMatchObject({ code: 'EEXIST', member: 'd/c.txt' });
+    const fourth = await write(newRoot(), 'e.txt');
+    expect(fourth.failed).toBeNull();
+    expect(fourth.thread).not.toBe(first.thread);
   });
 });
