@@ -73,7 +73,10 @@ function upload(t: DeployTarget, archive: string): Promise<number> {
       },
     );
     req.on('error', reject);
-    createReadStream(archive).pipe(req);
+    // Read in 1 MiB pieces: in 64 KiB ones (the default) this client took 110–190 ms of CPU per
+    // upload on the two cores the server and `tar -xzf` need, against 40–70 (the server sees the
+    // same 64 KiB socket reads either way). curl reads the file whole before it sends it.
+    createReadStream(archive, { highWaterMark: 1 << 20 }).pipe(req);
   });
 }
 
