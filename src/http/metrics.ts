@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { JobObserver } from '../jobs/queue.js';
+import { requestSeries } from './request-series.js';
 
 /** A gauge read at scrape time; sources that share a name (one per module) add their series. */
 export interface GaugeSource {
@@ -14,25 +15,18 @@ const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60
 
 /**
  * The process's metrics on prom-client, in a registry of this app's own (no global: tests build
- * many apps): Node's process and event-loop metrics, HTTP requests by route and status, jobs by
- * queue (wait from due to start, run time, failures), and the gauges the modules contribute.
+ * many apps): Node's process and event-loop metrics, jobs by queue (wait from due to start, run
+ * time, failures) and the gauges the modules contribute; beside them HTTP requests by route and
+ * status, counted on every request's path by request-series.ts.
  */
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
-  const requests = new Counter({
-    name: 'berth_http_requests_total',
-    help: 'HTTP requests by route and status.',
-    labelNames: ['method', 'route', 'status'],
-    registers,
-  });
-  const latency = new Histogram({
-    name: 'berth_http_request_duration_seconds',
-    help: 'Request latency.',
-    labelNames: ['method', 'route'],
+  const http = requestSeries({
+    requests: { name: 'berth_http_requests_total', help: 'HTTP requests by route and status.' },
+    latency: { name: 'berth_http_request_duration_seconds', help: 'Request latency.' },
     buckets: SECONDS,
-    registers,
   });
   const jobWait = new Histogram({
     name: 'berth_job_wait_seconds',
@@ -68,22 +62,8 @@ export function createMetrics() {
     jobs,
     /** Counts every answer by its route (the pattern, never the raw URL) and status. */
     install(app: FastifyInstance): void {
-      // prom-client hashes a label object on every call (its keys sorted and joined): each
-      // route's series are looked up once and kept.
-      const series = new Map<string, { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof latency.labels> }>();
-      const seriesOf = (method: string, route: string, status: number) => {
-        const key = `${method} ${status} ${route}`;
-        let s = series.get(key);
-        if (!s) {
-          s = { count: requests.labels({ method, route, status: String(status) }), time: latency.labels({ method, route }) };
-          series.set(key, s);
-        }
-        return s;
-      };
       app.addHook('onResponse', (request, reply, done) => {
-        const s = seriesOf(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
-        s.count.inc();
-        s.time.observe(reply.elapsedTime / 1000);
+        http.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
         done();
       });
     },
@@ -103,7 +83,7 @@ export function createMetrics() {
       });
     },
     contentType: registry.contentType,
-    render: () => registry.metrics(),
+    render: async () => `${await registry.metrics()}\n${http.text()}`,
   };
 }
 

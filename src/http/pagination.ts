@@ -21,6 +21,21 @@ export function pageParams(query: { limit?: number; cursor?: string }): PagePara
 }
 
 /**
+ * The request's own path and query with the cursor set. A query with no cursor and nothing
+ * escaped (a first page, as a rule) gets it appended to the URL as sent (a cursor is base64url:
+ * nothing to escape); any other goes through URLSearchParams, a few microseconds more a page.
+ */
+export function withCursor(url: string, cursor: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return `${url}?cursor=${cursor}`;
+  const query = url.slice(q + 1);
+  if (!/cursor|%/i.test(query)) return `${url}${query === '' ? '' : '&'}cursor=${cursor}`;
+  const params = new URLSearchParams(query);
+  params.set('cursor', cursor);
+  return `${url.slice(0, q)}?${params.toString()}`;
+}
+
+/**
  * Repositories fetch `limit + 1` rows newest first; this cuts the page, sets `next_cursor`
  * and the RFC 8288 `Link: <...>; rel="next"` header. Keyset paging on the id keeps pages
  * stable under concurrent inserts.
@@ -35,13 +50,6 @@ export function sendPage<T extends { id: string }>(
   const data = hasMore ? rows.slice(0, page.limit) : rows;
   const last = data[data.length - 1];
   const next = hasMore && last ? encodeCursor(last.id) : null;
-  if (next) {
-    // The request's own path and query with the cursor replaced (URLSearchParams alone: a whole URL costs more).
-    const q = request.url.indexOf('?');
-    const pathname = q < 0 ? request.url : request.url.slice(0, q);
-    const query = new URLSearchParams(q < 0 ? '' : request.url.slice(q + 1));
-    query.set('cursor', next);
-    void reply.header('link', `<${pathname}?${query.toString()}>; rel="next"`);
-  }
+  if (next) void reply.header('link', `<${withCursor(request.url, next)}>; rel="next"`);
   return { data, next_cursor: next };
 }
