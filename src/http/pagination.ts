@@ -20,16 +20,20 @@ export function pageParams(query: { limit?: number; cursor?: string }): PagePara
   return { limit: query.limit ?? 50, afterId: query.cursor ? decodeCursor(query.cursor) : null };
 }
 
+/** A query of names and values that need no escaping, as most are (limit=50&status=active). */
+const PLAIN_QUERY = /^[\w.~=&+-]*$/;
+
 /**
- * The request's own path and query with the cursor set. A query with no cursor and nothing
- * escaped (a first page, as a rule) gets it appended to the URL as sent (a cursor is base64url:
- * nothing to escape); any other goes through URLSearchParams, a few microseconds more a page.
+ * The request's own path and query with the cursor set. A plain query with no cursor (a first
+ * page, as a rule) gets it appended as sent (a cursor is base64url: nothing to escape); any other
+ * goes through URLSearchParams, which escapes what the Link header must not carry raw (`>`, `"`),
+ * a few microseconds more a page.
  */
 export function withCursor(url: string, cursor: string): string {
   const q = url.indexOf('?');
   if (q < 0) return `${url}?cursor=${cursor}`;
   const query = url.slice(q + 1);
-  if (!/cursor|%/i.test(query)) return `${url}${query === '' ? '' : '&'}cursor=${cursor}`;
+  if (PLAIN_QUERY.test(query) && !query.includes('cursor')) return `${url}${query === '' ? '' : '&'}cursor=${cursor}`;
   const params = new URLSearchParams(query);
   params.set('cursor', cursor);
   return `${url.slice(0, q)}?${params.toString()}`;

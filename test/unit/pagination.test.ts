@@ -19,5 +19,7 @@ describe('the next page link', () => {
     // An escaped value comes back as URLSearchParams writes it, meaning the same.
     const q = withCursor('/v1/domains?q=b%C3%BCcher', next);
     expect(new URLSearchParams(q.slice(q.indexOf('?') + 1)).get('q')).toBe('bücher');
+    // What a Link header's <...> must not hold raw is escaped.
+    expect(withCursor('/v1/domains?q=a>b"c', next)).toBe(`/v1/domains?q=a%3Eb%22c&cursor=${next}`);
   });
 });
