@@ -70,7 +70,11 @@ interface Load {
  * deployment benchmark slow the creation of new ones (see bench/deploy.ts). About 3 GB.
  */
 const scratch = mkdtempSync(path.join(tmpdir(), 'berth-bench-'));
-process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
+/** Directories in RAM (deploymentOnTmpfs): removed by their benchmark, or here if it was cut short. */
+const inRam = new Set<string>();
+process.on('exit', () => {
+  for (const dir of [scratch, ...inRam]) rmSync(dir, { recursive: true, force: true });
+});
 process.on('SIGINT', () => process.exit(130));
 
 async function startServers(databaseUrl: string | null, jobs = false, under = scratch) {
@@ -254,10 +258,12 @@ async function deploymentOnTmpfs(label: string, databaseUrl: string | null) {
   const ram = tmpfs();
   if (!ram) return void console.log('  deploy    on tmpfs: skipped (no tmpfs at /dev/shm)');
   const under = mkdtempSync(path.join(ram, 'berth-bench-'));
+  inRam.add(under);
   try {
     return await deployment(label, databaseUrl, under);
   } finally {
     rmSync(under, { recursive: true, force: true });
+    inRam.delete(under);
   }
 }
 
