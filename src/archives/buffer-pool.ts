@@ -1,7 +1,8 @@
 /**
- * Buffers a finished backup left, by length, for the next: a backup allocates its blocks, output
- * buffer and read-ahead heads once per process, not once per backup (each set lived long enough
- * to reach the old generation, and waited there for a full collection).
+ * Buffers a finished backup or unpacking left, by length, for the next: the gzip blocks, output
+ * buffer and read-ahead heads of a backup, the batches of the file writer, allocated once per
+ * process rather than once per archive (each set lived long enough to reach the old generation,
+ * and waited there for a full collection; each fresh megabyte came in fresh pages).
  */
 const spares = new Map<number, Buffer[]>();
 const KEPT_PER_LENGTH = 16;

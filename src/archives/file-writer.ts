@@ -122,7 +122,8 @@ export function fileWriter(root: string, options: FileWriterOptions = {}) {
     wakeUp();
   };
   const onWorkerError = (err: Error) => fail(new WriteFailed(null, 'EIO', err.message));
-  // A worker that ends with writes outstanding (killed, out of memory) must not leave a waiter hanging.
+  // A worker that ends with writes outstanding (killed, out of memory) must not leave a waiter
+  // hanging. Also set by destroy(): the thread is no longer this writer's, kept or stopped.
   let exited = false;
   const stopped = () => new WriteFailed(null, 'EIO', 'the file writer has stopped');
   const onExit = () => {
