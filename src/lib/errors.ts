@@ -56,6 +56,24 @@ export class AppError extends Error {
 /** The message of anything thrown (a driver may reject with a non-Error). */
 export const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
+/**
+ * An absolute file system path in a message: a `/` that follows no word, dot, colon or slash
+ * (so a URL's path, `text/html`, `10.0.0.0/8` and `read/write` are left alone), up to a space,
+ * a quote or punctuation that ends it.
+ */
+const ABSOLUTE_PATH = /(?<![\w.~:/-])\/[^\s'"`,;:()<>[\]]+/g;
+
+/**
+ * A failure's message as a tenant reads it (an operation's or a resource's `error`, a
+ * `sync_error`): each absolute path the server's file calls and daemons name is cut to its last
+ * component (`…/index.php`), so the message still says which file without showing the server's
+ * layout; at most `max` characters. The whole message goes to the log where it is one's own.
+ */
+export const publicMessage = (err: unknown, max = 1000): string =>
+  messageOf(err)
+    .replace(ABSOLUTE_PATH, (p) => `…/${p.slice(p.replace(/\/+$/, '').lastIndexOf('/') + 1)}`)
+    .slice(0, max);
+
 export const notFound = (what = 'resource'): AppError => new AppError('not_found', `No such ${what}.`);
 
 export const invalid = (errors: FieldError[], message = 'The request did not validate.'): AppError =>

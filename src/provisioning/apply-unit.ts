@@ -1,4 +1,4 @@
-import { messageOf } from '../lib/errors.js';
+import { publicMessage } from '../lib/errors.js';
 
 /** How an apply unit records its state: the generation applied, or why the apply failed. */
 export interface UnitMarks {
@@ -21,7 +21,7 @@ export async function applyUnit(
     await apply();
     await marks.applied(unit.generation);
   } catch (err) {
-    await marks.failed(messageOf(err));
+    await marks.failed(publicMessage(err));
     throw err;
   }
 }

@@ -6,6 +6,7 @@ import * as ops from '../operations/index.js';
 import { hasPendingDeployment } from '../sites/index.js';
 import { bytesUnder, packArchive } from '../../archives/pack.js';
 import { byteProgress } from '../../lib/byte-progress.js';
+import { publicMessage } from '../../lib/errors.js';
 import { stageBackup } from './contents.js';
 import * as repo from './repo.js';
 import { backupEvent } from './representation.js';
@@ -80,7 +81,7 @@ export function backupJobs(deps: ServiceDeps, storage: BackupStorage, databases:
 
     const recorded = await db.transaction(async (tx) => {
       const error =
-        failure === null ? null : { code: 'backup_failed', detail: failure instanceof Error ? failure.message : 'unknown error' };
+        failure === null ? null : { code: 'backup_failed', detail: failure instanceof Error ? publicMessage(failure) : 'unknown error' };
       const done = result
         ? { status: 'completed' as const, size_bytes: result.size, sha256: result.sha256, contents: result.contents }
         : { status: 'failed' as const, error };

@@ -4,6 +4,7 @@ import { Writable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { archiveStream } from '../../archives/pack.js';
 import { byteProgress } from '../../lib/byte-progress.js';
+import { publicMessage } from '../../lib/errors.js';
 import { systemCaller } from '../../auth/caller.js';
 import type { RecordsService } from '../domains/index.js';
 import type { DomainsService } from '../domains/index.js';
@@ -232,7 +233,7 @@ export function restoreJobs(deps: ServiceDeps, storage: BackupStorage, svc: Rest
           ? null
           : {
               code: failure instanceof RestoreFailure ? failure.code : 'restore_failed',
-              detail: failure instanceof Error ? failure.message : 'unknown error',
+              detail: failure instanceof Error ? publicMessage(failure) : 'unknown error',
             };
       if (!(await ops.transition(tx, op.id, ['running'], { status: error ? 'failed' : 'succeeded', progress: 100, error })))
         return;

@@ -1,6 +1,6 @@
 import { periodic } from '../../jobs/periodic.js';
 import { acmeChallengeDir } from '../../layout.js';
-import { messageOf } from '../../lib/errors.js';
+import { publicMessage } from '../../lib/errors.js';
 import { unseal } from '../../lib/sealed.js';
 import type { MailDriver } from '../../provisioning/driver.js';
 import { backoffMs } from '../../tls/certificate.js';
@@ -38,7 +38,7 @@ export function mailHostCertificate(
       const error = {
         code: 'certificate_failed',
         title: 'The certificate could not be obtained',
-        detail: messageOf(err).slice(0, 1000),
+        detail: publicMessage(err),
       };
       await repo.saveHostFailure(db, o.host, error, new Date(clock.now().getTime() + backoffMs(failures + 1)));
       onError(err);

@@ -2,7 +2,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Queryable } from '../../db/client.js';
 import { accountHome, currentLink, releasesDir, siteDir } from '../../layout.js';
-import { messageOf } from '../../lib/errors.js';
+import { publicMessage } from '../../lib/errors.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
 import { findAccountById, limitsOf } from '../accounts/index.js';
@@ -109,7 +109,7 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
           .then((account) => ensurePools(unit, account.versions))
           .then(() => siteSpec({ ...unit, status: 'active' }))
           .then((spec) => driver.applySite(spec))
-          .then(() => null, messageOf);
+          .then(() => null, (err: unknown) => publicMessage(err));
     await db.transaction(async (tx) => {
       // Deleted meanwhile: the deletion's own apply takes it from here.
       if (!(await lockIn(tx, unit))) return;

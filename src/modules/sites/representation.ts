@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/client.js';
-import { messageOf } from '../../lib/errors.js';
+import { publicMessage } from '../../lib/errors.js';
 import { publishEvent } from '../publishing/index.js';
 import type { DeploymentRow } from './deployments/repo.js';
 import type { SiteRow } from './repo.js';
@@ -81,4 +81,4 @@ export const deploymentEvent = (tx: Queryable, type: string, site: SiteRow, d: D
   });
 
 /** The problem a failed site operation records (its `error`). */
-export const problem = (err: unknown, code: string) => ({ code, title: 'Provisioning failed', detail: messageOf(err) });
+export const problem = (err: unknown, code: string) => ({ code, title: 'Provisioning failed', detail: publicMessage(err) });

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../../db/client.js';
 import { JOBS } from '../../../jobs/names.js';
 import type { JobQueue } from '../../../jobs/queue.js';
-import { messageOf } from '../../../lib/errors.js';
+import { publicMessage } from '../../../lib/errors.js';
 import { backoffMs, uncovered } from '../../../tls/certificate.js';
 import { obtainCertificate, type ChallengeSolver, type Issuer } from '../../../tls/issuer.js';
 import type { ServiceDeps } from '../../deps.js';
@@ -76,7 +76,7 @@ export function certificateJob(deps: ServiceDeps, o: IssueDeps) {
       error: {
         code: 'certificate_failed',
         title: 'The certificate could not be obtained',
-        detail: messageOf(err).slice(0, 1000),
+        detail: publicMessage(err),
       },
     }));
     await db.transaction(async (tx) => {
