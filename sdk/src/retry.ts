@@ -24,7 +24,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * as `Retry-After` says (or with exponential backoff and jitter), and network failures of
  * requests that may be repeated: safe and idempotent methods, and POSTs, whose kept key makes the
  * server answer a repeat with the first response instead of acting twice. PATCH is not retried
- * after a network failure.
+ * after a network failure. A request given `retry: false` (openapi-fetch puts an option it does
+ * not know on the request) is sent once.
  */
 export function retryingFetch(inner: typeof fetch, o: RetryOptions = {}): (request: Request) => Promise<Response> {
   const attempts = o.attempts ?? 4;
@@ -34,6 +35,9 @@ export function retryingFetch(inner: typeof fetch, o: RetryOptions = {}): (reque
   return async (request: Request) => {
     if (request.method === 'POST' && !request.headers.has('idempotency-key'))
       request.headers.set('idempotency-key', crypto.randomUUID());
+    // Sent once, as it is: a retry needs a copy of the body (clone() tees it), and a streamed one
+    // (an upload) would be held in memory whole to be sent again.
+    if ((request as Request & { retry?: unknown }).retry === false) return inner(request);
     const repeatable = SAFE_METHODS.has(request.method) || request.headers.has('idempotency-key');
     for (let n = 0; ; n++) {
       const last = n + 1 >= attempts;

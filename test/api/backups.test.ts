@@ -238,7 +238,10 @@ describe('backups', () => {
         return row.status === 'failed' ? row : null;
       });
       // The tenant reads which file, not where the server keeps it.
-      expect(b.error).toEqual({ code: 'backup_failed', detail: expect.stringMatching(/^ENOSPC: no space left on device, write '…\/[^/]+'$/) });
+      expect(b.error).toEqual({
+        code: 'backup_failed',
+        detail: expect.stringMatching(/^ENOSPC: no space left on device, write '…\/[^/]+'$/),
+      });
       expect(b.error.detail).toContain(b.id);
       expect((await f.get(`/v1/operations/${r.body.operation.id}`)).body.status).toBe('failed');
       expect(readdirSync(path.join(t.dataDir, 'broken-backups'))).toEqual([]);

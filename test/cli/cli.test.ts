@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -204,9 +204,13 @@ describe('dns sync, deploy, backups download, events tail, completion', () => {
     mkdirSync(path.join(dir, 'css'), { recursive: true });
     writeFileSync(path.join(dir, 'index.html'), '<h1>from the cli</h1>');
     writeFileSync(path.join(dir, 'css', 'site.css'), 'h1{}');
-    const r = await ok(['deploy', domain, dir]);
+    // The archive is packed into a file of its own under TMPDIR, and removed once sent.
+    const scratch = mkdtempSync(path.join(home, 'tmp-'));
+    const r = await berth(['deploy', domain, dir], { BERTH_URL: baseUrl, BERTH_TOKEN: OPERATOR_TOKEN, TMPDIR: scratch });
+    expect(r.code, r.stderr).toBe(0);
     expect(r.json).toMatchObject({ status: 'live', file_count: 2 });
     expect(r.stderr).toMatch(/Uploading: [\d.]+ of [\d.]+ MB/);
+    expect(readdirSync(scratch).filter((name) => name.startsWith('berth-'))).toEqual([]); // tsx keeps its cache there too
   });
 
   it('backups download writes the archive with its SHA-256 checked, and resumes a broken download with Range', async () => {

@@ -175,6 +175,35 @@ describe('problems, versions and retries', () => {
     expect(retryAfterMs('Wed, 21 Oct 2015 07:28:00 GMT', Date.parse('Wed, 21 Oct 2015 07:27:58 GMT'))).toBe(2000);
   });
 
+  it('sends a request given retry: false once, as it is: a streamed upload is not held to be sent again', async () => {
+    const seen: Request[] = [];
+    const busy: typeof fetch = async (input) => {
+      seen.push(input as Request);
+      return new Response(JSON.stringify({ code: 'unavailable' }), { status: 503, headers: { 'retry-after': '0' } });
+    };
+    const client = createBerth({ baseUrl, token: OPERATOR_TOKEN, fetch: busy });
+    let built: Request | undefined;
+    client.use({ onRequest: ({ request }) => void (built = request) });
+    const post = client.POST as unknown as (path: string, init: Record<string, unknown>) => Promise<unknown>;
+    const body = new ReadableStream({
+      pull: (c) => {
+        c.enqueue(new Uint8Array(16));
+        c.close();
+      },
+    });
+    const sent = post('/v1/sites/{site_id}/deployments', {
+      params: { path: { site_id: 'site_01jd3x9v6ef8tb2q4w5n7k8m9p' } },
+      headers: { 'content-type': 'application/gzip' },
+      body,
+      bodySerializer: (b: unknown) => b,
+      duplex: 'half',
+      retry: false,
+    });
+    await expect(sent).rejects.toMatchObject({ status: 503 });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toBe(built); // not a clone, whose body is one branch of a tee that keeps the other
+  });
+
   it('gives up after its attempts and throws the last problem', async () => {
     const always: typeof fetch = async () =>
       new Response(JSON.stringify({ code: 'unavailable', detail: 'down' }), { status: 503, headers: { 'retry-after': '0' } });

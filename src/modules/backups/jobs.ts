@@ -81,7 +81,9 @@ export function backupJobs(deps: ServiceDeps, storage: BackupStorage, databases:
 
     const recorded = await db.transaction(async (tx) => {
       const error =
-        failure === null ? null : { code: 'backup_failed', detail: failure instanceof Error ? publicMessage(failure) : 'unknown error' };
+        failure === null
+          ? null
+          : { code: 'backup_failed', detail: failure instanceof Error ? publicMessage(failure) : 'unknown error' };
       const done = result
         ? { status: 'completed' as const, size_bytes: result.size, sha256: result.sha256, contents: result.contents }
         : { status: 'failed' as const, error };
