@@ -33,8 +33,7 @@ async function pack(dir: string, scratch: string): Promise<{ file: string; bytes
 
 /**
  * The archive as a stream that moves the progress bar as the upload reads it: 1 MiB read from the
- * file each time the upload asks for more, so no more than that waits in memory. (Node 20's
- * `Readable.toWeb` read the whole file ahead of a slower upload.)
+ * file each time the upload asks for more, so no more than that waits in memory.
  */
 function counted(file: string, onRead: (n: number) => void): ReadableStream<Uint8Array> {
   let handle: FileHandle;
