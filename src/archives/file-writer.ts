@@ -61,8 +61,18 @@ function startWorker(root: string): Worker {
 function retire(worker: Worker): void {
   if (idle.length >= KEPT_THREADS) return void worker.terminate();
   worker.unref();
-  // Its exit takes it out of `idle` (startWorker).
-  idle.push({ worker, timer: setTimeout(() => void worker.terminate(), KEPT_FOR_MS).unref() });
+  // Taken out of `idle` as it is told to end: its exit comes later, and an unpacking given it
+  // meanwhile failed ("the file writer has stopped"). An exit for any other reason takes it out
+  // too (startWorker).
+  const entry = {
+    worker,
+    timer: setTimeout(() => {
+      const at = idle.indexOf(entry);
+      if (at >= 0) idle.splice(at, 1);
+      void worker.terminate();
+    }, KEPT_FOR_MS).unref(),
+  };
+  idle.push(entry);
 }
 
 /** Room past `batchBytes` in a batch's buffer: the chunk that fills a batch is part of it. */

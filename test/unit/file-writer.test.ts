@@ -1,7 +1,7 @@
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fileWriter, WriteFailed } from '../../src/archives/file-writer.js';
 
 const roots: string[] = [];
@@ -142,5 +142,30 @@ describe('file writer (worker thread)', () => {
     const fourth = await write(newRoot(), 'e.txt');
     expect(fourth.failed).toBeNull();
     expect(fourth.thread).not.toBe(first.thread);
+  });
+
+  it('ends a kept thread unused for a minute, and never hands out one that is ending', async () => {
+    const write = async (member: string) => {
+      const root = newRoot();
+      const w = fileWriter(root);
+      w.open(member);
+      w.write(Buffer.from(member));
+      w.close();
+      await w.finish();
+      await w.destroy();
+      expect(readFileSync(path.join(root, member), 'utf8')).toBe(member);
+      return w.threadId;
+    };
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const kept = await write('a.txt');
+      expect(await write('b.txt')).toBe(kept);
+      vi.advanceTimersByTime(60_000);
+      // Asked for at once, while the kept thread is still ending: a new one writes it.
+      const next = await write('c.txt');
+      expect(next).not.toBe(kept);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
