@@ -77,9 +77,12 @@ process.on('exit', () => {
 });
 process.on('SIGINT', () => process.exit(130));
 
+/** Node flags for the servers measured (BENCH_SERVER_FLAGS, `--cpu-prof` say): the service runs with none. */
+const SERVER_FLAGS = (process.env.BENCH_SERVER_FLAGS ?? '').split(/\s+/).filter(Boolean);
+
 async function startServers(databaseUrl: string | null, jobs = false, under = scratch) {
   const dataDir = mkdtempSync(path.join(under, 'data-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/servers.ts')], {
+  const child = spawn(process.execPath, [...SERVER_FLAGS, '--import', 'tsx', path.join(root, 'bench/servers.ts')], {
     env: { ...process.env, BENCH_DATABASE_URL: databaseUrl ?? '', BENCH_DATA_DIR: dataDir, BENCH_JOBS: String(jobs) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -87,7 +90,8 @@ async function startServers(databaseUrl: string | null, jobs = false, under = sc
     createInterface({ input: child.stdout }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`bench servers exited with ${code}`)));
   });
-  const stop = () => child.kill('SIGKILL');
+  // SIGINT lets a server given BENCH_SERVER_FLAGS write what they ask for (a profile) as it exits.
+  const stop = () => child.kill(process.env.BENCH_SERVER_FLAGS ? 'SIGINT' : 'SIGKILL');
   return { servers: JSON.parse(line) as Servers, stop };
 }
 
