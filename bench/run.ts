@@ -21,7 +21,7 @@
  * The scale benchmark is its own script: `npm run bench:scale` (bench/scale.ts).
  */
 import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, statfsSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
@@ -77,8 +77,17 @@ process.on('exit', () => {
 });
 process.on('SIGINT', () => process.exit(130));
 
-/** Node flags for the servers measured (BENCH_SERVER_FLAGS, `--cpu-prof` say): the service runs with none. */
-const SERVER_FLAGS = (process.env.BENCH_SERVER_FLAGS ?? '').split(/\s+/).filter(Boolean);
+/**
+ * The V8 flags `npm start` gives the service (package.json's start script), given to the servers
+ * measured here too, so that they run as the service does; BENCH_SERVER_FLAGS adds others
+ * (`--cpu-prof`, say).
+ */
+const SERVER_FLAGS = [
+  ...(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+    .split(/\s+/)
+    .filter((arg) => /^--[\w-]+-size=\d+$/.test(arg)),
+  ...(process.env.BENCH_SERVER_FLAGS ?? '').split(/\s+/).filter(Boolean),
+];
 
 async function startServers(databaseUrl: string | null, jobs = false, under = scratch) {
   const dataDir = mkdtempSync(path.join(under, 'data-'));
