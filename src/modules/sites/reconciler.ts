@@ -109,10 +109,7 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
           .then((account) => ensurePools(unit, account.versions))
           .then(() => siteSpec({ ...unit, status: 'active' }))
           .then((spec) => driver.applySite(spec))
-          .then(
-            () => null,
-            (err: unknown) => publicMessage(err),
-          );
+          .then(() => null, publicMessage);
     await db.transaction(async (tx) => {
       // Deleted meanwhile: the deletion's own apply takes it from here.
       if (!(await lockIn(tx, unit))) return;
