@@ -67,7 +67,8 @@ const ABSOLUTE_PATH = /(?<![\w.~:/-])\/[^\s'"`,;:()<>[\]]+/g;
  * A failure's message as a tenant reads it (an operation's or a resource's `error`, a
  * `sync_error`): each absolute path the server's file calls and daemons name is cut to its last
  * component (`…/index.php`), so the message still says which file without showing the server's
- * layout; at most `max` characters. The whole message goes to the log where it is one's own.
+ * layout; at most `max` characters. Only the recorded copy is cut: the error itself, where it
+ * is rethrown or logged, keeps the whole message.
  */
 export const publicMessage = (err: unknown, max = 1000): string =>
   messageOf(err)
