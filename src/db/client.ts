@@ -203,7 +203,7 @@ class PgliteDb implements Db {
    * 100 ms stretch in which no timer fired and no connection was accepted. libuv accepts one new
    * connection per turn of the loop, so a client that connected during a busy spell waited a
    * stretch for every client that connected before it (up to 2 s in the list benchmark, the p99
-   * of a whole round). Statements now start for at most 5 ms per turn (a transaction is one).
+   * of a whole round). So statements start for at most 5 ms per turn (a transaction counts as one).
    */
   private readonly turn = turns();
   constructor(

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openDb } from '../../src/db/client.js';
 import { turns } from '../../src/lib/turns.js';
 
-/** Counts the turns of the event loop (check phases); the function returned reads the count, and stops counting unless told not to. */
+/** Counts the turns of the event loop (check phases); the function returned reads the count and stops counting (unless given false). */
 function loopTurns() {
   let count = 0;
   let stopped = false;
