@@ -195,6 +195,11 @@ class PostgresDb implements Db {
   }
 }
 
+const pgliteResult = <T>(r: { rows: T[]; affectedRows?: number }): QueryResult<T> => ({
+  rows: r.rows,
+  rowCount: Math.max(r.affectedRows ?? 0, r.rows.length),
+});
+
 class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
   /**
@@ -203,7 +208,7 @@ class PgliteDb implements Db {
    * 100 ms stretch in which no timer fired and no connection was accepted. libuv accepts one new
    * connection per turn of the loop, so a client that connected during a busy spell waited a
    * stretch for every client that connected before it (up to 2 s in the list benchmark, the p99
-   * of a whole round). So statements start for at most 5 ms per turn (a transaction counts as one).
+   * of a whole round). So statements start for at most 5 ms per turn.
    */
   private readonly turn = turns();
   constructor(
@@ -212,8 +217,7 @@ class PgliteDb implements Db {
   ) {}
 
   async query<T>(text: string, params: unknown[] = []): Promise<QueryResult<T>> {
-    const r = await this.turn(() => this.pg.query<T>(text, params));
-    return { rows: r.rows, rowCount: Math.max(r.affectedRows ?? 0, r.rows.length) };
+    return pgliteResult(await this.turn(() => this.pg.query<T>(text, params)));
   }
 
   async exec(text: string): Promise<QueryResult<Record<string, unknown>>> {
@@ -230,10 +234,7 @@ class PgliteDb implements Db {
       this.pg.transaction(async (t) =>
         fn({
           kind: this.kind,
-          query: async <R>(text: string, params: unknown[] = []) => {
-            const r = await t.query<R>(text, params);
-            return { rows: r.rows, rowCount: Math.max(r.affectedRows ?? 0, r.rows.length) };
-          },
+          query: async <R>(text: string, params: unknown[] = []) => pgliteResult(await t.query<R>(text, params)),
         }),
       ),
     );
