@@ -57,6 +57,20 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/cli/client/' },
     },
     {
+      name: 'cli-entry-loads-no-server-code',
+      severity: 'error',
+      comment:
+        'main.ts starts every berth command: server code it imports (config.ts brings TypeBox and argon2, 700 modules) costs each client command a second. It reaches the server only through server-commands.ts, imported when one of those commands runs.',
+      from: { path: '^src/cli/main\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/cli/(client/|server-commands\\.ts$)' },
+    },
+    {
+      name: 'cli-entry-imports-server-commands-on-demand',
+      severity: 'error',
+      from: { path: '^src/cli/main\\.ts$' },
+      to: { path: '^src/cli/server-commands\\.ts$', dependencyTypesNot: ['dynamic-import'] },
+    },
+    {
       name: 'source-knows-no-test',
       severity: 'error',
       from: { path: '^src/' },

@@ -1,6 +1,3 @@
-import { ConfigError } from '../config.js';
-import { DirLockedError } from '../db/lock.js';
-
 /**
  * `berth`: the server's own commands (`serve`, `migrate`, `token create --operator`, `openapi`)
  * run in this process against its database; every other command is the API client (./client),
@@ -27,7 +24,8 @@ main(process.argv.slice(2))
     if (code >= 0) process.exit(code);
   })
   .catch((err: unknown) => {
-    const known = err instanceof ConfigError || err instanceof DirLockedError;
-    process.stderr.write(`berth: ${known || !(err instanceof Error) ? String((err as Error).message ?? err) : err.message}\n`);
+    // Nothing here imports the server's code (its error classes would bring in its schemas and
+    // argon2: 700 modules, a second on every client command): any error is told by its message.
+    process.stderr.write(`berth: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   });

@@ -135,6 +135,22 @@ describe('berth CLI', () => {
     expect(minted.status).toBe(0);
     expect(minted.stdout.trim()).toMatch(/^berth_[0-9A-Za-z]{40}$/);
     expect(cli('frobnicate').status).toBe(2);
+    // A server command's error is its message after `berth: `, exit 1 (a bad variable, a locked directory).
+    const bad = spawnSync(process.execPath, [tsx, path.join(root, 'src/cli/main.ts'), 'migrate'], {
+      env: { ...env, BERTH_PORT: 'http' },
+      encoding: 'utf8',
+    });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/^berth: .*BERTH_PORT must be a whole number/);
+    const lock = acquireDirLock(path.join(dataDir, 'pglite'));
+    try {
+      const locked = cli('migrate');
+      expect(locked.status).toBe(1);
+      expect(locked.stderr).toMatch(/^berth: \S/);
+      expect(locked.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      lock.release();
+    }
   }, 120_000);
 
   it('openapi prints the document and leaves no data directory behind', () => {
