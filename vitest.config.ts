@@ -8,7 +8,7 @@ export default defineConfig({
     hookTimeout: 180_000,
     pool: 'forks',
     // Every JSON response the document declares must be produced by some test (see the file).
-    globalSetup: ['test/helpers/response-coverage.ts'],
+    globalSetup: ['test/helpers/response-coverage.ts', 'test/helpers/pglite-image.ts'],
     setupFiles: ['test/helpers/record-responses.ts'],
     maxWorkers: 2,
     reporters: ['default'],

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { openDb, type Db } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
@@ -10,7 +12,10 @@ import { migrate } from '../../src/db/migrate.js';
 export async function freshDb(): Promise<{ db: Db; url: string | null; drop: () => Promise<void> }> {
   const admin = process.env.TEST_DATABASE_URL;
   if (!admin) {
-    const db = await openDb({ databaseUrl: null, dataDir: '', inMemory: true });
+    // Loaded from the run's migrated image (test/helpers/pglite-image.ts); `migrate` is then a no-op.
+    const file = inject('pgliteImage');
+    const image = file ? new Blob([readFileSync(file)]) : undefined;
+    const db = await openDb({ databaseUrl: null, dataDir: '', inMemory: true, image });
     await migrate(db);
     return { db, url: null, drop: async () => undefined };
   }
