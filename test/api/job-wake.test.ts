@@ -1,0 +1,58 @@
+import { afterEach, expect, it } from 'vitest';
+import type { Db } from '../../src/db/client.js';
+import { PgBossQueue } from '../../src/jobs/queue.js';
+import { freshDb } from '../helpers/db.js';
+import { eventually } from '../helpers/app.js';
+
+/**
+ * The jobs' fallback to NOTIFY: once per polling interval the process asks which of its queues
+ * have due jobs and wakes their workers, instead of every worker fetching on its own.
+ */
+const POLL_S = 0.5;
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.reverse()) await c();
+  cleanup = [];
+});
+
+/** A queue with workers on two queues (three on one), on a database whose statements are counted. */
+async function started() {
+  const fresh = await freshDb();
+  const statements: string[] = [];
+  const db: Db = Object.assign(Object.create(fresh.db) as Db, {
+    query: (text: string, params?: unknown[]) => (statements.push(text), fresh.db.query(text, params)),
+    exec: (text: string) => (statements.push(text), fresh.db.exec(text)),
+  });
+  const queue = new PgBossQueue(db, { runWorkers: true, pollingIntervalSeconds: POLL_S, onError: () => undefined });
+  const ran: string[] = [];
+  await queue.start();
+  await queue.work('backup.create', async (data) => void ran.push(String(data.n)), { concurrency: 3 });
+  await queue.work('housekeeping', async () => undefined);
+  cleanup.push(async () => {
+    await queue.stop();
+    await fresh.db.close();
+    await fresh.drop();
+  });
+  return { queue, db, ran, statements };
+}
+
+it('a job that comes due later runs by the due scan, without a NOTIFY or a worker polling', async () => {
+  const { queue, db, ran } = await started();
+  // Sent with a start in the future: `send` notifies nobody, and the workers poll once a minute.
+  await queue.send(db, 'backup.create', { n: 'later' }, { startAfter: new Date(Date.now() + 1_000) });
+  const began = Date.now();
+  await eventually(async () => ran.includes('later') || undefined, 20_000);
+  expect(Date.now() - began).toBeLessThan(20_000);
+}, 60_000);
+
+it('an idle process asks once per interval, not once per worker', async () => {
+  const { statements } = await started();
+  // Past the workers' first fetch, which each makes as it starts.
+  await new Promise((r) => setTimeout(r, 1_000));
+  const from = statements.length;
+  await new Promise((r) => setTimeout(r, 3_000));
+  const fetches = statements.slice(from).filter((s) => /FROM pgboss\.job/.test(s) && !/^\s*WITH lost/.test(s));
+  // Six intervals: a scan each (a little more on a busy machine), against 4 workers × 6 fetches before.
+  expect(fetches.length).toBeGreaterThan(0);
+  expect(fetches.length).toBeLessThanOrEqual(9);
+}, 60_000);
