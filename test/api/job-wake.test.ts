@@ -40,9 +40,8 @@ it('a job that comes due later runs by the due scan, without a NOTIFY or a worke
   const { queue, db, ran } = await started();
   // Sent with a start in the future: `send` notifies nobody, and the workers poll once a minute.
   await queue.send(db, 'backup.create', { n: 'later' }, { startAfter: new Date(Date.now() + 1_000) });
-  const began = Date.now();
+  // Well within the workers' own minute.
   await eventually(async () => ran.includes('later') || undefined, 20_000);
-  expect(Date.now() - began).toBeLessThan(20_000);
 }, 60_000);
 
 it('an idle process asks once per interval, not once per worker', async () => {
