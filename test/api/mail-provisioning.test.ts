@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -39,6 +39,7 @@ describe('a failing mail driver', () => {
       expect(readFileSync(path.join(dataDir, 'rendered', 'mail', 'passwd'), 'utf8')).toContain('me@flaky-mail.io:{ARGON2ID}');
     } finally {
       await f.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   }, 180_000);
 });

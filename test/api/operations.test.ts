@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually } from '../helpers/app.js';
 import { freshDb } from '../helpers/db.js';
@@ -46,7 +49,7 @@ describe('operations', () => {
   });
 
   it('a termination queued before a restart completes after it', async () => {
-    const dataDir = (await import('node:fs')).mkdtempSync('/tmp/berth-restart-');
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-restart-'));
     const before = await createTestApp({ db: shared.db, jobs: false, dataDir });
     const plan = await createPlan(before);
     const acc = await createAccount(before, plan.id);
@@ -59,6 +62,7 @@ describe('operations', () => {
       expect((await after.get(`/v1/accounts/${acc.id}`)).status).toBe(404);
     } finally {
       await after.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

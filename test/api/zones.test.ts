@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan, createAccountOnNewPlan } from '../helpers/fixtures.js';
 import type { DnsDriver } from '../../src/provisioning/driver.js';
@@ -39,7 +39,9 @@ describe('zone export', () => {
 
   it.skipIf(!namedCheckzone)('named-checkzone accepts the export (needs bind9-utils)', async () => {
     await t.post('/v1/domains', { account_id: account.id, name: 'check-me.net', mail_enabled: true });
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'berth-zone-')), 'check-me.net.zone');
+    const dir = mkdtempSync(path.join(tmpdir(), 'berth-zone-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'check-me.net.zone');
     writeFileSync(file, (await t.get('/v1/domains/check-me.net/zone')).text);
     const r = spawnSync('named-checkzone', ['-i', 'local', 'check-me.net', file], { encoding: 'utf8' });
     expect(r.status, r.stdout + r.stderr).toBe(0);
@@ -108,6 +110,7 @@ describe('a failing DNS driver', () => {
       expect((await f.get('/v1/domains/flaky.io')).body.sync_error).toBeNull();
     } finally {
       await f.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   }, 180_000);
 });

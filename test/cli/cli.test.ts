@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -67,7 +67,10 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   home = mkdtempSync(path.join(tmpdir(), 'berth-cli-'));
 });
-afterAll(async () => t.close());
+afterAll(async () => {
+  await t.close();
+  rmSync(home, { recursive: true, force: true });
+});
 
 describe('contexts', () => {
   it('add, use, list and --context; the file is 0600 and holds the token; BERTH_URL/BERTH_TOKEN override', async () => {

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { renderZoneFile, txtPresentation, type Zone } from '../../src/provisioning/render/zone-file.js';
 
 const fixture = (name: string) => readFileSync(path.resolve(import.meta.dirname, '../fixtures/zones', name), 'utf8');
@@ -70,6 +70,7 @@ describe('zone files', () => {
 
   it.skipIf(!namedCheckzone)('are accepted by named-checkzone (needs bind9-utils)', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'berth-zone-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'example.org.zone');
     writeFileSync(file, renderZoneFile(zone));
     const r = spawnSync('named-checkzone', ['-i', 'local', 'example.org', file], { encoding: 'utf8' });
