@@ -77,6 +77,8 @@ export class PgBossQueue implements JobQueue {
   private unlisten: (() => Promise<void>) | undefined;
   private readonly reclaimer: ReturnType<typeof periodic>;
   private readonly dueScan: ReturnType<typeof periodic>;
+  /** BERTH_JOB_POLL_MS: the due scan's interval. */
+  private readonly pollSeconds: number;
   /** pg-boss's statements and our handlers under way: stop() waits for them (see there). */
   private busy = 0;
 
@@ -98,7 +100,8 @@ export class PgBossQueue implements JobQueue {
     };
     this.boss = new PgBoss({ db: exec, schedule: opts.runWorkers, supervise: opts.runWorkers, migrate: true });
     this.reclaimer = periodic(() => this.reclaimLost(), RECLAIM_MS, opts.onError);
-    this.dueScan = periodic(() => this.wakeDue(), (opts.pollingIntervalSeconds ?? 2) * 1000, opts.onError);
+    this.pollSeconds = opts.pollingIntervalSeconds ?? 2;
+    this.dueScan = periodic(() => this.wakeDue(), this.pollSeconds * 1000, opts.onError);
     this.boss.on('error', opts.onError);
   }
 
@@ -201,7 +204,7 @@ export class PgBossQueue implements JobQueue {
     workerId = await this.boss.work<Record<string, unknown>>(
       name,
       {
-        pollingIntervalSeconds: Math.max(WORKER_POLL_S, this.opts.pollingIntervalSeconds ?? 2),
+        pollingIntervalSeconds: Math.max(WORKER_POLL_S, this.pollSeconds),
         batchSize: 1,
         includeMetadata: true,
       },

@@ -127,24 +127,24 @@ describe('berth CLI', () => {
   it('migrate and token create --operator work against the data dir', () => {
     const dataDir = tempDir();
     const env = { ...process.env, BERTH_DATA_DIR: dataDir, DATABASE_URL: '' };
-    const cli = (...args: string[]) =>
-      spawnSync(process.execPath, [tsx, path.join(root, 'src/cli/main.ts'), ...args], { env, encoding: 'utf8' });
-    expect(cli('migrate').stdout).toMatch(/applied: 0001_foundation/);
-    expect(cli('migrate').stdout).toMatch(/up to date/);
-    const minted = cli('token', 'create', '--operator', '--name', 'ci');
+    const cli = (args: string[], extra: Record<string, string> = {}) =>
+      spawnSync(process.execPath, [tsx, path.join(root, 'src/cli/main.ts'), ...args], {
+        env: { ...env, ...extra },
+        encoding: 'utf8',
+      });
+    expect(cli(['migrate']).stdout).toMatch(/applied: 0001_foundation/);
+    expect(cli(['migrate']).stdout).toMatch(/up to date/);
+    const minted = cli(['token', 'create', '--operator', '--name', 'ci']);
     expect(minted.status).toBe(0);
     expect(minted.stdout.trim()).toMatch(/^berth_[0-9A-Za-z]{40}$/);
-    expect(cli('frobnicate').status).toBe(2);
+    expect(cli(['frobnicate']).status).toBe(2);
     // A server command's error is its message after `berth: `, exit 1 (a bad variable, a locked directory).
-    const bad = spawnSync(process.execPath, [tsx, path.join(root, 'src/cli/main.ts'), 'migrate'], {
-      env: { ...env, BERTH_PORT: 'http' },
-      encoding: 'utf8',
-    });
+    const bad = cli(['migrate'], { BERTH_PORT: 'http' });
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/^berth: .*BERTH_PORT must be a whole number/);
     const lock = acquireDirLock(path.join(dataDir, 'pglite'));
     try {
-      const locked = cli('migrate');
+      const locked = cli(['migrate']);
       expect(locked.status).toBe(1);
       expect(locked.stderr).toMatch(/^berth: \S/);
       expect(locked.stderr).not.toMatch(/\n\s+at /);

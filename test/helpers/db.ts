@@ -13,9 +13,7 @@ export async function freshDb(): Promise<{ db: Db; url: string | null; drop: () 
   const admin = process.env.TEST_DATABASE_URL;
   if (!admin) {
     // Loaded from the run's migrated image (test/helpers/pglite-image.ts); `migrate` is then a no-op.
-    const file = inject('pgliteImage');
-    const image = file ? new Blob([readFileSync(file)]) : undefined;
-    const db = await openDb({ databaseUrl: null, dataDir: '', inMemory: true, image });
+    const db = await openDb({ databaseUrl: null, dataDir: '', inMemory: true, image: migratedImage() });
     await migrate(db);
     return { db, url: null, drop: async () => undefined };
   }
@@ -23,6 +21,14 @@ export async function freshDb(): Promise<{ db: Db; url: string | null; drop: () 
   const db = await openDb({ databaseUrl: empty.url, dataDir: '', poolSize: 10 });
   await migrate(db);
   return { db, url: empty.url, drop: empty.drop };
+}
+
+let image: Blob | undefined;
+/** The run's image, read once per test file's process (42 MB), not once per database. */
+function migratedImage(): Blob | undefined {
+  const file = inject('pgliteImage');
+  if (file) image ??= new Blob([readFileSync(file)]);
+  return image;
 }
 
 /** A new, empty database on the PostgreSQL server of TEST_DATABASE_URL (no schema at all). */
