@@ -39,13 +39,25 @@ export class PowerDnsDriver implements DnsDriver {
     if (!served) {
       const created = await this.request('POST', '/zones', newZone(zone.name, wanted), [409]);
       // A query before the zone existed left a cached refusal that creating does not purge.
-      if (created) return void (await this.request('PUT', `/cache/flush?domain=${encodeURIComponent(`${zone.name}.`)}`));
+      if (created) return this.flushCache(zone.name);
       // Created by a concurrent apply of the same zone: fall through to bringing it up to date.
       return this.applyZone(zone);
     }
     if (served.soa_edit_api !== '') await this.request('PUT', zonePath(zone.name), { soa_edit_api: '' });
     const changes = diffRRsets(served.rrsets, wanted);
-    if (changes.length) await this.request('PATCH', zonePath(zone.name), { rrsets: changes });
+    if (changes.length) {
+      await this.request('PATCH', zonePath(zone.name), { rrsets: changes });
+      // PowerDNS purges its packet cache before its query cache after a PATCH (up to 4.9's and
+      // 5.0's fixes of October 2025, PowerDNS #16286): a query answered between the two purges
+      // puts the old answer back in the packet cache, served for `cache-ttl` (20 s by default).
+      // That query's entry is gone once the PATCH has returned, so a second purge now clears it.
+      await this.flushCache(zone.name);
+    }
+  }
+
+  /** Purges PowerDNS's packet and query caches of every name in the zone. */
+  private async flushCache(name: string): Promise<void> {
+    await this.request('PUT', `/cache/flush?domain=${encodeURIComponent(`${name}.`)}`);
   }
 
   async removeZone(name: string): Promise<void> {
