@@ -90,6 +90,9 @@ export async function imapLogin(user: string, pass: string, then?: (client: Imap
   try {
     await client.connect();
   } catch {
+    // A refused login leaves the connection open: Dovecot would hold one per attempt until the
+    // test process ends.
+    client.close();
     return false;
   }
   try {
