@@ -218,6 +218,22 @@ describe('bounded concurrency', () => {
   });
 });
 
+describe('wake on commit', () => {
+  it("an event's delivery leaves when its transaction commits, not at the relay's next look", async () => {
+    const rx = await startReceiver();
+    // The relay looks on its own once a minute: only the commit's NOTIFY can wake it in time.
+    const t = await createTestApp({ env: { ...ENV, BERTH_WEBHOOK_RELAY_MS: '60000' } });
+    try {
+      await t.post('/v1/webhooks', { url: rx.url('/wake'), event_types: ['account.created'] });
+      await createAccountOnNewPlan(t);
+      await eventually(async () => rx.received.length === 1, 15_000);
+    } finally {
+      await t.close();
+      await rx.close();
+    }
+  });
+});
+
 describe('restart', () => {
   const root = path.resolve(import.meta.dirname, '../..');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-webhook-restart-'));

@@ -44,18 +44,25 @@ export interface NewDelivery {
 }
 
 /** The outbox: pending deliveries, due at once (next_attempt_at null). One per event and endpoint. */
+/** Notified when deliveries are written: the commit wakes the relay of every process. */
+export const RELAY_CHANNEL = 'berth_webhook_deliveries';
+
 export async function insertDeliveries(tx: Queryable, rows: NewDelivery[]): Promise<void> {
   if (!rows.length) return;
   await tx.query(
-    `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, payload)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
-     ON CONFLICT (webhook_id, event_id) DO NOTHING`,
+    `WITH inserted AS (
+       INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, payload)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
+       ON CONFLICT (webhook_id, event_id) DO NOTHING
+       RETURNING 1)
+     SELECT pg_notify($6, '') WHERE EXISTS (SELECT 1 FROM inserted)`,
     [
       rows.map((r) => r.id),
       rows.map((r) => r.webhook_id),
       rows.map((r) => r.event_id),
       rows.map((r) => r.event_type),
       rows.map((r) => r.payload),
+      RELAY_CHANNEL,
     ],
   );
 }

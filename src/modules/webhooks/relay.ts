@@ -4,7 +4,7 @@ import { JOBS } from '../../jobs/names.js';
 import { periodic } from '../../jobs/periodic.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { Clock } from '../../lib/time.js';
-import { anyDue, claimDueDeliveries } from './deliveries-repo.js';
+import { anyDue, claimDueDeliveries, RELAY_CHANNEL } from './deliveries-repo.js';
 
 /** How long a claimed delivery is a worker's before another may take it over (it died). */
 export const leaseMs = (timeoutMs: number) => timeoutMs + 50_000;
@@ -19,8 +19,10 @@ export interface RelayDeps {
 
 /**
  * Moves due deliveries from the outbox to the job queue, within the concurrency bounds, in
- * every process: on a timer, and when a delivery finishes or is asked for (`kick`). Only what
- * fits the bounds is claimed, so 10,000 waiting deliveries stay rows, not memory.
+ * every process: when a transaction that wrote deliveries commits (NOTIFY), when a delivery
+ * finishes or is asked for (`kick`), and on a timer (`BERTH_WEBHOOK_RELAY_MS`: retries that come
+ * due, a lost LISTEN connection). Only what fits the bounds is claimed, so 10,000 waiting
+ * deliveries stay rows, not memory.
  */
 export function deliveryRelay({ db, jobs, clock, config, onError }: RelayDeps) {
   const { relayIntervalMs, concurrency, perEndpoint, timeoutMs } = config.webhooks;
@@ -35,5 +37,18 @@ export function deliveryRelay({ db, jobs, clock, config, onError }: RelayDeps) {
     });
   }
 
-  return periodic(claim, relayIntervalMs, onError);
+  const loop = periodic(claim, relayIntervalMs, onError);
+  let listening: Promise<(() => Promise<void>) | undefined> | undefined;
+  return {
+    kick: loop.kick,
+    start(): void {
+      loop.start();
+      listening = db.listen(RELAY_CHANNEL, loop.kick).catch((err: unknown) => void onError(err));
+    },
+    async stop(): Promise<void> {
+      const unlisten = await listening;
+      await unlisten?.();
+      await loop.stop();
+    },
+  };
 }
