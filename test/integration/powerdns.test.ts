@@ -117,7 +117,7 @@ describe.skipIf(!daemonEnv)(`PowerDNS driver (${daemonEnv ? 'BERTH_DRIVER_DNS=po
 
   it('answers a new name as soon as the apply returns, though it was asked for throughout the change', async () => {
     // PowerDNS 4.7 (Debian 12) could put back a stale answer while purging its caches after a
-    // PATCH and serve it for 20 s: about 5 changes in 1,000 under a stream of queries.
+    // PATCH and serve it for 20 s: 5 and more changes in 1,000 under a stream of queries.
     const env = daemonEnv!;
     const driver = new PowerDnsDriver({
       apiUrl: env.BERTH_PDNS_API_URL!,

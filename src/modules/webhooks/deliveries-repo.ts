@@ -43,10 +43,10 @@ export interface NewDelivery {
   payload: string;
 }
 
-/** The outbox: pending deliveries, due at once (next_attempt_at null). One per event and endpoint. */
 /** Notified when deliveries are written: the commit wakes the relay of every process. */
 export const RELAY_CHANNEL = 'berth_webhook_deliveries';
 
+/** The outbox: pending deliveries, due at once (next_attempt_at null). One per event and endpoint. */
 export async function insertDeliveries(tx: Queryable, rows: NewDelivery[]): Promise<void> {
   if (!rows.length) return;
   await tx.query(
