@@ -56,10 +56,9 @@ describe('account termination', () => {
       expect(readFileSync(path.join(mailDir, 'virtual_mailbox_domains'), 'utf8')).toBe('leaving.io OK\n');
       expect((await f.request('DELETE', `/v1/accounts/${acc.id}`)).status).toBe(202);
       await eventually(async () => (await f.get(`/v1/accounts/${acc.id}`)).status === 404);
-      // The joined files are rewritten one after the other: wait for the last of them too.
+      // The joined files are rewritten after the deletion is answered, side by side: wait for all of them.
       const joined = (file: string) => readFileSync(path.join(mailDir, file), 'utf8');
-      await eventually(async () => joined('virtual_mailbox_domains') === '' && joined('virtual_alias_maps') === '');
-      expect(joined('passwd')).toBe('');
+      await eventually(async () => ['virtual_mailbox_domains', 'virtual_alias_maps', 'passwd'].every((f) => joined(f) === ''));
       expect(existsSync(path.join(f.dataDir, 'accounts', acc.id))).toBe(false);
       expect((await f.get(`/v1/emails/${box.body.id}`)).status).toBe(404);
     } finally {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -100,7 +100,10 @@ beforeAll(async () => {
   mkdirSync(path.join(cwd, 'public'));
   writeFileSync(path.join(cwd, 'public', 'index.html'), '<h1>Bücher</h1>');
 });
-afterAll(async () => t.close());
+afterAll(async () => {
+  await t.close();
+  rmSync(cwd, { recursive: true, force: true });
+});
 
 it("README's first walk-through runs as written, each answer the status it promises", async () => {
   const vars: Record<string, string> = { B: base, OP: OPERATOR_TOKEN };

@@ -1,6 +1,5 @@
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -439,6 +438,7 @@ describe('deleting sites', () => {
     } finally {
       await owned.db.close();
       await owned.drop();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   }, 180_000);
 
