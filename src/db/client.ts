@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { pgTimestampToRfc3339 } from '../lib/time.js';
 import { turns } from '../lib/turns.js';
 import { acquireDirLock, type DirLock } from './lock.js';
+import { PgListener } from './pg-listener.js';
 
 const TIMESTAMPTZ_OID = 1184;
 
@@ -98,10 +99,13 @@ class StatementNames {
 class PostgresDb implements Db {
   readonly kind = 'postgres' as const;
   private readonly statements = new StatementNames();
+  private readonly listener: PgListener;
   constructor(
     private readonly pool: pg.Pool,
-    private readonly clientConfig: pg.ClientConfig,
-  ) {}
+    clientConfig: pg.ClientConfig,
+  ) {
+    this.listener = new PgListener(clientConfig);
+  }
 
   async query<T>(text: string, params: unknown[] = []): Promise<QueryResult<T>> {
     const r = await this.pool.query(this.statements.config(text, params));
@@ -152,42 +156,8 @@ class PostgresDb implements Db {
     }
   }
 
-  /**
-   * LISTEN holds a session, so it gets a connection of its own, outside the pool. A lost
-   * connection is made again after a second; meanwhile the listener's owner falls back on
-   * whatever it polls.
-   */
   async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
-    let client: pg.Client | undefined;
-    let stopped = false;
-    let retry: NodeJS.Timeout | undefined;
-    const lost = (c: pg.Client) => {
-      if (client !== c || stopped) return;
-      client = undefined;
-      c.end().catch(() => undefined);
-      retry = setTimeout(() => void connect(), 1000).unref();
-    };
-    const connect = async (): Promise<void> => {
-      const c = new pg.Client(this.clientConfig);
-      client = c;
-      c.on('notification', (m) => {
-        if (m.channel === channel) onNotify(m.payload ?? '');
-      });
-      c.on('error', () => lost(c));
-      c.on('end', () => lost(c));
-      try {
-        await c.connect();
-        await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-      } catch {
-        lost(c);
-      }
-    };
-    await connect();
-    return async () => {
-      stopped = true;
-      clearTimeout(retry);
-      await client?.end().catch(() => undefined);
-    };
+    return this.listener.listen(channel, onNotify);
   }
 
   async close(): Promise<void> {
