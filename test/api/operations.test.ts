@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually } from '../helpers/app.js';
 import { freshDb } from '../helpers/db.js';
 import { createAccount, createPlan, createToken, world } from '../helpers/fixtures.js';
+import { testDir } from '../helpers/temp-dir.js';
 
 let shared: Awaited<ReturnType<typeof freshDb>>;
 beforeAll(async () => {
@@ -49,7 +47,7 @@ describe('operations', () => {
   });
 
   it('a termination queued before a restart completes after it', async () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-restart-'));
+    const dataDir = testDir('restart');
     const before = await createTestApp({ db: shared.db, jobs: false, dataDir });
     const plan = await createPlan(before);
     const acc = await createAccount(before, plan.id);
@@ -62,7 +60,6 @@ describe('operations', () => {
       expect((await after.get(`/v1/accounts/${acc.id}`)).status).toBe(404);
     } finally {
       await after.close();
-      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -1,6 +1,5 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { paxRecord, tarGz, zip } from '../helpers/archives.js';
 import { createAccount, createPlan, createToken, world } from '../helpers/fixtures.js';
 import { freshDb } from '../helpers/db.js';
+import { testDir } from '../helpers/temp-dir.js';
 
 let t: TestApp;
 let w: Awaited<ReturnType<typeof world>>;
@@ -416,7 +416,7 @@ describe('deleting sites', () => {
 
   it('a deletion accepted before a restart completes after it', async () => {
     const owned = await freshDb();
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-site-restart-'));
+    const dataDir = testDir('site-restart');
     try {
       const before = await createTestApp({ db: owned.db, dataDir });
       const acc = await createAccount(before, (await createPlan(before)).id);
@@ -438,7 +438,6 @@ describe('deleting sites', () => {
     } finally {
       await owned.db.close();
       await owned.drop();
-      rmSync(dataDir, { recursive: true, force: true });
     }
   }, 180_000);
 

@@ -1,6 +1,4 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../helpers/ports.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +9,7 @@ import { RETRY_DELAYS_MS } from '../../src/modules/webhooks/schedule.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { testDir } from '../helpers/temp-dir.js';
 
 /** Retries on a moved clock, disabling, rotation, timeouts, bounded concurrency, restarts. */
 const ENV = { BERTH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1', BERTH_WEBHOOK_RELAY_MS: '50' };
@@ -236,10 +235,8 @@ describe('wake on commit', () => {
 
 describe('restart', () => {
   const root = path.resolve(import.meta.dirname, '../..');
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-webhook-restart-'));
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-
   it('a delivery cut off by a crash is delivered after the restart (at least once, same webhook-id)', async () => {
+    const dataDir = testDir('webhook-restart');
     const rx = await startReceiver();
     rx.behave('hang');
     const port = await freePort();

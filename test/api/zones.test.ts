@@ -1,13 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan, createAccountOnNewPlan } from '../helpers/fixtures.js';
 import type { DnsDriver } from '../../src/provisioning/driver.js';
 import { EmbeddedDnsDriver } from '../../src/provisioning/drivers/embedded-dns.js';
 import type { Zone } from '../../src/provisioning/render/zone-file.js';
+import { testDir } from '../helpers/temp-dir.js';
 
 const ENV = { BERTH_NAMESERVERS: 'ns1.host.example.net,ns2.host.example.net', BERTH_WEB_IPV4: '192.0.2.10' };
 const namedCheckzone = spawnSync('named-checkzone', ['-v']).status === 0;
@@ -39,9 +39,7 @@ describe('zone export', () => {
 
   it.skipIf(!namedCheckzone)('named-checkzone accepts the export (needs bind9-utils)', async () => {
     await t.post('/v1/domains', { account_id: account.id, name: 'check-me.net', mail_enabled: true });
-    const dir = mkdtempSync(path.join(tmpdir(), 'berth-zone-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const file = path.join(dir, 'check-me.net.zone');
+    const file = path.join(testDir('zone'), 'check-me.net.zone');
     writeFileSync(file, (await t.get('/v1/domains/check-me.net/zone')).text);
     const r = spawnSync('named-checkzone', ['-i', 'local', 'check-me.net', file], { encoding: 'utf8' });
     expect(r.status, r.stdout + r.stderr).toBe(0);
@@ -84,7 +82,7 @@ describe('terminating an account', () => {
 describe('a failing DNS driver', () => {
   it('leaves the write accepted, shows sync_state error with the reason, retries, and converges', async () => {
     let down = true;
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-flaky-'));
+    const dataDir = testDir('flaky');
     const real = new EmbeddedDnsDriver(dataDir);
     const flaky: DnsDriver = {
       name: 'flaky',
@@ -110,7 +108,6 @@ describe('a failing DNS driver', () => {
       expect((await f.get('/v1/domains/flaky.io')).body.sync_error).toBeNull();
     } finally {
       await f.close();
-      rmSync(dataDir, { recursive: true, force: true });
     }
   }, 180_000);
 });

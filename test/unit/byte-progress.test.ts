@@ -1,12 +1,12 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bytesUnder } from '../../src/archives/pack.js';
 import { byteProgress } from '../../src/lib/byte-progress.js';
+import { testDir } from '../helpers/temp-dir.js';
 
 describe('progress in bytes', () => {
   it('maps bytes done onto [from, to] against the total, never past `to`', () => {
@@ -38,8 +38,7 @@ describe('progress in bytes', () => {
   });
 
   it('the total of a pack: regular files under the directories, links not followed', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'berth-bytes-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const dir = testDir('bytes');
     mkdirSync(path.join(dir, 'a', 'b'), { recursive: true });
     writeFileSync(path.join(dir, 'a', 'one'), 'x'.repeat(100));
     writeFileSync(path.join(dir, 'a', 'b', 'two'), 'y'.repeat(23));

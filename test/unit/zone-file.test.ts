@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { renderZoneFile, txtPresentation, type Zone } from '../../src/provisioning/render/zone-file.js';
+import { testDir } from '../helpers/temp-dir.js';
 
 const fixture = (name: string) => readFileSync(path.resolve(import.meta.dirname, '../fixtures/zones', name), 'utf8');
 
@@ -69,9 +69,7 @@ describe('zone files', () => {
   });
 
   it.skipIf(!namedCheckzone)('are accepted by named-checkzone (needs bind9-utils)', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'berth-zone-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const file = path.join(dir, 'example.org.zone');
+    const file = path.join(testDir('zone'), 'example.org.zone');
     writeFileSync(file, renderZoneFile(zone));
     const r = spawnSync('named-checkzone', ['-i', 'local', 'example.org', file], { encoding: 'utf8' });
     expect(r.stdout + r.stderr).toContain('loaded serial 2026112105');
