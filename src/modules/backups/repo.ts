@@ -28,11 +28,11 @@ export interface BackupRow {
   version: number;
 }
 
-const COLUMNS = `b.id, b.account_id, a.reseller_id, b.trigger, b.schedule_id, b.include, b.status, b.size_bytes::float8 AS size_bytes,
+const COLUMNS = `b.id, b.account_id, b.reseller_id, b.trigger, b.schedule_id, b.include, b.status, b.size_bytes::float8 AS size_bytes,
   b.sha256, b.contents, b.storage_key, b.attempt, b.error, b.started_at, b.completed_at, b.expires_at, b.created_at, b.updated_at, b.version`;
-const FROM = 'FROM backups b JOIN accounts a ON a.id = b.account_id';
+const FROM = 'FROM backups b';
 const reach = (caller: Caller, params: unknown[]) =>
-  reachSql(caller, { account: 'b.account_id', reseller: 'a.reseller_id' }, params);
+  reachSql(caller, { account: 'b.account_id', reseller: 'b.reseller_id' }, params);
 
 /** Inserts a queued backup; undefined when one is already queued or running for the account. */
 export async function insertBackup(

@@ -42,7 +42,7 @@ export interface GrantRow {
 }
 
 // The sync state is the account's unit: its databases, users and grants are applied together.
-const OWNER = `a.reseller_id, a.username AS account_username, a.status AS account_status,
+const OWNER = `d.reseller_id, a.username AS account_username, a.status AS account_status,
     coalesce(u.sync_state, 'pending') AS sync_state, u.sync_error`;
 const SELECT_DATABASE = `SELECT d.id, d.account_id, d.name, d.charset, d.collation_name AS collation, d.size_bytes::float8 AS size_bytes,
     d.created_at, d.updated_at, d.version, ${OWNER}
@@ -54,7 +54,7 @@ const SELECT_GRANT = `SELECT g.account_id, g.database_id, d.name AS database_nam
   FROM database_grants g JOIN databases d ON d.id = g.database_id JOIN database_users du ON du.id = g.user_id`;
 
 const reach = (caller: Caller, params: unknown[]) =>
-  reachSql(caller, { account: 'd.account_id', reseller: 'a.reseller_id' }, params);
+  reachSql(caller, { account: 'd.account_id', reseller: 'd.reseller_id' }, params);
 
 export type Table = 'databases' | 'database_users';
 const SELECTS = { databases: SELECT_DATABASE, database_users: SELECT_USER } as const;

@@ -36,13 +36,13 @@ export interface AddressRow {
 export type AddressFields = Pick<AddressRow, 'password_hash' | 'quota_mb' | 'status' | 'forward_to' | 'autoresponder'>;
 
 // The sync state is the mail unit's: a domain's addresses are applied together.
-const SELECT = `SELECT m.id, m.kind, m.domain_id, d.name AS domain_name, m.account_id, a.reseller_id, m.address,
+const SELECT = `SELECT m.id, m.kind, m.domain_id, d.name AS domain_name, m.account_id, m.reseller_id, m.address,
     m.password_hash, m.quota_mb, m.status, m.forward_to, m.autoresponder, d.mail_sync_state AS sync_state,
     d.mail_sync_error AS sync_error, m.created_at, m.updated_at, m.version
-  FROM mail_addresses m JOIN domains d ON d.id = m.domain_id JOIN accounts a ON a.id = m.account_id`;
+  FROM mail_addresses m JOIN domains d ON d.id = m.domain_id`;
 
 const reach = (caller: Caller, params: unknown[]) =>
-  reachSql(caller, { account: 'm.account_id', reseller: 'a.reseller_id' }, params);
+  reachSql(caller, { account: 'm.account_id', reseller: 'm.reseller_id' }, params);
 
 export async function findAddress(
   db: Queryable,

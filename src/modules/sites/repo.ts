@@ -38,16 +38,16 @@ export interface SiteRow {
   version: number;
 }
 
-const SELECT = `SELECT s.id, s.account_id, a.reseller_id, s.hostname, s.aliases, s.runtime, s.php, s.status, s.suspension_reason,
+const SELECT = `SELECT s.id, s.account_id, s.reseller_id, s.hostname, s.aliases, s.runtime, s.php, s.status, s.suspension_reason,
     s.current_deployment_id, s.error, s.sync_state, s.sync_error, s.created_at, s.updated_at, s.version,
     (SELECT coalesce(sum(size_bytes), 0)::float8 FROM deployments p WHERE p.site_id = s.id AND p.status <> 'pruned')
       AS disk_bytes,
     s.tls_mode, s.tls_redirect_http, s.tls_hsts, c.status AS tls_status, c.issuer AS tls_issuer, c.names AS tls_names,
     c.not_before AS tls_not_before, c.not_after AS tls_not_after, c.renew_after AS tls_renew_after, c.error AS tls_error
-  FROM sites s JOIN accounts a ON a.id = s.account_id LEFT JOIN certificates c ON c.site_id = s.id`;
+  FROM sites s LEFT JOIN certificates c ON c.site_id = s.id`;
 
 const reach = (caller: Caller, params: unknown[]) =>
-  reachSql(caller, { account: 's.account_id', reseller: 'a.reseller_id' }, params);
+  reachSql(caller, { account: 's.account_id', reseller: 's.reseller_id' }, params);
 
 export async function findSite(db: Queryable, caller: Caller, id: string): Promise<SiteRow | undefined> {
   const params: unknown[] = [id];

@@ -20,11 +20,11 @@ export interface ScheduleRow {
   version: number;
 }
 
-const COLUMNS = `s.id, s.account_id, a.reseller_id, s.cron, s.timezone, s.include, s.retain, s.enabled, s.next_run_at, s.last_run_at,
+const COLUMNS = `s.id, s.account_id, s.reseller_id, s.cron, s.timezone, s.include, s.retain, s.enabled, s.next_run_at, s.last_run_at,
   s.last_error, s.created_at, s.updated_at, s.version`;
-const FROM = 'FROM backup_schedules s JOIN accounts a ON a.id = s.account_id';
+const FROM = 'FROM backup_schedules s';
 const reach = (caller: Caller, params: unknown[]) =>
-  reachSql(caller, { account: 's.account_id', reseller: 'a.reseller_id' }, params);
+  reachSql(caller, { account: 's.account_id', reseller: 's.reseller_id' }, params);
 
 export type NewSchedule = Pick<ScheduleRow, 'id' | 'account_id' | 'cron' | 'timezone' | 'include' | 'retain' | 'enabled'> & {
   next_run_at: Date | null;
