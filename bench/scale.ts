@@ -3,10 +3,10 @@
  * domains (10 accounts, 10,000 events) and grows tenfold per step to 1,000,000 domains across
  * 10,000 accounts with 10,000,000 events; at each step measures, through the API on a port, the
  * first and a deep page of the domain list and of the event feed, both filtered by account and
- * the feed by type, an account with its usage, and one look of the backup scheduler. Prints p50
- * and p99 per step and the p99 growth against the first step (goal ≤ 1.5 ×), then checks that
- * the statements ran at the largest size are planned with indexes (as test/api/query-plans.test.ts
- * does on small tables). Each figure is the median of five rounds of 200 requests, the probes
+ * the feed by type, the domains and events of a reseller whose accounts are the oldest, an account
+ * with its usage, and one look of the backup scheduler. Prints p50 and p99 per step and the p99
+ * growth against the first step (goal ≤ 1.5 ×), then checks that the statements ran at the
+ * largest size are planned with indexes (as test/api/query-plans.test.ts does on small tables). Each figure is the median of five rounds of 200 requests, the probes
  * taking turns.
  *
  * BENCH_SCALE_ACCOUNTS=10,100,1000,10000 sets the steps; the database is TEST_DATABASE_URL's server.
@@ -23,14 +23,14 @@ import { generateTokenSecret } from '../src/auth/secret.js';
 import { mintOperatorToken } from '../src/modules/tokens/service.js';
 import { recordingDb, sequentialScans, type Statement } from './scale/plans.js';
 import { scaleProbes, scheduleScan } from './scale/probes.js';
-import { grow, type ScaleSize } from './scale/seed.js';
+import { grow, SCALE_RESELLER, type ScaleSize } from './scale/seed.js';
 import { median, percentile } from './stats.js';
 
 const STEPS = (process.env.BENCH_SCALE_ACCOUNTS ?? '10,100,1000,10000').split(',').map(Number);
 const SAMPLES = Number(process.env.BENCH_SCALE_SAMPLES ?? 200);
 /** Rounds per step, the probes taking turns; each figure is the median round's (a pause of the machine spoils a round, not the figure). */
 const ROUNDS = 5;
-const SHAPE = { domainsPerAccount: 100, eventsPerAccount: 1000 };
+const SHAPE = { domainsPerAccount: 100, eventsPerAccount: 1000, resellerAccounts: 100 };
 const SEEDED_TABLES = ['accounts', 'domains', 'dns_records', 'events', 'backup_schedules', 'backups'];
 
 const admin = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -98,6 +98,17 @@ async function measureAll(targets: { name: string; run: () => Promise<void> }[])
   );
 }
 
+/** A token of the seeded reseller (which the first step creates), made through the API. */
+async function mintResellerToken(base: string, operatorToken: string): Promise<string> {
+  const r = await fetch(`${base}/v1/tokens`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'scale reseller', scopes: ['*'], principal: { kind: 'reseller', id: SCALE_RESELLER } }),
+  });
+  if (r.status !== 201) throw new Error(`reseller token: ${r.status} ${await r.text()}`);
+  return ((await r.json()) as { secret: string }).secret;
+}
+
 try {
   await adminQuery(`CREATE DATABASE ${name}`);
 } catch (err) {
@@ -124,24 +135,28 @@ try {
   const app = await buildApp({ config, db, logger: false });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  const get = (p: string) => async () => {
-    const r = await fetch(base + p, { headers: { authorization: `Bearer ${token}` } });
-    if (r.status !== 200) throw new Error(`${p}: ${r.status} ${await r.text()}`);
-    await r.arrayBuffer();
-  };
+  const get =
+    (p: string, bearer = token) =>
+    async () => {
+      const r = await fetch(base + p, { headers: { authorization: `Bearer ${bearer}` } });
+      if (r.status !== 200) throw new Error(`${p}: ${r.status} ${await r.text()}`);
+      await r.arrayBuffer();
+    };
 
+  let resellerToken: string | undefined;
   const table = new Map<string, Timing[]>();
   const add = (what: string, m: Timing) => table.set(what, [...(table.get(what) ?? []), m]);
   for (const accounts of STEPS) {
     const size = { accounts, ...SHAPE };
     const seedMs = await growFast(plain, size);
+    resellerToken ??= await mintResellerToken(base, token);
     console.log(
       `${(accounts * SHAPE.domainsPerAccount).toLocaleString('en')} domains, ${accounts.toLocaleString('en')} accounts, ` +
         `${(accounts * SHAPE.eventsPerAccount).toLocaleString('en')} events (seeded in ${(seedMs / 1000).toFixed(1)} s)`,
     );
     seen.length = 0;
     const measured = await measureAll([
-      ...scaleProbes(size).map((p) => ({ name: p.name, run: get(p.path) })),
+      ...scaleProbes(size).map((p) => ({ name: p.name, run: get(p.path, p.asReseller ? resellerToken : token) })),
       { name: 'backup schedule scan', run: () => scheduleScan(db, size) },
     ]);
     for (const [what, m] of measured) {

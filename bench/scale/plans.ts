@@ -32,6 +32,10 @@ export const recordingDb = (db: Db, seen: Statement[]): Db => recording(db, seen
 interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
   Plans?: PlanNode[];
 }
 
@@ -54,6 +58,44 @@ export async function sequentialScans(db: Db, statements: Statement[]): Promise<
       return seqScansIn((r.rows[0]?.['QUERY PLAN'] as [{ Plan: PlanNode }])[0].Plan);
     });
     if (tables.length) found.push({ text: s.text, tables });
+  }
+  return found;
+}
+
+/** Every scan of a table in a plan run with ANALYZE: the rows it read (returned, or passed over by a filter). */
+const scansIn = (node: PlanNode): { table: string; rows: number }[] => [
+  ...(node['Relation Name']
+    ? [
+        {
+          table: node['Relation Name'],
+          rows:
+            (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1) +
+            (node['Rows Removed by Filter'] ?? 0) +
+            (node['Rows Removed by Index Recheck'] ?? 0),
+        },
+      ]
+    : []),
+  ...(node.Plans ?? []).flatMap(scansIn),
+];
+
+/**
+ * The rows each read-only statement's scans read, run (EXPLAIN ANALYZE) with sequential scans and
+ * sorts priced out: at a million rows a list's page is read in order from an index or not at
+ * all, and on small tables the planner would rather sort everything. A page read from an index
+ * bounded by the caller's reach reads about a page; one that walks the whole table newest first
+ * and filters reads what the table holds above the caller's rows.
+ */
+export async function rowsRead(db: Db, statements: Statement[]): Promise<{ text: string; table: string; rows: number }[]> {
+  const reads = statements.filter((s) => /^\s*SELECT\b/i.test(s.text) && /\bFROM\b/i.test(s.text));
+  const found: { text: string; table: string; rows: number }[] = [];
+  for (const s of reads) {
+    const scans = await db.transaction(async (tx) => {
+      await tx.query('SET LOCAL enable_seqscan = off');
+      await tx.query('SET LOCAL enable_sort = off');
+      const r = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.text}`, s.params);
+      return scansIn((r.rows[0]?.['QUERY PLAN'] as [{ Plan: PlanNode }])[0].Plan);
+    });
+    found.push(...scans.map((scan) => ({ text: s.text, ...scan })));
   }
   return found;
 }

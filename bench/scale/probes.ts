@@ -1,7 +1,7 @@
 /**
  * What the scale benchmark measures, shared with the test that checks each query's plan
  * (test/api/query-plans.test.ts): list pages near the start and deep in the middle, filtered
- * lists, an account with its usage, and the backup scheduler's scans.
+ * lists, a reseller's lists, an account with its usage, and the backup scheduler's scans.
  */
 import type { Queryable } from '../../src/db/client.js';
 import { encodeCursor } from '../../src/http/pagination.js';
@@ -11,6 +11,8 @@ import { scaleId, type ScaleSize } from './seed.js';
 export interface Probe {
   name: string;
   path: string;
+  /** Asked with a token of the reseller of the oldest accounts (seed.ts); the operator's otherwise. */
+  asReseller?: true;
 }
 
 export function scaleProbes(size: ScaleSize): Probe[] {
@@ -28,6 +30,8 @@ export function scaleProbes(size: ScaleSize): Probe[] {
     { name: 'events of a type', path: `/v1/events?limit=50&type=${type}` },
     { name: 'events of an account and type', path: `/v1/events?limit=50&account_id=${account}&type=${type}` },
     { name: 'account with usage', path: `/v1/accounts/${account}` },
+    { name: 'domains of a reseller', path: '/v1/domains?limit=50', asReseller: true },
+    { name: 'events of a reseller', path: '/v1/events?limit=50', asReseller: true },
   ];
 }
 

@@ -12,6 +12,12 @@ export interface ScaleSize {
   accounts: number;
   domainsPerAccount: number;
   eventsPerAccount: number;
+  /**
+   * How many of the oldest accounts are SCALE_RESELLER's: with 100, all of them at the smallest
+   * step and 1 % of a million domains at the largest. Its pages are the hardest for a list read
+   * newest first: every newer row belongs to someone else.
+   */
+  resellerAccounts: number;
 }
 
 /** Ten of the feed's own event types (one of them, `backup.completed`, is what the type filter asks for). */
@@ -33,6 +39,8 @@ const idSql = (prefix: string, n: string) => `'${prefix}_0' || lpad(to_hex(${n})
 export const scaleId = (prefix: string, n: number) => `${prefix}_0${n.toString(16).padStart(25, '0')}`;
 
 const SCALE_PLAN = 'pln_0scale000000000000000000';
+/** The reseller of the oldest accounts (ScaleSize.resellerAccounts). */
+export const SCALE_RESELLER = scaleId('rsl', 1);
 
 const seededAccounts = async (db: Queryable): Promise<number> =>
   (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM accounts WHERE plan_id = $1', [SCALE_PLAN])).rows[0]?.n ?? 0;
@@ -44,14 +52,20 @@ export async function grow(db: Queryable, size: ScaleSize): Promise<number> {
      VALUES ($1, 'scale', 10, 1000, 10, 1024, 10240, 10, 1000) ON CONFLICT DO NOTHING`,
     [SCALE_PLAN],
   );
+  await db.query(
+    `INSERT INTO resellers (id, name, contact_email) VALUES ($1, 'Scale', 'scale@example.com') ON CONFLICT DO NOTHING`,
+    [SCALE_RESELLER],
+  );
   const from = await seededAccounts(db);
   const to = size.accounts;
   if (to <= from) return from;
   const accounts = `generate_series(${from}, ${to - 1}) AS a`;
   await db.query(
-    `INSERT INTO accounts (id, username, display_name, contact_email, plan_id)
-     SELECT ${idSql('acc', 'a')}, 'scale' || a, 'Scale ' || a, 'scale' || a || '@example.com', $1 FROM ${accounts}`,
-    [SCALE_PLAN],
+    `INSERT INTO accounts (id, username, display_name, contact_email, plan_id, reseller_id)
+     SELECT ${idSql('acc', 'a')}, 'scale' || a, 'Scale ' || a, 'scale' || a || '@example.com', $1,
+       CASE WHEN a < ${size.resellerAccounts} THEN $2 END
+     FROM ${accounts}`,
+    [SCALE_PLAN, SCALE_RESELLER],
   );
   const perAccount = size.domainsPerAccount;
   const domains = `generate_series(${from * perAccount}, ${to * perAccount - 1}) AS d`;
@@ -70,13 +84,15 @@ export async function grow(db: Queryable, size: ScaleSize): Promise<number> {
   // they are when many accounts change at once), of ten types.
   const newAccounts = to - from;
   const e0 = from * size.eventsPerAccount;
+  const eventAccount = `${from} + (e - ${e0}) % ${newAccounts}`;
   await db.query(
-    `INSERT INTO events (id, type, account_id, resource_type, resource_id, resource_version, data)
-     SELECT ${idSql('evt', 'e')}, ($1::text[])[1 + (e / 13) % 10], ${idSql('acc', `${from} + (e - ${e0}) % ${newAccounts}`)},
-       'domain', ${idSql('dom', `(${from} + (e - ${e0}) % ${newAccounts}) * ${perAccount}`)}, 1,
+    `INSERT INTO events (id, type, account_id, reseller_id, resource_type, resource_id, resource_version, data)
+     SELECT ${idSql('evt', 'e')}, ($1::text[])[1 + (e / 13) % 10], ${idSql('acc', eventAccount)},
+       CASE WHEN ${eventAccount} < ${size.resellerAccounts} THEN $2 END,
+       'domain', ${idSql('dom', `(${eventAccount}) * ${perAccount}`)}, 1,
        jsonb_build_object('id', ${idSql('dom', 'e')}, 'name', 'd' || e || '.scale.test', 'status', 'active', 'mail_enabled', true)
      FROM generate_series(${e0}, ${to * size.eventsPerAccount - 1}) AS e`,
-    [EVENT_TYPES],
+    [EVENT_TYPES, SCALE_RESELLER],
   );
   // One daily schedule per account, next due tomorrow, with three completed backups (retain 7).
   await db.query(
