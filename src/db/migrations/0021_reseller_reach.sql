@@ -24,47 +24,21 @@ $$;
 CREATE TRIGGER accounts_keep_reseller BEFORE UPDATE OF reseller_id ON accounts
   FOR EACH ROW WHEN (NEW.reseller_id IS DISTINCT FROM OLD.reseller_id) EXECUTE FUNCTION accounts_keep_reseller();
 
-ALTER TABLE domains ADD COLUMN reseller_id text;
-UPDATE domains x SET reseller_id = a.reseller_id FROM accounts a WHERE a.id = x.account_id AND a.reseller_id IS NOT NULL;
-CREATE TRIGGER domains_reseller BEFORE INSERT OR UPDATE OF account_id ON domains
-  FOR EACH ROW EXECUTE FUNCTION copy_account_reseller();
-CREATE INDEX domains_reseller_idx ON domains (reseller_id, id) WHERE reseller_id IS NOT NULL;
-
-ALTER TABLE sites ADD COLUMN reseller_id text;
-UPDATE sites x SET reseller_id = a.reseller_id FROM accounts a WHERE a.id = x.account_id AND a.reseller_id IS NOT NULL;
-CREATE TRIGGER sites_reseller BEFORE INSERT OR UPDATE OF account_id ON sites
-  FOR EACH ROW EXECUTE FUNCTION copy_account_reseller();
-CREATE INDEX sites_reseller_idx ON sites (reseller_id, id) WHERE reseller_id IS NOT NULL;
-
-ALTER TABLE mail_addresses ADD COLUMN reseller_id text;
-UPDATE mail_addresses x SET reseller_id = a.reseller_id FROM accounts a WHERE a.id = x.account_id AND a.reseller_id IS NOT NULL;
-CREATE TRIGGER mail_addresses_reseller BEFORE INSERT OR UPDATE OF account_id ON mail_addresses
-  FOR EACH ROW EXECUTE FUNCTION copy_account_reseller();
-CREATE INDEX mail_addresses_reseller_idx ON mail_addresses (reseller_id, kind, id) WHERE reseller_id IS NOT NULL;
-
-ALTER TABLE databases ADD COLUMN reseller_id text;
-UPDATE databases x SET reseller_id = a.reseller_id FROM accounts a WHERE a.id = x.account_id AND a.reseller_id IS NOT NULL;
-CREATE TRIGGER databases_reseller BEFORE INSERT OR UPDATE OF account_id ON databases
-  FOR EACH ROW EXECUTE FUNCTION copy_account_reseller();
-CREATE INDEX databases_reseller_idx ON databases (reseller_id, id) WHERE reseller_id IS NOT NULL;
-
-ALTER TABLE database_users ADD COLUMN reseller_id text;
-UPDATE database_users x SET reseller_id = a.reseller_id FROM accounts a WHERE a.id = x.account_id AND a.reseller_id IS NOT NULL;
-CREATE TRIGGER database_users_reseller BEFORE INSERT OR UPDATE OF account_id ON database_users
-  FOR EACH ROW EXECUTE FUNCTION copy_account_reseller();
-CREATE INDEX database_users_reseller_idx ON database_users (reseller_id, id) WHERE reseller_id IS NOT NULL;
-
-ALTER TABLE backups ADD COLUMN reseller_id text;
-UPDATE backups x SET reseller_id = a.reseller_id FROM accounts a WHERE a.id = x.account_id AND a.reseller_id IS NOT NULL;
-CREATE TRIGGER backups_reseller BEFORE INSERT OR UPDATE OF account_id ON backups
-  FOR EACH ROW EXECUTE FUNCTION copy_account_reseller();
-CREATE INDEX backups_reseller_idx ON backups (reseller_id, id) WHERE reseller_id IS NOT NULL;
-
-ALTER TABLE backup_schedules ADD COLUMN reseller_id text;
-UPDATE backup_schedules x SET reseller_id = a.reseller_id FROM accounts a WHERE a.id = x.account_id AND a.reseller_id IS NOT NULL;
-CREATE TRIGGER backup_schedules_reseller BEFORE INSERT OR UPDATE OF account_id ON backup_schedules
-  FOR EACH ROW EXECUTE FUNCTION copy_account_reseller();
-CREATE INDEX backup_schedules_reseller_idx ON backup_schedules (reseller_id, id) WHERE reseller_id IS NOT NULL;
+-- Per table: the column, filled from the accounts, the trigger, and the index a reseller's list
+-- walks (mail addresses are listed by kind, as their account index has it).
+DO $$
+DECLARE
+  t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['domains', 'sites', 'mail_addresses', 'databases', 'database_users', 'backups', 'backup_schedules'] LOOP
+    EXECUTE format('ALTER TABLE %I ADD COLUMN reseller_id text', t);
+    EXECUTE format('UPDATE %I x SET reseller_id = a.reseller_id FROM accounts a WHERE a.id = x.account_id AND a.reseller_id IS NOT NULL', t);
+    EXECUTE format('CREATE TRIGGER %I BEFORE INSERT OR UPDATE OF account_id ON %I FOR EACH ROW EXECUTE FUNCTION copy_account_reseller()', t || '_reseller', t);
+    EXECUTE format('CREATE INDEX %I ON %I (reseller_id, %s) WHERE reseller_id IS NOT NULL', t || '_reseller_idx', t,
+      CASE t WHEN 'mail_addresses' THEN 'kind, id' ELSE 'id' END);
+  END LOOP;
+END
+$$;
 
 -- Operations carry their reseller already; their reseller's list had no index to walk.
 CREATE INDEX operations_reseller_idx ON operations (reseller_id, id) WHERE reseller_id IS NOT NULL;
