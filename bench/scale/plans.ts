@@ -62,12 +62,21 @@ export async function sequentialScans(db: Db, statements: Statement[]): Promise<
   return found;
 }
 
-/** Every scan of a table in a plan run with ANALYZE: the rows it read (returned, or passed over by a filter). */
-const scansIn = (node: PlanNode): { table: string; rows: number }[] => [
+export interface Scan {
+  table: string;
+  /** `Index Only Scan`, `Index Scan`, … */
+  node: string;
+  /** The rows it read: returned, or passed over by a filter. */
+  rows: number;
+}
+
+/** Every scan of a table in a plan run with ANALYZE. */
+const scansIn = (node: PlanNode): Scan[] => [
   ...(node['Relation Name']
     ? [
         {
           table: node['Relation Name'],
+          node: node['Node Type'],
           rows:
             (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1) +
             (node['Rows Removed by Filter'] ?? 0) +
@@ -79,19 +88,19 @@ const scansIn = (node: PlanNode): { table: string; rows: number }[] => [
 ];
 
 /**
- * The rows each read-only statement's scans read, run (EXPLAIN ANALYZE) with sequential scans and
- * sorts priced out: at a million rows a list's page is read in order from an index or not at
- * all, and on small tables the planner would rather sort everything. A page read from an index
+ * What each read-only statement's scans read, run (EXPLAIN ANALYZE) with sequential and bitmap
+ * scans priced out (both read every matching row before the page is sorted out of them: a small
+ * table's choice, not a million rows'): the kind of scan, and its rows. A page read from an index
  * bounded by the caller's reach reads about a page; one that walks the whole table newest first
  * and filters reads what the table holds above the caller's rows.
  */
-export async function rowsRead(db: Db, statements: Statement[]): Promise<{ text: string; table: string; rows: number }[]> {
+export async function rowsRead(db: Db, statements: Statement[]): Promise<(Scan & { text: string })[]> {
   const reads = statements.filter((s) => /^\s*SELECT\b/i.test(s.text) && /\bFROM\b/i.test(s.text));
-  const found: { text: string; table: string; rows: number }[] = [];
+  const found: (Scan & { text: string })[] = [];
   for (const s of reads) {
     const scans = await db.transaction(async (tx) => {
       await tx.query('SET LOCAL enable_seqscan = off');
-      await tx.query('SET LOCAL enable_sort = off');
+      await tx.query('SET LOCAL enable_bitmapscan = off');
       const r = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.text}`, s.params);
       return scansIn((r.rows[0]?.['QUERY PLAN'] as [{ Plan: PlanNode }])[0].Plan);
     });

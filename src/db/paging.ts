@@ -15,3 +15,26 @@ export function pageSql(page: PageParams, idCol: string, params: unknown[]): { w
   params.push(page.limit + 1);
   return { where, tail: `ORDER BY ${idCol} DESC LIMIT $${params.length}` };
 }
+
+/**
+ * A page whose ids are chosen from `table` alone, then read: `alias.id IN (SELECT alias.id FROM
+ * table alias WHERE … ORDER BY alias.id DESC LIMIT n)`, for the caller's joins and columns on
+ * those rows only. PostgreSQL plans `ORDER BY id LIMIT n` as if the matching rows were spread
+ * evenly through the table: for a reseller with 10 % of a million domains, all of them the
+ * oldest, it walked the id index newest first, 900,000 rows (1.3 s). Asked for ids alone, the
+ * page comes from an index-only scan of the filter's own index, `(reseller_id, id)` (0.5 ms),
+ * which the planner prices below any walk. `where` may use only `table`'s own columns.
+ */
+export function pageOfIds(
+  table: string,
+  alias: string,
+  where: string[],
+  page: PageParams,
+  params: unknown[],
+): { where: string; tail: string } {
+  const p = pageSql(page, `${alias}.id`, params);
+  return {
+    where: `${alias}.id IN (SELECT ${alias}.id FROM ${table} ${alias} WHERE ${[...where, p.where].join(' AND ')} ${p.tail})`,
+    tail: `ORDER BY ${alias}.id DESC`,
+  };
+}

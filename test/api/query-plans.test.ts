@@ -54,9 +54,19 @@ describe('query plans of the scale benchmark', () => {
       const r = await ask(probe);
       // Its seeded rows; the events also the token's own `token.created`.
       expect(r.body.data.length, probe.name).toBe(probe.name.startsWith('domains') ? 10 : 41);
+      const scans = await rowsRead(t.db, seen);
       // A page of 50 (and the one more that says whether another follows).
-      const wide = (await rowsRead(t.db, seen)).filter((scan) => scan.rows > 51);
-      expect(wide, probe.name).toEqual([]);
+      expect(
+        scans.filter((scan) => scan.rows > 51),
+        probe.name,
+      ).toEqual([]);
+      // Its ids from an index alone (db/paging.ts, pageOfIds): a plan that reads the rows to
+      // filter them can be priced, wrongly, below the reseller's index (seen at a million rows).
+      const listed = probe.name.split(' ')[0];
+      expect(
+        scans.filter((scan) => scan.table === listed).map((scan) => scan.node),
+        probe.name,
+      ).toContain('Index Only Scan');
     }
   });
 

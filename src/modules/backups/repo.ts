@@ -1,6 +1,6 @@
 import { reachSql, type Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
-import { pageSql, type PageParams } from '../../db/paging.js';
+import { pageOfIds, type PageParams } from '../../db/paging.js';
 
 export type BackupStatus = 'queued' | 'running' | 'completed' | 'failed' | 'expired';
 export const BACKUP_PARTS = ['sites', 'emails', 'dns', 'databases'] as const;
@@ -66,9 +66,8 @@ export async function listBackups(
   const where = [reach(caller, params)];
   if (f.account_id) where.push(`b.account_id = $${params.push(f.account_id)}`);
   if (f.status) where.push(`b.status = $${params.push(f.status)}`);
-  const p = pageSql(page, 'b.id', params);
-  return (await db.query<BackupRow>(`SELECT ${COLUMNS} ${FROM} WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params))
-    .rows;
+  const p = pageOfIds('backups', 'b', where, page, params);
+  return (await db.query<BackupRow>(`SELECT ${COLUMNS} ${FROM} WHERE ${p.where} ${p.tail}`, params)).rows;
 }
 
 /** Backups that count against `max_backups`: kept (completed) and in progress. */

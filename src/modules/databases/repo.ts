@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
-import { pageSql, type PageParams } from '../../db/paging.js';
+import { pageOfIds, pageSql, type PageParams } from '../../db/paging.js';
 
 type SyncState = 'pending' | 'in_sync' | 'error';
 
@@ -90,8 +90,8 @@ export async function listInReach<T extends Table>(
   const where = [reach(caller, params)];
   if (f.account_id) where.push(`d.account_id = $${params.push(f.account_id)}`);
   if (f.q) where.push(`strpos(d.${table === 'databases' ? 'name' : 'username'}, lower($${params.push(f.q)})) > 0`);
-  const p = pageSql(page, 'd.id', params);
-  return (await db.query<RowOf<T>>(`${SELECTS[table]} WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params)).rows;
+  const p = pageOfIds(table, 'd', where, page, params);
+  return (await db.query<RowOf<T>>(`${SELECTS[table]} WHERE ${p.where} ${p.tail}`, params)).rows;
 }
 
 export async function listOfAccount<T extends Table>(db: Queryable, table: T, accountId: string): Promise<RowOf<T>[]> {

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
-import { pageSql, type PageParams } from '../../db/paging.js';
+import { pageOfIds, type PageParams } from '../../db/paging.js';
 import * as records from './records/repo.js';
 
 export interface DomainRow {
@@ -71,8 +71,8 @@ export async function listDomains(db: Queryable, caller: Caller, f: DomainFilter
     where.push(`(strpos(d.name, lower($${n})) > 0 OR strpos(d.unicode_name, lower($${n})) > 0)`);
   }
   if (f.updated_since) where.push(`d.updated_at >= $${params.push(f.updated_since)}`);
-  const p = pageSql(page, 'd.id', params);
-  return (await db.query<DomainRow>(`${SELECT} WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params)).rows;
+  const p = pageOfIds('domains', 'd', where, page, params);
+  return (await db.query<DomainRow>(`${SELECT} WHERE ${p.where} ${p.tail}`, params)).rows;
 }
 
 export async function insertDomain(

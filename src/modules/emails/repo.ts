@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
-import { pageSql, type PageParams } from '../../db/paging.js';
+import { pageOfIds, type PageParams } from '../../db/paging.js';
 
 export type AddressKind = 'mailbox' | 'forwarder';
 
@@ -80,11 +80,11 @@ export async function listAddresses(
   if (f.account_id) where.push(`m.account_id = $${params.push(f.account_id)}`);
   if (f.domain) {
     const n = params.push(f.domain);
-    where.push(`(d.id = $${n} OR d.name = $${n})`);
+    where.push(`m.domain_id IN (SELECT id FROM domains WHERE id = $${n} OR name = $${n})`);
   }
   if (f.q) where.push(`strpos(m.address, lower($${params.push(f.q)})) > 0`);
-  const p = pageSql(page, 'm.id', params);
-  return (await db.query<AddressRow>(`${SELECT} WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params)).rows;
+  const p = pageOfIds('mail_addresses', 'm', where, page, params);
+  return (await db.query<AddressRow>(`${SELECT} WHERE ${p.where} ${p.tail}`, params)).rows;
 }
 
 export async function insertAddress(

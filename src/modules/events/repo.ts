@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
-import { pageSql, type PageParams } from '../../db/paging.js';
+import { pageOfIds, type PageParams } from '../../db/paging.js';
 import { newId } from '../../lib/ids.js';
 
 export interface NewEvent {
@@ -58,6 +58,6 @@ export async function listEvents(db: Queryable, caller: Caller, f: EventFilter, 
   if (f.resource_id) where.push(`resource_id = $${params.push(f.resource_id)}`);
   if (f.account_id) where.push(`account_id = $${params.push(f.account_id)}`);
   if (f.since) where.push(`created_at >= $${params.push(f.since)}`);
-  const p = pageSql(page, 'id', params);
-  return (await db.query<EventRow>(`SELECT * FROM events WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params)).rows;
+  const p = pageOfIds('events', 'e', where, page, params);
+  return (await db.query<EventRow>(`SELECT * FROM events e WHERE ${p.where} ${p.tail}`, params)).rows;
 }

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/client.js';
 import type { Caller } from '../../auth/caller.js';
 import { reachSql } from '../../auth/caller.js';
-import { pageSql, type PageParams } from '../../db/paging.js';
+import { pageOfIds, type PageParams } from '../../db/paging.js';
 import { newId } from '../../lib/ids.js';
 
 export type OperationStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
@@ -71,9 +71,8 @@ export async function listOperations(
   for (const k of ['status', 'type', 'resource_id', 'account_id'] as const) {
     if (filter[k]) where.push(`${k} = $${params.push(filter[k])}`);
   }
-  const p = pageSql(page, 'id', params);
-  return (await db.query<OperationRow>(`SELECT * FROM operations WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params))
-    .rows;
+  const p = pageOfIds('operations', 'o', where, page, params);
+  return (await db.query<OperationRow>(`SELECT * FROM operations o WHERE ${p.where} ${p.tail}`, params)).rows;
 }
 
 /** Moves an operation on; `from` guards the transition so a canceled one is never revived. */

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
-import { pageSql, type PageParams } from '../../db/paging.js';
+import { pageOfIds, type PageParams } from '../../db/paging.js';
 import type { PhpSettings } from '../../provisioning/render/php-fpm.js';
 
 type SiteStatus = 'provisioning' | 'active' | 'suspended' | 'failed' | 'deleting';
@@ -73,8 +73,8 @@ export async function listSites(db: Queryable, caller: Caller, f: SiteFilter, pa
     const n = params.push(f.q);
     where.push(`EXISTS (SELECT 1 FROM site_hostnames h WHERE h.site_id = s.id AND strpos(h.hostname, lower($${n})) > 0)`);
   }
-  const p = pageSql(page, 's.id', params);
-  return (await db.query<SiteRow>(`${SELECT} WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params)).rows;
+  const p = pageOfIds('sites', 's', where, page, params);
+  return (await db.query<SiteRow>(`${SELECT} WHERE ${p.where} ${p.tail}`, params)).rows;
 }
 
 export async function insertSite(

@@ -1,6 +1,6 @@
 import { reachSql, type Caller } from '../../../auth/caller.js';
 import type { Queryable } from '../../../db/client.js';
-import { pageSql, type PageParams } from '../../../db/paging.js';
+import { pageOfIds, type PageParams } from '../../../db/paging.js';
 import type { BackupPart } from '../repo.js';
 
 export interface ScheduleRow {
@@ -50,9 +50,8 @@ export async function listSchedules(db: Queryable, caller: Caller, f: { account_
   const params: unknown[] = [];
   const where = [reach(caller, params)];
   if (f.account_id) where.push(`s.account_id = $${params.push(f.account_id)}`);
-  const p = pageSql(page, 's.id', params);
-  return (await db.query<ScheduleRow>(`SELECT ${COLUMNS} ${FROM} WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params))
-    .rows;
+  const p = pageOfIds('backup_schedules', 's', where, page, params);
+  return (await db.query<ScheduleRow>(`SELECT ${COLUMNS} ${FROM} WHERE ${p.where} ${p.tail}`, params)).rows;
 }
 
 export type ScheduleChange = Partial<Pick<ScheduleRow, 'cron' | 'timezone' | 'include' | 'retain' | 'enabled'>> & {
