@@ -21,7 +21,7 @@ export function pageSql(page: PageParams, idCol: string, params: unknown[]): { w
  * table alias WHERE … ORDER BY alias.id DESC LIMIT n)`, for the caller's joins and columns on
  * those rows only. PostgreSQL plans `ORDER BY id LIMIT n` as if the matching rows were spread
  * evenly through the table: for a reseller with 10 % of a million domains, all of them the
- * oldest, it walked the id index newest first, 900,000 rows (1.3 s). Asked for ids alone, the
+ * oldest, it walked the id index newest first, 900,000 rows (0.3–1.3 s). Asked for ids alone, the
  * page comes from an index-only scan of the filter's own index, `(reseller_id, id)` (0.5 ms),
  * which the planner prices below any walk. `where` may use only `table`'s own columns.
  */
