@@ -39,10 +39,20 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
-const seqScansIn = (node: PlanNode): string[] => [
-  ...(node['Node Type'] === 'Seq Scan' ? [node['Relation Name'] ?? '?'] : []),
-  ...(node.Plans ?? []).flatMap(seqScansIn),
-];
+/** A plan's nodes, the root first. */
+const nodesIn = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesIn)];
+
+/** A statement's plan with the given scan kinds priced out (`seqscan`, `bitmapscan`), run too with `analyze`. */
+async function planOf(db: Db, s: Statement, off: string[], analyze = false): Promise<PlanNode[]> {
+  return db.transaction(async (tx) => {
+    for (const kind of off) await tx.query(`SET LOCAL enable_${kind} = off`);
+    const r = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+      `EXPLAIN (${analyze ? 'ANALYZE, ' : ''}FORMAT JSON) ${s.text}`,
+      s.params,
+    );
+    return nodesIn((r.rows[0]?.['QUERY PLAN'] as [{ Plan: PlanNode }])[0].Plan);
+  });
+}
 
 /** Statements that read or change rows; the rest (BEGIN, SET, NOTIFY, SELECT without FROM) have no plan to check. */
 const planned = (text: string) => /^\s*(WITH|SELECT|UPDATE|DELETE|INSERT)\b/i.test(text) && /\b(FROM|UPDATE|INTO)\b/i.test(text);
@@ -52,11 +62,9 @@ export async function sequentialScans(db: Db, statements: Statement[]): Promise<
   const unique = new Map(statements.filter((s) => planned(s.text)).map((s) => [s.text, s]));
   const found: { text: string; tables: string[] }[] = [];
   for (const s of unique.values()) {
-    const tables = await db.transaction(async (tx) => {
-      await tx.query('SET LOCAL enable_seqscan = off');
-      const r = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${s.text}`, s.params);
-      return seqScansIn((r.rows[0]?.['QUERY PLAN'] as [{ Plan: PlanNode }])[0].Plan);
-    });
+    const tables = (await planOf(db, s, ['seqscan']))
+      .filter((n) => n['Node Type'] === 'Seq Scan')
+      .map((n) => n['Relation Name'] ?? '?');
     if (tables.length) found.push({ text: s.text, tables });
   }
   return found;
@@ -70,23 +78,6 @@ export interface Scan {
   rows: number;
 }
 
-/** Every scan of a table in a plan run with ANALYZE. */
-const scansIn = (node: PlanNode): Scan[] => [
-  ...(node['Relation Name']
-    ? [
-        {
-          table: node['Relation Name'],
-          node: node['Node Type'],
-          rows:
-            (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1) +
-            (node['Rows Removed by Filter'] ?? 0) +
-            (node['Rows Removed by Index Recheck'] ?? 0),
-        },
-      ]
-    : []),
-  ...(node.Plans ?? []).flatMap(scansIn),
-];
-
 /**
  * What each read-only statement's scans read, run (EXPLAIN ANALYZE) with sequential and bitmap
  * scans priced out (both read every matching row before the page is sorted out of them: a small
@@ -98,13 +89,18 @@ export async function rowsRead(db: Db, statements: Statement[]): Promise<(Scan &
   const reads = statements.filter((s) => /^\s*SELECT\b/i.test(s.text) && /\bFROM\b/i.test(s.text));
   const found: (Scan & { text: string })[] = [];
   for (const s of reads) {
-    const scans = await db.transaction(async (tx) => {
-      await tx.query('SET LOCAL enable_seqscan = off');
-      await tx.query('SET LOCAL enable_bitmapscan = off');
-      const r = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.text}`, s.params);
-      return scansIn((r.rows[0]?.['QUERY PLAN'] as [{ Plan: PlanNode }])[0].Plan);
-    });
-    found.push(...scans.map((scan) => ({ text: s.text, ...scan })));
+    for (const n of await planOf(db, s, ['seqscan', 'bitmapscan'], true)) {
+      if (!n['Relation Name']) continue;
+      found.push({
+        text: s.text,
+        table: n['Relation Name'],
+        node: n['Node Type'],
+        rows:
+          (n['Actual Rows'] ?? 0) * (n['Actual Loops'] ?? 1) +
+          (n['Rows Removed by Filter'] ?? 0) +
+          (n['Rows Removed by Index Recheck'] ?? 0),
+      });
+    }
   }
   return found;
 }
