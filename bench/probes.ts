@@ -3,7 +3,7 @@
 /** fetch, tried once more: the server may have closed an idle keep-alive connection meanwhile. */
 export const send = (url: string, init: RequestInit = {}) => fetch(url, init).catch(() => fetch(url, init));
 
-/** The server's RSS and its peak since the last reset (sampled every 5 ms); `reset` starts a new peak. */
+/** The server's RSS and its peak since the last reset (the kernel's VmHWM); `reset` starts a new peak. */
 export const memory = async (t: { baseline: number }, reset = false) =>
   (await (
     await send(`http://127.0.0.1:${t.baseline}/memory${reset ? '/reset' : ''}`, { method: reset ? 'POST' : 'GET' })
