@@ -252,6 +252,7 @@ export interface OpenDbOptions {
    * and the test suite opens a hundred databases.
    */
   image?: Blob;
+  /** PostgreSQL connections (20); at least 2 (`withSessionLock`'s holds one while its work runs on others). */
   poolSize?: number;
 }
 
@@ -268,7 +269,8 @@ export async function openDb(opts: OpenDbOptions): Promise<Db> {
       options: '-c TimeZone=UTC',
       types: { getTypeParser: typeParser },
     };
-    const pool = new pg.Pool({ ...clientConfig, max: opts.poolSize ?? 20 });
+    // A pool of one would wait for itself: migrate() holds its lock on one connection and applies on another.
+    const pool = new pg.Pool({ ...clientConfig, max: Math.max(2, opts.poolSize ?? 20) });
     // An idle client losing its connection must not crash the process.
     pool.on('error', () => undefined);
     const db = new PostgresDb(pool, clientConfig);
