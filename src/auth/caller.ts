@@ -36,14 +36,13 @@ export function requireScope(caller: Caller, scope: Scope): void {
  * account and reseller columns; parameters are appended to `params`.
  */
 export function reachSql(caller: Caller, cols: { account: string; reseller: string }, params: unknown[]): string {
+  // No helper closure for the placeholders: every list runs this, and under tsx (esbuild's
+  // keepNames) each closure made is also named through Object.defineProperty, 3 µs a request.
   const parts: string[] = [];
-  const p = (v: unknown) => {
-    params.push(v);
-    return `$${params.length}`;
-  };
-  if (caller.principal.kind === 'reseller') parts.push(`${cols.reseller} = ${p(caller.principal.id)}`);
-  if (caller.principal.kind === 'account') parts.push(`${cols.account} = ${p(caller.principal.id)}`);
-  if (caller.accountIds) parts.push(`${cols.account} = ANY(${p(caller.accountIds)}::text[])`);
+  const { kind, id } = caller.principal;
+  if (kind === 'reseller') parts.push(`${cols.reseller} = $${params.push(id)}`);
+  if (kind === 'account') parts.push(`${cols.account} = $${params.push(id)}`);
+  if (caller.accountIds) parts.push(`${cols.account} = ANY($${params.push(caller.accountIds)}::text[])`);
   return parts.length ? parts.join(' AND ') : 'TRUE';
 }
 
