@@ -252,7 +252,7 @@ export interface OpenDbOptions {
    * and the test suite opens a hundred databases.
    */
   image?: Blob;
-  /** PostgreSQL connections (20); at least 2 (`withSessionLock`'s holds one while its work runs on others). */
+  /** PostgreSQL connections: 20 unless given, never fewer than 2 (see openDb). */
   poolSize?: number;
 }
 
