@@ -217,6 +217,7 @@ async function bench(label: string, databaseUrl: string | null) {
     ]);
     const domains = await compare(servers, [
       { name: 'baseline', url: at(servers.baseline, '/domains'), headers: {} },
+      { name: 'represented', url: at(servers.baseline, '/domains-represented'), headers: {} },
       { name: 'berth', url: at(servers.berth, '/v1/domains?limit=50'), headers: auth },
     ]);
     const line = (m: Map<string, Load[]>) =>
@@ -227,6 +228,9 @@ async function bench(label: string, databaseUrl: string | null) {
       `            plain SELECT * (no join) ${fmt(accounts.get('plain') as Load[])} | ratio to it ${range(paired(accounts, 'plain', (l) => l.rps))}`,
     );
     console.log(`  domains   ${line(domains)}`);
+    console.log(
+      `            Berth's body, bare route ${fmt(domains.get('represented') as Load[])} | ratio to it ${range(paired(domains, 'represented', (l) => l.rps))}, p99 ÷ it ${range(paired(domains, 'represented', (l) => l.p99))}`,
+    );
     const dns = await dnsTimings(servers);
     console.log(
       `  dns       sync 10,000 records (median of ${ZONE_RUNS} zones): dry run ${dns.dryRun.toFixed(0)} ms, apply ${dns.apply.toFixed(0)} ms | export ${dns.export.toFixed(0)} ms | import of a 5 MiB zone (dry run) ${dns.import5MiB.toFixed(0)} ms (goal ≤ 2,000 ms)`,

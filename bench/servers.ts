@@ -15,6 +15,7 @@ import { newId } from '../src/lib/ids.js';
 import { systemCaller } from '../src/auth/caller.js';
 import { listAccounts } from '../src/modules/accounts/repo.js';
 import { listDomains } from '../src/modules/domains/repo.js';
+import { toDomain } from '../src/modules/domains/representation.js';
 import { generateTokenSecret } from '../src/auth/secret.js';
 import { mintOperatorToken } from '../src/modules/tokens/service.js';
 
@@ -93,6 +94,14 @@ baseline.get('/accounts', async () => ({
 }));
 baseline.get('/domains', async () => ({
   data: (await listDomains(db, operator, {}, { limit: 50, afterId: null })).slice(0, 50),
+}));
+// /domains-represented writes the page Berth writes (its representation of each row, the same
+// bytes) with none of the stack: Berth against it is the stack's cost alone, the representation's
+// (its mapping, and the larger body's serialization and socket write) being the difference to /domains.
+baseline.get('/domains-represented', async () => ({
+  data: (await listDomains(db, operator, {}, { limit: 50, afterId: null }))
+    .slice(0, 50)
+    .map((r) => toDomain(r, config.nameservers)),
 }));
 baseline.get('/accounts-plain', async () => ({
   data: (await db.query('SELECT * FROM accounts ORDER BY id DESC LIMIT 50')).rows,
