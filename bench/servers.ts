@@ -95,9 +95,10 @@ baseline.get('/accounts', async () => ({
 baseline.get('/domains', async () => ({
   data: (await listDomains(db, operator, {}, { limit: 50, afterId: null })).slice(0, 50),
 }));
-// /domains-represented writes the page Berth writes (its representation of each row, the same
-// bytes) with none of the stack: Berth against it is the stack's cost alone, the representation's
-// (its mapping, and the larger body's serialization and socket write) being the difference to /domains.
+// /domains-represented writes the page Berth writes (its representation of each row; Berth's adds
+// only the pagination's `next_cursor`) with none of the stack: Berth against it is the stack's cost
+// alone, the representation's (its mapping, the larger body's serialization and socket write) being
+// the difference to /domains.
 baseline.get('/domains-represented', async () => ({
   data: (await listDomains(db, operator, {}, { limit: 50, afterId: null }))
     .slice(0, 50)
