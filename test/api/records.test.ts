@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan, createToken, createAccountOnNewPlan } from '../helpers/fixtures.js';
@@ -97,6 +98,26 @@ describe('record writes', () => {
     );
     await add(z.name, { name: '@', type: 'TXT', content: 'v=spf1 mx -all' });
     expect((await add(z.name, { name: '@', type: 'TXT', content: 'v=spf1 a -all' })).body.errors[0].code).toBe('duplicate_spf');
+  });
+
+  it('content of any length the API accepts is stored (a B-tree key holds ~2,700 bytes: long content is keyed by its MD5)', async () => {
+    const z = await zone();
+    // Random, so that no compression brings it under the key's limit (as it did repeated text).
+    const long = randomBytes(45_000).toString('base64');
+    const r = await add(z.name, { name: 'big', type: 'TXT', content: long });
+    expect(r.status).toBe(201);
+    expect(r.body.content).toBe(long);
+    const moved = await t.request('PATCH', `/v1/domains/${z.id}/records/${r.body.id}`, { body: { content: long.slice(1) } });
+    expect(moved.body.content).toBe(long.slice(1));
+    expect((await add(z.name, { name: 'big', type: 'TXT', content: long.slice(1) })).body.errors[0].code).toBe('duplicate');
+    expect((await add(z.name, { name: 'big', type: 'TXT', content: long })).status).toBe(201);
+    // A short content made to equal a long one's key: only on purpose, and a 409, never a 500.
+    const md5 = createHash('md5').update(long).digest('hex');
+    const twin = await add(z.name, { name: 'big', type: 'TXT', content: `md5:${md5}` });
+    expect(twin.status).toBe(409);
+    expect(twin.body.code).toBe('already_exists');
+    const zoneFile = (await t.get(`/v1/domains/${z.id}/zone`)).text;
+    expect(zoneFile).toContain(`"${long.slice(0, 255)}" "${long.slice(255, 510)}"`);
   });
 
   it('SOA and apex NS are managed: no adding, changing or deleting them', async () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PowerDnsDriver } from '../../src/provisioning/drivers/powerdns.js';
@@ -39,6 +40,13 @@ describe.skipIf(!daemonEnv)(`PowerDNS driver (${daemonEnv ? 'BERTH_DRIVER_DNS=po
     expect(txt.status, txt.text).toBe(201);
     await eventually(async () => (await dig(`api.${name}`, 'TXT')).length === 1);
     expect((await dig(`api.${name}`, 'TXT'))[0]).toBe('"say \\"hi\\" \\226\\128\\148 ok"');
+    // Longer than a key of the records' index holds (migration 0023) and than an answer over UDP:
+    // stored, applied, and served whole (dig asks again over TCP).
+    const long = randomBytes(2400).toString('base64');
+    const big = await t.post(`/v1/domains/${domain.id}/records`, { name: 'long', type: 'TXT', content: long });
+    expect(big.status, big.text).toBe(201);
+    await eventually(async () => (await dig(`long.${name}`, 'TXT')).length === 1);
+    expect((await dig(`long.${name}`, 'TXT'))[0]?.replace(/" "|"/g, '')).toBe(long);
 
     const changed = await t.request('PATCH', `/v1/domains/${domain.id}/records/${rec.body.id}`, {
       body: { content: '192.0.2.45' },

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../../db/client.js';
-import { invalid, quotaExceeded } from '../../../lib/errors.js';
+import { isUniqueViolation } from '../../../db/errors.js';
+import { conflict, invalid, quotaExceeded } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { checkVersion } from '../../../lib/if-match.js';
 import type { ServiceDeps } from '../../deps.js';
@@ -29,6 +30,25 @@ export interface ZoneEditOptions {
   alongside?: (tx: Queryable, domain: domains.DomainRow, diff: ZoneDiff) => Promise<void>;
   /** The API's own edit of managed records (ACME proofs): their removals are meant. */
   managed?: boolean;
+}
+
+/**
+ * The changed and the new records. checkZone has refused a duplicate already: only a content
+ * made on purpose to share another's key gets here as one (migration 0023 keys long content by
+ * its MD5), and is refused as the duplicate the key takes it for.
+ */
+async function writeRecords(tx: Queryable, domainId: string, updates: ZoneEntry[], inserts: ZoneEntry[]): Promise<void> {
+  try {
+    for (const entry of updates) await repo.updateRecord(tx, domainId, entry as ZoneEntry & { id: string });
+    await repo.insertRecords(tx, domainId, inserts as (ZoneEntry & { id: string })[]);
+  } catch (err) {
+    if (isUniqueViolation(err, 'dns_records_unique_key'))
+      throw conflict(
+        'already_exists',
+        'Another record of this set has the same key (content over 2,000 octets is keyed by its MD5).',
+      );
+    throw err;
+  }
 }
 
 /**
@@ -67,9 +87,8 @@ export function zoneEditor(deps: ServiceDeps) {
         return { domain: locked, edit, diff };
       }
       await repo.deleteRecords(tx, domainId, edit.removed, options.managed);
-      for (const entry of updates) await repo.updateRecord(tx, domainId, entry as ZoneEntry & { id: string });
       for (const entry of inserts) entry.id = newId('rec');
-      await repo.insertRecords(tx, domainId, inserts as (ZoneEntry & { id: string })[]);
+      await writeRecords(tx, domainId, updates, inserts);
       const changed = await commitZoneChange(tx, locked, { fields: options.fields, event: options.event, diff });
       await options.alongside?.(tx, changed, diff);
       return { domain: changed, edit, diff };
