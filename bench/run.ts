@@ -17,7 +17,8 @@
  *   directly over FastCGI, where both are installed (bench/php.ts).
  * BENCH_ONLY=postgres skips the PGlite phases; BENCH_ONLY=effect runs only the time to effect;
  * BENCH_ONLY=tls only the HTTPS figures; BENCH_ONLY=php only the PHP figures; BENCH_ONLY=backup only the backups;
- * BENCH_ONLY=lists only the lists and DNS; BENCH_ONLY=deploy only the deployments.
+ * BENCH_ONLY=lists only the lists and DNS; BENCH_ONLY=dns only the DNS (BENCH_ZONES zones, 3 unless
+ * given); BENCH_ONLY=deploy only the deployments.
  * The scale benchmark is its own script: `npm run bench:scale` (bench/scale.ts).
  */
 import { spawn } from 'node:child_process';
@@ -152,7 +153,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 }
 
 /** The median of `runs` measurements, each on a zone of its own (one figure swung by half on this shared machine). */
-const ZONE_RUNS = 3;
+const ZONE_RUNS = Number(process.env.BENCH_ZONES ?? 3);
 
 async function dnsTimings(s: Servers): Promise<{ dryRun: number; apply: number; export: number; import5MiB: number }> {
   const base = `http://127.0.0.1:${s.berth}`;
@@ -232,11 +233,26 @@ async function bench(label: string, databaseUrl: string | null) {
     console.log(
       `            Berth's body, bare route ${fmt(domains.get('represented') as Load[])} | ratio to it ${range(paired(domains, 'represented', (l) => l.rps))}, p99 ÷ it ${range(paired(domains, 'represented', (l) => l.p99))}`,
     );
-    const dns = await dnsTimings(servers);
-    console.log(
-      `  dns       sync 10,000 records (median of ${ZONE_RUNS} zones): dry run ${dns.dryRun.toFixed(0)} ms, apply ${dns.apply.toFixed(0)} ms | export ${dns.export.toFixed(0)} ms | import of a 5 MiB zone (dry run) ${dns.import5MiB.toFixed(0)} ms (goal ≤ 2,000 ms)`,
-    );
-    return { accounts, domains, dns };
+    return { accounts, domains, dns: await dns(servers) };
+  } finally {
+    stop();
+  }
+}
+
+async function dns(servers: Servers) {
+  const r = await dnsTimings(servers);
+  console.log(
+    `  dns       sync 10,000 records (median of ${ZONE_RUNS} zones): dry run ${r.dryRun.toFixed(0)} ms, apply ${r.apply.toFixed(0)} ms | export ${r.export.toFixed(0)} ms | import of a 5 MiB zone (dry run) ${r.import5MiB.toFixed(0)} ms (goal ≤ 2,000 ms)`,
+  );
+  return r;
+}
+
+/** The DNS figures alone, in a new server (`BENCH_ONLY=dns`; in a full run they follow the lists in theirs). */
+async function dnsAlone(label: string, databaseUrl: string | null) {
+  const { servers, stop } = await startServers(databaseUrl);
+  try {
+    console.log(label);
+    await dns(servers);
   } finally {
     stop();
   }
@@ -389,6 +405,11 @@ async function onBoth(use: string, part: (label: string, url: string | null) => 
 
 if (process.env.BENCH_ONLY === 'lists') {
   await onBoth('lists', bench);
+  process.exit(0);
+}
+
+if (process.env.BENCH_ONLY === 'dns') {
+  await onBoth('dns', dnsAlone);
   process.exit(0);
 }
 
