@@ -3,7 +3,7 @@ import type * as repo from './repo.js';
 import type { RecordRow } from './records/repo.js';
 
 /** The API representations of domains and records. */
-export const toDomain = (r: repo.DomainRow, nameservers: readonly string[]) => ({
+export const toDomain = (r: repo.CountedDomainRow, nameservers: readonly string[]) => ({
   id: r.id,
   name: r.name,
   unicode_name: r.unicode_name,

@@ -75,14 +75,16 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
     webIpv6: config.webIpv6,
     mailHost: config.mailHost,
   };
-  const present = (r: repo.DomainRow) => toDomain(r, zone.nameservers);
+  const present = (r: repo.CountedDomainRow) => toDomain(r, zone.nameservers);
 
-  async function load(caller: Caller, ref: string): Promise<repo.DomainRow> {
+  /** `{domain}` in the caller's reach, or 404. */
+  async function found<T>(ref: string, find: (where: repo.DomainRef) => Promise<T | undefined>): Promise<T> {
     const where = domainRef(ref);
-    const row = where.id || where.name ? await repo.findDomain(db, caller, where) : undefined;
+    const row = where.id || where.name ? await find(where) : undefined;
     if (!row) throw notFound('domain');
     return row;
   }
+  const load = (caller: Caller, ref: string) => found(ref, (where) => repo.findDomain(db, caller, where));
 
   const editZone = zoneEditor(deps);
   // DKIM private keys are sealed with this before they reach the database.
@@ -104,7 +106,7 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
   return {
     load,
     async get(caller: Caller, ref: string): Promise<Domain> {
-      return present(await load(caller, ref));
+      return present(await found(ref, (where) => repo.findCountedDomain(db, caller, where)));
     },
 
     async list(caller: Caller, filter: repo.DomainFilter, page: PageParams): Promise<Domain[]> {
@@ -156,7 +158,7 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
           }
           await records.insertRecords(tx, id, initial);
           if (key) await dkim.insertKey(tx, key);
-          const created = (await repo.findDomainById(tx, id)) as repo.DomainRow;
+          const created = (await repo.findCountedDomainById(tx, id)) as repo.CountedDomainRow;
           await publishZoneChange(deps, tx, created, 'domain.created', { created: initial.length, updated: 0, deleted: 0 });
           return created;
         });
@@ -253,7 +255,8 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
           },
         },
       );
-      return present(domain);
+      // With `fields`, editZone always commits: the row is the commit's, which counts the records.
+      return present(domain as repo.CountedDomainRow);
     },
 
     /** The DKIM key that signs and the one retired by the last rotation, while it is still published. */
@@ -340,7 +343,7 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
       checkVersion(expectedVersion, current.version);
       await db.transaction(async (tx) => {
         // Under the zone lock, which a new address also takes: the list is complete.
-        const locked = await repo.findDomainById(tx, current.id, true);
+        const locked = await repo.findCountedDomainById(tx, current.id, true);
         if (!locked) throw notFound('domain');
         const held: { d: DomainDependent; by: UsedBy[] }[] = [];
         for (const d of [hooks.sites, hooks.mail]) held.push({ d, by: await d.holders(tx, current) });

@@ -26,13 +26,13 @@ export function zoneCommitter(deps: ServiceDeps) {
     tx: Queryable,
     current: repo.DomainRow,
     change: { fields?: repo.DomainFields; event?: string; diff: ZoneDiff },
-  ): Promise<repo.DomainRow> {
+  ): Promise<repo.CountedDomainRow> {
     const serial = nextSerial(current.serial, clock.now());
     const { mail_enabled, status, dmarc_policy, dmarc_rua, catch_all } = current;
     const fields = change.fields ?? { mail_enabled, status, dmarc_policy, dmarc_rua, catch_all };
     if (!(await repo.updateDomain(tx, current.id, current.version, { ...fields, serial }))) throw staleVersion();
     await setSoaContent(tx, current.id, soaContent(current.name, config.nameservers, serial));
-    const row = (await repo.findDomainById(tx, current.id)) as repo.DomainRow;
+    const row = (await repo.findCountedDomainById(tx, current.id)) as repo.CountedDomainRow;
     await publishZoneChange(deps, tx, row, change.event, change.diff);
     return row;
   };
@@ -42,7 +42,7 @@ export function zoneCommitter(deps: ServiceDeps) {
 export async function publishZoneChange(
   deps: ServiceDeps,
   tx: Queryable,
-  row: repo.DomainRow,
+  row: repo.CountedDomainRow,
   event: string | undefined,
   diff: Partial<ZoneDiff>,
 ): Promise<void> {
