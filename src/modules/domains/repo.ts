@@ -29,13 +29,16 @@ export type CountedDomainRow = DomainRow & { record_count: number };
 const COLUMNS = `d.id, d.account_id, d.reseller_id, d.name, d.unicode_name, d.status, d.mail_enabled, d.dmarc_policy, d.dmarc_rua, d.catch_all,
     d.serial::float8 AS serial, d.sync_state, d.sync_error, d.created_at, d.updated_at, d.version`;
 const SELECT = `SELECT ${COLUMNS} FROM domains d`;
-// The count is an index scan over the domain's records (a 10,000-record zone's cost PGlite 6 to
-// 30 ms): made only for a domain that is shown (its representation, its events), not for one
+// The count is an index scan over the domain's records (on a 10,000-record zone, 6 to 30 ms on
+// PGlite): made only for a domain that is shown (its representation, its events), not for one
 // looked up to check reach, to lock its zone or to export it.
 const SELECT_COUNTED = `SELECT ${COLUMNS}, ${records.recordCountOf('d.id')} AS record_count FROM domains d`;
 
 const reach = (caller: Caller, params: unknown[]) =>
   reachSql(caller, { account: 'd.account_id', reseller: 'd.reseller_id' }, params);
+
+/** `{domain}` in a path: the domain's id or its (A-label) name. */
+export type DomainRef = { id?: string; name?: string };
 
 async function findByRef<T>(
   db: Queryable,
@@ -48,9 +51,6 @@ async function findByRef<T>(
   const lock = forUpdate ? ' FOR UPDATE OF d' : '';
   return (await db.query<T>(`${select} WHERE (d.id = $1 OR d.name = $2) AND ${reach(caller, params)}${lock}`, params)).rows[0];
 }
-
-/** `{domain}` in a path: the domain's id or its (A-label) name. */
-export type DomainRef = { id?: string; name?: string };
 
 export const findDomain = (db: Queryable, caller: Caller, ref: DomainRef, forUpdate = false) =>
   findByRef<DomainRow>(db, SELECT, caller, ref, forUpdate);
