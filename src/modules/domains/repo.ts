@@ -58,14 +58,14 @@ export const findDomain = (db: Queryable, caller: Caller, ref: DomainRef, forUpd
 export const findCountedDomain = (db: Queryable, caller: Caller, ref: DomainRef) =>
   findByRef<CountedDomainRow>(db, SELECT_COUNTED, caller, ref, false);
 
-export async function findDomainById(db: Queryable, id: string, forUpdate = false): Promise<DomainRow | undefined> {
-  return (await db.query<DomainRow>(`${SELECT} WHERE d.id = $1${forUpdate ? ' FOR UPDATE OF d' : ''}`, [id])).rows[0];
+async function findById<T>(db: Queryable, select: string, id: string, forUpdate: boolean): Promise<T | undefined> {
+  return (await db.query<T>(`${select} WHERE d.id = $1${forUpdate ? ' FOR UPDATE OF d' : ''}`, [id])).rows[0];
 }
 
-export async function findCountedDomainById(db: Queryable, id: string, forUpdate = false): Promise<CountedDomainRow | undefined> {
-  return (await db.query<CountedDomainRow>(`${SELECT_COUNTED} WHERE d.id = $1${forUpdate ? ' FOR UPDATE OF d' : ''}`, [id]))
-    .rows[0];
-}
+export const findDomainById = (db: Queryable, id: string, forUpdate = false) => findById<DomainRow>(db, SELECT, id, forUpdate);
+
+export const findCountedDomainById = (db: Queryable, id: string, forUpdate = false) =>
+  findById<CountedDomainRow>(db, SELECT_COUNTED, id, forUpdate);
 
 /** What a domain update writes besides its zone. */
 export type DomainFields = Pick<DomainRow, 'mail_enabled' | 'status' | 'dmarc_policy' | 'dmarc_rua' | 'catch_all'>;

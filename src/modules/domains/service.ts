@@ -255,8 +255,7 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
           },
         },
       );
-      // With `fields`, editZone always commits: the row is the commit's, which counts the records.
-      return present(domain as repo.CountedDomainRow);
+      return present(domain);
     },
 
     /** The DKIM key that signs and the one retired by the last rotation, while it is still published. */

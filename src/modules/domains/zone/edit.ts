@@ -32,6 +32,14 @@ export interface ZoneEditOptions {
   managed?: boolean;
 }
 
+type EditChange = (zone: string, entries: repo.StoredEntry[]) => ZoneEdit;
+
+interface ZoneEditResult<D> {
+  domain: D;
+  edit: ZoneEdit;
+  diff: ZoneDiff;
+}
+
 /**
  * The changed and the new records. checkZone has refused a duplicate already: only a content
  * made on purpose to share another's key gets here as one (migration 0023 keys long content by
@@ -60,12 +68,26 @@ export function zoneEditor(deps: ServiceDeps) {
   const { db } = deps;
   const commitZoneChange = zoneCommitter(deps);
 
-  return async function editZone(
+  /** With the domain's own `fields` and no dry run an edit always commits: the domain comes back as shown, its records counted. */
+  function editZone(
     domainId: string,
     account: accounts.AccountRow,
-    change: (zone: string, entries: repo.StoredEntry[]) => ZoneEdit,
+    change: EditChange,
+    options: ZoneEditOptions & { fields: domains.DomainFields; dryRun?: false },
+  ): Promise<ZoneEditResult<domains.CountedDomainRow>>;
+  /** Else the domain as locked when nothing is written (a dry run, an edit that changes nothing). */
+  function editZone(
+    domainId: string,
+    account: accounts.AccountRow,
+    change: EditChange,
+    options?: ZoneEditOptions,
+  ): Promise<ZoneEditResult<domains.DomainRow>>;
+  async function editZone(
+    domainId: string,
+    account: accounts.AccountRow,
+    change: EditChange,
     options: ZoneEditOptions = {},
-  ): Promise<{ domain: domains.DomainRow; edit: ZoneEdit; diff: ZoneDiff }> {
+  ): Promise<ZoneEditResult<domains.DomainRow>> {
     return db.transaction(async (tx) => {
       const locked = (await domains.findDomainById(tx, domainId, true)) as domains.DomainRow;
       checkVersion(options.zoneVersion, locked.version);
@@ -93,5 +115,6 @@ export function zoneEditor(deps: ServiceDeps) {
       await options.alongside?.(tx, changed, diff);
       return { domain: changed, edit, diff };
     });
-  };
+  }
+  return editZone;
 }
