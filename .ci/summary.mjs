@@ -1,14 +1,32 @@
-// Prints vitest JSON results as the plain closing line CI reads: "label: N passed, N failed, N skipped".
+// Prints vitest JSON results as the plain closing lines CI reads: "label: N passed, N failed, N skipped",
+// and, for each failed test, its file, its name and the start of its error. Only the end of a CI log
+// may be kept, so a failure has to be named here, not only in the reporter's output far above.
 import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+const failures = [];
 for (const [label, file] of process.argv.slice(2).map((a) => a.split('='))) {
   const r = JSON.parse(readFileSync(file, 'utf8'));
   passed += r.numPassedTests;
   failed += r.numFailedTests;
   skipped += r.numPendingTests + r.numTodoTests;
   console.log(`${label}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
+  for (const suite of r.testResults) {
+    const where = relative(process.cwd(), suite.name);
+    const failedTests = suite.assertionResults.filter((t) => t.status === 'failed');
+    for (const t of failedTests) failures.push({ label, where, name: t.fullName, messages: t.failureMessages });
+    // A file that fails before its tests run (an import, a hook) has no failed test to name.
+    if (suite.status === 'failed' && failedTests.length === 0) {
+      failures.push({ label, where, name: '(the file itself)', messages: [suite.message] });
+    }
+  }
 }
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+for (const f of failures) {
+  console.log(`\nFAILED ${f.label}: ${f.where} > ${f.name}`);
+  const text = f.messages.filter(Boolean).join('\n').split('\n').slice(0, 12).join('\n');
+  if (text) console.log(text.replace(/^/gm, '  '));
+}
