@@ -222,8 +222,9 @@ describe('cost of one request', () => {
     });
     expect(r.status).toBe(200);
     expect(r.body.created.length).toBe(lines.length - 1);
-    // About 1.5 s on an idle 2-core machine; the quadratic check took 13.7 s for 20,000 lines.
-    expect(Date.now() - started).toBeLessThan(15_000);
+    // About 1.5 s on an idle 2-core machine; the quadratic check took 13.7 s for 20,000 lines, so
+    // would take over half an hour for these: a bound with room for a loaded machine still tells.
+    expect(Date.now() - started).toBeLessThan(60_000);
   }, 180_000);
 
   it('a decompression bomb is refused early (422 compression_ratio), tar.gz or zip', async () => {

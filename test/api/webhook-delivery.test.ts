@@ -172,7 +172,8 @@ describe('bounded concurrency', () => {
       await t.post(`/v1/webhooks/${slow.id}/test`);
       await t.post(`/v1/webhooks/${fast.id}/test`);
     }
-    await eventually(async () => fastRx.received.length === 6);
+    // The slow endpoint's two slots are taken by then, or soon after on a busy machine.
+    await eventually(async () => fastRx.received.length === 6 && slowRx.inFlight() === 2);
     const started = performance.now();
     expect((await t.get('/v1/webhooks')).status).toBe(200);
     // Answered while both slots hang (a generous bound: CI's two cores are shared).
