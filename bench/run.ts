@@ -4,7 +4,8 @@
  *   1,000 rows each) against bare Fastify routes running the same query through the same
  *   driver, in rounds that alternate which goes first; prints req/s, p99 and the ratios, each
  *   the median of the rounds' own (BENCH_LIST_ROUNDS, BENCH_SECONDS);
- * - DNS: a 10,000-record sync (dry run, then applied) and the export of that zone, the median of three zones;
+ * - DNS: a 10,000-record sync (dry run, then applied) and the export of that zone, the median of three zones,
+ *   each beside the same records stored and read back by bare routes through Berth's own statements;
  * - deployments: a ~100 MB archive of 10,000 files through the API against `tar -xzf` (bench/deploy.ts;
  *   the median ratio of 5 pairs run back to back, BENCH_DEPLOY_PAIRS),
  *   in a fresh server process so its peak memory above idle is the deployment's;
@@ -155,7 +156,17 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 /** The median of `runs` measurements, each on a zone of its own (one figure swung by half on this shared machine). */
 const ZONE_RUNS = Number(process.env.BENCH_ZONES ?? 3);
 
-async function dnsTimings(s: Servers): Promise<{ dryRun: number; apply: number; export: number; import5MiB: number }> {
+interface DnsTimings {
+  dryRun: number;
+  apply: number;
+  export: number;
+  /** The same records stored, and read back as text, by bare routes (bench/servers.ts). */
+  bareInsert: number;
+  bareExport: number;
+  import5MiB: number;
+}
+
+async function dnsTimings(s: Servers): Promise<DnsTimings> {
   const base = `http://127.0.0.1:${s.berth}`;
   const headers = { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' };
   const records = Array.from({ length: 10_000 }, (_, i) => ({
@@ -164,15 +175,25 @@ async function dnsTimings(s: Servers): Promise<{ dryRun: number; apply: number; 
     content: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
   }));
   const body = JSON.stringify({ records });
-  const runs = { dryRun: [] as number[], apply: [] as number[], export: [] as number[] };
+  const runs = {
+    dryRun: [] as number[],
+    apply: [] as number[],
+    export: [] as number[],
+    bareInsert: [] as number[],
+    bareExport: [] as number[],
+  };
+  const newZone = async (name: string) =>
+    (await (
+      await fetch(`${base}/v1/domains`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ account_id: s.account, name, template: 'empty' }),
+      })
+    ).json()) as { id: string; version: number };
+  const bare = `http://127.0.0.1:${s.baseline}`;
   let domain = { id: '', version: 0 };
-  for (let run = 0; run < ZONE_RUNS; run++) {
-    const created = await fetch(`${base}/v1/domains`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ account_id: s.account, name: `big-zone${run}.com`, template: 'empty' }),
-    });
-    domain = (await created.json()) as { id: string; version: number };
+  const berthSide = async (run: number) => {
+    domain = await newZone(`big-zone${run}.com`);
     const sync = (query: string) =>
       fetch(`${base}/v1/domains/${domain.id}/records${query}`, {
         method: 'PUT',
@@ -187,6 +208,24 @@ async function dnsTimings(s: Servers): Promise<{ dryRun: number; apply: number; 
     const [zone, exportMs] = await timed(() => fetch(`${base}/v1/domains/${domain.id}/zone`, { headers }).then((r) => r.text()));
     if (!zone.includes('host9999')) throw new Error('export is missing records');
     runs.export.push(exportMs);
+  };
+  // The references: the same records stored and read back by bare routes, on a zone of their own.
+  const bareSide = async (run: number) => {
+    const zone = await newZone(`bare-zone${run}.com`);
+    const [stored, insertMs] = await timed(() =>
+      fetch(`${bare}/records-bare/${zone.id}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body }).then(
+        (r) => r.json() as Promise<{ inserted: number }>,
+      ),
+    );
+    if (stored.inserted !== records.length) throw new Error('bare insert failed');
+    runs.bareInsert.push(insertMs);
+    const [text, exportMs] = await timed(() => fetch(`${bare}/zone-bare/${zone.id}`).then((r) => r.text()));
+    if (!text.includes('host9999')) throw new Error('bare export is missing records');
+    runs.bareExport.push(exportMs);
+  };
+  for (let run = 0; run < ZONE_RUNS; run++) {
+    // Which side goes first alternates: on PGlite in memory, whichever write grows the file pays for it.
+    for (const side of run % 2 === 0 ? [berthSide, bareSide] : [bareSide, berthSide]) await side(run);
   }
   // A 5 MiB zone file (the import limit): 20,000 long TXT records at the apex, one RRset.
   const padding = 'k'.repeat(230);
@@ -203,7 +242,14 @@ async function dnsTimings(s: Servers): Promise<{ dryRun: number; apply: number; 
     }),
   );
   const median = (xs: number[]) => percentile(xs, 50);
-  return { dryRun: median(runs.dryRun), apply: median(runs.apply), export: median(runs.export), import5MiB };
+  return {
+    dryRun: median(runs.dryRun),
+    apply: median(runs.apply),
+    export: median(runs.export),
+    bareInsert: median(runs.bareInsert),
+    bareExport: median(runs.bareExport),
+    import5MiB,
+  };
 }
 
 async function bench(label: string, databaseUrl: string | null) {
@@ -243,6 +289,9 @@ async function dns(servers: Servers) {
   const r = await dnsTimings(servers);
   console.log(
     `  dns       sync 10,000 records (median of ${ZONE_RUNS} zones): dry run ${r.dryRun.toFixed(0)} ms, apply ${r.apply.toFixed(0)} ms | export ${r.export.toFixed(0)} ms | import of a 5 MiB zone (dry run) ${r.import5MiB.toFixed(0)} ms (goal ≤ 2,000 ms)`,
+  );
+  console.log(
+    `            the same records by bare routes: stored ${r.bareInsert.toFixed(0)} ms (apply ÷ it ${(r.apply / r.bareInsert).toFixed(2)}), read as text ${r.bareExport.toFixed(0)} ms (export ÷ it ${(r.export / r.bareExport).toFixed(2)})`,
   );
   return r;
 }

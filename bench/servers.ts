@@ -15,6 +15,7 @@ import { newId } from '../src/lib/ids.js';
 import { systemCaller } from '../src/auth/caller.js';
 import { listAccounts } from '../src/modules/accounts/repo.js';
 import { listDomains } from '../src/modules/domains/repo.js';
+import { insertRecords, zoneEntries } from '../src/modules/domains/records/repo.js';
 import { toDomain } from '../src/modules/domains/representation.js';
 import { generateTokenSecret } from '../src/auth/secret.js';
 import { mintOperatorToken } from '../src/modules/tokens/service.js';
@@ -107,6 +108,26 @@ baseline.get('/domains-represented', async () => ({
 baseline.get('/accounts-plain', async () => ({
   data: (await db.query('SELECT * FROM accounts ORDER BY id DESC LIMIT 50')).rows,
 }));
+// The DNS figures' references: what storing and reading the sync's records costs on this machine
+// and engine, through Berth's own statements, with none of the stack, validation, diff, serial or
+// zone file. The sync's apply and the export are absolute-time goals; these make them comparable
+// across machines.
+baseline.put<{ Params: { id: string } }>('/records-bare/:id', { bodyLimit: 16 * 1024 * 1024 }, async (req) => {
+  const { records } = req.body as { records: { name: string; type: string; content: string }[] };
+  await db.transaction((tx) =>
+    insertRecords(
+      tx,
+      req.params.id,
+      records.map((r) => ({ ...r, id: newId('rec'), ttl: 3600 })),
+    ),
+  );
+  return { inserted: records.length };
+});
+baseline.get<{ Params: { id: string } }>('/zone-bare/:id', async (req, reply) => {
+  const entries = await zoneEntries(db, req.params.id);
+  reply.type('text/plain');
+  return entries.map((e) => `${e.name}\t${e.ttl}\tIN\t${e.type}\t${e.content}\n`).join('');
+});
 // The server's own memory, for the deployment and backup benchmarks: the kernel's exact peak RSS
 // (VmHWM), which writing 5 to clear_refs resets to the current RSS. A sampler polling the RSS every
 // few ms would miss short peaks and cost the server's main thread about 3 % during a deployment.
