@@ -15,7 +15,7 @@ import { newId } from '../src/lib/ids.js';
 import { systemCaller } from '../src/auth/caller.js';
 import { listAccounts } from '../src/modules/accounts/repo.js';
 import { listDomains } from '../src/modules/domains/repo.js';
-import { insertRecords, zoneEntries } from '../src/modules/domains/records/repo.js';
+import { insertRecords, zoneRecords } from '../src/modules/domains/records/repo.js';
 import { toDomain } from '../src/modules/domains/representation.js';
 import { generateTokenSecret } from '../src/auth/secret.js';
 import { mintOperatorToken } from '../src/modules/tokens/service.js';
@@ -124,7 +124,7 @@ baseline.put<{ Params: { id: string } }>('/records-bare/:id', { bodyLimit: 16 * 
   return { inserted: records.length };
 });
 baseline.get<{ Params: { id: string } }>('/zone-bare/:id', async (req, reply) => {
-  const entries = await zoneEntries(db, req.params.id);
+  const entries = await zoneRecords(db, req.params.id);
   reply.type('text/plain');
   return entries.map((e) => `${e.name}\t${e.ttl}\tIN\t${e.type}\t${e.content}\n`).join('');
 });
