@@ -31,7 +31,7 @@ describe('server process', () => {
     const token = /berth_[0-9A-Za-z]{40}/.exec(s.output())?.[0];
     // The first thing to open and the first command to try.
     await expect
-      .poll(() => s.output())
+      .poll(() => s.output(), { timeout: 10_000 })
       .toContain(`Berth is serving http://127.0.0.1:${port} (API reference: http://127.0.0.1:${port}/docs)`);
     expect(s.output()).toContain(`curl -H "Authorization: Bearer ${token}" http://127.0.0.1:${port}/v1/me`);
     expect(token).toBeDefined();
