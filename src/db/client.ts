@@ -4,6 +4,7 @@ import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { pgTimestampToRfc3339 } from '../lib/time.js';
 import { turns } from '../lib/turns.js';
+import { keyedMutex } from '../lib/mutex.js';
 import { acquireDirLock, type DirLock } from './lock.js';
 import { PgListener } from './pg-listener.js';
 
@@ -215,9 +216,12 @@ class PgliteDb implements Db {
     );
   }
 
-  // One process per data directory (the directory lock): nothing to serialise against.
-  async withSessionLock<T>(_key: number | string, fn: () => Promise<T>): Promise<T> {
-    return fn();
+  // One process holds the data directory (its lock), but within it different job queues may work
+  // on one thing at once (a restore and the database apply it sends): the lock is the process's
+  // own, one caller per key at a time, as PostgreSQL's advisory locks are across processes.
+  private readonly sessionLocks = keyedMutex();
+  async withSessionLock<T>(key: number | string, fn: () => Promise<T>): Promise<T> {
+    return this.sessionLocks(`${typeof key}:${key}`, fn);
   }
 
   async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
