@@ -1,19 +1,8 @@
 /**
- * Runs the tasks given to it one at a time, in order: a lock inside one process for a resource
- * that is not safe to change concurrently (a joined file, a daemon's configuration).
- */
-export function mutex() {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T>(task: () => Promise<T>): Promise<T> => {
-    const run = tail.then(task);
-    tail = run.catch(() => undefined);
-    return run;
-  };
-}
-
-/**
- * A `mutex()` per key: the tasks of one key run one at a time, in order, while other keys' run
- * alongside. A key is forgotten once its last task has ended.
+ * Runs the tasks given to it one at a time, in order, per key: the tasks of one key wait for
+ * each other while other keys' run alongside. A lock inside one process for a resource that is
+ * not safe to change concurrently (a joined file, a daemon's configuration, an apply unit). A key
+ * is forgotten once its last task has ended.
  */
 export function keyedMutex() {
   const tails = new Map<string, Promise<unknown>>();
@@ -26,4 +15,10 @@ export function keyedMutex() {
     });
     return run;
   };
+}
+
+/** One key's worth of `keyedMutex()`: the tasks given to it run one at a time, in order. */
+export function mutex() {
+  const locked = keyedMutex();
+  return <T>(task: () => Promise<T>): Promise<T> => locked('', task);
 }
