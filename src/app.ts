@@ -33,9 +33,9 @@ import { databaseBytes } from './modules/databases/repo.js';
 import { databaseAccountHooks } from './modules/databases/service.js';
 import { domainsModule } from './modules/domains/module.js';
 import { domainAccountHooks } from './modules/domains/service.js';
-import { emailsModule } from './modules/emails/module.js';
 import { issuersModule } from './modules/issuers/module.js';
-import { emailAccountHooks, emailDomainHooks } from './modules/emails/service.js';
+import { mailModule } from './modules/mail/module.js';
+import { mailAccountHooks, mailDomainHooks } from './modules/mail/service.js';
 import { eventsModule } from './modules/events/module.js';
 import { operationsModule } from './modules/operations/module.js';
 import { plansModule } from './modules/plans/module.js';
@@ -128,7 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const drivers = driversFor(config);
   const domains = domainsModule(
     svc,
-    { sites: siteDomainHooks(jobs), mail: emailDomainHooks(jobs, config.dataDir) },
+    { sites: siteDomainHooks(jobs), mail: mailDomainHooks(jobs, config.dataDir) },
     deps.dnsDriver ?? drivers.dns,
   );
   const php = deps.phpDriver ?? drivers.php;
@@ -142,23 +142,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     issuers,
     logError('certificate renewal error'),
   );
+  const mail = mailModule(svc, mailDriver);
   const databases = databasesModule(svc, deps.databaseDriver ?? drivers.db, logError('database meter error'));
   const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
+  // The parts in the order a restore puts them back: zones before the mail and sites on them.
   const backups = backupsModule(
     svc,
     backupStorage,
-    {
-      domains: domains.domains,
-      dns: domains.records,
-      sites: sites.sites,
-      deployments: sites.deployments,
-      databases: databases.backups,
-    },
+    [domains.backupPart, mail.backupPart, sites.backupPart, databases.backupPart],
     logError('backup scheduler error'),
   );
   const accounts = accountsModule(svc, [
     domainAccountHooks(jobs),
-    emailAccountHooks(jobs),
+    mailAccountHooks(jobs),
     siteAccountHooks(jobs, db, php),
     databaseAccountHooks(jobs),
     backups.accountHooks,
@@ -172,7 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     eventsModule(svc),
     domains.contribution,
     issuers.contribution,
-    emailsModule(svc, mailDriver),
+    mail.contribution,
     databases.contribution,
     sites.contribution,
     backups.contribution,

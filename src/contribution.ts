@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import type { ArchivedDir } from './archives/pack.js';
 import type { GaugeSource } from './http/metrics.js';
 import type { App } from './http/routes.js';
 
@@ -43,3 +44,43 @@ export const operationWorker = (queue: string, run: (operationId: string) => Pro
   queue,
   run: (data) => run(String(data.operation_id)),
 });
+
+/** The parts a backup may `include`, in the order the API lists them. */
+export const BACKUP_PARTS = ['sites', 'emails', 'dns', 'databases'] as const;
+export type BackupPartName = (typeof BACKUP_PARTS)[number];
+
+/** What a module's part of a backup put into the archive. */
+export interface StagedPart {
+  /** Its members of `manifest.json`: its resources as the API shows them. */
+  manifest: Record<string, unknown>;
+  /** The account's directories it archives (each under its own name in the archive). */
+  dirs: ArchivedDir[];
+  /** Its counts for the backup's `contents`. */
+  contents: Record<string, number>;
+}
+
+/**
+ * A module's part of an account's backup and restore (`include` names it): the backups module
+ * only orchestrates the parts, in the order given, and knows none of their resources.
+ */
+export interface BackupPart {
+  name: BackupPartName;
+  /** Writes its generated files (secrets mode 0600) into `staging`. */
+  stage(accountId: string, staging: string): Promise<StagedPart>;
+  /**
+   * Puts back what `manifest` and `staging` (the unpacked archive) hold, re-creating what is
+   * gone; running it again gives the same result. A refusal the caller should read is a
+   * `RestoreRefused`.
+   */
+  restore(accountId: string, manifest: Record<string, unknown>, staging: string): Promise<void>;
+}
+
+/** Why a restore stopped, with the code its operation records. */
+export class RestoreRefused extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -7,11 +7,11 @@ import { ifMatchVersion, sendResource } from './etag.js';
 import { type PageParams } from '../db/paging.js';
 import { replacement } from '../lib/merge-patch.js';
 import { pageParams, sendPage } from '../http/pagination.js';
-import { PatchBody, paramId, type App } from './routes.js';
+import { PatchBody, paramId, sendAccepted, sendCreated, type App } from './routes.js';
 import { ID_PARAMS, IdParams, IfMatchHeaders, Page, type IdParamPrefix } from './schemas.js';
 
 /**
- * The routes every resource shares, declared once: list, replace + merge-patch, delete.
+ * The routes every resource shares, declared once: create, list, get, replace + merge-patch, delete.
  * A module passes its schemas and service functions; conventions (reach, scopes, ETags,
  * pagination, problems) come from the shared plugins the same way for all.
  */
@@ -21,6 +21,58 @@ export const reachOf =
   (load: (caller: Caller, id: string) => Promise<unknown>) =>
   async (request: FastifyRequest): Promise<unknown> =>
     load(callerOf(request), paramId(request));
+
+export interface CreateRouteOptions<B extends TSchema> {
+  /** The collection (`/v1/domains/:domain/records`). */
+  path: string;
+  tags: string[];
+  operationId: string;
+  summary: string;
+  /** What the creation does and what it refuses (the document shows it to every client). */
+  description: string;
+  scope: Scope;
+  /** For a collection under a resource: its params and reach. */
+  params?: TObject;
+  reach?: (request: FastifyRequest) => Promise<unknown>;
+  querystring?: TObject;
+  body: B;
+  /** `$id` of the answer: 201 with `Location` and `ETag`, or, with `accepted`, 202 with its operation. */
+  response: string;
+  accepted?: boolean;
+  /** The answer of `?dry_run=true` (200, nothing created), for a creation that can be previewed. */
+  dryRun?: TSchema;
+  /** Where the new resource lives when it is not `path` (a nested collection addressed by name). */
+  location?: (created: { id: string }) => string;
+  create: (caller: Caller, body: Static<B>, request: FastifyRequest) => Promise<{ id: string } & Record<string, unknown>>;
+}
+
+/** POST of a collection: 201 with Location and ETag (or 202 with the operation that does the work). */
+export function createRoute<B extends TSchema>(app: App, o: CreateRouteOptions<B>): void {
+  const status = o.accepted ? 202 : 201;
+  app.post(
+    o.path,
+    {
+      config: { scope: o.scope, ...(o.reach ? { reach: o.reach } : {}) },
+      schema: {
+        ...(o.params ? { params: o.params } : {}),
+        ...(o.querystring ? { querystring: o.querystring } : {}),
+        tags: o.tags,
+        operationId: o.operationId,
+        summary: o.summary,
+        description: o.description,
+        body: o.body,
+        response: { ...(o.dryRun ? { 200: o.dryRun } : {}), [status]: Type.Ref(o.response) },
+      },
+    },
+    async (req, reply) => {
+      const created = await o.create(callerOf(req), req.body as Static<B>, req);
+      if (o.dryRun && 'dry_run' in created) return reply.code(200).send(created);
+      if (o.accepted) return sendAccepted(reply, created as typeof created & { operation: { id: string } });
+      const location = o.location?.(created) ?? o.path;
+      return sendCreated(reply, location, created as typeof created & { version: number });
+    },
+  );
+}
 
 export interface ListRouteOptions<Q extends TObject> {
   path: string;
@@ -176,7 +228,8 @@ export interface DeleteRouteOptions {
   tags: string[];
   operationId: string;
   summary: string;
-  description?: string;
+  /** What goes with it, and what refuses the deletion. */
+  description: string;
   scope: Scope;
   reach: (request: FastifyRequest) => Promise<unknown>;
   remove: (caller: Caller, id: string, expectedVersion?: number) => Promise<void>;

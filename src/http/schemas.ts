@@ -43,6 +43,12 @@ export const ResourceMeta = {
   }),
 };
 
+/** An apply unit's state as every resource applied to a server shows it; `description` says what "applied" means there. */
+export const SyncFields = (description: string) => ({
+  sync_state: StringEnum(['pending', 'in_sync', 'error'] as const, { description }),
+  sync_error: Nullable(Type.String({ maxLength: 1000 })),
+});
+
 /**
  * A path parameter is named after its resource (`{account_id}`, `{backup_id}`), never `{id}`: a
  * client generated from the document reads what it passes. `{domain}` (an id or a name) and the
@@ -112,6 +118,7 @@ export const Failure = Type.Object(
   },
   { additionalProperties: true, description: 'Why the work failed: a stable `code` and a `detail` for people.' },
 );
+export type Failure = Static<typeof Failure>;
 
 /**
  * The request headers of a route that honours `If-Match` (parsed by `ifMatchVersion`): declared

@@ -108,7 +108,7 @@ describe.skipIf(!onPostgres())('a change whose apply was dropped because one was
       await db.transaction(async (tx) => {
         // A change to the unit as the services make one: the row first, then the job, which is
         // dropped since one waits. Then a worker takes the waiting job while this is uncommitted.
-        await tx.query(`UPDATE domains SET mail_generation = mail_generation + 1, mail_sync_state = 'pending' WHERE id = $1`, [
+        await tx.query(`UPDATE mail_units SET generation = generation + 1, sync_state = 'pending' WHERE domain_id = $1`, [
           domain.id,
         ]);
         await queue.send(tx, 'mail.apply', { domain_id: domain.id, name: domain.name, account_id: domain.account_id });
@@ -124,7 +124,7 @@ describe.skipIf(!onPostgres())('a change whose apply was dropped because one was
       await queue.stop();
       expect(await appliesOf(db, 'mail.apply', domain.id)).toBe(1);
       const mailState = async () =>
-        (await db.query<{ s: string }>('SELECT mail_sync_state AS s FROM domains WHERE id = $1', [domain.id])).rows[0]?.s;
+        (await db.query<{ s: string }>('SELECT sync_state AS s FROM mail_units WHERE domain_id = $1', [domain.id])).rows[0]?.s;
       await eventually(async () => (await mailState()) === 'in_sync', 30_000);
     } finally {
       await worker?.close();

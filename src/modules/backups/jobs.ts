@@ -1,9 +1,8 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { DatabaseBackups } from '../databases/index.js';
+import type { BackupPart } from '../../contribution.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
-import { hasPendingDeployment } from '../sites/index.js';
 import { bytesUnder, packArchive } from '../../archives/pack.js';
 import { byteProgress } from '../../lib/byte-progress.js';
 import { publicMessage } from '../../lib/errors.js';
@@ -14,25 +13,12 @@ import type { BackupStorage, StagedArchive } from './storage.js';
 import { scheduleRetention } from './schedules/retention.js';
 
 const PROGRESS_EVERY_MS = 1000;
-/** How long a backup waits for the account's deployments still going live (then takes what is live). */
-const DEPLOYMENT_WAIT_MS = 120_000;
-
-/**
- * A backup requested right after a deployment's 202 holds that deployment: the run waits until
- * the account has no `pending` deployment (they switch live in milliseconds), at most
- * DEPLOYMENT_WAIT_MS.
- */
-async function settledDeployments(db: ServiceDeps['db'], accountId: string): Promise<void> {
-  const until = Date.now() + DEPLOYMENT_WAIT_MS;
-  while ((await hasPendingDeployment(db, accountId)) && Date.now() < until)
-    await new Promise((resolve) => setTimeout(resolve, 100));
-}
 
 /**
  * The `backup.create` job. Safe to run again after a crash: it starts over, and the archive
  * becomes visible in storage (and the backup `completed`) only once it is whole.
  */
-export function backupJobs(deps: ServiceDeps, storage: BackupStorage, databases: DatabaseBackups) {
+export function backupJobs(deps: ServiceDeps, storage: BackupStorage, parts: readonly BackupPart[]) {
   const { db, config, clock } = deps;
   const expireBeyondRetain = scheduleRetention(deps, storage);
   return async function create(operationId: string): Promise<void> {
@@ -54,8 +40,7 @@ export function backupJobs(deps: ServiceDeps, storage: BackupStorage, databases:
     let failure: unknown = null;
     try {
       await rm(staging, { recursive: true, force: true });
-      if (backup.include.includes('sites')) await settledDeployments(db, backup.account_id);
-      const { dirs, contents } = await stageBackup(db, config.dataDir, config.nameservers, backup, staging, databases);
+      const { dirs, contents } = await stageBackup(db, parts, backup, staging);
       let files = 0;
       // Progress: the bytes of the files packed against the bytes of all of them (5-95 %; 100 once stored).
       const progress = byteProgress({

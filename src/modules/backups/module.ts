@@ -1,10 +1,10 @@
-import { operationWorker, type Contribution } from '../../contribution.js';
+import { operationWorker, type BackupPart, type Contribution } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
 import type { AccountHooks } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { backupJobs } from './jobs.js';
 import { backupCounter, storageKeysOfAccount } from './repo.js';
-import { restoreJobs, type RestoreServices } from './restore.js';
+import { restoreJobs } from './restore.js';
 import { backupRoutes, backupSchemas } from './routes.js';
 import { backupScheduleRoutes, backupScheduleSchemas } from './schedules/routes.js';
 import { backupScheduler } from './schedules/scheduler.js';
@@ -13,14 +13,12 @@ import { schedulesService } from './schedules/service.js';
 import { backupsService } from './service.js';
 import type { BackupStorage } from './storage.js';
 
-/** Backups, restores (through the other modules' services) and schedules. */
-export function backupsModule(
-  svc: ServiceDeps,
-  storage: BackupStorage,
-  restoreThrough: RestoreServices,
-  onError: (err: unknown) => void,
-) {
-  const restore = restoreJobs(svc, storage, restoreThrough);
+/**
+ * Backups, restores and schedules. What goes into an archive and comes back out of it is each
+ * module's own part (`parts`, in the order they are restored); this module orchestrates them.
+ */
+export function backupsModule(svc: ServiceDeps, storage: BackupStorage, parts: BackupPart[], onError: (err: unknown) => void) {
+  const restore = restoreJobs(svc, storage, parts);
   const contribution: Contribution = {
     schemas: [...backupSchemas, ...backupScheduleSchemas],
     routes: (app) => {
@@ -28,7 +26,7 @@ export function backupsModule(
       backupScheduleRoutes(app, schedulesService(svc, scheduleRetention(svc, storage)));
     },
     workers: [
-      operationWorker(JOBS.backupCreate, backupJobs(svc, storage, restoreThrough.databases)),
+      operationWorker(JOBS.backupCreate, backupJobs(svc, storage, parts)),
       {
         queue: JOBS.backupRestore,
         run: (data) => restore(String(data.operation_id), data.include as Parameters<typeof restore>[1]),

@@ -1,10 +1,10 @@
 import { reachSql, type Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
+import type { BackupPartName } from '../../contribution.js';
 import { pageOfIds, type PageParams } from '../../db/paging.js';
+import type { Failure } from '../../http/schemas.js';
 
 export type BackupStatus = 'queued' | 'running' | 'completed' | 'failed' | 'expired';
-export const BACKUP_PARTS = ['sites', 'emails', 'dns', 'databases'] as const;
-export type BackupPart = (typeof BACKUP_PARTS)[number];
 
 export interface BackupRow {
   id: string;
@@ -12,14 +12,14 @@ export interface BackupRow {
   reseller_id: string | null;
   trigger: 'manual' | 'schedule';
   schedule_id: string | null;
-  include: BackupPart[];
+  include: BackupPartName[];
   status: BackupStatus;
   size_bytes: number | null;
   sha256: string | null;
   contents: Record<string, number> | null;
   storage_key: string;
   attempt: number;
-  error: Record<string, unknown> | null;
+  error: Failure | null;
   started_at: string | null;
   completed_at: string | null;
   expires_at: string | null;

@@ -3,7 +3,7 @@ import { callerOf } from '../../http/auth.js';
 import { deleteRoute, getRoute, listRoute, reachOf } from '../../http/crud.js';
 import { sendAccepted, type App } from '../../http/routes.js';
 import { Failure, Id, IdParams, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
-import { BACKUP_PARTS } from './repo.js';
+import { BACKUP_PARTS } from '../../contribution.js';
 import type { BackupsService } from './service.js';
 
 const Include = Type.Array(StringEnum(BACKUP_PARTS), {

@@ -1,3 +1,4 @@
+import { BACKUP_PARTS, type BackupPartName } from '../../contribution.js';
 import { checkVersion } from '../../lib/if-match.js';
 import type { Readable } from 'node:stream';
 import { requireWritable, type Caller } from '../../auth/caller.js';
@@ -16,7 +17,7 @@ import type { BackupStorage } from './storage.js';
 
 export interface CreateBackupInput {
   account_id: string;
-  include?: repo.BackupPart[];
+  include?: BackupPartName[];
 }
 
 /** A byte range of a download (inclusive), or the whole archive. */
@@ -48,9 +49,9 @@ export async function enqueueBackup(
   { jobs }: ServiceDeps,
   tx: Queryable,
   account: { id: string; reseller_id: string | null },
-  o: { trigger: 'manual' | 'schedule'; schedule_id: string | null; include?: repo.BackupPart[] },
+  o: { trigger: 'manual' | 'schedule'; schedule_id: string | null; include?: BackupPartName[] },
 ) {
-  const include = o.include ? repo.BACKUP_PARTS.filter((p) => o.include?.includes(p)) : [...repo.BACKUP_PARTS];
+  const include = o.include ? BACKUP_PARTS.filter((p) => o.include?.includes(p)) : [...BACKUP_PARTS];
   const id = newId('bak');
   await lockBelowLimit(tx, account.id, 'max_backups', repo.countRetained);
   const inserted = await repo.insertBackup(tx, {
@@ -102,7 +103,7 @@ export function backupsService(deps: ServiceDeps, storage: BackupStorage) {
      * 202 with a `backup.restore` operation; a repeated request while it runs returns the same
      * one. `include` (default: what the backup holds) must be a part of the backup.
      */
-    async restore(caller: Caller, id: string, include?: repo.BackupPart[]) {
+    async restore(caller: Caller, id: string, include?: BackupPartName[]) {
       const row = await load(caller, id);
       const account = await writableAccount(db, caller, row.account_id);
       if (row.status !== 'completed')

@@ -1,5 +1,6 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { RestoreRefused, type BackupPart, type StagedPart } from '../../contribution.js';
 import type { Db } from '../../db/client.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
@@ -9,9 +10,9 @@ import { databaseEvent, presentUser, toDatabase, type Database, type DatabaseUse
 import { databaseReconciler, touchDatabaseUnit } from './unit.js';
 
 /** What a backup's manifest holds of an account's databases. */
-export interface DatabasesManifest {
-  databases: Database[];
-  database_users: DatabaseUser[];
+interface DatabasesManifest {
+  databases?: Database[];
+  database_users?: DatabaseUser[];
 }
 
 const CREDENTIALS = 'database-credentials.json';
@@ -23,16 +24,18 @@ const exists = (p: string) =>
   );
 
 /**
- * Databases in backups (SPEC §10): a consistent dump of each (`mariadb-dump
+ * Databases in backups: a consistent dump of each (`mariadb-dump
  * --single-transaction`), the resources as the API shows them, and the users' password hashes
  * (0600, for a restore). A restore puts the resources back (re-created where gone), applies
  * them, then drops and re-creates each database and loads its dump.
  */
-export function databaseBackups(db: Db, jobs: JobQueue, driver: DatabaseDriver) {
+export function databasesBackupPart(db: Db, jobs: JobQueue, driver: DatabaseDriver): BackupPart {
   const apply = databaseReconciler(db, driver);
 
   return {
-    async stage(accountId: string, staging: string): Promise<{ manifest: DatabasesManifest; contents: Record<string, number> }> {
+    name: 'databases',
+
+    async stage(accountId: string, staging: string): Promise<StagedPart> {
       const databases = await repo.listOfAccount(db, 'databases', accountId);
       const users = await repo.listOfAccount(db, 'database_users', accountId);
       await mkdir(path.join(staging, 'databases'), { recursive: true });
@@ -44,16 +47,14 @@ export function databaseBackups(db: Db, jobs: JobQueue, driver: DatabaseDriver) 
           mode: 0o600,
         },
       );
-      return {
-        manifest: {
-          databases: databases.map(toDatabase),
-          database_users: await Promise.all(users.map((u) => presentUser(db, u))),
-        },
-        contents: { databases: databases.length, database_users: users.length },
+      const manifest: DatabasesManifest = {
+        databases: databases.map(toDatabase),
+        database_users: await Promise.all(users.map((u) => presentUser(db, u))),
       };
+      return { manifest: { ...manifest }, dirs: [], contents: { databases: databases.length, database_users: users.length } };
     },
 
-    async restore(accountId: string, manifest: Partial<DatabasesManifest>, staging: string): Promise<void> {
+    async restore(accountId: string, manifest: DatabasesManifest, staging: string): Promise<void> {
       const hashes = JSON.parse(await readFile(path.join(staging, CREDENTIALS), 'utf8').catch(() => '{}')) as Record<
         string,
         string
@@ -66,7 +67,7 @@ export function databaseBackups(db: Db, jobs: JobQueue, driver: DatabaseDriver) 
         for (const d of wanted) {
           const current = (await repo.findById(tx, 'databases', d.id)) ?? (await repo.findByName(tx, 'databases', d.name));
           if (current && current.account_id !== accountId)
-            throw new Error(`The database ${d.name} belongs to another account now.`);
+            throw new RestoreRefused('already_exists', `The database ${d.name} belongs to another account now.`);
           if (current) await repo.updateDatabase(tx, current.id, undefined, d);
           else {
             await lockBelowLimit(tx, accountId, 'max_databases', (q, a) => repo.count(q, 'databases', a));
@@ -86,9 +87,10 @@ export function databaseBackups(db: Db, jobs: JobQueue, driver: DatabaseDriver) 
           const current =
             (await repo.findById(tx, 'database_users', u.id)) ?? (await repo.findByName(tx, 'database_users', u.username));
           if (current && current.account_id !== accountId)
-            throw new Error(`The database user ${u.username} belongs to another account now.`);
+            throw new RestoreRefused('already_exists', `The database user ${u.username} belongs to another account now.`);
           const fields = { password_hash: hashes[u.id] ?? current?.password_hash ?? '', status: u.status };
-          if (!fields.password_hash) throw new Error(`The backup holds no password for ${u.username}.`);
+          if (!fields.password_hash)
+            throw new RestoreRefused('credentials_missing', `The backup holds no password for ${u.username}.`);
           if (current) await repo.updateUser(tx, current.id, undefined, fields);
           else {
             await lockBelowLimit(tx, accountId, 'max_database_users', (q, a) => repo.count(q, 'database_users', a));
@@ -122,4 +124,3 @@ export function databaseBackups(db: Db, jobs: JobQueue, driver: DatabaseDriver) 
     },
   };
 }
-export type DatabaseBackups = ReturnType<typeof databaseBackups>;

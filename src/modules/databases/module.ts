@@ -3,7 +3,7 @@ import { JOBS } from '../../jobs/names.js';
 import { periodic } from '../../jobs/periodic.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
 import type { ServiceDeps } from '../deps.js';
-import { databaseBackups } from './backup.js';
+import { databasesBackupPart } from './backup.js';
 import { recordSizes } from './repo.js';
 import { databaseRoutes, databaseSchemas } from './routes.js';
 import { databasesService } from './service.js';
@@ -20,5 +20,5 @@ export function databasesModule(svc: ServiceDeps, driver: DatabaseDriver, onErro
     loops: [periodic(async () => recordSizes(db, await driver.measure()), config.databaseMeterMs, onError)],
     gauges: [syncErrorGauge('database', () => countDatabaseSyncErrors(db))],
   };
-  return { contribution, backups: databaseBackups(db, svc.jobs, driver) };
+  return { contribution, backupPart: databasesBackupPart(db, svc.jobs, driver) };
 }

@@ -2,6 +2,7 @@ import { syncErrorGauge, type Contribution } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
 import type { DnsDriver } from '../../provisioning/driver.js';
 import type { ServiceDeps } from '../deps.js';
+import { dnsBackupPart } from './backup.js';
 import { dnsChangeRoutes, dnsSchemas } from './changes/routes.js';
 import { changesService } from './changes/service.js';
 import type { DomainHooks } from './hooks.js';
@@ -13,7 +14,7 @@ import { recordsService } from './records/service.js';
 import { domainRoutes, domainSchemas } from './routes.js';
 import { domainsService } from './service.js';
 
-/** Domains and their zones: records, change sets, the zone apply and scheduled changes. */
+/** Domains and their zones: records, change sets, the zone apply and scheduled changes, and zones' part of backups. */
 export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsDriver) {
   const domains = domainsService(svc, hooks);
   const records = recordsService(svc, domains);
@@ -32,5 +33,5 @@ export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsD
     gauges: [syncErrorGauge('dns', () => countZoneSyncErrors(svc.db))],
     housekeeping: [(now) => domains.pruneRetiredDkim(now)],
   };
-  return { contribution, domains, records, acmeChallenges: acmeChallengeRecords(svc) };
+  return { contribution, backupPart: dnsBackupPart(svc, domains, records), acmeChallenges: acmeChallengeRecords(svc) };
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/client.js';
 import type { ObtainedCertificate } from '../../tls/issuer.js';
+import type { Failure } from '../../http/schemas.js';
 
 /** Berth's own CA, or undefined before its first use. */
 export async function findAuthority(db: Queryable, name: string) {
@@ -48,7 +49,7 @@ export interface HostCertificateRow {
   certificate_pem: string | null;
   chain_pem: string;
   private_key_sealed: string | null;
-  error: Record<string, unknown> | null;
+  error: Failure | null;
   failures: number;
   retry_at: Date | null;
 }

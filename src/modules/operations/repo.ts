@@ -3,6 +3,7 @@ import type { Caller } from '../../auth/caller.js';
 import { reachSql } from '../../auth/caller.js';
 import { pageOfIds, type PageParams } from '../../db/paging.js';
 import { newId } from '../../lib/ids.js';
+import type { Failure } from '../../http/schemas.js';
 
 export type OperationStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
 
@@ -15,7 +16,7 @@ export interface OperationRow {
   resource_id: string;
   account_id: string | null;
   reseller_id: string | null;
-  error: Record<string, unknown> | null;
+  error: Failure | null;
   started_at: string | null;
   finished_at: string | null;
   created_at: string;

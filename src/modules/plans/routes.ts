@@ -125,6 +125,7 @@ export function planRoutes(app: App, svc: PlansService): void {
     tags,
     operationId: 'deletePlan',
     summary: 'Delete a plan no account uses',
+    description: 'Refused with 409 `in_use` while hosting accounts use the plan: move them to another plan first.',
     scope: 'plans:write',
     reach,
     remove: svc.remove,

@@ -87,6 +87,7 @@ export function resellerRoutes(app: App, svc: ResellersService): void {
     tags,
     operationId: 'deleteReseller',
     summary: 'Delete a reseller without accounts',
+    description: 'Refused with 409 `in_use` while the reseller has hosting accounts; its own plans and tokens go with it.',
     scope: 'resellers:write',
     reach,
     remove: svc.remove,

@@ -4,22 +4,26 @@ import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
 import type { Issuer } from '../../tls/issuer.js';
 import type { AcmeChallengeRecords } from '../domains/index.js';
 import type { ServiceDeps } from '../deps.js';
+import { sitesBackupPart } from './backup.js';
 import { certificateJob } from './certificates/issue.js';
 import { certificateRenewal } from './certificates/renewal.js';
 import { certificateRoutes } from './certificates/routes.js';
 import { certificatesService } from './certificates/service.js';
 import { siteSolver } from './certificates/solver.js';
+import { deploymentJob } from './deployments/job.js';
+import { deploymentRoutes } from './deployments/routes.js';
+import { deploymentSchemas } from './deployments/schemas.js';
 import { deploymentsService } from './deployments/service.js';
-import { deploymentJob } from './jobs.js';
 import { webReconciler } from './reconciler.js';
 import { countWebSyncErrors } from './repo.js';
-import { siteRoutes, siteSchemas } from './routes.js';
+import { siteRoutes } from './routes.js';
 import { runtimeRoutes, runtimeSchemas } from './runtimes.js';
+import { siteSchemas } from './schemas.js';
 import { siteCancelHandlers, sitesService } from './service.js';
 
 /**
  * Sites, deployments and certificates: the web apply unit (the site's lifecycle with it), the
- * deployment job, certificate issuance and its renewal loop.
+ * deployment job, certificate issuance and its renewal loop, and sites' part of backups.
  */
 export function sitesModule(
   svc: ServiceDeps,
@@ -36,9 +40,10 @@ export function sitesModule(
   const deployments = deploymentsService(svc, sites, php);
   const certificates = certificatesService(svc, { sealKey, load: sites.load });
   const contribution: Contribution = {
-    schemas: [...siteSchemas, ...runtimeSchemas],
+    schemas: [...siteSchemas, ...deploymentSchemas, ...runtimeSchemas],
     routes: (app) => {
-      siteRoutes(app, sites, deployments);
+      siteRoutes(app, sites);
+      deploymentRoutes(app, sites, deployments);
       runtimeRoutes(app, php.versions);
       certificateRoutes(app, sites, certificates);
     },
@@ -57,5 +62,9 @@ export function sitesModule(
     loops: [certificateRenewal(svc, onError)],
     gauges: [syncErrorGauge('web', () => countWebSyncErrors(svc.db))],
   };
-  return { contribution, sites, deployments, cancelHandlers: siteCancelHandlers(svc.jobs) };
+  return {
+    contribution,
+    backupPart: sitesBackupPart(svc, sites, deployments),
+    cancelHandlers: siteCancelHandlers(svc.jobs),
+  };
 }

@@ -2,6 +2,8 @@ import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
 import { pageOfIds, type PageParams } from '../../db/paging.js';
 import type { PhpSettings } from '../../provisioning/render/php-fpm.js';
+import type { SiteListQuery } from './schemas.js';
+import type { Failure } from '../../http/schemas.js';
 
 type SiteStatus = 'provisioning' | 'active' | 'suspended' | 'failed' | 'deleting';
 
@@ -17,7 +19,7 @@ export interface SiteRow {
   status: SiteStatus;
   suspension_reason: string | null;
   current_deployment_id: string | null;
-  error: Record<string, unknown> | null;
+  error: Failure | null;
   sync_state: 'pending' | 'in_sync' | 'error';
   sync_error: string | null;
   /** Bytes of the kept releases (measured when each was unpacked). */
@@ -32,7 +34,7 @@ export interface SiteRow {
   tls_not_before: Date | null;
   tls_not_after: Date | null;
   tls_renew_after: Date | null;
-  tls_error: Record<string, unknown> | null;
+  tls_error: Failure | null;
   created_at: string;
   updated_at: string;
   version: number;
@@ -58,11 +60,8 @@ export async function findSiteById(db: Queryable, id: string, forUpdate = false)
   return (await db.query<SiteRow>(`${SELECT} WHERE s.id = $1${forUpdate ? ' FOR UPDATE OF s' : ''}`, [id])).rows[0];
 }
 
-export interface SiteFilter {
-  account_id?: string;
-  status?: string;
-  q?: string;
-}
+/** The list's filters. */
+export type SiteFilter = Omit<SiteListQuery, 'limit' | 'cursor'>;
 
 export async function listSites(db: Queryable, caller: Caller, f: SiteFilter, page: PageParams): Promise<SiteRow[]> {
   const params: unknown[] = [];

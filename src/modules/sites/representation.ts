@@ -1,13 +1,13 @@
 import type { Queryable } from '../../db/client.js';
 import { publicMessage } from '../../lib/errors.js';
 import { publishEvent } from '../publishing/index.js';
-import type { DeploymentRow } from './deployments/repo.js';
 import type { SiteRow } from './repo.js';
+import type { Site } from './schemas.js';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
-/** A site's HTTPS (SPEC §9): what the owner asked for and the state of the certificate that serves it. */
-function toTls(r: SiteRow, now = new Date()) {
+/** A site's HTTPS: what the owner asked for and the state of the certificate that serves it. */
+function toTls(r: SiteRow, now = new Date()): Site['tls'] {
   const expired = r.tls_status === 'active' && r.tls_not_after !== null && new Date(r.tls_not_after) <= now;
   return {
     mode: r.tls_mode,
@@ -23,8 +23,8 @@ function toTls(r: SiteRow, now = new Date()) {
   };
 }
 
-/** The API representations of sites and deployments. */
-export const toSite = (r: SiteRow) => ({
+/** The API representation of a site. */
+export const toSite = (r: SiteRow): Site => ({
   id: r.id,
   account_id: r.account_id,
   hostname: r.hostname,
@@ -44,23 +44,6 @@ export const toSite = (r: SiteRow) => ({
   updated_at: r.updated_at,
   version: r.version,
 });
-export type Site = ReturnType<typeof toSite>;
-
-export const toDeployment = (r: DeploymentRow) => ({
-  id: r.id,
-  site_id: r.site_id,
-  status: r.status,
-  format: r.format,
-  archive_bytes: r.archive_bytes,
-  size_bytes: r.size_bytes,
-  file_count: r.file_count,
-  error: r.error,
-  live_at: r.live_at,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-  version: r.version,
-});
-export type Deployment = ReturnType<typeof toDeployment>;
 
 export const siteEvent = (tx: Queryable, type: string, r: SiteRow) =>
   publishEvent(tx, {
@@ -69,15 +52,6 @@ export const siteEvent = (tx: Queryable, type: string, r: SiteRow) =>
     resellerId: r.reseller_id,
     resource: { type: 'site', id: r.id, version: r.version },
     data: toSite(r),
-  });
-
-export const deploymentEvent = (tx: Queryable, type: string, site: SiteRow, d: DeploymentRow) =>
-  publishEvent(tx, {
-    type,
-    accountId: site.account_id,
-    resellerId: site.reseller_id,
-    resource: { type: 'deployment', id: d.id, version: d.version },
-    data: toDeployment(d),
   });
 
 /** The problem a failed site operation records (its `error`). */

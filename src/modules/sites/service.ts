@@ -22,32 +22,18 @@ import { toOperation, type CancelHandler } from '../operations/index.js';
 import { findDeploymentById, setDeploymentStatus } from './deployments/repo.js';
 import * as repo from './repo.js';
 import { queueWebApply, touchWebUnitsOfAccount } from './unit.js';
-import { siteEvent, toSite, type Site } from './representation.js';
+import { siteEvent, toSite } from './representation.js';
+import type { CreateSite, Site, SitePatch, TlsSettings } from './schemas.js';
 import type { AccountHooks } from '../accounts/index.js';
 import { domainNamesOfAccount, type DomainDependent } from '../domains/index.js';
 
-export interface TlsFields {
-  mode: 'auto' | 'custom' | 'none';
-  redirect_http: boolean;
-  hsts: boolean;
-}
-
-export interface CreateSiteInput {
-  account_id: string;
-  hostname: string;
-  aliases?: string[];
-  runtime?: string;
-  php?: Partial<PhpSettings>;
-  tls?: Partial<TlsFields>;
-}
-
-export interface SiteFields {
+/** What a site's row holds of what the API writes (its TLS settings beside the certificate's state). */
+interface SiteFields {
   aliases: string[];
   runtime: string;
   php: PhpSettings;
-  tls: TlsFields;
+  tls: TlsSettings;
 }
-type SitePatch = Partial<Omit<SiteFields, 'tls' | 'php'>> & { tls?: Partial<TlsFields>; php?: Partial<PhpSettings> };
 
 /** The runtimes sites may choose: `static`, and PHP in the versions installed on the web host. */
 export interface Runtimes {
@@ -74,7 +60,7 @@ function checkRuntime(account: accounts.AccountRow, runtime: string, runtimes: R
  * HTTPS is the default, not an option to find), else `none`; `auto` or `custom` without `ssl`
  * is a 403. `custom` comes only with an uploaded certificate (PUT .../certificate).
  */
-function checkTls(account: accounts.AccountRow, wanted: TlsFields, currentMode: TlsFields['mode'] | null): TlsFields {
+function checkTls(account: accounts.AccountRow, wanted: TlsSettings, currentMode: TlsSettings['mode'] | null): TlsSettings {
   if (wanted.mode !== 'none' && !hasFeature(account, 'ssl')) throw SSL_UNAVAILABLE();
   if (wanted.mode === 'custom' && currentMode !== 'custom')
     throw invalid([
@@ -173,10 +159,10 @@ export function sitesService(deps: ServiceDeps, runtimes: Runtimes) {
     },
 
     /** 202: `provisioning`, with the `site.provision` operation that makes it `active` (or `failed`). */
-    async create(caller: Caller, input: CreateSiteInput) {
+    async create(caller: Caller, input: CreateSite) {
       const account = await writableAccount(db, caller, input.account_id);
       const names = await hostnames(account.id, input.hostname, input.aliases ?? []);
-      const defaults: TlsFields = { mode: hasFeature(account, 'ssl') ? 'auto' : 'none', redirect_http: false, hsts: false };
+      const defaults: TlsSettings = { mode: hasFeature(account, 'ssl') ? 'auto' : 'none', redirect_http: false, hsts: false };
       const tls = checkTls(account, { ...defaults, ...input.tls }, null);
       const runtime = checkRuntime(account, input.runtime ?? 'static', runtimes);
       const id = newId('site');

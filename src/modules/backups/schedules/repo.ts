@@ -1,7 +1,7 @@
 import { reachSql, type Caller } from '../../../auth/caller.js';
 import type { Queryable } from '../../../db/client.js';
 import { pageOfIds, type PageParams } from '../../../db/paging.js';
-import type { BackupPart } from '../repo.js';
+import type { BackupPartName } from '../../../contribution.js';
 
 export interface ScheduleRow {
   id: string;
@@ -9,7 +9,7 @@ export interface ScheduleRow {
   reseller_id: string | null;
   cron: string;
   timezone: string;
-  include: BackupPart[];
+  include: BackupPartName[];
   retain: number;
   enabled: boolean;
   next_run_at: string | null;

@@ -3,7 +3,7 @@ import { callerOf } from '../../../http/auth.js';
 import { deleteRoute, getRoute, listRoute, reachOf, updateRoutes } from '../../../http/crud.js';
 import { sendCreated, type App } from '../../../http/routes.js';
 import { Id, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../../http/schemas.js';
-import { BACKUP_PARTS } from '../repo.js';
+import { BACKUP_PARTS } from '../../../contribution.js';
 import type { SchedulesService } from './service.js';
 
 const Cron = Type.String({

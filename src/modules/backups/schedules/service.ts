@@ -6,7 +6,7 @@ import type { PageParams } from '../../../db/paging.js';
 import { writableAccount } from '../../accounts/index.js';
 import type { ServiceDeps } from '../../deps.js';
 import { nextSlot, scheduleErrors } from './cron.js';
-import { BACKUP_PARTS, type BackupPart } from '../repo.js';
+import { BACKUP_PARTS, type BackupPartName } from '../../../contribution.js';
 import * as repo from './repo.js';
 import type { ExpireBeyondRetain } from './retention.js';
 
@@ -31,12 +31,12 @@ export interface ScheduleInput {
   account_id: string;
   cron: string;
   timezone?: string;
-  include?: BackupPart[];
+  include?: BackupPartName[];
   retain: number;
   enabled?: boolean;
 }
 
-const ordered = (include: BackupPart[]) => BACKUP_PARTS.filter((p) => include.includes(p));
+const ordered = (include: BackupPartName[]) => BACKUP_PARTS.filter((p) => include.includes(p));
 
 export function schedulesService({ db, clock }: ServiceDeps, expireBeyondRetain: ExpireBeyondRetain) {
   async function load(caller: Caller, id: string): Promise<repo.ScheduleRow> {

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../../db/client.js';
 import { pageSql, type PageParams } from '../../../db/paging.js';
 import type { ChangeRequest } from './change-set.js';
+import type { Failure } from '../../../http/schemas.js';
 
 export type ChangeStatus = 'scheduled' | 'applied' | 'failed' | 'canceled';
 
@@ -12,7 +13,7 @@ export interface ChangeRow {
   applied_at: string | null;
   request: ChangeRequest;
   result: Record<string, unknown> | null;
-  error: Record<string, unknown> | null;
+  error: Failure | null;
   created_at: string;
   updated_at: string;
   version: number;

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/client.js';
+import type { Failure } from '../../../http/schemas.js';
 
 export interface CertificateRow {
   site_id: string;
@@ -13,7 +14,7 @@ export interface CertificateRow {
   certificate_pem: string | null;
   chain_pem: string;
   private_key_sealed: string | null;
-  error: Record<string, unknown> | null;
+  error: Failure | null;
   failures: number;
   retry_at: Date | null;
 }

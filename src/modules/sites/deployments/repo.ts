@@ -1,5 +1,6 @@
 import type { Queryable } from '../../../db/client.js';
 import { pageSql, type PageParams } from '../../../db/paging.js';
+import type { Failure } from '../../../http/schemas.js';
 
 export type DeploymentStatus = 'pending' | 'live' | 'failed' | 'superseded' | 'pruned';
 
@@ -11,7 +12,7 @@ export interface DeploymentRow {
   size_bytes: number;
   archive_bytes: number | null;
   file_count: number;
-  error: Record<string, unknown> | null;
+  error: Failure | null;
   live_at: string | null;
   created_at: string;
   updated_at: string;
@@ -51,7 +52,7 @@ export async function setDeploymentStatus(
   tx: Queryable,
   id: string,
   status: DeploymentStatus,
-  error: Record<string, unknown> | null = null,
+  error: Failure | null = null,
 ): Promise<DeploymentRow | undefined> {
   const r = await tx.query<DeploymentRow>(
     `UPDATE deployments SET status = $2, error = $3, live_at = CASE WHEN $2 = 'live' THEN now() ELSE live_at END,

@@ -20,12 +20,12 @@ import {
   unpackArchive,
   type ArchiveFormat,
 } from '../../../archives/unpack.js';
-import * as repo from './repo.js';
-
-import { toDeployment, type Deployment } from '../representation.js';
-import type { SitesService } from '../service.js';
-import type * as sites from '../repo.js';
 import { releaseDir, releasesDir, siteDir, stagingDir } from '../../../layout.js';
+import type * as sites from '../repo.js';
+import type { SitesService } from '../service.js';
+import * as repo from './repo.js';
+import { toDeployment } from './representation.js';
+import type { Deployment } from './schemas.js';
 
 const MIB = 1024 * 1024;
 

@@ -1,16 +1,10 @@
 import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
 import { pageOfIds, type PageParams } from '../../db/paging.js';
+import type { Autoresponder, MailListQuery } from './schemas.js';
 
+/** A row of mail_addresses is a mailbox or a forwarder. */
 export type AddressKind = 'mailbox' | 'forwarder';
-
-export interface Autoresponder {
-  enabled: boolean;
-  subject: string;
-  body: string;
-  starts_at: string | null;
-  ends_at: string | null;
-}
 
 export interface AddressRow {
   id: string;
@@ -37,9 +31,9 @@ export type AddressFields = Pick<AddressRow, 'password_hash' | 'quota_mb' | 'sta
 
 // The sync state is the mail unit's: a domain's addresses are applied together.
 const SELECT = `SELECT m.id, m.kind, m.domain_id, d.name AS domain_name, m.account_id, m.reseller_id, m.address,
-    m.password_hash, m.quota_mb, m.status, m.forward_to, m.autoresponder, d.mail_sync_state AS sync_state,
-    d.mail_sync_error AS sync_error, m.created_at, m.updated_at, m.version
-  FROM mail_addresses m JOIN domains d ON d.id = m.domain_id`;
+    m.password_hash, m.quota_mb, m.status, m.forward_to, m.autoresponder, coalesce(u.sync_state, 'pending') AS sync_state,
+    u.sync_error, m.created_at, m.updated_at, m.version
+  FROM mail_addresses m JOIN domains d ON d.id = m.domain_id LEFT JOIN mail_units u ON u.domain_id = m.domain_id`;
 
 const reach = (caller: Caller, params: unknown[]) =>
   reachSql(caller, { account: 'm.account_id', reseller: 'm.reseller_id' }, params);
@@ -61,12 +55,8 @@ export async function findAddressById(db: Queryable, id: string): Promise<Addres
   return (await db.query<AddressRow>(`${SELECT} WHERE m.id = $1`, [id])).rows[0];
 }
 
-export interface AddressFilter {
-  account_id?: string;
-  /** A domain id or A-label name. */
-  domain?: string;
-  q?: string;
-}
+/** The list's filters; `domain` is an id or an A-label name. */
+export type AddressFilter = Omit<MailListQuery, 'limit' | 'cursor'>;
 
 export async function listAddresses(
   db: Queryable,

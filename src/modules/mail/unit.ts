@@ -1,12 +1,13 @@
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
-
-import type { Autoresponder } from './repo.js';
+import type { AddressRow } from './repo.js';
 
 /**
  * A domain's mail apply unit: its mailboxes and forwarders, with what decides whether a
- * mailbox may log in (its own status, its domain's and its account's).
+ * mailbox may log in (its own status, its domain's and its account's). Its generation and sync
+ * state are a row of mail_units; a domain whose mail never changed has none (generation 1,
+ * applied 0).
  */
 export interface MailUnit {
   id: string;
@@ -18,16 +19,10 @@ export interface MailUnit {
   account_status: string;
   generation: number;
   applied_generation: number;
-  addresses: {
-    id: string;
-    kind: 'mailbox' | 'forwarder';
-    address: string;
-    password_hash: string | null;
-    quota_mb: number | null;
-    status: string;
-    forward_to: string[];
-    autoresponder: Autoresponder | null;
-  }[];
+  addresses: Pick<
+    AddressRow,
+    'id' | 'kind' | 'address' | 'password_hash' | 'quota_mb' | 'status' | 'forward_to' | 'autoresponder'
+  >[];
 }
 
 /**
@@ -40,9 +35,11 @@ export async function touchMailUnit(
   jobs: JobQueue,
   domain: { id: string; name: string; account_id: string },
 ): Promise<void> {
-  await tx.query(`UPDATE domains SET mail_generation = mail_generation + 1, mail_sync_state = 'pending' WHERE id = $1`, [
-    domain.id,
-  ]);
+  await tx.query(
+    `INSERT INTO mail_units (domain_id, generation) VALUES ($1, 2)
+     ON CONFLICT (domain_id) DO UPDATE SET generation = mail_units.generation + 1, sync_state = 'pending'`,
+    [domain.id],
+  );
   await jobs.send(tx, JOBS.mailApply, { domain_id: domain.id, name: domain.name, account_id: domain.account_id });
 }
 
@@ -57,10 +54,13 @@ export async function touchMailUnitsOfAccount(tx: Queryable, jobs: JobQueue, acc
 
 /** The unit as committed: FOR SHARE waits for a change still being written (jobs/names.ts, UNIT_KEYS). */
 export async function loadMailUnit(db: Queryable, domainId: string): Promise<MailUnit | undefined> {
-  const d = await db.query<Omit<MailUnit, 'addresses'>>(
-    `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.catch_all, d.status AS domain_status, a.status AS account_status,
-       d.mail_generation AS generation, d.mail_applied_generation AS applied_generation
-     FROM domains d JOIN accounts a ON a.id = d.account_id WHERE d.id = $1 FOR SHARE`,
+  const u = await db.query<Pick<MailUnit, 'generation' | 'applied_generation'>>(
+    'SELECT generation, applied_generation FROM mail_units WHERE domain_id = $1 FOR SHARE',
+    [domainId],
+  );
+  const d = await db.query<Omit<MailUnit, 'addresses' | 'generation' | 'applied_generation'>>(
+    `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.catch_all, d.status AS domain_status, a.status AS account_status
+     FROM domains d JOIN accounts a ON a.id = d.account_id WHERE d.id = $1 FOR SHARE OF d`,
     [domainId],
   );
   if (!d.rows[0]) return undefined;
@@ -69,22 +69,22 @@ export async function loadMailUnit(db: Queryable, domainId: string): Promise<Mai
      FROM mail_addresses WHERE domain_id = $1 ORDER BY address`,
     [domainId],
   );
-  return { ...d.rows[0], addresses: r.rows };
+  return { ...d.rows[0], ...(u.rows[0] ?? { generation: 1, applied_generation: 0 }), addresses: r.rows };
 }
 
+// A job is only ever sent with its unit's row (touchMailUnit), so the marks update that row; a
+// domain deleted meanwhile took it along, and there is nothing left to mark.
 export const markMailApplied = (db: Queryable, id: string, generation: number) =>
   db.query(
-    `UPDATE domains SET mail_applied_generation = greatest(mail_applied_generation, $2),
-       mail_sync_state = CASE WHEN mail_generation <= $2 THEN 'in_sync' ELSE mail_sync_state END, mail_sync_error = NULL
-     WHERE id = $1`,
+    `UPDATE mail_units SET applied_generation = greatest(applied_generation, $2),
+       sync_state = CASE WHEN generation <= $2 THEN 'in_sync' ELSE sync_state END, sync_error = NULL
+     WHERE domain_id = $1`,
     [id, generation],
   );
 
 export async function countMailSyncErrors(db: Queryable): Promise<number> {
-  return (
-    (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM domains WHERE mail_sync_state = 'error'`)).rows[0]?.n ?? 0
-  );
+  return (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM mail_units WHERE sync_state = 'error'`)).rows[0]?.n ?? 0;
 }
 
 export const markMailSyncError = (db: Queryable, id: string, message: string) =>
-  db.query(`UPDATE domains SET mail_sync_state = 'error', mail_sync_error = $2 WHERE id = $1`, [id, message.slice(0, 1000)]);
+  db.query(`UPDATE mail_units SET sync_state = 'error', sync_error = $2 WHERE domain_id = $1`, [id, message.slice(0, 1000)]);

@@ -1,14 +1,14 @@
 import { rename, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { ServiceDeps } from '../deps.js';
-import * as ops from '../operations/index.js';
-import * as deployments from './deployments/repo.js';
-
-import * as repo from './repo.js';
-import { deploymentEvent, problem } from './representation.js';
-import { queueWebApply } from './unit.js';
-import { currentLink, releaseDir, siteDir } from '../../layout.js';
+import { currentLink, releaseDir, siteDir } from '../../../layout.js';
+import type { ServiceDeps } from '../../deps.js';
+import * as ops from '../../operations/index.js';
+import * as repo from '../repo.js';
+import { problem } from '../representation.js';
+import { queueWebApply } from '../unit.js';
+import * as deployments from './repo.js';
+import { deploymentEvent } from './representation.js';
 
 /** Releases kept for rollback, the live one included. */
 const KEEP_RELEASES = 5;

@@ -1,8 +1,8 @@
 import { parseDomainName } from '../../lib/domain-name.js';
 import type { FieldError } from '../../lib/errors.js';
-import type { Autoresponder } from './repo.js';
+import type { Autoresponder } from './schemas.js';
 
-/** The rules of SPEC §3 for mailboxes ("email accounts" there) as pure functions returning field errors. */
+/** The rules for mailboxes and forwarders as pure functions returning field errors. */
 
 // RFC 5321 §4.1.2 Dot-string: atoms of atext joined by single dots.
 const ATEXT = "[a-z0-9!#$%&'*+/=?^_`{|}~-]";

@@ -2,13 +2,13 @@ import path from 'node:path';
 import type { Queryable } from '../../db/client.js';
 import { directoryBytes } from '../accounts/index.js';
 import { publishEvent } from '../publishing/index.js';
-import type { AddressRow } from './repo.js';
-
-import { NO_AUTORESPONDER } from './rules.js';
 import { mailRoot } from '../../layout.js';
+import type { AddressRow } from './repo.js';
+import { NO_AUTORESPONDER } from './rules.js';
+import type { Forwarder, Mailbox } from './schemas.js';
 
 /** The API representations of mailboxes and forwarders (never a password or its hash). */
-export const toEmail = (r: AddressRow, usageBytes: number) => ({
+export const toMailbox = (r: AddressRow, usageBytes: number): Mailbox => ({
   id: r.id,
   address: r.address,
   domain_id: r.domain_id,
@@ -24,9 +24,8 @@ export const toEmail = (r: AddressRow, usageBytes: number) => ({
   updated_at: r.updated_at,
   version: r.version,
 });
-export type Email = ReturnType<typeof toEmail>;
 
-export const toForwarder = (r: AddressRow) => ({
+export const toForwarder = (r: AddressRow): Forwarder => ({
   id: r.id,
   address: r.address,
   domain_id: r.domain_id,
@@ -38,17 +37,16 @@ export const toForwarder = (r: AddressRow) => ({
   updated_at: r.updated_at,
   version: r.version,
 });
-export type Forwarder = ReturnType<typeof toForwarder>;
 
 /** Bytes in the mailbox's home (its Maildir and Sieve script), measured from the files. */
 export const mailboxUsage = (dataDir: string, r: AddressRow): Promise<number> =>
   directoryBytes(path.join(mailRoot(dataDir, r.account_id, r.domain_name), r.id));
 
-export const presentAddress = async (dataDir: string, r: AddressRow): Promise<Email | Forwarder> =>
-  r.kind === 'mailbox' ? toEmail(r, await mailboxUsage(dataDir, r)) : toForwarder(r);
+export const presentAddress = async (dataDir: string, r: AddressRow): Promise<Mailbox | Forwarder> =>
+  r.kind === 'mailbox' ? toMailbox(r, await mailboxUsage(dataDir, r)) : toForwarder(r);
 
-/** `email.<action>` or `email_forwarder.<action>`, written in the change's transaction. */
-export async function addressEvent(tx: Queryable, action: string, r: AddressRow, data: Email | Forwarder): Promise<void> {
+/** `email.<action>` or `email_forwarder.<action>` (the API's names), written in the change's transaction. */
+export async function addressEvent(tx: Queryable, action: string, r: AddressRow, data: Mailbox | Forwarder): Promise<void> {
   const type = r.kind === 'mailbox' ? 'email' : 'email_forwarder';
   await publishEvent(tx, {
     type: `${type}.${action}`,

@@ -13,15 +13,7 @@ import * as accounts from '../accounts/index.js';
 import { limitsOf, lockBelowLimit, writableAccount } from '../accounts/index.js';
 import * as domains from '../domains/index.js';
 import * as repo from './repo.js';
-import {
-  addressEvent,
-  mailboxUsage,
-  presentAddress,
-  toEmail,
-  toForwarder,
-  type Email,
-  type Forwarder,
-} from './representation.js';
+import { addressEvent, mailboxUsage, presentAddress, toForwarder, toMailbox } from './representation.js';
 import {
   autoresponderErrors,
   destinationErrors,
@@ -31,34 +23,25 @@ import {
   passwordErrors,
   type ParsedAddress,
 } from './rules.js';
+import type {
+  CreateForwarder,
+  CreateMailbox,
+  Forwarder,
+  ForwarderPatch,
+  Mailbox,
+  MailboxPatch,
+  MailboxWithPassword,
+} from './schemas.js';
 import { touchMailUnit, touchMailUnitsOfAccount } from './unit.js';
 import type { AccountHooks } from '../accounts/index.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { DomainHooks } from '../domains/index.js';
 
-export interface CreateEmailInput {
-  address: string;
-  password?: string;
-  generate_password?: boolean;
-  quota_mb?: number;
-  forward_to?: string[];
-  autoresponder?: Partial<repo.Autoresponder>;
-}
-
-export interface EmailPatch {
-  password?: string;
-  generate_password?: boolean;
-  quota_mb?: number;
-  status?: 'active' | 'suspended';
-  forward_to?: string[];
-  autoresponder?: Partial<repo.Autoresponder>;
-}
-
 const MIB = 1024 * 1024;
 const NOUN = { mailbox: 'mailbox', forwarder: 'forwarder' } as const;
 
 /** Mailboxes (`/v1/emails`) and forwarders (`/v1/email-forwarders`): addresses of a mail-enabled domain. */
-export function emailsService(deps: ServiceDeps) {
+export function mailService(deps: ServiceDeps) {
   const { db, config, jobs } = deps;
 
   async function load(caller: Caller, kind: repo.AddressKind, id: string): Promise<repo.AddressRow> {
@@ -137,7 +120,7 @@ export function emailsService(deps: ServiceDeps) {
         });
         const row = (await repo.findAddressById(tx, id)) as repo.AddressRow;
         await touchMailUnit(tx, jobs, domain);
-        await addressEvent(tx, 'created', row, kind === 'mailbox' ? toEmail(row, 0) : toForwarder(row));
+        await addressEvent(tx, 'created', row, kind === 'mailbox' ? toMailbox(row, 0) : toForwarder(row));
         return row;
       });
     } catch (err) {
@@ -195,21 +178,21 @@ export function emailsService(deps: ServiceDeps) {
   };
 
   return {
-    loadEmail: (caller: Caller, id: string) => load(caller, 'mailbox', id),
+    loadMailbox: (caller: Caller, id: string) => load(caller, 'mailbox', id),
     loadForwarder: (caller: Caller, id: string) => load(caller, 'forwarder', id),
 
-    async getEmail(caller: Caller, id: string): Promise<Email> {
+    async getMailbox(caller: Caller, id: string): Promise<Mailbox> {
       const row = await load(caller, 'mailbox', id);
-      return toEmail(row, await mailboxUsage(config.dataDir, row));
+      return toMailbox(row, await mailboxUsage(config.dataDir, row));
     },
 
-    async listEmails(caller: Caller, filter: repo.AddressFilter, page: PageParams): Promise<Email[]> {
+    async listMailboxes(caller: Caller, filter: repo.AddressFilter, page: PageParams): Promise<Mailbox[]> {
       const rows = await repo.listAddresses(db, caller, 'mailbox', listFilter(filter), page);
-      return Promise.all(rows.map(async (r) => toEmail(r, await mailboxUsage(config.dataDir, r))));
+      return Promise.all(rows.map(async (r) => toMailbox(r, await mailboxUsage(config.dataDir, r))));
     },
 
     /** 201; a generated password is in this response only. */
-    async createEmail(caller: Caller, input: CreateEmailInput): Promise<Email & { password?: string }> {
+    async createMailbox(caller: Caller, input: CreateMailbox): Promise<MailboxWithPassword> {
       const target = await newAddress(caller, input.address);
       const address = target.parsed.address;
       const errors: FieldError[] = [];
@@ -233,17 +216,12 @@ export function emailsService(deps: ServiceDeps) {
         forward_to: forward.destinations,
         autoresponder,
       });
-      const email = toEmail(row, 0);
-      return secret.generated ? { ...email, password: secret.plain } : email;
+      const mailbox = toMailbox(row, 0);
+      return secret.generated ? { ...mailbox, password: secret.plain } : mailbox;
     },
 
     /** PUT and PATCH. A new password replaces the old one on the mail server at the next apply. */
-    async updateEmail(
-      caller: Caller,
-      id: string,
-      patch: EmailPatch,
-      expectedVersion?: number,
-    ): Promise<Email & { password?: string }> {
+    async updateMailbox(caller: Caller, id: string, patch: MailboxPatch, expectedVersion?: number): Promise<MailboxWithPassword> {
       const current = await load(caller, 'mailbox', id);
       const account = await writableAccount(db, caller, current.account_id);
       checkVersion(expectedVersion, current.version);
@@ -271,11 +249,11 @@ export function emailsService(deps: ServiceDeps) {
         forward_to: forward.destinations,
         autoresponder,
       });
-      const email = toEmail(row, usage);
-      return secret?.generated ? { ...email, password: secret.plain } : email;
+      const mailbox = toMailbox(row, usage);
+      return secret?.generated ? { ...mailbox, password: secret.plain } : mailbox;
     },
 
-    removeEmail: (caller: Caller, id: string, expectedVersion?: number) => remove(caller, 'mailbox', id, expectedVersion),
+    removeMailbox: (caller: Caller, id: string, expectedVersion?: number) => remove(caller, 'mailbox', id, expectedVersion),
 
     async getForwarder(caller: Caller, id: string): Promise<Forwarder> {
       return toForwarder(await load(caller, 'forwarder', id));
@@ -285,7 +263,7 @@ export function emailsService(deps: ServiceDeps) {
       return (await repo.listAddresses(db, caller, 'forwarder', listFilter(filter), page)).map(toForwarder);
     },
 
-    async createForwarder(caller: Caller, input: { address: string; destinations: string[] }): Promise<Forwarder> {
+    async createForwarder(caller: Caller, input: CreateForwarder): Promise<Forwarder> {
       const target = await newAddress(caller, input.address);
       const { destinations, errors } = destinationErrors(input.destinations, target.parsed.address, '/destinations');
       if (errors.length) throw invalid(errors);
@@ -299,7 +277,7 @@ export function emailsService(deps: ServiceDeps) {
       return toForwarder(await insert('forwarder', target, fields));
     },
 
-    async updateForwarder(caller: Caller, id: string, patch: { destinations?: string[] }, expectedVersion?: number) {
+    async updateForwarder(caller: Caller, id: string, patch: ForwarderPatch, expectedVersion?: number): Promise<Forwarder> {
       const current = await load(caller, 'forwarder', id);
       await writableAccount(db, caller, current.account_id);
       checkVersion(expectedVersion, current.version);
@@ -315,21 +293,21 @@ export function emailsService(deps: ServiceDeps) {
     removeForwarder: (caller: Caller, id: string, expectedVersion?: number) => remove(caller, 'forwarder', id, expectedVersion),
   };
 }
-export type EmailsService = ReturnType<typeof emailsService>;
+export type MailService = ReturnType<typeof mailService>;
 
 /** Mailboxes count against the account's usage and max_email_accounts. */
-const emailCounter = async (db: Queryable, accountId: string) => ({
+const mailboxCounter = async (db: Queryable, accountId: string) => ({
   email_accounts: await repo.countMailboxes(db, accountId),
 });
 
 /** A suspended (or unsuspended) account's mailboxes refuse (or accept) logins: their units render again. */
-export const emailAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => ({
-  counters: [emailCounter],
+export const mailAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => ({
+  counters: [mailboxCounter],
   statusChanged: [(tx, accountId) => touchMailUnitsOfAccount(tx, jobs, accountId)],
 });
 
 /** A domain's mail addresses hold it; its mail unit renders again when its mail or status changes. */
-export const emailDomainHooks = (jobs: JobQueue, dataDir: string): DomainHooks['mail'] => ({
+export const mailDomainHooks = (jobs: JobQueue, dataDir: string): DomainHooks['mail'] => ({
   scope: 'emails:write',
   holders: async (tx, domain) =>
     (await repo.addressesOfDomain(tx, domain.id)).map((a) => ({

@@ -1,0 +1,142 @@
+import { cp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { systemCaller } from '../../auth/caller.js';
+import { RestoreRefused, type BackupPart, type StagedPart } from '../../contribution.js';
+import { mailRoot } from '../../layout.js';
+import type { ServiceDeps } from '../deps.js';
+import * as domains from '../domains/index.js';
+import * as repo from './repo.js';
+import { addressEvent, presentAddress } from './representation.js';
+import type { Forwarder, Mailbox } from './schemas.js';
+import { touchMailUnit } from './unit.js';
+
+/** The archive's file of mailbox password hashes (0600): what a restore needs to bring the logins back. */
+const CREDENTIALS = 'mail-credentials.json';
+const ALL = { limit: 1_000_000, afterId: null };
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
+
+/** What a backup's manifest holds of an account's mail (the API's names). */
+interface MailManifest {
+  emails?: Mailbox[];
+  email_forwarders?: Forwarder[];
+}
+
+/**
+ * Mail in backups: each mailbox and forwarder as the API shows it, the mailboxes' password
+ * hashes, and each mail domain's Maildirs. A restore puts each address back as the backup holds
+ * it (its id, its password hash, its messages first), re-creating what is gone.
+ */
+export function mailBackupPart(deps: ServiceDeps): BackupPart {
+  const { db, config, jobs } = deps;
+  const caller = systemCaller('backup');
+
+  async function putBack(
+    accountId: string,
+    want: { id: string; kind: repo.AddressKind; address: string; fields: repo.AddressFields },
+    staging: string,
+  ): Promise<void> {
+    const domainName = want.address.split('@')[1] as string;
+    const domain = await domains.findDomain(db, caller, { name: domainName });
+    if (!domain || domain.account_id !== accountId)
+      throw new RestoreRefused('domain_missing', `${domainName} is not a domain of the account; restore dns with it.`);
+    const current = (await repo.findAddressById(db, want.id)) ?? (await repo.findAddressByName(db, want.address));
+    const id = current?.id ?? want.id;
+    if (want.kind === 'mailbox') {
+      // The messages first, so the mail server never sees the mailbox without them.
+      const from = path.join(staging, 'mail', domainName, want.id);
+      const to = path.join(mailRoot(config.dataDir, accountId, domainName), id);
+      await rm(to, { recursive: true, force: true });
+      if (await exists(from)) await copyMailbox(from, to);
+    }
+    // A mailbox the backup holds no hash for keeps the password it has now.
+    const fields =
+      want.kind === 'mailbox'
+        ? { ...want.fields, password_hash: want.fields.password_hash ?? current?.password_hash ?? null }
+        : want.fields;
+    await db.transaction(async (tx) => {
+      if (current) await repo.updateAddress(tx, current.id, current.version, fields);
+      else
+        await repo.insertAddress(tx, {
+          id,
+          kind: want.kind,
+          domain_id: domain.id,
+          account_id: domain.account_id,
+          address: want.address,
+          ...fields,
+        });
+      const row = (await repo.findAddressById(tx, id)) as repo.AddressRow;
+      await addressEvent(tx, current ? 'updated' : 'created', row, await presentAddress(config.dataDir, row));
+      await touchMailUnit(tx, jobs, domain);
+    });
+  }
+
+  return {
+    name: 'emails',
+
+    async stage(accountId: string, staging: string): Promise<StagedPart> {
+      const filter = { account_id: accountId };
+      const mailboxes = await repo.listAddresses(db, caller, 'mailbox', filter, ALL);
+      const forwarders = await repo.listAddresses(db, caller, 'forwarder', filter, ALL);
+      // Hashes, never passwords.
+      await writeFile(
+        path.join(staging, CREDENTIALS),
+        JSON.stringify(Object.fromEntries(mailboxes.map((r) => [r.id, r.password_hash]))),
+        { mode: 0o600 },
+      );
+      const dirs = [];
+      for (const name of new Set(mailboxes.map((r) => r.domain_name))) {
+        const dir = mailRoot(config.dataDir, accountId, name);
+        if (await exists(dir)) dirs.push({ dir, as: `mail/${name}` });
+      }
+      const manifest: MailManifest = {
+        emails: (await Promise.all(mailboxes.map((r) => presentAddress(config.dataDir, r)))) as Mailbox[],
+        email_forwarders: (await Promise.all(forwarders.map((r) => presentAddress(config.dataDir, r)))) as Forwarder[],
+      };
+      return { manifest: { ...manifest }, dirs, contents: { emails: mailboxes.length, email_forwarders: forwarders.length } };
+    },
+
+    async restore(accountId: string, manifest: MailManifest, staging: string): Promise<void> {
+      const hashes = JSON.parse(await readFile(path.join(staging, CREDENTIALS), 'utf8').catch(() => '{}')) as Record<
+        string,
+        string
+      >;
+      for (const m of manifest.emails ?? []) {
+        const fields = {
+          password_hash: hashes[m.id] ?? null,
+          quota_mb: m.quota_mb,
+          status: m.status,
+          forward_to: m.forward_to,
+          autoresponder: m.autoresponder,
+        };
+        await putBack(accountId, { id: m.id, kind: 'mailbox', address: m.address, fields }, staging);
+      }
+      for (const f of manifest.email_forwarders ?? []) {
+        const fields = {
+          password_hash: null,
+          quota_mb: null,
+          status: 'active' as const,
+          forward_to: f.destinations,
+          autoresponder: null,
+        };
+        await putBack(accountId, { id: f.id, kind: 'forwarder', address: f.address, fields }, staging);
+      }
+    },
+  };
+}
+
+/**
+ * Copies a mailbox's files into place. A mail apply running at the same time (an earlier change
+ * of the domain) may re-create the empty Maildir between the removal and the copy, which makes
+ * `cp` fail with EEXIST on that directory; the copy then merges into it.
+ */
+async function copyMailbox(from: string, to: string): Promise<void> {
+  const options = { recursive: true, verbatimSymlinks: true } as const;
+  await cp(from, to, options).catch(async (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+    await cp(from, to, { ...options, force: true });
+  });
+}

@@ -1,0 +1,28 @@
+import { syncErrorGauge, type Contribution } from '../../contribution.js';
+import { JOBS } from '../../jobs/names.js';
+import type { MailDriver } from '../../provisioning/driver.js';
+import type { ServiceDeps } from '../deps.js';
+import { dkimSealKey } from '../domains/index.js';
+import { mailBackupPart } from './backup.js';
+import { mailReconciler } from './reconciler.js';
+import { mailRoutes } from './routes.js';
+import { mailSchemas } from './schemas.js';
+import { mailService } from './service.js';
+import { countMailSyncErrors } from './unit.js';
+
+/** Mailboxes and forwarders, the mail apply unit, and mail's part of backups. */
+export function mailModule(svc: ServiceDeps, driver: MailDriver) {
+  const contribution: Contribution = {
+    schemas: mailSchemas,
+    routes: (app) => mailRoutes(app, mailService(svc)),
+    workers: [
+      {
+        queue: JOBS.mailApply,
+        // DKIM keys are sealed (by domains) with this; the signer gets them in the clear, 0600.
+        run: mailReconciler(svc.db, driver, svc.config.dataDir, dkimSealKey(svc.config)),
+      },
+    ],
+    gauges: [syncErrorGauge('mail', () => countMailSyncErrors(svc.db))],
+  };
+  return { contribution, backupPart: mailBackupPart(svc) };
+}

@@ -1,0 +1,97 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { archiveStream } from '../../archives/pack.js';
+import { systemCaller } from '../../auth/caller.js';
+import { RestoreRefused, type BackupPart, type StagedPart } from '../../contribution.js';
+import { releaseDir, siteDir } from '../../layout.js';
+import type { ServiceDeps } from '../deps.js';
+import * as ops from '../operations/index.js';
+import { hasPendingDeployment } from './deployments/repo.js';
+import type { DeploymentsService } from './deployments/service.js';
+import * as repo from './repo.js';
+import { toSite } from './representation.js';
+import type { Site } from './schemas.js';
+import type { SitesService } from './service.js';
+
+const ALL = { limit: 1_000_000, afterId: null };
+/** How long a backup waits for the account's deployments still going live (then takes what is live). */
+const DEPLOYMENT_WAIT_MS = 120_000;
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits for background work the restore started (a site's provisioning, its deployment). */
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+  for (const start = Date.now(); Date.now() - start < timeoutMs; await pause(200)) {
+    const v = await probe();
+    if (v !== undefined) return v;
+  }
+  throw new RestoreRefused('restore_timeout', `${what} did not finish in time`);
+}
+
+/** What a backup's manifest holds of an account's sites. */
+interface SitesManifest {
+  sites?: Site[];
+}
+
+/**
+ * Sites in backups: each site as the API shows it, and its live release's files
+ * (`sites/<id>/`). A backup requested right after a deployment's 202 holds that deployment: it
+ * waits until the account has no `pending` deployment (they switch live in milliseconds), at
+ * most DEPLOYMENT_WAIT_MS. A restore re-creates a site that is gone and puts the files back as a
+ * new live release through a deployment (quota checks, an atomic switch, rollback kept).
+ */
+export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployments: DeploymentsService): BackupPart {
+  const { db, config } = deps;
+  const system = systemCaller('restore');
+
+  async function settledDeployments(accountId: string): Promise<void> {
+    const deadline = Date.now() + DEPLOYMENT_WAIT_MS;
+    while ((await hasPendingDeployment(db, accountId)) && Date.now() < deadline) await pause(100);
+  }
+
+  return {
+    name: 'sites',
+
+    async stage(accountId: string): Promise<StagedPart> {
+      await settledDeployments(accountId);
+      const rows = await repo.listSites(db, systemCaller('backup'), { account_id: accountId }, ALL);
+      const dirs = [];
+      for (const s of rows) {
+        if (!s.current_deployment_id) continue;
+        const dir = releaseDir(siteDir(config.dataDir, s.account_id, s.id), s.current_deployment_id);
+        if (await exists(dir)) dirs.push({ dir, as: `sites/${s.id}` });
+      }
+      return { manifest: { sites: rows.map(toSite) }, dirs, contents: { sites: rows.length } };
+    },
+
+    async restore(accountId: string, manifest: SitesManifest, staging: string): Promise<void> {
+      for (const s of manifest.sites ?? []) {
+        const files = path.join(staging, 'sites', s.id);
+        if (!(await exists(files))) continue; // nothing was live
+        let site = (await repo.findSiteById(db, s.id)) ?? (await repo.findSiteByHostname(db, s.hostname));
+        if (site && site.account_id !== accountId)
+          throw new RestoreRefused('already_exists', `${s.hostname} serves another account's site now.`);
+        const id =
+          site?.id ??
+          (await sites.create(system, { account_id: accountId, hostname: s.hostname, aliases: s.aliases, runtime: s.runtime }))
+            .id;
+        site = await until(`provisioning ${s.hostname}`, async () => {
+          const row = await repo.findSiteById(db, id);
+          return row && row.status !== 'provisioning' ? row : undefined;
+        });
+        const archive = archiveStream(config.dataDir, [{ dir: files, as: '' }]);
+        const deployment = await deployments.deploy(system, site.id, archive, 'tar.gz', null);
+        const op = await until(`deploying ${s.hostname}`, async () => {
+          const row = await ops.findOperationById(db, deployment.operation.id);
+          return row && ['succeeded', 'failed', 'canceled'].includes(row.status) ? row : undefined;
+        });
+        if (op.status !== 'succeeded')
+          throw new RestoreRefused('deployment_failed', `${s.hostname}: the release did not go live.`);
+      }
+    },
+  };
+}
