@@ -1,3 +1,4 @@
+import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -5,6 +6,7 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { 'import-x': importX },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
@@ -14,6 +16,32 @@ export default tseslint.config(
       // Services are closures returned by factories, never classes: their functions use no
       // `this`, so routes pass them around as values.
       '@typescript-eslint/unbound-method': 'off',
+      // Imports read the same in every file: node's, then packages, then ours from far to near,
+      // each module named once (`eslint --fix` puts them in order).
+      'import-x/order': [
+        'error',
+        {
+          groups: ['builtin', 'external', 'parent', 'sibling', 'index'],
+          alphabetize: { order: 'asc', caseInsensitive: true },
+          'newlines-between': 'never',
+        },
+      ],
+      'import-x/no-duplicates': ['error', { 'prefer-inline': true }],
+    },
+  },
+  {
+    // Errors are made by the named helpers of lib/errors.ts (notFound, conflict, invalid, ...),
+    // so that a code's status, title and extra members are decided in one place.
+    files: ['src/**'],
+    ignores: ['src/lib/errors.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='AppError']",
+          message: 'Use a named helper of lib/errors.ts (add one there if none fits).',
+        },
+      ],
     },
   },
   {

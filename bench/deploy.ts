@@ -5,10 +5,10 @@
  * meanwhile. The archive is incompressible on purpose, so its size on the wire is its size on disk.
  */
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createReadStream, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { flush } from './disk.js';
 import { lagDuring, memory } from './probes.js';
 import { median, spread } from './stats.js';

@@ -1,5 +1,5 @@
 /**
- * Time to effect (SPEC §14) on the embedded drivers, with jobs running in the server process:
+ * Time to effect on the embedded drivers, with jobs running in the server process:
  * for a DNS record, a site and a mailbox, the time from sending the write to its effect (the
  * record in the rendered zone file, the site `active`, the mailbox `in_sync`), against the
  * write's own response time in the same run (the baseline: what no job can beat). And the time
@@ -7,8 +7,8 @@
  */
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { openDb } from '../src/db/client.js';
 import { PgBossQueue } from '../src/jobs/queue.js';
 import { percentile } from './stats.js';

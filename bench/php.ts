@@ -1,5 +1,5 @@
 /**
- * PHP (SPEC §11): requests per second of a small PHP page through nginx with the server block and
+ * PHP: requests per second of a small PHP page through nginx with the server block and
  * pool Berth renders, against the same page asked of PHP-FPM directly over FastCGI (the cost of
  * Berth's configuration and of nginx itself), where nginx and PHP-FPM are installed.
  */

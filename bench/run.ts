@@ -25,8 +25,8 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createInterface } from 'node:readline';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { backupBench } from './backup.js';

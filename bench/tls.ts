@@ -1,5 +1,5 @@
 /**
- * HTTPS (SPEC §9): how long the internal issuer takes to certify a new key (against `openssl
+ * HTTPS: how long the internal issuer takes to certify a new key (against `openssl
  * req -x509` making a key and a certificate, in the same run), and, where nginx is installed,
  * a new connection's TLS handshake and first byte through the server block Berth renders
  * (against plain HTTP through the same nginx).

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { DEFAULT_MAIL_HASH_COST } from './lib/mail-password.js';
 
-/** One typed, frozen configuration built from BERTH_* environment variables (SPEC §8). */
+/** One typed, frozen configuration built from BERTH_* environment variables. */
 const LogLevel = Type.Unsafe<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>({
   type: 'string',
   enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
@@ -36,7 +36,7 @@ const ConfigSchema = Type.Object({
     db: driver('embedded', 'mariadb'),
     php: driver('embedded', 'php-fpm'),
   }),
-  // The real daemons' settings, read only when their driver is chosen (README "Real daemons").
+  // The real daemons' settings, read only when their driver is chosen (docs/Guides/real-daemons.md).
   powerdns: Type.Object({
     apiUrl: Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()]),
     apiKey: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
@@ -46,7 +46,7 @@ const ConfigSchema = Type.Object({
   // nginx `listen` arguments of every server block.
   webListen: Type.Array(Type.String({ pattern: '^[^\\s;{}"\'\\\\$]+$' }), { minItems: 1 }),
   webListenTls: Type.Array(Type.String({ pattern: '^[^\\s;{}"\'\\\\$]+$' }), { minItems: 1 }),
-  // SPEC §9: ACME when a directory is configured, else the internal CA.
+  // ACME when a directory is configured, else the internal CA.
   acme: Type.Object({
     directoryUrl: Type.Union([Type.String({ pattern: '^https://' }), Type.Null()]),
     email: Type.Union([Type.String({ pattern: '^[^\\s@]+@[^\\s@]+$' }), Type.Null()]),
@@ -65,7 +65,7 @@ const ConfigSchema = Type.Object({
     // OpenDKIM's pid file: it is told to re-read its KeyTable and SigningTable (SIGUSR1) after an apply.
     opendkimPid: Type.Union([Path, Type.Null()]),
   }),
-  // SPEC §10: an administrative account of the MariaDB server (all privileges, with GRANT OPTION).
+  // an administrative account of the MariaDB server (all privileges, with GRANT OPTION).
   mariadb: Type.Object({
     url: Type.Union([Type.String({ pattern: '^(mysql|mariadb)://' }), Type.Null()]),
     // The host part of every user Berth makes ('user'@'<host>').
@@ -73,7 +73,7 @@ const ConfigSchema = Type.Object({
     dumpBin: Path,
     clientBin: Path,
   }),
-  // SPEC §11: PHP-FPM's files, `{version}` standing for `8.2`; null versions: those installed.
+  // PHP-FPM's files, `{version}` standing for `8.2`; null versions: those installed.
   php: Type.Object({
     versions: Type.Union([Type.Array(Type.String({ pattern: '^\\d+\\.\\d+$' }), { minItems: 1 }), Type.Null()]),
     poolDir: Path,
@@ -91,7 +91,7 @@ const ConfigSchema = Type.Object({
   nameservers: Type.Array(Type.String({ minLength: 1 })),
   webIpv4: Type.Union([Type.String({ format: 'ipv4' }), Type.Null()]),
   webIpv6: Type.Union([Type.String({ format: 'ipv6' }), Type.Null()]),
-  // The host mail clients and other servers reach (SPEC §12): the MX of every mail-enabled domain,
+  // The host mail clients and other servers reach: the MX of every mail-enabled domain,
   // and the name of the submission service's certificate. Unset: `mail.<domain>` at the web
   // addresses, if there are any.
   mailHost: Type.Union([Type.String({ format: 'hostname', maxLength: 253, pattern: '\\.' }), Type.Null()]),

@@ -2,13 +2,7 @@ import type { TSchema } from 'typebox';
 import type { ArchivedDir } from './archives/pack.js';
 import type { GaugeSource } from './http/metrics.js';
 import type { App } from './http/routes.js';
-
-/** A job queue's worker: `run` takes the job's data. */
-export interface Worker {
-  queue: string;
-  run(data: Record<string, unknown>): Promise<void>;
-  concurrency?: number;
-}
+import type { Worker } from './jobs/queue.js';
 
 /** A loop every process runs while it runs jobs (jobs/periodic.ts). */
 interface Loop {

@@ -2,10 +2,10 @@ import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DirLockedError } from './db/lock.js';
-import { openMigratedDb } from './runtime.js';
-import { bootstrapOperator } from './modules/tokens/service.js';
-import { messageOf } from './lib/errors.js';
 import { trackConnections } from './http/connections.js';
+import { messageOf } from './lib/errors.js';
+import { bootstrapOperator } from './modules/tokens/service.js';
+import { openMigratedDb } from './runtime.js';
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
 

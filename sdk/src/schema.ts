@@ -74,7 +74,7 @@ export interface paths {
         };
         /**
          * Get a reseller
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
+         * @description The resource as lists show it, with its `ETag` (`If-None-Match` answers 304). 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getReseller"];
         /**
@@ -85,7 +85,9 @@ export interface paths {
         post?: never;
         /**
          * Delete a reseller without accounts
-         * @description 204 once deleted.
+         * @description Refused with 409 `in_use` while the reseller has hosting accounts; its own plans and tokens go with it.
+         *
+         *     204 once deleted.
          */
         delete: operations["deleteReseller"];
         options?: never;
@@ -112,7 +114,7 @@ export interface paths {
         put?: never;
         /**
          * Create a plan
-         * @description Operators create global plans, resellers their own.
+         * @description Operators create global plans, resellers their own (their accounts only may use them). A name the owner already uses is 409 `already_exists`.
          */
         post: operations["createPlan"];
         delete?: never;
@@ -130,7 +132,7 @@ export interface paths {
         };
         /**
          * Get a plan
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
+         * @description The resource as lists show it, with its `ETag` (`If-None-Match` answers 304). 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getPlan"];
         /**
@@ -141,7 +143,9 @@ export interface paths {
         post?: never;
         /**
          * Delete a plan no account uses
-         * @description 204 once deleted.
+         * @description Refused with 409 `in_use` while hosting accounts use the plan: move them to another plan first.
+         *
+         *     204 once deleted.
          */
         delete: operations["deletePlan"];
         options?: never;
@@ -168,7 +172,7 @@ export interface paths {
         put?: never;
         /**
          * Create a hosting account
-         * @description `reseller_id` is the caller's for resellers; operators may set it.
+         * @description `reseller_id` is the caller's for resellers; operators may set it. The plan must be global or the reseller's own. A username already taken is 409 `already_exists`; a reseller past its `max_accounts` is 403 `quota_exceeded`.
          */
         post: operations["createAccount"];
         delete?: never;
@@ -199,7 +203,7 @@ export interface paths {
         post?: never;
         /**
          * Terminate a hosting account
-         * @description 202: the account turns `terminating`; an operation removes its sites, mailboxes, zones, backups and tokens, then the account (404 afterwards). A repeated DELETE returns the same operation.
+         * @description Ends the account: 202, it turns `terminating` and an operation removes its sites, mailboxes, zones, backups and tokens, then the account (404 afterwards). A repeated DELETE returns the same operation.
          */
         delete: operations["terminateAccount"];
         options?: never;
@@ -306,7 +310,7 @@ export interface paths {
         };
         /**
          * Get a token
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
+         * @description The resource as lists show it, with its `ETag` (`If-None-Match` answers 304). 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getToken"];
         put?: never;
@@ -572,7 +576,7 @@ export interface paths {
         };
         /**
          * Get a record
-         * @description 404 for a record of another zone or out of reach. The `ETag` follows the record's `version`.
+         * @description One record of the zone, with its `ETag` (its `version`). 404 for a record of another zone or out of reach.
          */
         get: operations["getDnsRecord"];
         /**
@@ -659,7 +663,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel a scheduled change set
-         * @description 200 with the change set, now `canceled`; 409 `invalid_state` once it has run.
+         * @description Cancels a change set still `scheduled`: 200 with it, now `canceled`; 409 `invalid_state` once it has run.
          */
         delete: operations["cancelDnsChange"];
         options?: never;
@@ -740,7 +744,7 @@ export interface paths {
         };
         /**
          * Get a mailbox
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
+         * @description The resource as lists show it, with its `ETag` (`If-None-Match` answers 304). 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getEmail"];
         /**
@@ -753,7 +757,9 @@ export interface paths {
         post?: never;
         /**
          * Delete a mailbox and its mail
-         * @description 204 once deleted.
+         * @description The login stops working and the Maildir with every message is removed once the mail server has applied the change. The catch-all of its domain cannot be deleted (409 `in_use`): change the catch-all first.
+         *
+         *     204 once deleted.
          */
         delete: operations["deleteEmail"];
         options?: never;
@@ -800,7 +806,7 @@ export interface paths {
         };
         /**
          * Get a forwarder
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
+         * @description The resource as lists show it, with its `ETag` (`If-None-Match` answers 304). 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getEmailForwarder"];
         /**
@@ -811,7 +817,9 @@ export interface paths {
         post?: never;
         /**
          * Delete a forwarder
-         * @description 204 once deleted.
+         * @description Mail to the address is no longer forwarded once the mail server has applied the change. The catch-all of its domain cannot be deleted (409 `in_use`).
+         *
+         *     204 once deleted.
          */
         delete: operations["deleteEmailForwarder"];
         options?: never;
@@ -856,7 +864,7 @@ export interface paths {
         };
         /**
          * Get a database
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
+         * @description The resource as lists show it, with its `ETag` (`If-None-Match` answers 304). 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getDatabase"];
         /**
@@ -966,7 +974,7 @@ export interface paths {
         };
         /**
          * Get a database user
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
+         * @description The resource as lists show it, with its `ETag` (`If-None-Match` answers 304). 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getDatabaseUser"];
         /**
@@ -1010,7 +1018,7 @@ export interface paths {
         put?: never;
         /**
          * Create a site
-         * @description 202 with the site `provisioning` and a `site.provision` operation; it turns `active` (or `failed` with a problem), then, with `tls.mode: auto`, a `site.certificate.issue` operation obtains its certificate. Every hostname and alias must be a domain of the account or a name under one, and serves one site only (409). `max_sites` applies (403).
+         * @description Makes a site for a hostname of the account: 202 with the site `provisioning` and a `site.provision` operation; it turns `active` (or `failed` with a problem), then, with `tls.mode: auto`, a `site.certificate.issue` operation obtains its certificate. Every hostname and alias must be a domain of the account or a name under one, and serves one site only (409). `max_sites` applies (403).
          */
         post: operations["createSite"];
         delete?: never;
@@ -1041,7 +1049,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a site
-         * @description 202 with the site `deleting` and a `site.delete` operation: the web server stops serving it, its files are removed, then GET is 404 and `site.deleted` is emitted. A repeated DELETE returns the same operation.
+         * @description Stops serving the site and removes its files: 202 with the site `deleting` and a `site.delete` operation; the web server stops serving it, its files are removed, then GET is 404 and `site.deleted` is emitted. A repeated DELETE returns the same operation.
          */
         delete: operations["deleteSite"];
         options?: never;
@@ -1150,7 +1158,7 @@ export interface paths {
         put?: never;
         /**
          * Roll back (or forward) to a kept release
-         * @description 202 with a `site.deploy` operation that switches the release live.
+         * @description Makes a kept release live again (a rollback, or forward again): 202 with a `site.deploy` operation that switches it.
          */
         post: operations["activateDeployment"];
         delete?: never;
@@ -1188,7 +1196,7 @@ export interface paths {
         };
         /**
          * Get a site's certificate
-         * @description 404 `not_found` while the site has none (mode `none`, or the first certificate not issued yet).
+         * @description The certificate the site serves, with its chain (its private key never). 404 `not_found` while the site has none (mode `none`, or the first certificate not issued yet).
          */
         get: operations["getSiteCertificate"];
         /**
@@ -1218,7 +1226,7 @@ export interface paths {
         put?: never;
         /**
          * Back up an account
-         * @description 202 `queued` with a `backup.create` operation (with `progress`). One backup in progress per account (409 `invalid_state`); the plan's `max_backups` counts kept and running backups (403 `quota_exceeded`). Sites are taken as they are live when the backup runs, after the account's deployments still `pending` have gone live (a backup requested right after a deployment's 202 holds it; the wait is at most 2 minutes).
+         * @description Archives the account's sites, mailboxes, zones and databases: 202 `queued` with a `backup.create` operation (with `progress`). One backup in progress per account (409 `invalid_state`); the plan's `max_backups` counts kept and running backups (403 `quota_exceeded`). Sites are taken as they are live when the backup runs, after the account's deployments still `pending` have gone live (a backup requested right after a deployment's 202 holds it; the wait is at most 2 minutes).
          */
         post: operations["createBackup"];
         delete?: never;
@@ -1236,14 +1244,14 @@ export interface paths {
         };
         /**
          * Get a backup
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
+         * @description The resource as lists show it, with its `ETag` (`If-None-Match` answers 304). 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getBackup"];
         put?: never;
         post?: never;
         /**
          * Delete a backup and its archive
-         * @description 409 while it is queued or running.
+         * @description The archive is removed from backup storage; 409 `invalid_state` while the backup is queued or running.
          *
          *     204 once deleted.
          */
@@ -1264,7 +1272,7 @@ export interface paths {
         put?: never;
         /**
          * Restore a backup
-         * @description 202 with a `backup.restore` operation. The archive is checked against its SHA-256 first (a damaged one fails with `checksum_mismatch` and changes nothing). Then, for what `include` names (default: all the backup holds): each zone's records are set to the backup's, mailboxes get their messages, password and settings back, each site's files go live as a new deployment; domains, mailboxes, forwarders and sites that no longer exist are created again. Running it again gives the same result. Emits `backup.restore.completed` or `backup.restore.failed`.
+         * @description Puts the account back as the backup holds it: 202 with a `backup.restore` operation. The archive is checked against its SHA-256 first (a damaged one fails with `checksum_mismatch` and changes nothing). Then, for what `include` names (default: all the backup holds): each zone's records are set to the backup's, mailboxes get their messages, password and settings back, each site's files go live as a new deployment; domains, mailboxes, forwarders and sites that no longer exist are created again. Running it again gives the same result. Emits `backup.restore.completed` or `backup.restore.failed`.
          */
         post: operations["restoreBackup"];
         delete?: never;
@@ -1308,7 +1316,7 @@ export interface paths {
         put?: never;
         /**
          * Create a backup schedule
-         * @description An invalid cron expression or time zone is a 422 pointing at it.
+         * @description Backs the account up at each slot of `cron` in `timezone` (UTC by default), keeping the newest `retain` of its backups. An invalid cron expression or time zone is a 422 pointing at it.
          */
         post: operations["createBackupSchedule"];
         delete?: never;
@@ -1326,7 +1334,7 @@ export interface paths {
         };
         /**
          * Get a backup schedule
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
+         * @description The resource as lists show it, with its `ETag` (`If-None-Match` answers 304). 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getBackupSchedule"];
         /**
@@ -1337,7 +1345,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a backup schedule
-         * @description Its backups stay.
+         * @description No slot runs after it; the backups it made stay (and count against `max_backups`) until deleted.
          *
          *     204 once deleted.
          */
@@ -1366,7 +1374,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Owned by the calling principal. The signing `secret` is returned once.
+         * @description Owned by the calling principal; it receives the events that principal can read. The URL is checked now and before every delivery (422 `forbidden_url` for a private or loopback host). The signing `secret` is returned once.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -1384,7 +1392,7 @@ export interface paths {
         };
         /**
          * Get a webhook endpoint
-         * @description 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
+         * @description The resource as lists show it, with its `ETag` (`If-None-Match` answers 304). 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).
          */
         get: operations["getWebhook"];
         /**
@@ -2978,39 +2986,6 @@ export interface components {
              */
             version: number;
         };
-        DnsRecord: {
-            /** @example rec_01jd3x9v6ef8tb2q4w5n7k8m9p */
-            id: string;
-            /** @example dom_01jd3x9v6ef8tb2q4w5n7k8m9p */
-            domain_id: string;
-            /** @description Relative to the zone; `@` is the apex. Unicode labels are stored as A-labels (`xn--`). */
-            name: string;
-            /** @description `name` with its A-labels decoded (`bücher` for `xn--bcher-kva`). */
-            unicode_name: string;
-            fqdn: string;
-            /**
-             * @example A
-             * @enum {string}
-             */
-            type: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
-            /** Format: int32 */
-            ttl: number;
-            /** @description RDATA in zone-file presentation format; TXT unquoted. Host names in it are stored as A-labels. */
-            content: string;
-            /** @description `content` with the A-labels of its host names decoded (CNAME, NS, MX, SRV targets); the same as `content` otherwise. */
-            unicode_content: string;
-            /** @description SOA and apex NS: maintained by the API, read-only. */
-            managed: boolean;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            updated_at: string;
-            /**
-             * Format: int32
-             * @description Increases on each change; the ETag derives from it.
-             */
-            version: number;
-        };
         /** @description The domain's DKIM signing key (RSA 2048): its selector and the managed TXT record that publishes it. */
         DomainDkim: {
             /** @example dom_01jd3x9v6ef8tb2q4w5n7k8m9p */
@@ -3044,6 +3019,39 @@ export interface components {
                 /** Format: date-time */
                 removed_after: string;
             } | null;
+        };
+        DnsRecord: {
+            /** @example rec_01jd3x9v6ef8tb2q4w5n7k8m9p */
+            id: string;
+            /** @example dom_01jd3x9v6ef8tb2q4w5n7k8m9p */
+            domain_id: string;
+            /** @description Relative to the zone; `@` is the apex. Unicode labels are stored as A-labels (`xn--`). */
+            name: string;
+            /** @description `name` with its A-labels decoded (`bücher` for `xn--bcher-kva`). */
+            unicode_name: string;
+            fqdn: string;
+            /**
+             * @example A
+             * @enum {string}
+             */
+            type: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
+            /** Format: int32 */
+            ttl: number;
+            /** @description RDATA in zone-file presentation format; TXT unquoted. Host names in it are stored as A-labels. */
+            content: string;
+            /** @description `content` with the A-labels of its host names decoded (CNAME, NS, MX, SRV targets); the same as `content` otherwise. */
+            unicode_content: string;
+            /** @description SOA and apex NS: maintained by the API, read-only. */
+            managed: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: int32
+             * @description Increases on each change; the ETag derives from it.
+             */
+            version: number;
         };
         /** @description An atomic set of record changes, applied at once or at `apply_at`. */
         DnsChange: {
@@ -3478,7 +3486,7 @@ export interface components {
              * @description Bytes of the kept releases.
              */
             disk_bytes: number;
-            /** @description The site's HTTPS (SPEC §9). Events: `site.certificate.issued|renewed|failed|renewal_failed|expiring`. */
+            /** @description The site's HTTPS. Events: `site.certificate.issued|renewed|failed|renewal_failed|expiring`. */
             tls: {
                 /**
                  * @description `auto`: Berth obtains and renews a certificate for the hostname and every alias (ACME, or the internal CA when no ACME directory is configured); `custom`: the one uploaded with PUT .../certificate; `none`: plain HTTP only.
@@ -3580,7 +3588,7 @@ export interface components {
              * @description Bytes of the kept releases.
              */
             disk_bytes: number;
-            /** @description The site's HTTPS (SPEC §9). Events: `site.certificate.issued|renewed|failed|renewal_failed|expiring`. */
+            /** @description The site's HTTPS. Events: `site.certificate.issued|renewed|failed|renewal_failed|expiring`. */
             tls: {
                 /**
                  * @description `auto`: Berth obtains and renews a certificate for the hostname and every alias (ACME, or the internal CA when no ACME directory is configured); `custom`: the one uploaded with PUT .../certificate; `none`: plain HTTP only.
@@ -3640,6 +3648,19 @@ export interface components {
              */
             version: number;
             operation: components["schemas"]["Operation"];
+        };
+        /** @description The runtimes installed on the web host. */
+        Runtimes: {
+            data: {
+                /** @description What a site's `runtime` takes: `static` or `php-<major>.<minor>`. */
+                name: string;
+                /** @enum {string} */
+                kind: "static" | "php";
+                /** @description The PHP version (`8.2`); null for `static`. */
+                version: string | null;
+            }[];
+            /** @description The newest PHP installed; null without PHP. */
+            default_php: string | null;
         };
         /** @description An uploaded release of a site. */
         Deployment: {
@@ -3736,19 +3757,6 @@ export interface components {
              */
             version: number;
             operation: components["schemas"]["Operation"];
-        };
-        /** @description The runtimes installed on the web host. */
-        Runtimes: {
-            data: {
-                /** @description What a site's `runtime` takes: `static` or `php-<major>.<minor>`. */
-                name: string;
-                /** @enum {string} */
-                kind: "static" | "php";
-                /** @description The PHP version (`8.2`); null for `static`. */
-                version: string | null;
-            }[];
-            /** @description The newest PHP installed; null without PHP. */
-            default_php: string | null;
         };
         /** @description A tar.gz archive of an account on backup storage: `manifest.json` (every resource as the API returns it), `dns/<domain>.zone`, `sites/<site_id>/` (the live release) and `mail/<domain>/<email_id>/` (Maildirs). States: queued → running → completed | failed; completed → expired. */
         Backup: {
@@ -3850,6 +3858,7 @@ export interface components {
             account_id: string;
             cron: string;
             timezone: string;
+            /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants). Default: all. */
             include: ("sites" | "emails" | "dns" | "databases")[];
             /**
              * Format: int32
@@ -33392,6 +33401,7 @@ export interface operations {
                      * @example Europe/Berlin
                      */
                     timezone?: string;
+                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants). Default: all. */
                     include?: ("sites" | "emails" | "dns" | "databases")[];
                     /**
                      * Format: int32
@@ -33972,6 +33982,7 @@ export interface operations {
                      * @example Europe/Berlin
                      */
                     timezone: string;
+                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants). Default: all. */
                     include: ("sites" | "emails" | "dns" | "databases")[];
                     /**
                      * Format: int32
@@ -34556,6 +34567,7 @@ export interface operations {
                      * @example Europe/Berlin
                      */
                     timezone?: string;
+                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants). Default: all. */
                     include?: ("sites" | "emails" | "dns" | "databases")[];
                     /**
                      * Format: int32

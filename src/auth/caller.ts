@@ -1,6 +1,5 @@
-import type { Scope } from './scopes.js';
-import { grants } from './scopes.js';
-import { AppError } from '../lib/errors.js';
+import { accountSuspended, forbidden, insufficientScope } from '../lib/errors.js';
+import { type Scope, grants } from './scopes.js';
 
 export type PrincipalKind = 'operator' | 'reseller' | 'account';
 
@@ -27,7 +26,7 @@ export interface Caller {
 
 export function requireScope(caller: Caller, scope: Scope): void {
   if (!grants(caller.scopes, scope)) {
-    throw new AppError('insufficient_scope', `This token lacks the scope ${scope}.`, { scope });
+    throw insufficientScope(scope);
   }
 }
 
@@ -62,16 +61,16 @@ export function reachesAccount(caller: Caller, accountId: string, resellerId: st
 /** Operator-only actions: others get 403 (or 404 earlier, where the resource is out of reach). */
 export function requireKind(caller: Caller, kinds: PrincipalKind[], action: string): void {
   if (!kinds.includes(caller.principal.kind)) {
-    throw new AppError('forbidden', `A ${caller.principal.kind} token may not ${action}.`);
+    throw forbidden(`A ${caller.principal.kind} token may not ${action}.`);
   }
 }
 
 /** Writes by a principal of a suspended reseller (or suspended account) are refused. */
 export function requireWritable(caller: Caller, account?: { status: string }): void {
   if (caller.principal.kind === 'operator') return;
-  if (caller.resellerSuspended) throw new AppError('account_suspended', 'The reseller is suspended; its accounts are read-only.');
+  if (caller.resellerSuspended) throw accountSuspended('The reseller is suspended; its accounts are read-only.');
   if (caller.principal.kind === 'account' && account?.status === 'suspended') {
-    throw new AppError('account_suspended', 'The account is suspended; its resources are read-only.');
+    throw accountSuspended('The account is suspended; its resources are read-only.');
   }
 }
 

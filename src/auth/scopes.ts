@@ -20,7 +20,7 @@ export const ALL_SCOPES: Scope[] = ['*', ...SCOPE_AREAS.flatMap((a) => [`${a}:re
 
 /**
  * `*` grants everything; `<area>:write` implies `<area>:read`. A site's certificate is part of
- * the site (SPEC §9): `sites:<level>` grants `certificates:<level>` too.
+ * the site: `sites:<level>` grants `certificates:<level>` too.
  */
 export function grants(held: readonly string[], needed: Scope): boolean {
   if (held.includes('*') || held.includes(needed)) return true;

@@ -1,7 +1,7 @@
+import { generateTokenSecret } from '../auth/secret.js';
 import { loadConfig } from '../config.js';
 import { openDb } from '../db/client.js';
 import { migrate } from '../db/migrate.js';
-import { generateTokenSecret } from '../auth/secret.js';
 import { mintOperatorToken } from '../modules/tokens/service.js';
 import { openMigratedDb } from '../runtime.js';
 import { openApiDocument } from './openapi.js';

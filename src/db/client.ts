@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { keyedMutex } from '../lib/mutex.js';
 import { pgTimestampToRfc3339 } from '../lib/time.js';
 import { turns } from '../lib/turns.js';
-import { keyedMutex } from '../lib/mutex.js';
 import { acquireDirLock, type DirLock } from './lock.js';
 import { PgListener } from './pg-listener.js';
 

@@ -5,6 +5,16 @@ export interface PageParams {
   afterId: string | null;
 }
 
+/**
+ * `<alias><column> = $n` for each of `columns` that `filter` gives a value, its parameter
+ * appended: the equality filters of a list. The columns are the caller's constants.
+ */
+export function equalityFilters<F>(filter: F, columns: (keyof F & string)[], alias: string, params: unknown[]): string[] {
+  return columns
+    .filter((c) => filter[c] !== undefined && filter[c] !== '')
+    .map((c) => `${alias}${c} = $${params.push(filter[c])}`);
+}
+
 /** SQL for the keyset condition and limit; appends parameters. */
 export function pageSql(page: PageParams, idCol: string, params: unknown[]): { where: string; tail: string } {
   let where = 'TRUE';

@@ -1,14 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller, CallerResolver } from '../auth/caller.js';
 import { grants, type Scope } from '../auth/scopes.js';
-import { AppError } from '../lib/errors.js';
+import { insufficientScope, rateLimited, unauthenticated } from '../lib/errors.js';
 import { rateLimitHeaders, type BucketStore, type Charge, type Policy } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** false: no token needed. Routes under /v1/ and routes with a scope need one by default. */
     auth?: boolean;
-    /** The scope the operation needs; checked after reach (SPEC §2: 404 before 403). */
+    /** The scope the operation needs; checked after reach (404 before 403). */
     scope?: Scope;
     /** Throws not_found when the addressed resource is outside the caller's reach. */
     reach?: (request: FastifyRequest) => Promise<unknown>;
@@ -36,7 +36,7 @@ const UNAUTHENTICATED_HEADERS = { 'www-authenticate': 'Bearer realm="berth", err
 
 /** The authenticated caller of a route that requires one. */
 export function callerOf(request: FastifyRequest): Caller {
-  if (!request.caller) throw new AppError('unauthenticated', 'Authentication required.', {}, UNAUTHENTICATED_HEADERS);
+  if (!request.caller) throw unauthenticated('Authentication required.', UNAUTHENTICATED_HEADERS);
   return request.caller;
 }
 
@@ -55,21 +55,16 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
   const inFlight = new Map<string, number>();
   app.decorateRequest('caller', null);
 
-  const rateLimited = (policy: Policy, charge: Charge, message: string) =>
-    new AppError(
-      'rate_limited',
-      message,
-      { policy: policy.name },
-      {
-        ...rateLimitHeaders(policy, charge),
-        'retry-after': String(charge.retryAfterSeconds),
-      },
-    );
+  const limited = (policy: Policy, charge: Charge, message: string) =>
+    rateLimited(policy.name, message, {
+      ...rateLimitHeaders(policy, charge),
+      'retry-after': String(charge.retryAfterSeconds),
+    });
 
   /** Charges the bucket; its headers go on the reply at once, so that every answer carries them. */
   function limit(reply: FastifyReply, key: string, policy: Policy): void | Promise<void> {
     return settle(opts.buckets.charge(`${policy.name}:${key}`, policy), (charge) => {
-      if (!charge.allowed) throw rateLimited(policy, charge, `Rate limit "${policy.name}" exceeded.`);
+      if (!charge.allowed) throw limited(policy, charge, `Rate limit "${policy.name}" exceeded.`);
       void reply.headers(rateLimitHeaders(policy, charge));
     });
   }
@@ -82,11 +77,9 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
   async function refuse(request: FastifyRequest, secret: string | null): Promise<never> {
     const failures = opts.policies.authFailures;
     const charge = await opts.buckets.charge(`${failures.name}:ip:${request.ip}`, failures);
-    if (!charge.allowed) throw rateLimited(failures, charge, 'Too many failed authentication attempts from this address.');
-    throw new AppError(
-      'unauthenticated',
+    if (!charge.allowed) throw limited(failures, charge, 'Too many failed authentication attempts from this address.');
+    throw unauthenticated(
       secret ? 'The token is invalid, expired, revoked or not allowed from this address.' : 'Send Authorization: Bearer <token>.',
-      {},
       { ...UNAUTHENTICATED_HEADERS, ...rateLimitHeaders(failures, charge) },
     );
   }
@@ -95,12 +88,7 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
   function holdSlot(tokenId: string, reply: FastifyReply): void {
     const running = inFlight.get(tokenId) ?? 0;
     if (running >= opts.concurrent) {
-      throw new AppError(
-        'rate_limited',
-        `More than ${opts.concurrent} requests in flight for this token.`,
-        { policy: 'concurrent' },
-        { 'retry-after': '1' },
-      );
+      throw rateLimited('concurrent', `More than ${opts.concurrent} requests in flight for this token.`, { 'retry-after': '1' });
     }
     inFlight.set(tokenId, running + 1);
     reply.raw.once('close', () => {
@@ -138,8 +126,6 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
     else done();
   });
 
-  const insufficientScope = (scope: Scope) =>
-    new AppError('insufficient_scope', `This token lacks the scope ${scope}.`, { scope });
   // Synchronous unless the scope is missing and the route checks reach first (404 before 403).
   app.addHook('preHandler', (request, _reply, done) => {
     const { scope, reach } = request.routeOptions.config;

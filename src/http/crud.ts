@@ -1,12 +1,12 @@
 import type { FastifyRequest } from 'fastify';
 import { Type, type Static, type TObject, type TSchema } from 'typebox';
 import type { Caller } from '../auth/caller.js';
-import type { Scope } from '../auth/scopes.js';
+import type { Scope, ScopeArea } from '../auth/scopes.js';
+import { type PageParams } from '../db/paging.js';
+import { pageParams, sendPage } from '../http/pagination.js';
+import { replacement } from '../lib/merge-patch.js';
 import { callerOf } from './auth.js';
 import { ifMatchVersion, sendResource } from './etag.js';
-import { type PageParams } from '../db/paging.js';
-import { replacement } from '../lib/merge-patch.js';
-import { pageParams, sendPage } from '../http/pagination.js';
 import { PatchBody, paramId, sendAccepted, sendCreated, type App } from './routes.js';
 import { ID_PARAMS, IdParams, IfMatchHeaders, Page, type IdParamPrefix } from './schemas.js';
 
@@ -22,7 +22,7 @@ export const reachOf =
   async (request: FastifyRequest): Promise<unknown> =>
     load(callerOf(request), paramId(request));
 
-export interface CreateRouteOptions<B extends TSchema> {
+export interface CreateRouteOptions<B extends TSchema, R extends { id: string }> {
   /** The collection (`/v1/domains/:domain/records`). */
   path: string;
   tags: string[];
@@ -42,12 +42,13 @@ export interface CreateRouteOptions<B extends TSchema> {
   /** The answer of `?dry_run=true` (200, nothing created), for a creation that can be previewed. */
   dryRun?: TSchema;
   /** Where the new resource lives when it is not `path` (a nested collection addressed by name). */
-  location?: (created: { id: string }) => string;
-  create: (caller: Caller, body: Static<B>, request: FastifyRequest) => Promise<{ id: string } & Record<string, unknown>>;
+  location?: (created: R) => string;
+  /** The created resource, or with `dryRun` what it would be: `{dry_run: true, ...}`. */
+  create: (caller: Caller, body: Static<B>, request: FastifyRequest) => Promise<R | { dry_run: true }>;
 }
 
 /** POST of a collection: 201 with Location and ETag (or 202 with the operation that does the work). */
-export function createRoute<B extends TSchema>(app: App, o: CreateRouteOptions<B>): void {
+export function createRoute<B extends TSchema, R extends { id: string }>(app: App, o: CreateRouteOptions<B, R>): void {
   const status = o.accepted ? 202 : 201;
   app.post(
     o.path,
@@ -66,10 +67,9 @@ export function createRoute<B extends TSchema>(app: App, o: CreateRouteOptions<B
     },
     async (req, reply) => {
       const created = await o.create(callerOf(req), req.body as Static<B>, req);
-      if (o.dryRun && 'dry_run' in created) return reply.code(200).send(created);
-      if (o.accepted) return sendAccepted(reply, created as typeof created & { operation: { id: string } });
-      const location = o.location?.(created) ?? o.path;
-      return sendCreated(reply, location, created as typeof created & { version: number });
+      if ('dry_run' in created) return reply.code(200).send(created);
+      if (o.accepted) return sendAccepted(reply, created as R & { operation: { id: string } });
+      return sendCreated(reply, o.location?.(created) ?? o.path, created as R & { version: number });
     },
   );
 }
@@ -116,7 +116,8 @@ export function listRoute<Q extends TObject>(app: App, o: ListRouteOptions<Q>): 
   );
 }
 
-const GET_DESCRIPTION = "404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).";
+const GET_DESCRIPTION =
+  "The resource as lists show it, with its `ETag` (`If-None-Match` answers 304). 404 for an id that does not exist or is outside the token's reach (the two are indistinguishable).";
 
 export interface GetRouteOptions {
   path: string;
@@ -132,7 +133,7 @@ export interface GetRouteOptions {
 }
 
 /** GET of one resource, with its ETag (304 on If-None-Match). */
-export function getRoute(app: App, o: GetRouteOptions): void {
+function getRoute(app: App, o: GetRouteOptions): void {
   app.get(
     `${o.path}/:${ID_PARAMS[o.prefix]}`,
     {
@@ -175,7 +176,7 @@ export const PATCH_DESCRIPTION = 'A JSON Merge Patch (RFC 7396): only the fields
 export const described = (own: string | undefined, convention: string) => (own ? `${own}\n\n${convention}` : convention);
 
 /** PUT (every mutable field) and PATCH (JSON Merge Patch) share one service call. */
-export function updateRoutes(app: App, o: UpdateRoutesOptions): void {
+function updateRoutes(app: App, o: UpdateRoutesOptions): void {
   const common = {
     tags: o.tags,
     params: IdParams(o.prefix),
@@ -238,7 +239,7 @@ export interface DeleteRouteOptions {
 const DELETE_DESCRIPTION = '204 once deleted.';
 
 /** DELETE answering 204; If-Match honoured. */
-export function deleteRoute(app: App, o: DeleteRouteOptions): void {
+function deleteRoute(app: App, o: DeleteRouteOptions): void {
   app.delete(
     `${o.path}/:${ID_PARAMS[o.prefix]}`,
     {
@@ -258,4 +259,89 @@ export function deleteRoute(app: App, o: DeleteRouteOptions): void {
       return reply.code(204).send(null);
     },
   );
+}
+
+/** What the routes of one resource share: where it lives, who may read and write it, how it is loaded. */
+type Shared = 'path' | 'tags' | 'scope' | 'reach' | 'prefix' | 'resource';
+
+export interface ResourceRoutesOptions<Q extends TObject, B extends TSchema, R extends { id: string }> {
+  path: string;
+  prefix: IdParamPrefix;
+  tags: string[];
+  /** `$id` of the resource schema: the list's item, and the name of getX, replaceX and updateX. */
+  resource: string;
+  /** The scope area: `<area>:read` for the reads, `<area>:write` for the writes. */
+  area: ScopeArea;
+  /** Loads the addressed resource in the caller's reach (404 otherwise): every item route's reach. */
+  load: (caller: Caller, id: string) => Promise<unknown>;
+  list: Omit<ListRouteOptions<Q>, 'path' | 'tags' | 'scope' | 'item'>;
+  create?: Omit<CreateRouteOptions<B, R>, 'path' | 'tags' | 'scope'>;
+  get: Omit<GetRouteOptions, Shared>;
+  update?: Omit<UpdateRoutesOptions, Shared>;
+  remove?: Omit<DeleteRouteOptions, Shared>;
+}
+
+/** A resource's collection and item routes, declared in one place: list, create, get, PUT and PATCH, delete. */
+export function resourceRoutes<Q extends TObject, B extends TSchema, R extends { id: string }>(
+  app: App,
+  o: ResourceRoutesOptions<Q, B, R>,
+): void {
+  const { path, tags, prefix, resource } = o;
+  const read: Scope = `${o.area}:read`;
+  const write: Scope = `${o.area}:write`;
+  const reach = reachOf(o.load);
+  listRoute(app, { path, tags, scope: read, item: resource, ...o.list });
+  if (o.create) createRoute(app, { path, tags, scope: write, ...o.create });
+  getRoute(app, { path, tags, prefix, resource, scope: read, reach, ...o.get });
+  if (o.update) updateRoutes(app, { path, tags, prefix, resource, scope: write, reach, ...o.update });
+  if (o.remove) deleteRoute(app, { path, tags, prefix, scope: write, reach, ...o.remove });
+}
+
+export interface ItemRouteOptions<P extends TObject, B extends TSchema> {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  tags: string[];
+  operationId: string;
+  summary: string;
+  description: string;
+  /** Omitted: any authenticated caller (what it reaches still decides). */
+  scope?: Scope;
+  reach?: (request: FastifyRequest) => Promise<unknown>;
+  params: P;
+  body?: B;
+  headers?: TObject;
+  /** `$id` of the answer: 200 with its ETag, or, with `accepted`, 202 with the operation doing the work. */
+  response: string;
+  accepted?: boolean;
+  run: (
+    caller: Caller,
+    params: Static<P>,
+    body: Static<B>,
+    request: FastifyRequest,
+  ) => Promise<{ version: number } | { operation: { id: string } }>;
+}
+
+/** A read or an action on one addressed resource (a nested item, a suspension, a cancel), answered with the resource. */
+export function itemRoute<P extends TObject, B extends TSchema>(app: App, o: ItemRouteOptions<P, B>): void {
+  const status = o.accepted ? 202 : 200;
+  app.route({
+    method: o.method,
+    url: o.path,
+    config: { ...(o.scope ? { scope: o.scope } : {}), ...(o.reach ? { reach: o.reach } : {}) },
+    schema: {
+      tags: o.tags,
+      operationId: o.operationId,
+      summary: o.summary,
+      description: o.description,
+      params: o.params,
+      ...(o.body ? { body: o.body } : {}),
+      ...(o.headers ? { headers: o.headers } : {}),
+      response: { [status]: Type.Ref(o.response) },
+    },
+    handler: async (req, reply) => {
+      const result = await o.run(callerOf(req), req.params as Static<P>, req.body as Static<B>, req);
+      if (o.accepted) return sendAccepted(reply, result as { operation: { id: string } });
+      return sendResource(req, reply, result as { version: number });
+    },
+  });
 }

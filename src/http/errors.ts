@@ -1,9 +1,9 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { AppError, unsupportedMediaType, type ErrorCode, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
-import { AppError, type ErrorCode, type FieldError } from '../lib/errors.js';
 import { CORS_HEADERS, PREFLIGHT_HEADERS } from './cors.js';
 import { PROBLEMS } from './problems.js';
 import { SUPPORTED_VERSIONS } from './versioning.js';
@@ -184,19 +184,6 @@ function fromFastifyError(
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return { code: 'malformed_request', detail: 'The request could not be read.' };
   return { code: 'internal_error', detail: 'The server failed to handle the request.' };
-}
-
-/**
- * A 415 that says what was sent and what the operation takes, so that curl's default form type
- * or a near miss such as application/x-tar leads to the right one.
- */
-export function unsupportedMediaType(contentType: string | undefined, accepted: string[]): AppError {
-  const sent = contentType?.split(';')[0]?.trim();
-  return new AppError(
-    'unsupported_media_type',
-    `${sent ? `Content-Type ${sent} is not accepted here` : 'The request has no Content-Type'}; send ${accepted.join(' or ')}.`,
-    { accepted_types: accepted },
-  );
 }
 
 /** A body Fastify found no parser for: the operation's declared media types, else JSON. */

@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.js';
-import { AppError } from '../lib/errors.js';
+import { idempotencyKeyInUse, idempotencyKeyReused, malformed } from '../lib/errors.js';
 import { seal, unseal } from '../lib/sealed.js';
 import type { Clock } from '../lib/time.js';
 
@@ -20,11 +20,9 @@ declare module 'fastify' {
 function parseKey(raw: string): string {
   const key = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
   if (!KEY_PATTERN.test(key)) {
-    throw new AppError('malformed_request', 'Idempotency-Key must be 1-255 printable ASCII characters.', {
-      errors: [
-        { pointer: '/headers/idempotency-key', code: 'invalid_format', detail: 'must be 1-255 printable ASCII characters' },
-      ],
-    });
+    throw malformed('Idempotency-Key must be 1-255 printable ASCII characters.', [
+      { pointer: '/headers/idempotency-key', code: 'invalid_format', detail: 'must be 1-255 printable ASCII characters' },
+    ]);
   }
   return key;
 }
@@ -61,7 +59,7 @@ interface KeyRow {
 }
 
 /**
- * Idempotency-Key on every POST (SPEC §1): the first completed response (< 500) is stored for
+ * Idempotency-Key on every POST: the first completed response (< 500) is stored for
  * 24 hours per principal and replayed; a concurrent duplicate is 409, a different request 422.
  */
 export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): void {
@@ -98,17 +96,12 @@ export function installIdempotency(app: FastifyInstance, db: Db, clock: Clock): 
     }
     const r = await db.query<KeyRow>('SELECT * FROM idempotency_keys WHERE principal = $1 AND key = $2', [principal, key]);
     const row = r.rows[0];
-    if (!row) throw new AppError('idempotency_key_in_use', 'The key is being released; retry.', {}, { 'retry-after': '1' });
+    if (!row) throw idempotencyKeyInUse('The key is being released; retry.');
     if (row.fingerprint !== fp) {
-      throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used with a different request.');
+      throw idempotencyKeyReused();
     }
     if (row.state === 'running') {
-      throw new AppError(
-        'idempotency_key_in_use',
-        'A request with this Idempotency-Key is still in progress.',
-        {},
-        { 'retry-after': '1' },
-      );
+      throw idempotencyKeyInUse('A request with this Idempotency-Key is still in progress.');
     }
     void reply
       .code(row.status_code ?? 200)

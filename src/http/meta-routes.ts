@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
 import type { Db } from '../db/client.js';
 import { migrationsApplied } from '../db/migrate.js';
-import { AppError } from '../lib/errors.js';
+import { forbidden, notFound, unavailable } from '../lib/errors.js';
+import { callerOf } from './auth.js';
+import type { Metrics } from './metrics.js';
 import { PROBLEMS, PROBLEM_CODES } from './problems.js';
 import type { App } from './routes.js';
-import type { Metrics } from './metrics.js';
-import { callerOf } from './auth.js';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -23,12 +23,12 @@ export function metaRoutes(app: App, db: Db, metrics: Metrics): void {
     } catch {
       ready = false;
     }
-    if (!ready) throw new AppError('unavailable', 'The database is unreachable or not migrated.', {}, { 'retry-after': '5' });
+    if (!ready) throw unavailable('The database is unreachable or not migrated.', 5);
     return { status: 'ready' };
   });
 
   app.get('/metrics', { config: { scope: '*' }, schema: { hide: true } }, async (request, reply) => {
-    if (callerOf(request).principal.kind !== 'operator') throw new AppError('forbidden', 'Metrics are for operator tokens.');
+    if (callerOf(request).principal.kind !== 'operator') throw forbidden('Metrics are for operator tokens.');
     return reply.type(metrics.contentType).send(await metrics.render());
   });
 
@@ -41,7 +41,7 @@ export function metaRoutes(app: App, db: Db, metrics: Metrics): void {
     async (request, reply) => {
       const code = request.params.code as keyof typeof PROBLEMS;
       const doc = PROBLEM_CODES.includes(code) ? PROBLEMS[code] : undefined;
-      if (!doc) throw new AppError('not_found', `No problem type ${request.params.code}.`);
+      if (!doc) throw notFound(`problem type ${request.params.code}`);
       const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(doc.title)}</title></head>
 <body><h1>${escapeHtml(doc.title)}</h1><p>HTTP status <strong>${doc.status}</strong>, code <code>${escapeHtml(code)}</code>.</p>
 <p>${escapeHtml(doc.description)}</p><p><a href="/problems">All problem types</a></p></body></html>`;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../lib/errors.js';
+import { notAcceptable } from '../lib/errors.js';
 
 const JSON_TYPES = /(^|,)\s*(\*\/\*|application\/\*|application\/json|application\/problem\+json)\s*(;|,|$)/i;
 
@@ -8,7 +8,7 @@ export function installNegotiation(app: FastifyInstance): void {
   app.addHook('onRequest', (request, _reply, done) => {
     const accept = request.headers.accept;
     const refused = accept && request.url.startsWith('/v1/') && !request.routeOptions.config.produces && !JSON_TYPES.test(accept);
-    done(refused ? new AppError('not_acceptable', 'This endpoint produces application/json.') : undefined);
+    done(refused ? notAcceptable('This endpoint produces application/json.') : undefined);
   });
 }
 

@@ -1,12 +1,12 @@
-import { exampleOf, type Direction, type Schema } from './openapi-examples.js';
+import type { ErrorCode } from '../lib/errors.js';
 import { problemBody } from './errors.js';
 import { KEY_PATTERN } from './idempotency.js';
+import { exampleOf, type Direction, type Schema } from './openapi-examples.js';
 import { PROBLEMS } from './problems.js';
-import type { ErrorCode } from '../lib/errors.js';
 
 /**
  * The conventions every operation shares, written into the generated document once: the shared
- * error responses, the request headers of SPEC §13 (`Idempotency-Key`, `If-Match`,
+ * error responses, the request headers (`Idempotency-Key`, `If-Match`,
  * `If-None-Match`), the response headers the shared plugins send, a description for every
  * parameter, and an example for every body.
  */

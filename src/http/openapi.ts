@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
 import { decorate } from './openapi-conventions.js';
 import { NoQuery } from './schemas.js';
 

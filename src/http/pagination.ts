@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../lib/errors.js';
 import type { PageParams } from '../db/paging.js';
+import { malformed } from '../lib/errors.js';
 
 export const encodeCursor = (id: string): string => Buffer.from(JSON.stringify({ id }), 'utf8').toString('base64url');
 
@@ -11,9 +11,9 @@ function decodeCursor(cursor: string): string {
   } catch {
     // fall through
   }
-  throw new AppError('malformed_request', 'The cursor is not one this API issued.', {
-    errors: [{ pointer: '/query/cursor', code: 'invalid_format', detail: 'is not a valid cursor' }],
-  });
+  throw malformed('The cursor is not one this API issued.', [
+    { pointer: '/query/cursor', code: 'invalid_format', detail: 'is not a valid cursor' },
+  ]);
 }
 
 export function pageParams(query: { limit?: number; cursor?: string }): PageParams {

@@ -31,7 +31,7 @@ export const Email = Type.String({ format: 'email', maxLength: 254 });
 
 export const Name = Type.String({ minLength: 1, maxLength: 200 });
 
-/** Fields every resource carries (SPEC §1). */
+/** Fields every resource carries. */
 export const ResourceMeta = {
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -82,6 +82,15 @@ export const PageQuery = {
   ),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Opaque cursor from `next_cursor`.' })),
 };
+
+/** The query of a list that takes no filter. */
+export const PageOnlyQuery = Type.Object(PageQuery, { additionalProperties: false });
+
+/** The body of a suspension (an account's, a site's). */
+export const SuspendBody = Type.Object(
+  { reason: Type.String({ minLength: 1, maxLength: 500 }) },
+  { additionalProperties: false },
+);
 
 export const Page = <T extends TSchema>(item: T) =>
   Type.Object({

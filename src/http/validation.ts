@@ -1,7 +1,7 @@
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
-import { AppError, invalid, notFound } from '../lib/errors.js';
+import { invalid, malformed, notFound } from '../lib/errors.js';
 
 /**
  * Two validators: bodies are checked strictly (no type coercion, unknown fields rejected, every
@@ -87,9 +87,9 @@ export function installInputGuard(app: FastifyInstance): void {
     if (inputProblem({ ...(request.params as object) }) !== null) throw notFound();
     const inQuery = inputProblem({ ...(request.query as object) });
     if (inQuery !== null) {
-      throw new AppError('malformed_request', 'A query parameter contains the NUL character.', {
-        errors: [{ pointer: `/query${inQuery.pointer}`, ...DETAILS[inQuery.problem] }],
-      });
+      throw malformed('A query parameter contains the NUL character.', [
+        { pointer: `/query${inQuery.pointer}`, ...DETAILS[inQuery.problem] },
+      ]);
     }
     const inBody = inputProblem(request.body);
     if (inBody !== null) throw invalid([{ pointer: inBody.pointer, ...DETAILS[inBody.problem] }]);

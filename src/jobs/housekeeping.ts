@@ -1,6 +1,6 @@
-import type { Worker } from '../contribution.js';
 import type { Clock } from '../lib/time.js';
 import { JOBS } from './names.js';
+import type { Worker } from './queue.js';
 
 /** Once an hour, whichever process's turn it is (pg-boss runs a cron slot once). */
 export const HOUSEKEEPING_CRON = '17 * * * *';

@@ -1,9 +1,9 @@
 import PgBoss from 'pg-boss';
 import type { Db, Queryable } from '../db/client.js';
 import { JOB_SCHEMA_LOCK } from '../db/migrate.js';
+import { currentRequestId } from '../lib/request-context.js';
 import { QUEUE_NAMES, UNIT_KEYS } from './names.js';
 import { periodic } from './periodic.js';
-import { currentRequestId } from '../lib/request-context.js';
 
 type Handler = (data: Record<string, unknown>) => Promise<void>;
 
@@ -17,6 +17,13 @@ export interface JobObserver {
 /** The resource a job works on, for its log lines: the first `…_id` of its data. */
 const resourceOf = (data: Record<string, unknown>) =>
   Object.entries(data).find(([k, v]) => k.endsWith('_id') && k !== 'request_id' && typeof v === 'string')?.[1];
+
+/** A job queue's worker: `run` takes the job's data. */
+export interface Worker {
+  queue: string;
+  run(data: Record<string, unknown>): Promise<void>;
+  concurrency?: number;
+}
 
 export interface JobQueue {
   /** Enqueues inside the caller's transaction: the job exists if and only if the change does. */

@@ -104,3 +104,56 @@ export const quotaExceeded = (exceeded: ExceededLimit[], message?: string): AppE
     // `limit` and `usage` name the first; `exceeded` lists every one (no partial changes).
     { limit: exceeded[0]?.allowed, usage: exceeded[0]?.usage, exceeded },
   );
+
+export const insufficientScope = (scope: string, message = `This token lacks the scope ${scope}.`): AppError =>
+  new AppError('insufficient_scope', message, { scope });
+
+export const accountSuspended = (message: string): AppError => new AppError('account_suspended', message);
+
+/** 401 with the headers that tell a client how to authenticate (and the failure bucket's state). */
+export const unauthenticated = (message: string, headers: Record<string, string>): AppError =>
+  new AppError('unauthenticated', message, {}, headers);
+
+/** 429: `policy` names the limit; the headers carry `Retry-After`. */
+export const rateLimited = (policy: string, message: string, headers: Record<string, string>): AppError =>
+  new AppError('rate_limited', message, { policy }, headers);
+
+/** 400: the request could not be read; `errors` point at what (`/query/cursor`, a header). */
+export const malformed = (message: string, errors?: FieldError[]): AppError =>
+  new AppError('malformed_request', message, errors ? { errors } : {});
+
+export const notAcceptable = (message: string): AppError => new AppError('not_acceptable', message);
+
+export const payloadTooLarge = (message: string, limit: number): AppError =>
+  new AppError('payload_too_large', message, { limit });
+
+/** 416, with the `Content-Range` that gives the representation's length. */
+export const rangeNotSatisfiable = (size: number): AppError =>
+  new AppError('range_not_satisfiable', `The archive has ${size} bytes.`, {}, { 'content-range': `bytes */${size}` });
+
+export const preconditionFailed = (message: string): AppError => new AppError('precondition_failed', message);
+
+export const preconditionRequired = (message: string): AppError => new AppError('precondition_required', message);
+
+export const idempotencyKeyInUse = (message: string): AppError =>
+  new AppError('idempotency_key_in_use', message, {}, { 'retry-after': '1' });
+
+export const idempotencyKeyReused = (): AppError =>
+  new AppError('idempotency_key_reused', 'This Idempotency-Key was used with a different request.');
+
+/** 503 with `Retry-After`. */
+export const unavailable = (message: string, retryAfterSeconds: number): AppError =>
+  new AppError('unavailable', message, {}, { 'retry-after': String(retryAfterSeconds) });
+
+/**
+ * A 415 that says what was sent and what the operation takes, so that curl's default form type
+ * or a near miss such as application/x-tar leads to the right one.
+ */
+export function unsupportedMediaType(contentType: string | undefined, accepted: string[]): AppError {
+  const sent = contentType?.split(';')[0]?.trim();
+  return new AppError(
+    'unsupported_media_type',
+    `${sent ? `Content-Type ${sent} is not accepted here` : 'The request has no Content-Type'}; send ${accepted.join(' or ')}.`,
+    { accepted_types: accepted },
+  );
+}

@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 
-/** TypeID prefixes of SPEC §1. */
+/** TypeID prefixes. */
 export type IdPrefix =
   | 'acc'
   | 'pln'

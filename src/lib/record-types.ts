@@ -21,3 +21,4 @@ export const RECORD_TYPES = [
   'SSHFP',
   'PTR',
 ] as const;
+export type RecordType = (typeof RECORD_TYPES)[number];

@@ -1,8 +1,8 @@
+import type { CallerResolver } from '../auth/caller.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Clock } from '../lib/time.js';
-import type { CallerResolver } from '../auth/caller.js';
 
 /** What services need; built once per app by buildApp, never global. */
 export interface ServiceDeps {

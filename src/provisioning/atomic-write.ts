@@ -1,6 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 
 /**
  * Replaces a file so that readers see the old bytes or the new, never a mixture: write a

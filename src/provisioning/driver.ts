@@ -1,8 +1,8 @@
-import type { SiteSpec } from './render/nginx.js';
 import type { MailDomainSpec } from './render/mail.js';
-import type { Zone } from './render/zone-file.js';
 import type { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
+import type { SiteSpec } from './render/nginx.js';
 import type { PhpPoolSpec } from './render/php-fpm.js';
+import type { Zone } from './render/zone-file.js';
 
 /**
  * A DNS driver makes a zone served as given: the whole zone each time (applies are
@@ -44,7 +44,7 @@ export interface WebDriver {
 
 /**
  * A database driver makes an account's MariaDB databases, users and grants exactly what the
- * spec says (SPEC §10): what carries the account's prefix and is not in the spec is dropped.
+ * spec says: what carries the account's prefix and is not in the spec is dropped.
  * `applyAccount` returns the databases' sizes; `dump` and `load` serve backups and restores.
  */
 export interface DatabaseDriver {
@@ -61,7 +61,7 @@ export interface DatabaseDriver {
 }
 
 /**
- * A PHP driver runs an account's PHP (SPEC §11): one PHP-FPM pool per account and version as
+ * A PHP driver runs an account's PHP: one PHP-FPM pool per account and version as
  * the account's Unix user. Pools are added before a server block points at them and pruned
  * after none does, so switching a version never leaves a site without one.
  */

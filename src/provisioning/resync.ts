@@ -1,6 +1,6 @@
-import type { JobQueue } from '../jobs/queue.js';
 import { JOBS } from '../jobs/names.js';
 import { periodic } from '../jobs/periodic.js';
+import type { JobQueue } from '../jobs/queue.js';
 
 /** The apply units (each job re-renders a whole unit, a site's creation and deletion included): running one again is always safe. */
 const APPLY_QUEUES = [JOBS.dnsApply, JOBS.mailApply, JOBS.webApply, JOBS.databaseApply] as const;

@@ -1,7 +1,7 @@
 import https from 'node:https';
 import { rootCertificates } from 'node:tls';
-import * as acme from 'acme-client';
 import * as x509 from '@peculiar/x509';
+import * as acme from 'acme-client';
 import { pemBlocks } from './certificate.js';
 import type { Challenge, ChallengeSolver, IssuedCertificate, Issuer } from './issuer.js';
 
@@ -13,7 +13,7 @@ export interface AcmeOptions {
   caCerts: string | null;
 }
 
-/** The provider's one ACME account (SPEC §9): its key, created on first use, and its URL once registered. */
+/** The provider's one ACME account: its key, created on first use, and its URL once registered. */
 export interface AcmeAccountStore {
   key(): Promise<{ keyPem: string; url: string | null }>;
   saveUrl(url: string): Promise<void>;

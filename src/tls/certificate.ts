@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 
-/** What Berth shows of a certificate (SPEC §9: `GET /v1/sites/{site_id}/certificate`). */
+/** What Berth shows of a certificate (`GET /v1/sites/{site_id}/certificate`). */
 export interface CertificateInfo {
   serial: string;
   names: string[];
@@ -45,7 +45,7 @@ export function covers(certName: string, name: string): boolean {
 export const uncovered = (certNames: string[], wanted: string[]): string[] =>
   wanted.filter((name) => !certNames.some((c) => covers(c, name)));
 
-/** When to renew: once two thirds of the lifetime has passed (SPEC §9), or earlier if the issuer suggests it (ARI). */
+/** When to renew: once two thirds of the lifetime has passed, or earlier if the issuer suggests it (ARI). */
 export function renewalTime(info: Pick<CertificateInfo, 'not_before' | 'not_after'>, suggested?: Date): Date {
   const { not_before: from, not_after: to } = info;
   const twoThirds = new Date(from.getTime() + ((to.getTime() - from.getTime()) * 2) / 3);

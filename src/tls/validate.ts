@@ -31,7 +31,7 @@ function parseCertificates(text: string, pointer: string, errors: FieldError[]):
   return certs;
 }
 
-/** RSA of 2048 bits or more, or ECDSA on P-256 or P-384 (SPEC §9): what browsers and nginx accept everywhere. */
+/** RSA of 2048 bits or more, or ECDSA on P-256 or P-384: what browsers and nginx accept everywhere. */
 function keyProblem(key: KeyObject): string | null {
   const d = key.asymmetricKeyDetails ?? {};
   if (key.asymmetricKeyType === 'rsa')
@@ -44,7 +44,7 @@ function keyProblem(key: KeyObject): string | null {
 }
 
 /**
- * The checks of an uploaded certificate (SPEC §9), each failure with its pointer: a readable
+ * The checks of an uploaded certificate, each failure with its pointer: a readable
  * leaf and key that belong together, valid now, covering every name of the site, a chain whose
  * every certificate issued the one before it, and a key of an accepted type and size. Extra
  * certificates after the leaf in `certificate_pem` (a "full chain" file) count as chain.

@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountHome } from '../../src/layout.js';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { PLAN_LIMITS, createAccount, createPlan, createReseller, createToken } from '../helpers/fixtures.js';
-import { accountHome } from '../../src/layout.js';
 
 let t: TestApp;
 let plan: { id: string };

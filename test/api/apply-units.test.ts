@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createTestApp, eventually } from '../helpers/app.js';
 import { openDb } from '../../src/db/client.js';
 import { PgBossQueue } from '../../src/jobs/queue.js';
 import type { DnsDriver } from '../../src/provisioning/driver.js';
+import { createTestApp, eventually } from '../helpers/app.js';
 import { freshDb, onPostgres } from '../helpers/db.js';
 
 const BURST = 100;
@@ -28,7 +28,7 @@ async function appliesOf(
   return r.rows[0]?.n ?? 0;
 }
 
-describe('one pending apply per unit (SPEC §14)', () => {
+describe('one pending apply per unit', () => {
   it('a burst of 100 changes to a zone, a site and a mail domain queues one apply each, which ends in the latest state', async () => {
     const { db, drop } = await freshDb();
     // The API process runs no workers, so nothing is applied while the burst is written.

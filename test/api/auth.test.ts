@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateTokenSecret } from '../../src/auth/secret.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan, createReseller, createToken } from '../helpers/fixtures.js';
-import { generateTokenSecret } from '../../src/auth/secret.js';
 
 let t: TestApp;
 let plan: { id: string };

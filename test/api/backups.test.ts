@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Parser, type ReadEntry } from 'tar';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalBackupStorage } from '../../src/modules/backups/storage.js';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Type } from 'typebox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan, createReseller } from '../helpers/fixtures.js';
 

@@ -12,7 +12,7 @@ import { startReceiver } from '../helpers/receiver.js';
 import { startServer, waitReady } from '../helpers/server-process.js';
 
 /**
- * SPEC §14 with real OS processes on one PostgreSQL database: a server killed with SIGKILL in
+ * With real OS processes on one PostgreSQL database: a server killed with SIGKILL in
  * the middle of a backup and of a burst of webhook deliveries; a second server finishes both,
  * and nothing is made twice.
  */

@@ -5,7 +5,7 @@ import { nativePasswordHash } from '../../src/modules/databases/rules.js';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan, createToken, world } from '../helpers/fixtures.js';
 
-/** Databases, users and grants through HTTP, with the embedded driver's rendered statements (SPEC §10). */
+/** Databases, users and grants through HTTP, with the embedded driver's rendered statements. */
 let t: TestApp;
 let w: Awaited<ReturnType<typeof world>>;
 let prefix: string;

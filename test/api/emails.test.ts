@@ -466,9 +466,9 @@ describe('domains held by their addresses', () => {
     expect((await t.request('DELETE', `/v1/domains/${d.id}?cascade=true`)).status).toBe(204);
     expect((await t.get(`/v1/emails/${box.body.id}`)).status).toBe(404);
     expect(await eventTypes(box.body.id)).toEqual(['email.created', 'email.deleted']);
-    // The joined files are rewritten one after the other: wait for the last of them too.
-    await eventually(
-      async () => !rendered('virtual_mailbox_domains').includes(d.name) && !rendered('virtual_alias_maps').includes(d.name),
+    // The joined files are rewritten one after the other, the maps side by side: wait for each.
+    await eventually(async () =>
+      ['virtual_mailbox_domains', 'virtual_alias_maps', 'passwd'].every((file) => !rendered(file).includes(d.name)),
     );
     expect(rendered('passwd')).not.toContain(`casc@${d.name}`);
     expect(existsSync(path.join(t.dataDir, 'accounts', w.accountA.id, 'mail', d.name))).toBe(false);

@@ -9,7 +9,7 @@ import { PgBossQueue } from '../../src/jobs/queue.js';
 import { emptyPostgresDb, onPostgres } from '../helpers/db.js';
 
 /**
- * SPEC §14: a job whose process is killed (SIGKILL, nothing cleaned up) is resumed by another
+ * a job whose process is killed (SIGKILL, nothing cleaned up) is resumed by another
  * process, or by the restarted one, within 30 s — and never run twice at once. Real OS processes:
  * a child takes the job and holds it, the test kills it and watches who runs the job next.
  */

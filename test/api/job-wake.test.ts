@@ -1,8 +1,8 @@
 import { afterEach, expect, it } from 'vitest';
 import type { Db } from '../../src/db/client.js';
 import { PgBossQueue } from '../../src/jobs/queue.js';
-import { freshDb } from '../helpers/db.js';
 import { eventually } from '../helpers/app.js';
+import { freshDb } from '../helpers/db.js';
 
 /**
  * The jobs' fallback to NOTIFY: once per polling interval the process asks which of its queues

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { createAccountOnNewPlan, createToken } from '../helpers/fixtures.js';
 
-/** DKIM keys and DMARC policies of mail-enabled domains, as managed TXT records (SPEC §12). */
+/** DKIM keys and DMARC policies of mail-enabled domains, as managed TXT records. */
 let t: TestApp;
 let account: { id: string };
 let n = 0;

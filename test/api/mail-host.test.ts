@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 
-/** SPEC §12 and issue 24's MX: the provider's mail host is every MX and has a certificate of Berth's issuer. */
+/** The provider's mail host is every MX and has a certificate of Berth's issuer. */
 const HOST = 'mail.hosting.test';
 const tlsFile = (app: TestApp, name: string) => path.join(app.dataDir, 'rendered', 'mail', 'tls', name);
 const records = async (app: TestApp, domain: string) =>

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Type } from 'typebox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROBLEM_CODES } from '../../src/http/problems.js';
 import { createTestApp, eventually, type TestApp, OPERATOR_TOKEN } from '../helpers/app.js';
 import { createAccountOnNewPlan } from '../helpers/fixtures.js';
-import { PROBLEM_CODES } from '../../src/http/problems.js';
 
 let t: TestApp;
 beforeAll(async () => {

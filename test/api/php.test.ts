@@ -5,7 +5,7 @@ import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 
-/** PHP sites through HTTP with the embedded drivers: runtimes, settings, rendered pools and server blocks (SPEC §11). */
+/** PHP sites through HTTP with the embedded drivers: runtimes, settings, rendered pools and server blocks. */
 let t: TestApp;
 let plan: { id: string };
 let n = 0;

@@ -1,12 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { connect } from 'node:net';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '../helpers/ports.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { acquireDirLock, DirLockedError } from '../../src/db/lock.js';
 import { emptyPostgresDb, onPostgres } from '../helpers/db.js';
+import { freePort } from '../helpers/ports.js';
 import { startServer as start, waitReady } from '../helpers/server-process.js';
 
 /** The real entry points, as separate processes: start, bootstrap, lock, SIGTERM, CLI. */

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Type } from 'typebox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { freshDb } from '../helpers/db.js';
 import { createToken } from '../helpers/fixtures.js';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId, type IdPrefix } from '../../src/lib/ids.js';
 import { createTestApp, eventually, type Response, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createPlan, createToken, world } from '../helpers/fixtures.js';
 import { operationsOf, urlOf, type Operation } from '../helpers/openapi.js';
-import { newId, type IdPrefix } from '../../src/lib/ids.js';
 
 /**
  * Every operation of the OpenAPI document, called by principals of another tenant on resources

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/client.js';
-import { freshDb } from '../helpers/db.js';
 import { eventually } from '../helpers/app.js';
+import { freshDb } from '../helpers/db.js';
 
 /**
  * `withSessionLock` keeps work on one thing (a domain's mail apply, an account's databases) to one

@@ -1,12 +1,12 @@
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { paxRecord, tarGz, zip } from '../helpers/archives.js';
-import { createAccount, createPlan, createToken, world } from '../helpers/fixtures.js';
 import { freshDb } from '../helpers/db.js';
+import { createAccount, createPlan, createToken, world } from '../helpers/fixtures.js';
 import { testDir } from '../helpers/temp-dir.js';
 
 let t: TestApp;

@@ -6,7 +6,7 @@ import { freshDb } from '../helpers/db.js';
 import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 
 /**
- * SPEC §14: an effect follows its write as soon as the write commits. The job workers' polling
+ * an effect follows its write as soon as the write commits. The job workers' polling
  * is set to ten minutes here, so every effect these tests wait for can only come from the wake
  * on commit; a missed wake fails them, however slow the machine.
  */

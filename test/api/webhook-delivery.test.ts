@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { freePort } from '../helpers/ports.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb } from '../../src/db/client.js';
 import { newId } from '../../src/lib/ids.js';
 import { RETRY_DELAYS_MS } from '../../src/modules/webhooks/schedule.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { createAccountOnNewPlan } from '../helpers/fixtures.js';
+import { freePort } from '../helpers/ports.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { testDir } from '../helpers/temp-dir.js';
 

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createToken, world } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

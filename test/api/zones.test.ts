@@ -2,11 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
-import { createAccount, createPlan, createAccountOnNewPlan } from '../helpers/fixtures.js';
 import type { DnsDriver } from '../../src/provisioning/driver.js';
 import { EmbeddedDnsDriver } from '../../src/provisioning/drivers/embedded-dns.js';
 import type { Zone } from '../../src/provisioning/render/zone-file.js';
+import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
+import { createAccount, createPlan, createAccountOnNewPlan } from '../helpers/fixtures.js';
 import { testDir } from '../helpers/temp-dir.js';
 
 const ENV = { BERTH_NAMESERVERS: 'ns1.host.example.net,ns2.host.example.net', BERTH_WEB_IPV4: '192.0.2.10' };

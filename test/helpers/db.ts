@@ -1,7 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { randomBytes } from 'node:crypto';
 import { openDb, type Db } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
 

@@ -7,7 +7,7 @@ import { createAccount, createPlan } from '../helpers/fixtures.js';
 import { daemonApp, daemonEnv, NO_DAEMONS } from './daemons.js';
 
 /**
- * SPEC §10 on a real MariaDB (scripts/daemons/up.sh): what the API makes is what the `mariadb`
+ * Databases on a real MariaDB (scripts/daemons/up.sh): what the API makes is what the `mariadb`
  * client meets — logins, the databases a user sees, changed passwords, revoked grants, locked
  * accounts, dropped databases — and a restore puts the same rows back.
  */

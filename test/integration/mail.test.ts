@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../helpers/app.js';
-import { eventually } from '../helpers/app.js';
+import { type TestApp, eventually } from '../helpers/app.js';
 import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 import { daemonApp, daemonEnv, imapLogin, NO_DAEMONS, smtp } from './daemons.js';
 

@@ -1,11 +1,10 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../helpers/app.js';
-import { eventually } from '../helpers/app.js';
+import { NginxWebDriver } from '../../src/provisioning/drivers/nginx.js';
+import { type TestApp, eventually } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccountOnNewPlan } from '../helpers/fixtures.js';
-import { NginxWebDriver } from '../../src/provisioning/drivers/nginx.js';
 import { daemonApp, daemonEnv, httpGet, NO_DAEMONS } from './daemons.js';
 
 describe.skipIf(!daemonEnv)(`nginx driver (${daemonEnv ? 'BERTH_DRIVER_WEB=nginx' : NO_DAEMONS})`, () => {

@@ -8,7 +8,7 @@ import { createAccount, createPlan } from '../helpers/fixtures.js';
 import { daemonApp, daemonEnv, httpGet, NO_DAEMONS } from './daemons.js';
 
 /**
- * SPEC §11 on real daemons: nginx hands `*.php` to the account's PHP-FPM pool, which runs as the
+ * PHP on real daemons: nginx hands `*.php` to the account's PHP-FPM pool, which runs as the
  * account's Unix user, confined to its home; PHP reaches the account's MariaDB database with
  * credentials made through the API.
  */

@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PowerDnsDriver } from '../../src/provisioning/drivers/powerdns.js';
-import type { TestApp } from '../helpers/app.js';
-import { eventually } from '../helpers/app.js';
+import { type TestApp, eventually } from '../helpers/app.js';
 import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 import { daemonApp, daemonEnv, dig, NO_DAEMONS } from './daemons.js';
 

@@ -7,7 +7,7 @@ import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 import { daemonApp, daemonEnv, imapLogin, NO_DAEMONS } from './daemons.js';
 
 /**
- * SPEC §12 on real daemons: a mailbox submits with STARTTLS and AUTH (Postfix, Dovecot SASL),
+ * Submission on real daemons: a mailbox submits with STARTTLS and AUTH (Postfix, Dovecot SASL),
  * OpenDKIM signs with the domain's key, and the signature verifies with mailauth against the
  * zone Berth serves (PowerDNS), before and after a rotation.
  */

@@ -21,7 +21,7 @@ const report = (what: string, xs: number[]) =>
   );
 
 /**
- * SPEC §14 on the real daemons: from the API write to what dig, HTTP and IMAP see. The job
+ * Time to effect on the real daemons: from the API write to what dig, HTTP and IMAP see. The job
  * starts when the write commits; what is printed beyond the embedded drivers' few milliseconds
  * is the daemons' own time (PowerDNS's API, nginx -t and reload, postmap and postfix reload).
  */

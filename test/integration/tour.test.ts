@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../helpers/app.js';
-import { eventually } from '../helpers/app.js';
+import { type TestApp, eventually } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccountOnNewPlan } from '../helpers/fixtures.js';
 import { daemonApp, daemonEnv, dig, httpGet, imapLogin, NO_DAEMONS, smtp } from './daemons.js';

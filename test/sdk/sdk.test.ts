@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { billing } from '../../sdk/examples/billing.js';
 import {
   BerthError,
   createBerth,
@@ -9,12 +10,11 @@ import {
   verifyWebhook,
   type Berth,
 } from '../../sdk/src/index.js';
-import { billing } from '../../sdk/examples/billing.js';
 import { generateSigningSecret, signedHeaders } from '../../src/modules/webhooks/signing.js';
 import { createTestApp, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { PLAN_LIMITS } from '../helpers/fixtures.js';
 
-/** SPEC §13: the SDK against a real Berth server listening on a port, as a billing system would use it. */
+/** the SDK against a real Berth server listening on a port, as a billing system would use it. */
 let t: TestApp;
 let baseUrl: string;
 let berth: Berth;

@@ -1,8 +1,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { bytesUnder } from '../../src/archives/pack.js';
 import { byteProgress } from '../../src/lib/byte-progress.js';

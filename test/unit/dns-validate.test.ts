@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkZone, normalizeRecord, unquoteTxt } from '../../src/modules/domains/records/validate.js';
 import type { ZoneEntry } from '../../src/modules/domains/records/repo.js';
+import { checkZone, normalizeRecord, unquoteTxt } from '../../src/modules/domains/records/validate.js';
 
 const Z = 'example.org';
 const ok = (name: string, type: string, content: string) => {

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { TypeID } from 'typeid-js';
+import { describe, expect, it } from 'vitest';
 import { isId, newId } from '../../src/lib/ids.js';
 
 describe('newId', () => {

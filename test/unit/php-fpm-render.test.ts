@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { installedPhpVersions, sortVersions } from '../../src/lib/php-versions.js';
 import { digest } from '../../src/provisioning/drivers/embedded-php.js';
 import { phpValue, renderPool, unixUser } from '../../src/provisioning/render/php-fpm.js';
-import { installedPhpVersions, sortVersions } from '../../src/lib/php-versions.js';
 
 const fixture = (name: string) => readFileSync(path.resolve(import.meta.dirname, '../fixtures/php', name), 'utf8');
 const pool = {

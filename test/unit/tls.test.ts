@@ -1,8 +1,7 @@
 import * as x509 from '@peculiar/x509';
 import { describe, expect, it } from 'vitest';
-import { backoffMs } from '../../src/tls/certificate.js';
 import { ariCertId } from '../../src/tls/acme.js';
-import { covers } from '../../src/tls/certificate.js';
+import { backoffMs, covers } from '../../src/tls/certificate.js';
 import { cryptoKeys, generateKey } from '../../src/tls/keys.js';
 
 describe('certificate names', () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db, Queryable } from '../../src/db/client.js';
 import { generateTokenSecret } from '../../src/auth/secret.js';
-import { mintOperatorToken } from '../../src/modules/tokens/service.js';
+import type { Db, Queryable } from '../../src/db/client.js';
 import { TokenResolver } from '../../src/modules/tokens/resolver.js';
+import { mintOperatorToken } from '../../src/modules/tokens/service.js';
 import { freshDb } from '../helpers/db.js';
 
 const TTL = 10_000;

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { generateTokenSecret, hasValidFormat, hashSecret } from '../../src/auth/secret.js';
 import { coversAll, grants } from '../../src/auth/scopes.js';
+import { generateTokenSecret, hasValidFormat, hashSecret } from '../../src/auth/secret.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { cidrMatcher, parseCidr } from '../../src/lib/cidr.js';
 import { applyMergePatch, mergeFields, replacement } from '../../src/lib/merge-patch.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
-import { exceededLimits } from '../../src/modules/accounts/usage.js';
 import { pgTimestampToRfc3339 } from '../../src/lib/time.js';
+import { exceededLimits } from '../../src/modules/accounts/usage.js';
 
 describe('token secrets', () => {
   it('have the berth_ format with a valid checksum, and any typo fails it', () => {
@@ -93,7 +93,7 @@ describe('JSON Merge Patch (RFC 7396 appendix A)', () => {
 });
 
 describe('config', () => {
-  it('defaults match SPEC §8', () => {
+  it('defaults are the documented ones', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ host: '127.0.0.1', port: 8080, dataDir: './data', databaseUrl: null, logLevel: 'info' });
     expect(Object.isFrozen(c)).toBe(true);

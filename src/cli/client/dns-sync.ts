@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { Command } from 'commander';
 import { ifMatch } from '@berth/sdk';
+import { Command } from 'commander';
 import { UsageError } from './errors.js';
 import type { Runtime } from './runtime.js';
 

@@ -6,8 +6,8 @@ import { dnsCommand } from './dns-sync.js';
 import { downloadCommand } from './download.js';
 import { describeError, EXIT } from './errors.js';
 import { tailCommand } from './events-tail.js';
-import { RESOURCES } from './resources.js';
 import { resourceCommand } from './resource-commands.js';
+import { RESOURCES } from './resources.js';
 import { createRuntime } from './runtime.js';
 
 const SERVER_HELP = `

@@ -7,8 +7,6 @@ import type { Runtime } from './runtime.js';
 
 /** `site_id` → `site`, `generate_password` → `generate-password`: flags read like the API's fields. */
 const flagName = (field: string) => field.replace(/_id$/, '').replaceAll('_', '-');
-/** Path parameters that name a parent rather than the resource itself: given as flags. */
-const PARENTS = new Set(['domain', 'site_id']);
 const firstSentence = (text = '') => /^[^\n]*?[.!?](?=\s|$)/.exec(text)?.[0] ?? text.split('\n')[0] ?? '';
 
 const typeOf = (s: Schema | undefined): string | undefined => {
@@ -82,10 +80,19 @@ function operationCommand(def: ResourceDef, verb: string, key: string, rt: Runti
     bindings.push({ attribute: option.attributeName(), to, name });
   };
 
+  // The resource itself is the positional argument (`berth domains get example.com`), its
+  // parents are flags (`berth records get rec_... --domain example.com`); the flag of the
+  // resource itself is accepted too.
   const pathParams = [...key.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
-  const own = pathParams.filter((p) => !PARENTS.has(p));
-  const positional = own[0];
-  if (positional) cmd.argument(`<${flagName(positional)}>`, `the ${flagName(positional)}'s id`);
+  const positional = pathParams.find((p) => !def.parents?.includes(p));
+  const ownFlag = positional ? new Option(`--${flagName(positional)} <id>`, 'the same, as a flag') : undefined;
+  if (positional && ownFlag) {
+    cmd.argument(
+      `[${flagName(positional)}]`,
+      `the ${flagName(positional)} (its id${positional.endsWith('_id') ? '' : ' or name'})`,
+    );
+    cmd.addOption(ownFlag);
+  }
   for (const p of pathParams.filter((x) => x !== positional))
     bind(new Option(`--${flagName(p)} <id>`, `the ${flagName(p)} (id or name)`).makeOptionMandatory(), 'path', p);
 
@@ -134,7 +141,13 @@ function operationCommand(def: ResourceDef, verb: string, key: string, rt: Runti
   cmd.action(async (...args: unknown[]) => {
     const opts = cmd.opts<Record<string, unknown>>();
     const parts: Record<Binding['to'], Record<string, unknown>> = { path: {}, query: {}, header: {}, body: {} };
-    if (positional) parts.path[positional] = args[0];
+    const target =
+      (args[0] as string | undefined) ?? (ownFlag ? (opts[ownFlag.attributeName()] as string | undefined) : undefined);
+    if (positional) {
+      if (target === undefined)
+        throw new UsageError(`give the ${flagName(positional)} as an argument or --${flagName(positional)}`);
+      parts.path[positional] = target;
+    }
     for (const b of bindings) if (opts[b.attribute] !== undefined) parts[b.to][b.name] = opts[b.attribute];
     const berth = rt.berth();
     if (list) {
@@ -148,7 +161,7 @@ function operationCommand(def: ResourceDef, verb: string, key: string, rt: Runti
       rt.print(items, def.columns);
       return;
     }
-    if (op.method === 'delete' && !(await rt.confirm(`Delete ${def.name} ${String(args[0])}?`, opts.yes as boolean)))
+    if (op.method === 'delete' && !(await rt.confirm(`Delete ${def.name} ${String(target)}?`, opts.yes as boolean)))
       throw new UsageError('not confirmed; nothing was deleted');
     const request = berth.request as unknown as (
       method: string,

@@ -8,6 +8,8 @@ export interface ResourceDef {
   about: string;
   columns: string[];
   verbs: Record<string, string>;
+  /** Path parameters that name a parent of the resource: given as flags (`--domain`), not as the argument. */
+  parents?: string[];
 }
 
 const crud = (collection: string, item: string, without: string[] = []) =>
@@ -59,6 +61,7 @@ export const RESOURCES: ResourceDef[] = [
   {
     name: 'records',
     about: "DNS records of a domain's zone (--domain)",
+    parents: ['domain'],
     columns: ['id', 'name', 'type', 'ttl', 'content'],
     verbs: crud('/v1/domains/{domain}/records', '/v1/domains/{domain}/records/{record_id}'),
   },
@@ -105,6 +108,7 @@ export const RESOURCES: ResourceDef[] = [
   {
     name: 'deployments',
     about: "A site's deployments (--site); `berth deploy` makes one",
+    parents: ['site_id'],
     columns: ['id', 'status', 'size_bytes', 'file_count', 'created_at'],
     verbs: {
       list: 'get /v1/sites/{site_id}/deployments',

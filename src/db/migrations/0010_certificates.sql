@@ -1,4 +1,4 @@
--- HTTPS for sites (SPEC §9). What the owner asks for lives on the site (mode, redirect, HSTS);
+-- HTTPS for sites. What the owner asks for lives on the site (mode, redirect, HSTS);
 -- the certificate Berth serves and the state of obtaining it live in certificates, one row per
 -- site while its mode is not `none`.
 ALTER TABLE sites

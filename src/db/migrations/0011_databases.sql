@@ -1,4 +1,4 @@
--- MariaDB databases, their users and grants (SPEC §10). An account's databases, users and
+-- MariaDB databases, their users and grants. An account's databases, users and
 -- grants form one apply unit (grants join databases and users of the same account), whose
 -- generation lives in database_units; the row exists once the account has had any of them.
 

@@ -1,4 +1,4 @@
--- PHP sites (SPEC §11): a runtime per site (`static` or `php-<major>.<minor>`), the site's PHP
+-- PHP sites: a runtime per site (`static` or `php-<major>.<minor>`), the site's PHP
 -- settings, and the plan's PHP workers (PHP-FPM's pm.max_children of each of an account's pools).
 
 ALTER TABLE sites DROP CONSTRAINT sites_runtime_check;

@@ -1,4 +1,4 @@
--- Mail that providers accept (SPEC §12): a DKIM key per mail-enabled domain (its public part a
+-- Mail that providers accept: a DKIM key per mail-enabled domain (its public part a
 -- managed `<selector>._domainkey` TXT record), the retired one kept published for 7 days after a
 -- rotation, and the domain's DMARC policy (a managed `_dmarc` TXT record).
 

@@ -1,4 +1,4 @@
--- Certificates of the provider's own hosts (SPEC §12: the mail host, whose name submission
+-- Certificates of the provider's own hosts (the mail host, whose name submission
 -- clients check under STARTTLS), obtained from the configured issuer like the sites' and renewed
 -- the same way. One row per host name.
 CREATE TABLE host_certificates (

@@ -1,9 +1,9 @@
-import type { Contribution } from '../../contribution.js';
-import { operationWorker } from '../../contribution.js';
+import { type Contribution, operationWorker } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
 import type { ServiceDeps } from '../deps.js';
 import type { CancelHandler } from '../operations/index.js';
-import { accountRoutes, accountSchemas } from './routes.js';
+import { accountRoutes } from './routes.js';
+import { accountSchemas } from './schemas.js';
 import { accountsService, cancelTermination, mergeAccountHooks, type AccountHooks } from './service.js';
 
 /** Accounts, with what every module built on them contributes to their life (AccountHooks). */

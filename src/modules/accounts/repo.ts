@@ -1,10 +1,8 @@
+import { type Caller, reachSql } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
-import type { Caller } from '../../auth/caller.js';
-import { reachSql } from '../../auth/caller.js';
-import { pageSql, type PageParams } from '../../db/paging.js';
+import { equalityFilters, type PageParams, pageSql } from '../../db/paging.js';
 import { LIMIT_FIELDS, type LimitField, type Limits } from '../plans/index.js';
-
-export type AccountStatus = 'active' | 'suspended' | 'terminating';
+import type { AccountFields, AccountListQuery, AccountStatus } from './schemas.js';
 
 interface AccountTableRow {
   id: string;
@@ -24,13 +22,6 @@ interface AccountTableRow {
 
 /** An account row with its plan's limits joined in as `plan_<limit>` columns. */
 export type AccountRow = AccountTableRow & { [K in LimitField as `plan_${K}`]: number } & { plan_features: string[] };
-
-export interface AccountFields {
-  display_name: string;
-  contact_email: string;
-  plan_id: string;
-  limit_overrides: Partial<Limits>;
-}
 
 // The plan's limits come as plain columns (plan_max_sites, ...): cheaper to read than a json object.
 const SELECT = `SELECT a.*, ${LIMIT_FIELDS.map((f) => `p.${f} AS plan_${f}`).join(', ')}, p.features AS plan_features
@@ -80,22 +71,13 @@ export async function findAccountById(db: Queryable, id: string, forUpdate = fal
   return (await db.query<AccountRow>(`${SELECT} WHERE a.id = $1${forUpdate ? ' FOR UPDATE OF a' : ''}`, [id])).rows[0];
 }
 
-export interface AccountFilter {
-  status?: string;
-  reseller_id?: string;
-  plan_id?: string;
-  username?: string;
-  q?: string;
-  updated_since?: string;
-}
+/** The list's filters. */
+export type AccountFilter = Omit<AccountListQuery, 'limit' | 'cursor'>;
 
 export async function listAccounts(db: Queryable, caller: Caller, f: AccountFilter, page: PageParams): Promise<AccountRow[]> {
   const params: unknown[] = [];
   const where = [reach(caller, params)];
-  if (f.status) where.push(`a.status = $${params.push(f.status)}`);
-  if (f.reseller_id) where.push(`a.reseller_id = $${params.push(f.reseller_id)}`);
-  if (f.plan_id) where.push(`a.plan_id = $${params.push(f.plan_id)}`);
-  if (f.username) where.push(`a.username = $${params.push(f.username)}`);
+  where.push(...equalityFilters(f, ['status', 'reseller_id', 'plan_id', 'username'], 'a.', params));
   if (f.q) {
     const n = params.push(f.q);
     where.push(`(strpos(a.username, lower($${n})) > 0 OR strpos(lower(a.display_name), lower($${n})) > 0)`);

@@ -2,21 +2,22 @@ import { rm } from 'node:fs/promises';
 import { type Caller, requireKind, requireWritable } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import type { PageParams } from '../../db/paging.js';
+import { JOBS } from '../../jobs/names.js';
+import { accountHome } from '../../layout.js';
 import { conflict, forbidden, invalid, notFound, quotaExceeded } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { checkVersion, staleVersion } from '../../lib/if-match.js';
 import { mergeFields } from '../../lib/merge-patch.js';
-import type { PageParams } from '../../db/paging.js';
-import { JOBS } from '../../jobs/names.js';
 import type { ServiceDeps } from '../deps.js';
-import { publishEvent } from '../publishing/index.js';
 import * as ops from '../operations/index.js';
 import { toOperation, type CancelHandler } from '../operations/index.js';
 import * as plans from '../plans/index.js';
+import { publishEvent } from '../publishing/index.js';
 import { lockResellerAccountCount } from '../resellers/index.js';
 import * as repo from './repo.js';
-import { exceededLimits, measureUsage, type RecordedBytes, type ResourceCounter, type Usage } from './usage.js';
-import { accountHome } from '../../layout.js';
+import type { Account, AccountFields, AccountListQuery, AccountStatus, CreateAccount, Usage } from './schemas.js';
+import { exceededLimits, measureUsage, type RecordedBytes, type ResourceCounter } from './usage.js';
 
 export const limitsOf = (r: repo.AccountRow): plans.Limits => repo.planLimitsOf(r, r.limit_overrides);
 
@@ -52,7 +53,7 @@ export async function lockBelowLimit(
   return locked;
 }
 
-export const toAccount = (r: repo.AccountRow, usage?: Usage) => ({
+export const toAccount = (r: repo.AccountRow, usage?: Usage): Account => ({
   id: r.id,
   username: r.username,
   display_name: r.display_name,
@@ -68,16 +69,6 @@ export const toAccount = (r: repo.AccountRow, usage?: Usage) => ({
   updated_at: r.updated_at,
   version: r.version,
 });
-export type Account = ReturnType<typeof toAccount>;
-
-export interface CreateAccountInput {
-  username: string;
-  display_name?: string;
-  contact_email: string;
-  plan_id: string;
-  reseller_id?: string | null;
-  limit_overrides?: Partial<plans.Limits>;
-}
 
 const accountEvent = (tx: Queryable, type: string, row: repo.AccountRow) =>
   publishEvent(tx, {
@@ -139,7 +130,7 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
   async function changeStatus(
     caller: Caller,
     id: string,
-    to: { status: repo.AccountStatus; reason?: string | null; suspendedAt?: string | null },
+    to: { status: AccountStatus; reason?: string | null; suspendedAt?: string | null },
     event: string,
   ): Promise<Account> {
     const current = await load(caller, id);
@@ -171,11 +162,11 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
       return { account_id: row.id, limits: limitsOf(row), usage, exceeded: exceededLimits(limitsOf(row), usage) };
     },
 
-    async list(caller: Caller, filter: repo.AccountFilter, page: PageParams): Promise<Account[]> {
+    async list(caller: Caller, filter: AccountListQuery, page: PageParams): Promise<Account[]> {
       return (await repo.listAccounts(db, caller, filter, page)).map((r) => toAccount(r));
     },
 
-    async create(caller: Caller, input: CreateAccountInput): Promise<Account> {
+    async create(caller: Caller, input: CreateAccount): Promise<Account> {
       requireKind(caller, ['operator', 'reseller'], 'create accounts');
       requireWritable(caller);
       if (caller.accountIds) throw forbidden('A token narrowed to some accounts cannot create accounts.');
@@ -215,7 +206,7 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
       }
     },
 
-    async update(caller: Caller, id: string, patch: Partial<repo.AccountFields>, expectedVersion?: number): Promise<Account> {
+    async update(caller: Caller, id: string, patch: Partial<AccountFields>, expectedVersion?: number): Promise<Account> {
       const current = await load(caller, id);
       requireWritable(caller, current);
       checkVersion(expectedVersion, current.version);
@@ -223,7 +214,7 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
       if (caller.principal.kind === 'account' && (patch.plan_id !== undefined || patch.limit_overrides !== undefined)) {
         throw forbidden('An account cannot change its own plan or limits.');
       }
-      const next = mergeFields<repo.AccountFields>(
+      const next = mergeFields<AccountFields>(
         {
           display_name: current.display_name,
           contact_email: current.contact_email,

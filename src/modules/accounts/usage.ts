@@ -1,19 +1,10 @@
-import path from 'node:path';
 import { lstat, readdir } from 'node:fs/promises';
+import path from 'node:path';
 import type { Queryable } from '../../db/client.js';
 import { accountHome } from '../../layout.js';
-import type { Limits } from '../plans/index.js';
 import type { ExceededLimit } from '../../lib/errors.js';
-
-export interface Usage {
-  sites: number;
-  domains: number;
-  email_accounts: number;
-  databases: number;
-  database_users: number;
-  disk_bytes: number;
-  backups: number;
-}
+import type { Limits } from '../plans/index.js';
+import type { Usage } from './schemas.js';
 
 /** Bytes of every regular file under dir (symlinks are not followed), less the top-level entries `skip` names. */
 export async function directoryBytes(dir: string, skip: string[] = []): Promise<number> {

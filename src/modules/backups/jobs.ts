@@ -1,16 +1,16 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { BackupPart } from '../../contribution.js';
-import type { ServiceDeps } from '../deps.js';
-import * as ops from '../operations/index.js';
 import { bytesUnder, packArchive } from '../../archives/pack.js';
+import type { BackupPart } from '../../contribution.js';
 import { byteProgress } from '../../lib/byte-progress.js';
 import { publicMessage } from '../../lib/errors.js';
+import type { ServiceDeps } from '../deps.js';
+import * as ops from '../operations/index.js';
 import { stageBackup } from './contents.js';
 import * as repo from './repo.js';
 import { backupEvent } from './representation.js';
-import type { BackupStorage, StagedArchive } from './storage.js';
 import { scheduleRetention } from './schedules/retention.js';
+import type { BackupStorage, StagedArchive } from './storage.js';
 
 const PROGRESS_EVERY_MS = 1000;
 

@@ -5,11 +5,13 @@ import type { ServiceDeps } from '../deps.js';
 import { backupJobs } from './jobs.js';
 import { backupCounter, storageKeysOfAccount } from './repo.js';
 import { restoreJobs } from './restore.js';
-import { backupRoutes, backupSchemas } from './routes.js';
-import { backupScheduleRoutes, backupScheduleSchemas } from './schedules/routes.js';
-import { backupScheduler } from './schedules/scheduler.js';
+import { backupRoutes } from './routes.js';
 import { scheduleRetention } from './schedules/retention.js';
+import { backupScheduleRoutes } from './schedules/routes.js';
+import { backupScheduler } from './schedules/scheduler.js';
+import { backupScheduleSchemas } from './schedules/schemas.js';
 import { schedulesService } from './schedules/service.js';
+import { backupSchemas } from './schemas.js';
 import { backupsService } from './service.js';
 import type { BackupStorage } from './storage.js';
 

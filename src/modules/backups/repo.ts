@@ -1,7 +1,7 @@
 import { reachSql, type Caller } from '../../auth/caller.js';
-import type { Queryable } from '../../db/client.js';
 import type { BackupPartName } from '../../contribution.js';
-import { pageOfIds, type PageParams } from '../../db/paging.js';
+import type { Queryable } from '../../db/client.js';
+import { equalityFilters, pageOfIds, type PageParams } from '../../db/paging.js';
 import type { Failure } from '../../http/schemas.js';
 
 export type BackupStatus = 'queued' | 'running' | 'completed' | 'failed' | 'expired';
@@ -64,8 +64,7 @@ export async function listBackups(
 ): Promise<BackupRow[]> {
   const params: unknown[] = [];
   const where = [reach(caller, params)];
-  if (f.account_id) where.push(`b.account_id = $${params.push(f.account_id)}`);
-  if (f.status) where.push(`b.status = $${params.push(f.status)}`);
+  where.push(...equalityFilters(f, ['account_id', 'status'], 'b.', params));
   const p = pageOfIds('backups', 'b', where, page, params);
   return (await db.query<BackupRow>(`SELECT ${COLUMNS} ${FROM} WHERE ${p.where} ${p.tail}`, params)).rows;
 }

@@ -1,8 +1,9 @@
 import type { Queryable } from '../../db/client.js';
-import { publishEvent } from '../publishing/index.js';
+import { publishResourceEvent } from '../publishing/index.js';
 import type { BackupRow } from './repo.js';
+import type { Backup } from './schemas.js';
 
-export const toBackup = (r: BackupRow) => ({
+export const toBackup = (r: BackupRow): Backup => ({
   id: r.id,
   account_id: r.account_id,
   trigger: r.trigger,
@@ -20,13 +21,6 @@ export const toBackup = (r: BackupRow) => ({
   updated_at: r.updated_at,
   version: r.version,
 });
-export type Backup = ReturnType<typeof toBackup>;
 
 export const backupEvent = (tx: Queryable, type: string, r: BackupRow) =>
-  publishEvent(tx, {
-    type,
-    accountId: r.account_id,
-    resellerId: r.reseller_id,
-    resource: { type: 'backup', id: r.id, version: r.version },
-    data: toBackup(r),
-  });
+  publishResourceEvent(tx, type, 'backup', r, toBackup(r));

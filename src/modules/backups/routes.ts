@@ -1,52 +1,10 @@
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { deleteRoute, getRoute, listRoute, reachOf } from '../../http/crud.js';
-import { sendAccepted, type App } from '../../http/routes.js';
-import { Failure, Id, IdParams, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
-import { BACKUP_PARTS } from '../../contribution.js';
+import { itemRoute, reachOf, resourceRoutes } from '../../http/crud.js';
+import type { App } from '../../http/routes.js';
+import { IdParams } from '../../http/schemas.js';
+import { BackupListQuery, CreateBackup, RestoreBody } from './schemas.js';
 import type { BackupsService } from './service.js';
-
-const Include = Type.Array(StringEnum(BACKUP_PARTS), {
-  minItems: 1,
-  maxItems: BACKUP_PARTS.length,
-  uniqueItems: true,
-  description:
-    'What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants). Default: all.',
-});
-const Status = StringEnum(['queued', 'running', 'completed', 'failed', 'expired'] as const);
-const Count = Type.Integer({ minimum: 0, maximum: 2147483647, format: 'int32' });
-
-const Backup = Type.Object(
-  {
-    id: Id('bak'),
-    account_id: Id('acc'),
-    trigger: StringEnum(['manual', 'schedule'] as const),
-    schedule_id: Nullable(Id('bks')),
-    include: Include,
-    status: Status,
-    size_bytes: Nullable(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, format: 'int64' })),
-    sha256: Nullable(Type.String({ pattern: '^[0-9a-f]{64}$', maxLength: 64, description: 'SHA-256 of the archive, hex.' })),
-    contents: Nullable(
-      Type.Record(Type.String({ maxLength: 50 }), Count, {
-        description: 'Counts per kind: `sites`, `emails`, `email_forwarders`, `domains`, and `files` in the archive.',
-      }),
-    ),
-    error: Nullable(Failure),
-    started_at: Nullable(Timestamp),
-    completed_at: Nullable(Timestamp),
-    expires_at: Nullable(Timestamp),
-    ...ResourceMeta,
-  },
-  {
-    $id: 'Backup',
-    description:
-      'A tar.gz archive of an account on backup storage: `manifest.json` (every resource as the API returns it), `dns/<domain>.zone`, `sites/<site_id>/` (the live release) and `mail/<domain>/<email_id>/` (Maildirs). States: queued → running → completed | failed; completed → expired.',
-  },
-);
-const BackupWithOperation = Type.Object(
-  { ...Backup.properties, operation: Type.Ref('Operation') },
-  { $id: 'BackupWithOperation' },
-);
 
 const ARCHIVE = { 'application/gzip': { schema: Type.String({ format: 'binary', maxLength: 2 ** 40 }) } };
 const ARCHIVE_HEADERS = {
@@ -69,76 +27,56 @@ export function backupRoutes(app: App, svc: BackupsService): void {
   const tags = ['backups'];
   const reach = reachOf(svc.load);
 
-  listRoute(app, {
-    path,
-    tags,
-    operationId: 'listBackups',
-    summary: 'List backups',
-    scope: 'backups:read',
-    querystring: Type.Object(
-      { ...PageQuery, account_id: Type.Optional(Id('acc')), status: Type.Optional(Status) },
-      { additionalProperties: false },
-    ),
-    item: 'Backup',
-    list: (caller, query, page) => svc.list(caller, query, page),
-  });
-
-  app.post(
-    path,
-    {
-      config: { scope: 'backups:write' },
-      schema: {
-        tags,
-        operationId: 'createBackup',
-        summary: 'Back up an account',
-        description:
-          "202 `queued` with a `backup.create` operation (with `progress`). One backup in progress per account (409 `invalid_state`); the plan's `max_backups` counts kept and running backups (403 `quota_exceeded`). Sites are taken as they are live when the backup runs, after the account's deployments still `pending` have gone live (a backup requested right after a deployment's 202 holds it; the wait is at most 2 minutes).",
-        body: Type.Object({ account_id: Id('acc'), include: Type.Optional(Include) }, { additionalProperties: false }),
-        response: { 202: Type.Ref('BackupWithOperation') },
-      },
-    },
-    async (req, reply) => sendAccepted(reply, await svc.create(callerOf(req), req.body)),
-  );
-
-  getRoute(app, {
+  resourceRoutes(app, {
     path,
     prefix: 'bak',
     tags,
     resource: 'Backup',
-    summary: 'Get a backup',
-    scope: 'backups:read',
-    reach,
-    get: svc.get,
+    area: 'backups',
+    load: svc.load,
+    list: {
+      operationId: 'listBackups',
+      summary: 'List backups',
+      querystring: BackupListQuery,
+      list: svc.list,
+    },
+    create: {
+      operationId: 'createBackup',
+      summary: 'Back up an account',
+      description:
+        "Archives the account's sites, mailboxes, zones and databases: 202 `queued` with a `backup.create` operation (with `progress`). One backup in progress per account (409 `invalid_state`); the plan's `max_backups` counts kept and running backups (403 `quota_exceeded`). Sites are taken as they are live when the backup runs, after the account's deployments still `pending` have gone live (a backup requested right after a deployment's 202 holds it; the wait is at most 2 minutes).",
+      body: CreateBackup,
+      response: 'BackupWithOperation',
+      accepted: true,
+      create: svc.create,
+    },
+    get: {
+      summary: 'Get a backup',
+      get: svc.get,
+    },
+    remove: {
+      operationId: 'deleteBackup',
+      summary: 'Delete a backup and its archive',
+      description: 'The archive is removed from backup storage; 409 `invalid_state` while the backup is queued or running.',
+      remove: svc.remove,
+    },
   });
 
-  app.post(
-    `${path}/:backup_id/restore`,
-    {
-      config: { scope: 'backups:write', reach },
-      schema: {
-        tags,
-        operationId: 'restoreBackup',
-        summary: 'Restore a backup',
-        description:
-          "202 with a `backup.restore` operation. The archive is checked against its SHA-256 first (a damaged one fails with `checksum_mismatch` and changes nothing). Then, for what `include` names (default: all the backup holds): each zone's records are set to the backup's, mailboxes get their messages, password and settings back, each site's files go live as a new deployment; domains, mailboxes, forwarders and sites that no longer exist are created again. Running it again gives the same result. Emits `backup.restore.completed` or `backup.restore.failed`.",
-        params: IdParams('bak'),
-        body: Type.Optional(Type.Object({ include: Type.Optional(Include) }, { additionalProperties: false })),
-        response: { 202: Type.Ref('BackupWithOperation') },
-      },
-    },
-    async (req, reply) => sendAccepted(reply, await svc.restore(callerOf(req), req.params.backup_id, req.body?.include)),
-  );
-
-  deleteRoute(app, {
-    path,
-    prefix: 'bak',
+  itemRoute(app, {
+    method: 'POST',
+    path: `${path}/:backup_id/restore`,
     tags,
-    operationId: 'deleteBackup',
-    summary: 'Delete a backup and its archive',
-    description: '409 while it is queued or running.',
+    operationId: 'restoreBackup',
+    summary: 'Restore a backup',
+    description:
+      "Puts the account back as the backup holds it: 202 with a `backup.restore` operation. The archive is checked against its SHA-256 first (a damaged one fails with `checksum_mismatch` and changes nothing). Then, for what `include` names (default: all the backup holds): each zone's records are set to the backup's, mailboxes get their messages, password and settings back, each site's files go live as a new deployment; domains, mailboxes, forwarders and sites that no longer exist are created again. Running it again gives the same result. Emits `backup.restore.completed` or `backup.restore.failed`.",
     scope: 'backups:write',
     reach,
-    remove: svc.remove,
+    params: IdParams('bak'),
+    body: RestoreBody,
+    response: 'BackupWithOperation',
+    accepted: true,
+    run: (caller, { backup_id }, body) => svc.restore(caller, backup_id, body?.include),
   });
 
   app.get(
@@ -189,5 +127,3 @@ export function backupRoutes(app: App, svc: BackupsService): void {
     },
   );
 }
-
-export const backupSchemas = [Backup, BackupWithOperation];

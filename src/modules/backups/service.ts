@@ -1,24 +1,20 @@
-import { BACKUP_PARTS, type BackupPartName } from '../../contribution.js';
-import { checkVersion } from '../../lib/if-match.js';
 import type { Readable } from 'node:stream';
 import { requireWritable, type Caller } from '../../auth/caller.js';
-import { AppError, conflict, invalid, notFound } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
+import { BACKUP_PARTS, type BackupPartName } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
-import type { PageParams } from '../../db/paging.js';
 import { JOBS } from '../../jobs/names.js';
+import { conflict, invalid, rangeNotSatisfiable } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import { checkVersion } from '../../lib/if-match.js';
 import { lockBelowLimit, writableAccount } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
 import { toOperation } from '../operations/index.js';
+import { resourceReads } from '../reads.js';
 import * as repo from './repo.js';
-import { toBackup, type Backup } from './representation.js';
+import { toBackup } from './representation.js';
+import type { Backup, CreateBackup } from './schemas.js';
 import type { BackupStorage } from './storage.js';
-
-export interface CreateBackupInput {
-  account_id: string;
-  include?: BackupPartName[];
-}
 
 /** A byte range of a download (inclusive), or the whole archive. */
 export interface Download {
@@ -77,22 +73,14 @@ export async function enqueueBackup(
 export function backupsService(deps: ServiceDeps, storage: BackupStorage) {
   const { db } = deps;
 
-  async function load(caller: Caller, id: string): Promise<repo.BackupRow> {
-    const row = await repo.findBackup(db, caller, id);
-    if (!row) throw notFound('backup');
-    return row;
-  }
+  const reads = resourceReads(db, { noun: 'backup', find: repo.findBackup, list: repo.listBackups, show: toBackup });
+  const { load } = reads;
 
   return {
-    load,
-    get: async (caller: Caller, id: string): Promise<Backup> => toBackup(await load(caller, id)),
-
-    async list(caller: Caller, filter: { account_id?: string; status?: string }, page: PageParams): Promise<Backup[]> {
-      return (await repo.listBackups(db, caller, filter, page)).map(toBackup);
-    },
+    ...reads,
 
     /** 202 `queued` with a `backup.create` operation; one in progress per account; `max_backups`. */
-    async create(caller: Caller, input: CreateBackupInput) {
+    async create(caller: Caller, input: CreateBackup) {
       const account = await writableAccount(db, caller, input.account_id);
       return db.transaction((tx) =>
         enqueueBackup(deps, tx, account, { trigger: 'manual', schedule_id: null, include: input.include }),
@@ -144,8 +132,7 @@ export function backupsService(deps: ServiceDeps, storage: BackupStorage) {
       if (size === null)
         throw conflict('invalid_state', `The backup is ${row.status}; only a completed backup can be downloaded.`);
       const range = parseRange(rangeHeader, size);
-      if (range === 'unsatisfiable')
-        throw new AppError('range_not_satisfiable', `The archive has ${size} bytes.`, {}, { 'content-range': `bytes */${size}` });
+      if (range === 'unsatisfiable') throw rangeNotSatisfiable(size);
       return { backup: toBackup(row), size, range, body: storage.read(row.storage_key, range ?? undefined) };
     },
   };

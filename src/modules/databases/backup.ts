@@ -6,7 +6,8 @@ import type { JobQueue } from '../../jobs/queue.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
 import { findAccountById, lockBelowLimit } from '../accounts/index.js';
 import * as repo from './repo.js';
-import { databaseEvent, presentUser, toDatabase, type Database, type DatabaseUser } from './representation.js';
+import { databaseEvent, presentUser, toDatabase } from './representation.js';
+import type { Database, DatabaseUser } from './schemas.js';
 import { databaseReconciler, touchDatabaseUnit } from './unit.js';
 
 /** What a backup's manifest holds of an account's databases. */

@@ -5,9 +5,10 @@ import type { DatabaseDriver } from '../../provisioning/driver.js';
 import type { ServiceDeps } from '../deps.js';
 import { databasesBackupPart } from './backup.js';
 import { recordSizes } from './repo.js';
-import { databaseRoutes, databaseSchemas } from './routes.js';
+import { databaseRoutes } from './routes.js';
+import { databaseSchemas } from './schemas.js';
 import { databasesService } from './service.js';
-import { countDatabaseSyncErrors, databaseReconciler } from './unit.js';
+import { databaseReconciler, databaseUnits } from './unit.js';
 
 /** Databases, their users and grants; the database apply unit; the size meter; their part of backups. */
 export function databasesModule(svc: ServiceDeps, driver: DatabaseDriver, onError: (err: unknown) => void) {
@@ -18,7 +19,7 @@ export function databasesModule(svc: ServiceDeps, driver: DatabaseDriver, onErro
     workers: [{ queue: JOBS.databaseApply, run: databaseReconciler(db, driver) }],
     // Sizes grow between applies: each process measures them now and then (an UPDATE only where they changed).
     loops: [periodic(async () => recordSizes(db, await driver.measure()), config.databaseMeterMs, onError)],
-    gauges: [syncErrorGauge('database', () => countDatabaseSyncErrors(db))],
+    gauges: [syncErrorGauge('database', () => databaseUnits.countErrors(db))],
   };
   return { contribution, backupPart: databasesBackupPart(db, svc.jobs, driver) };
 }

@@ -1,6 +1,6 @@
-import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
-import { pageOfIds, pageSql, type PageParams } from '../../db/paging.js';
+import type { Queryable } from '../../db/client.js';
+import { equalityFilters, pageOfIds, type PageParams, pageSql } from '../../db/paging.js';
 
 type SyncState = 'pending' | 'in_sync' | 'error';
 
@@ -88,7 +88,7 @@ export async function listInReach<T extends Table>(
 ): Promise<RowOf<T>[]> {
   const params: unknown[] = [];
   const where = [reach(caller, params)];
-  if (f.account_id) where.push(`d.account_id = $${params.push(f.account_id)}`);
+  where.push(...equalityFilters(f, ['account_id'], 'd.', params));
   if (f.q) where.push(`strpos(d.${table === 'databases' ? 'name' : 'username'}, lower($${params.push(f.q)})) > 0`);
   const p = pageOfIds(table, 'd', where, page, params);
   return (await db.query<RowOf<T>>(`${SELECTS[table]} WHERE ${p.where} ${p.tail}`, params)).rows;

@@ -1,9 +1,10 @@
 import type { Queryable } from '../../db/client.js';
-import { publishEvent } from '../publishing/index.js';
+import { publishResourceEvent } from '../publishing/index.js';
 import * as repo from './repo.js';
+import type { Database, DatabaseGrant, DatabaseUser } from './schemas.js';
 
 /** The API representations (never a password or its hash). */
-export const toDatabase = (r: repo.DatabaseRow) => ({
+export const toDatabase = (r: repo.DatabaseRow): Database => ({
   id: r.id,
   account_id: r.account_id,
   name: r.name,
@@ -19,9 +20,8 @@ export const toDatabase = (r: repo.DatabaseRow) => ({
   updated_at: r.updated_at,
   version: r.version,
 });
-export type Database = ReturnType<typeof toDatabase>;
 
-export const toGrant = (g: repo.GrantRow) => ({
+export const toGrant = (g: repo.GrantRow): DatabaseGrant => ({
   id: g.user_id,
   username: g.username,
   database_id: g.database_id,
@@ -30,9 +30,8 @@ export const toGrant = (g: repo.GrantRow) => ({
   created_at: g.created_at,
   updated_at: g.updated_at,
 });
-export type Grant = ReturnType<typeof toGrant>;
 
-export const toDatabaseUser = (r: repo.UserRow, grants: repo.GrantRow[]) => ({
+const toDatabaseUser = (r: repo.UserRow, grants: repo.GrantRow[]): DatabaseUser => ({
   id: r.id,
   account_id: r.account_id,
   username: r.username,
@@ -44,7 +43,6 @@ export const toDatabaseUser = (r: repo.UserRow, grants: repo.GrantRow[]) => ({
   updated_at: r.updated_at,
   version: r.version,
 });
-export type DatabaseUser = ReturnType<typeof toDatabaseUser>;
 
 export const presentUser = async (db: Queryable, r: repo.UserRow): Promise<DatabaseUser> =>
   toDatabaseUser(r, await repo.listGrants(db, { user_id: r.id }));
@@ -57,11 +55,5 @@ export async function databaseEvent(
   r: { id: string; account_id: string; reseller_id: string | null; version: number },
   data: Database | DatabaseUser,
 ): Promise<void> {
-  await publishEvent(tx, {
-    type: `${type}.${action}`,
-    accountId: r.account_id,
-    resellerId: r.reseller_id,
-    resource: { type, id: r.id, version: r.version },
-    data,
-  });
+  await publishResourceEvent(tx, `${type}.${action}`, type, r, data);
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FieldError } from '../../lib/errors.js';
 import { DATABASE_PRIVILEGES as PRIVILEGES } from '../../provisioning/render/mariadb.js';
 
-/** The database-level privileges a grant may name (SPEC §10); `ALL` stands for every one. */
+/** The database-level privileges a grant may name; `ALL` stands for every one. */
 export { PRIVILEGES };
 
 /** Character sets and the collations MariaDB 10.6+ has for each; the first is the default. */

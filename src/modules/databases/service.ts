@@ -3,22 +3,14 @@ import type { Queryable } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PageParams } from '../../db/paging.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import { checkVersion, staleVersion } from '../../lib/if-match.js';
 import { conflict, invalid, notFound, type FieldError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
+import { checkVersion, staleVersion } from '../../lib/if-match.js';
 import { generateMailPassword } from '../../lib/mail-password.js';
 import { lockBelowLimit, writableAccount, type AccountHooks } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as repo from './repo.js';
-import {
-  databaseEvent,
-  presentUser,
-  toDatabase,
-  toGrant,
-  type Database,
-  type DatabaseUser,
-  type Grant,
-} from './representation.js';
+import { databaseEvent, presentUser, toDatabase, toGrant } from './representation.js';
 import {
   charsetErrors,
   defaultCollation,
@@ -28,21 +20,18 @@ import {
   passwordErrors,
   privilegeErrors,
 } from './rules.js';
+import type {
+  CreateDatabase,
+  CreateDatabaseUser,
+  Database,
+  DatabaseGrant,
+  DatabaseListQuery,
+  DatabasePatch,
+  DatabaseUser,
+  DatabaseUserWithPassword,
+  UserPatch,
+} from './schemas.js';
 import { touchDatabaseUnit, touchExistingUnit } from './unit.js';
-
-export interface CreateDatabaseInput {
-  account_id: string;
-  name: string;
-  charset?: string;
-  collation?: string;
-}
-
-export interface CreateUserInput {
-  account_id: string;
-  username: string;
-  password?: string;
-  generate_password?: boolean;
-}
 
 const NOUN = { databases: 'database', database_users: 'database user' } as const;
 const fail = (errors: FieldError[]) => {
@@ -101,11 +90,11 @@ export function databasesService(deps: ServiceDeps) {
 
     getDatabase: async (caller: Caller, id: string): Promise<Database> => toDatabase(await load(caller, 'databases', id)),
 
-    async listDatabases(caller: Caller, filter: { account_id?: string; q?: string }, page: PageParams): Promise<Database[]> {
+    async listDatabases(caller: Caller, filter: DatabaseListQuery, page: PageParams): Promise<Database[]> {
       return (await repo.listInReach(db, caller, 'databases', filter, page)).map(toDatabase);
     },
 
-    async createDatabase(caller: Caller, input: CreateDatabaseInput): Promise<Database> {
+    async createDatabase(caller: Caller, input: CreateDatabase): Promise<Database> {
       const account = await writableAccount(db, caller, input.account_id);
       const charset = input.charset ?? 'utf8mb4';
       const collation = input.collation ?? defaultCollation(charset);
@@ -126,12 +115,7 @@ export function databasesService(deps: ServiceDeps) {
     },
 
     /** PUT and PATCH: the character set and collation (a database cannot be renamed in MariaDB). */
-    async updateDatabase(
-      caller: Caller,
-      id: string,
-      patch: { charset?: string; collation?: string },
-      expectedVersion?: number,
-    ): Promise<Database> {
+    async updateDatabase(caller: Caller, id: string, patch: DatabasePatch, expectedVersion?: number): Promise<Database> {
       const current = await load(caller, 'databases', id);
       const account = await writableAccount(db, caller, current.account_id);
       checkVersion(expectedVersion, current.version);
@@ -163,13 +147,13 @@ export function databasesService(deps: ServiceDeps) {
     getUser: async (caller: Caller, id: string): Promise<DatabaseUser> =>
       presentUser(db, await load(caller, 'database_users', id)),
 
-    async listUsers(caller: Caller, filter: { account_id?: string; q?: string }, page: PageParams): Promise<DatabaseUser[]> {
+    async listUsers(caller: Caller, filter: DatabaseListQuery, page: PageParams): Promise<DatabaseUser[]> {
       const rows = await repo.listInReach(db, caller, 'database_users', filter, page);
       return Promise.all(rows.map((r) => presentUser(db, r)));
     },
 
     /** 201; a generated password is in this response only. */
-    async createUser(caller: Caller, input: CreateUserInput): Promise<DatabaseUser & { password?: string }> {
+    async createUser(caller: Caller, input: CreateDatabaseUser): Promise<DatabaseUserWithPassword> {
       const account = await writableAccount(db, caller, input.account_id);
       fail(nameErrors(input.username, account.username, 'user', '/username'));
       const secret = passwordOf(input, input.username, true) as NonNullable<ReturnType<typeof passwordOf>>;
@@ -196,12 +180,7 @@ export function databasesService(deps: ServiceDeps) {
     },
 
     /** PUT and PATCH: a new password (counts at the next apply; old sessions stay), or status. */
-    async updateUser(
-      caller: Caller,
-      id: string,
-      patch: { password?: string; generate_password?: boolean; status?: 'active' | 'suspended' },
-      expectedVersion?: number,
-    ): Promise<DatabaseUser & { password?: string }> {
+    async updateUser(caller: Caller, id: string, patch: UserPatch, expectedVersion?: number): Promise<DatabaseUserWithPassword> {
       const current = await load(caller, 'database_users', id);
       const account = await writableAccount(db, caller, current.account_id);
       checkVersion(expectedVersion, current.version);
@@ -228,12 +207,12 @@ export function databasesService(deps: ServiceDeps) {
       });
     },
 
-    async listGrants(caller: Caller, databaseId: string, page: PageParams): Promise<Grant[]> {
+    async listGrants(caller: Caller, databaseId: string, page: PageParams): Promise<DatabaseGrant[]> {
       const database = await load(caller, 'databases', databaseId);
       return (await repo.listGrants(db, { database_id: database.id }, page)).map(toGrant);
     },
 
-    async getGrant(caller: Caller, databaseId: string, userId: string): Promise<Grant> {
+    async getGrant(caller: Caller, databaseId: string, userId: string): Promise<DatabaseGrant> {
       const database = await load(caller, 'databases', databaseId);
       const grant = (await repo.listGrants(db, { database_id: database.id })).find((g) => g.user_id === userId);
       if (!grant) throw notFound('grant');
@@ -246,7 +225,7 @@ export function databasesService(deps: ServiceDeps) {
       databaseId: string,
       userId: string,
       privileges: string[],
-    ): Promise<{ grant: Grant; created: boolean }> {
+    ): Promise<{ grant: DatabaseGrant; created: boolean }> {
       fail(privilegeErrors(privileges));
       const { database, user, account } = await grantPair(caller, databaseId, userId);
       return change(account, async (tx) => {

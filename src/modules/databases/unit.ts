@@ -1,4 +1,5 @@
 import type { Db, Queryable } from '../../db/client.js';
+import { unitState } from '../../db/unit-state.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
@@ -91,26 +92,14 @@ export function databaseReconciler(db: Db, driver: DatabaseDriver) {
         await driver.removeAccount(`${username}_`);
         return;
       }
-      await applyUnit(loaded.unit, async () => repo.recordSizes(db, await driver.applyAccount(loaded.spec)), {
-        applied: (generation) =>
-          db.query(
-            `UPDATE database_units SET applied_generation = greatest(applied_generation, $2),
-               sync_state = CASE WHEN generation <= $2 THEN 'in_sync' ELSE sync_state END, sync_error = NULL
-             WHERE account_id = $1`,
-            [accountId, generation],
-          ),
-        failed: (message) =>
-          db.query(`UPDATE database_units SET sync_state = 'error', sync_error = $2 WHERE account_id = $1`, [
-            accountId,
-            message.slice(0, 1000),
-          ]),
-      });
+      await applyUnit(
+        loaded.unit,
+        async () => repo.recordSizes(db, await driver.applyAccount(loaded.spec)),
+        databaseUnits.marks(db, accountId),
+      );
     });
   };
 }
 
-export async function countDatabaseSyncErrors(db: Queryable): Promise<number> {
-  return (
-    (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM database_units WHERE sync_state = 'error'`)).rows[0]?.n ?? 0
-  );
-}
+/** An account's databases, users and grants are one unit, with its state in database_units. */
+export const databaseUnits = unitState('database_units', 'account_id');

@@ -5,9 +5,11 @@ import { RestoreRefused, type BackupPart, type StagedPart } from '../../contribu
 import { renderZoneFile } from '../../provisioning/render/zone-file.js';
 import type { ServiceDeps } from '../deps.js';
 import { listRecords } from './records/repo.js';
+import type { DnsRecord } from './records/schemas.js';
 import type { RecordsService } from './records/service.js';
 import { listDomains } from './repo.js';
-import { toDomain, toRecord, type DnsRecord, type Domain } from './representation.js';
+import { toDomain, toRecord } from './representation.js';
+import type { Domain } from './schemas.js';
 import type { DomainsService } from './service.js';
 
 const ALL = { limit: 1_000_000, afterId: null };

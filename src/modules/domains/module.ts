@@ -3,16 +3,19 @@ import { JOBS } from '../../jobs/names.js';
 import type { DnsDriver } from '../../provisioning/driver.js';
 import type { ServiceDeps } from '../deps.js';
 import { dnsBackupPart } from './backup.js';
-import { dnsChangeRoutes, dnsSchemas } from './changes/routes.js';
+import { dnsChangeRoutes } from './changes/routes.js';
+import { changeSchemas } from './changes/schemas.js';
 import { changesService } from './changes/service.js';
 import type { DomainHooks } from './hooks.js';
-import { acmeChallengeRecords } from './zone/acme-challenges.js';
 import { dnsReconciler } from './reconciler.js';
-import { countZoneSyncErrors } from './repo.js';
 import { dnsRoutes } from './records/routes.js';
+import { recordSchemas } from './records/schemas.js';
 import { recordsService } from './records/service.js';
-import { domainRoutes, domainSchemas } from './routes.js';
+import { zoneUnits } from './repo.js';
+import { domainRoutes } from './routes.js';
+import { domainSchemas } from './schemas.js';
 import { domainsService } from './service.js';
+import { acmeChallengeRecords } from './zone/acme-challenges.js';
 
 /** Domains and their zones: records, change sets, the zone apply and scheduled changes, and zones' part of backups. */
 export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsDriver) {
@@ -20,7 +23,7 @@ export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsD
   const records = recordsService(svc, domains);
   const changes = changesService(svc, domains, records);
   const contribution: Contribution = {
-    schemas: [...domainSchemas, ...dnsSchemas],
+    schemas: [...domainSchemas, ...recordSchemas, ...changeSchemas],
     routes: (app) => {
       domainRoutes(app, domains);
       dnsRoutes(app, domains, records);
@@ -30,7 +33,7 @@ export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsD
       { queue: JOBS.dnsApply, run: dnsReconciler(svc.db, driver) },
       { queue: JOBS.dnsChangeApply, run: (data) => changes.runScheduled(String(data.change_id)) },
     ],
-    gauges: [syncErrorGauge('dns', () => countZoneSyncErrors(svc.db))],
+    gauges: [syncErrorGauge('dns', () => zoneUnits.countErrors(svc.db))],
     housekeeping: [(now) => domains.pruneRetiredDkim(now)],
   };
   return { contribution, backupPart: dnsBackupPart(svc, domains, records), acmeChallenges: acmeChallengeRecords(svc) };

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client.js';
-import * as domains from './repo.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { DnsDriver } from '../../provisioning/driver.js';
+import * as domains from './repo.js';
 
 /**
  * The `dns.apply` job: loads the whole zone unit and hands it to the driver (see applyUnit).
@@ -19,10 +19,11 @@ export function dnsReconciler(db: Db, driver: DnsDriver) {
         if (!(await domains.domainNameTaken(db, name))) await driver.removeZone(name);
         return;
       }
-      await applyUnit(unit, () => driver.applyZone({ name: unit.name, serial: unit.serial, records: unit.records }), {
-        applied: (generation) => domains.markApplied(db, id, generation),
-        failed: (message) => domains.markSyncError(db, id, message),
-      });
+      await applyUnit(
+        unit,
+        () => driver.applyZone({ name: unit.name, serial: unit.serial, records: unit.records }),
+        domains.zoneUnits.marks(db, id),
+      );
     });
   };
 }

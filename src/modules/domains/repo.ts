@@ -1,7 +1,9 @@
-import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
-import { pageOfIds, type PageParams } from '../../db/paging.js';
+import type { Queryable } from '../../db/client.js';
+import { equalityFilters, pageOfIds, type PageParams } from '../../db/paging.js';
+import { unitState } from '../../db/unit-state.js';
 import * as records from './records/repo.js';
+import type { DomainListQuery } from './schemas.js';
 
 export interface DomainRow {
   id: string;
@@ -70,20 +72,13 @@ export const findCountedDomainById = (db: Queryable, id: string, forUpdate = fal
 /** What a domain update writes besides its zone. */
 export type DomainFields = Pick<DomainRow, 'mail_enabled' | 'status' | 'dmarc_policy' | 'dmarc_rua' | 'catch_all'>;
 
-export interface DomainFilter {
-  account_id?: string;
-  status?: string;
-  name?: string;
-  q?: string;
-  updated_since?: string;
-}
+/** The list's filters. */
+export type DomainFilter = Omit<DomainListQuery, 'limit' | 'cursor'>;
 
 export async function listDomains(db: Queryable, caller: Caller, f: DomainFilter, page: PageParams): Promise<CountedDomainRow[]> {
   const params: unknown[] = [];
   const where = [reach(caller, params)];
-  if (f.account_id) where.push(`d.account_id = $${params.push(f.account_id)}`);
-  if (f.status) where.push(`d.status = $${params.push(f.status)}`);
-  if (f.name) where.push(`d.name = $${params.push(f.name)}`);
+  where.push(...equalityFilters(f, ['account_id', 'status', 'name'], 'd.', params));
   if (f.q) {
     const n = params.push(f.q);
     where.push(`(strpos(d.name, lower($${n})) > 0 OR strpos(d.unicode_name, lower($${n})) > 0)`);
@@ -175,9 +170,8 @@ export async function overlapsOtherAccount(db: Queryable, name: string, accountI
   return r.rowCount > 0;
 }
 
-export async function countZoneSyncErrors(db: Queryable): Promise<number> {
-  return (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM domains WHERE sync_state = 'error'`)).rows[0]?.n ?? 0;
-}
+/** The zone's apply unit state lives on the domain's row. */
+export const zoneUnits = unitState('domains', 'id');
 
 export async function domainNamesOfAccount(db: Queryable, accountId: string): Promise<string[]> {
   return (await db.query<{ name: string }>('SELECT name FROM domains WHERE account_id = $1', [accountId])).rows.map(
@@ -188,18 +182,6 @@ export async function domainNamesOfAccount(db: Queryable, accountId: string): Pr
 export async function domainNameTaken(db: Queryable, name: string): Promise<boolean> {
   return (await db.query('SELECT 1 FROM domains WHERE name = $1', [name])).rowCount > 0;
 }
-
-/** Records a successful apply of `generation`; the unit is in sync unless it changed meanwhile. */
-export const markApplied = (db: Queryable, id: string, generation: number) =>
-  db.query(
-    `UPDATE domains SET applied_generation = greatest(applied_generation, $2),
-       sync_state = CASE WHEN generation <= $2 THEN 'in_sync' ELSE sync_state END, sync_error = NULL
-     WHERE id = $1`,
-    [id, generation],
-  );
-
-export const markSyncError = (db: Queryable, id: string, message: string) =>
-  db.query(`UPDATE domains SET sync_state = 'error', sync_error = $2 WHERE id = $1`, [id, message.slice(0, 1000)]);
 
 export async function zonesOfAccount(db: Queryable, accountId: string): Promise<{ id: string; name: string }[]> {
   return (await db.query<{ id: string; name: string }>('SELECT id, name FROM domains WHERE account_id = $1', [accountId])).rows;

@@ -1,9 +1,12 @@
 import { unicodeName } from '../../lib/domain-name.js';
-import type * as repo from './repo.js';
+import type { RecordType } from '../../lib/record-types.js';
 import type { RecordRow } from './records/repo.js';
+import type { DnsRecord } from './records/schemas.js';
+import type * as repo from './repo.js';
+import type { Domain } from './schemas.js';
 
 /** The API representations of domains and records. */
-export const toDomain = (r: repo.CountedDomainRow, nameservers: readonly string[]) => ({
+export const toDomain = (r: repo.CountedDomainRow, nameservers: readonly string[]): Domain => ({
   id: r.id,
   name: r.name,
   unicode_name: r.unicode_name,
@@ -20,18 +23,18 @@ export const toDomain = (r: repo.CountedDomainRow, nameservers: readonly string[
   updated_at: r.updated_at,
   version: r.version,
 });
-export type Domain = ReturnType<typeof toDomain>;
 
 /** Record types whose content names hosts: their `unicode_content` decodes A-labels. */
 const NAMES_HOSTS = new Set(['CNAME', 'NS', 'MX', 'SRV', 'PTR', 'ALIAS', 'HTTPS', 'SVCB']);
 
-export const toRecord = (r: RecordRow, domain: string) => ({
+export const toRecord = (r: RecordRow, domain: string): DnsRecord => ({
   id: r.id,
   domain_id: r.domain_id,
   name: r.name,
   unicode_name: unicodeName(r.name),
   fqdn: r.name === '@' ? `${domain}.` : `${r.name}.${domain}.`,
-  type: r.type,
+  // One of RECORD_TYPES: the table's check constraint (migration 0016) holds it to them.
+  type: r.type as RecordType,
   ttl: r.ttl,
   content: r.content,
   unicode_content: NAMES_HOSTS.has(r.type) ? r.content.split(' ').map(unicodeName).join(' ') : r.content,
@@ -40,4 +43,3 @@ export const toRecord = (r: RecordRow, domain: string) => ({
   updated_at: r.updated_at,
   version: r.version,
 });
-export type DnsRecord = ReturnType<typeof toRecord>;

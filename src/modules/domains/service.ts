@@ -1,28 +1,21 @@
 import { type Caller, requireKind, requireScope, requireWritable } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import type { PageParams } from '../../db/paging.js';
+import { JOBS } from '../../jobs/names.js';
+import type { JobQueue } from '../../jobs/queue.js';
 import { asciiName, parseDomainName } from '../../lib/domain-name.js';
 import { conflict, invalid, notFound } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
-import { nextSerial } from '../../lib/soa-serial.js';
 import { checkVersion } from '../../lib/if-match.js';
 import { mergeFields } from '../../lib/merge-patch.js';
-import type { PageParams } from '../../db/paging.js';
-import type { ServiceDeps } from '../deps.js';
-import * as accounts from '../accounts/index.js';
-import { lockBelowLimit, writableAccount } from '../accounts/index.js';
-import { renderZoneFile } from '../../provisioning/render/zone-file.js';
-import { JOBS } from '../../jobs/names.js';
-import type { DomainDependent, DomainHooks, UsedBy } from './hooks.js';
-import * as repo from './repo.js';
-import * as records from './records/repo.js';
-import { toDomain, toRecord, type DnsRecord, type Domain } from './representation.js';
-import { zoneEditor } from './zone/edit.js';
-import { mailRecordsEdit } from './zone/mail-records.js';
-import { publishZoneChange } from './zone/change.js';
-import { initialRecords, mailRecords, type ZoneDefaults, type ZoneTemplate } from './zone/template.js';
 import { seal } from '../../lib/sealed.js';
-import * as dkim from './mail-auth/repo.js';
+import { nextSerial } from '../../lib/soa-serial.js';
+import { renderZoneFile } from '../../provisioning/render/zone-file.js';
+import * as accounts from '../accounts/index.js';
+import { lockBelowLimit, writableAccount, type AccountHooks } from '../accounts/index.js';
+import type { ServiceDeps } from '../deps.js';
+import type { DomainDependent, DomainHooks, UsedBy } from './hooks.js';
 import {
   bothEdits,
   dkimRecordContent,
@@ -34,22 +27,16 @@ import {
   RETIRED_KEY_DAYS,
   type DkimKey,
 } from './mail-auth/records.js';
-import type { AccountHooks } from '../accounts/index.js';
-import type { JobQueue } from '../../jobs/queue.js';
-
-export interface CreateDomainInput {
-  account_id: string;
-  name: string;
-  mail_enabled?: boolean;
-  template?: ZoneTemplate;
-}
-
-export interface DomainPatch {
-  mail_enabled?: boolean;
-  status?: 'active' | 'suspended';
-  dmarc?: { policy?: repo.DomainRow['dmarc_policy']; rua?: string | null };
-  catch_all?: string | null;
-}
+import * as dkim from './mail-auth/repo.js';
+import * as records from './records/repo.js';
+import type { DnsRecord } from './records/schemas.js';
+import * as repo from './repo.js';
+import { toDomain, toRecord } from './representation.js';
+import type { CreateDomain, Domain, DomainDkim, DomainListQuery, DomainPatch } from './schemas.js';
+import { publishZoneChange } from './zone/change.js';
+import { zoneEditor } from './zone/edit.js';
+import { mailRecordsEdit } from './zone/mail-records.js';
+import { initialRecords, mailRecords, type ZoneDefaults } from './zone/template.js';
 
 /** A report address for DMARC (`rua=mailto:`): an address, nothing a TXT record could misread. */
 const RUA = /^[a-z0-9._%+-]{1,64}@(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
@@ -109,14 +96,14 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
       return present(await found(ref, (where) => repo.findCountedDomain(db, caller, where)));
     },
 
-    async list(caller: Caller, filter: repo.DomainFilter, page: PageParams): Promise<Domain[]> {
+    async list(caller: Caller, filter: DomainListQuery, page: PageParams): Promise<Domain[]> {
       const name = filter.name ? parseDomainName(filter.name) : null;
       if (name && !name.ok) return []; // no domain is hosted under a name that is no domain name
       const f = name ? { ...filter, name: name.ascii } : filter;
       return (await repo.listDomains(db, caller, f, page)).map(present);
     },
 
-    async create(caller: Caller, input: CreateDomainInput): Promise<Domain> {
+    async create(caller: Caller, input: CreateDomain): Promise<Domain> {
       const parsed = parseDomainName(input.name);
       if (!parsed.ok) throw invalid([{ pointer: '/name', code: parsed.problem, detail: parsed.detail }]);
       const account = await writableAccount(db, caller, input.account_id);
@@ -259,7 +246,7 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
     },
 
     /** The DKIM key that signs and the one retired by the last rotation, while it is still published. */
-    async getDkim(caller: Caller, ref: string) {
+    async getDkim(caller: Caller, ref: string): Promise<DomainDkim> {
       const domain = await load(caller, ref);
       if (!domain.mail_enabled) throw conflict('invalid_state', `Mail is not enabled on ${domain.name}.`);
       const [signing, previous] = await dkim.publishedKeys(db, domain.id);
@@ -287,7 +274,7 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
      * A new signing key under a new selector; the old one stays published for 7 days (mail it
      * signed still verifies), then the hourly housekeeping removes it.
      */
-    async rotateDkim(caller: Caller, ref: string) {
+    async rotateDkim(caller: Caller, ref: string): Promise<DomainDkim> {
       const domain = await load(caller, ref);
       const account = await writableAccount(db, caller, domain.account_id);
       if (!domain.mail_enabled)

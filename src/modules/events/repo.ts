@@ -1,7 +1,8 @@
-import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
-import { pageOfIds, type PageParams } from '../../db/paging.js';
+import type { Queryable } from '../../db/client.js';
+import { equalityFilters, pageOfIds, type PageParams } from '../../db/paging.js';
 import { newId } from '../../lib/ids.js';
+import type { EventListQuery } from './schemas.js';
 
 export interface NewEvent {
   type: string;
@@ -37,12 +38,8 @@ export async function recordEvent(tx: Queryable, e: NewEvent): Promise<EventRow>
 
 export const pruneEvents = (db: Queryable, olderThan: Date) => db.query('DELETE FROM events WHERE created_at < $1', [olderThan]);
 
-export interface EventFilter {
-  type?: string;
-  resource_id?: string;
-  account_id?: string;
-  since?: string;
-}
+/** The feed's filters. */
+export type EventFilter = Omit<EventListQuery, 'limit' | 'cursor'>;
 
 const reach = (caller: Caller, params: unknown[]) => reachSql(caller, { account: 'account_id', reseller: 'reseller_id' }, params);
 
@@ -54,9 +51,7 @@ export async function findEvent(db: Queryable, caller: Caller, id: string): Prom
 export async function listEvents(db: Queryable, caller: Caller, f: EventFilter, page: PageParams): Promise<EventRow[]> {
   const params: unknown[] = [];
   const where = [reach(caller, params)];
-  if (f.type) where.push(`type = $${params.push(f.type)}`);
-  if (f.resource_id) where.push(`resource_id = $${params.push(f.resource_id)}`);
-  if (f.account_id) where.push(`account_id = $${params.push(f.account_id)}`);
+  where.push(...equalityFilters(f, ['type', 'resource_id', 'account_id'], '', params));
   if (f.since) where.push(`created_at >= $${params.push(f.since)}`);
   const p = pageOfIds('events', 'e', where, page, params);
   return (await db.query<EventRow>(`SELECT * FROM events e WHERE ${p.where} ${p.tail}`, params)).rows;

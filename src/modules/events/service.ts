@@ -1,9 +1,10 @@
 import type { Caller } from '../../auth/caller.js';
-import { notFound } from '../../lib/errors.js';
 import type { PageParams } from '../../db/paging.js';
+import { notFound } from '../../lib/errors.js';
 import type { ServiceDeps } from '../deps.js';
 import { findEvent, listEvents, type EventFilter } from './repo.js';
-import { toEvent, type Event } from './representation.js';
+import { toEvent } from './representation.js';
+import type { Event } from './schemas.js';
 
 export function eventsService({ db }: ServiceDeps) {
   return {

@@ -1,4 +1,4 @@
-/** Every event type the service emits (SPEC §3), for webhook subscriptions and the OpenAPI document. */
+/** Every event type the service emits, for webhook subscriptions and the OpenAPI document. */
 export const EVENT_TYPES = [
   'account.created',
   'account.updated',

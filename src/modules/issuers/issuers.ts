@@ -12,7 +12,7 @@ import * as repo from './repo.js';
 const INTERNAL = 'internal';
 
 /**
- * Berth's own CA (SPEC §9), created on first use and kept in the database (its key sealed), so
+ * Berth's own CA, created on first use and kept in the database (its key sealed), so
  * every process sharing the database signs with the same root.
  */
 export function internalAuthority(db: Db, clock: Clock, sealKey: Buffer) {

@@ -13,7 +13,7 @@ import * as repo from './repo.js';
 const CLAIM_MS = 60 * 60_000;
 
 /**
- * The mail host's certificate (SPEC §12: submission with STARTTLS), in every process: obtained
+ * The mail host's certificate (submission with STARTTLS), in every process: obtained
  * from the configured issuer like a site's — the first time, at two thirds of its life (or the
  * issuer's suggestion), and after a failure once the sites' backoff has passed, while the older
  * one stays served. A claim on the row makes each attempt happen once however many processes

@@ -5,8 +5,8 @@ import type { ServiceDeps } from '../deps.js';
 import { configuredIssuer, internalAuthority } from './issuers.js';
 import { mailHostCertificate } from './mail-host.js';
 import { findHostCertificate } from './repo.js';
-import { issuerSchemas } from './representation.js';
 import { issuerRoutes } from './routes.js';
+import { issuerSchemas } from './schemas.js';
 
 /**
  * The issuers of certificates — Berth's internal CA and the ACME account, chosen by the

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/client.js';
-import type { ObtainedCertificate } from '../../tls/issuer.js';
 import type { Failure } from '../../http/schemas.js';
+import type { ObtainedCertificate } from '../../tls/issuer.js';
 
 /** Berth's own CA, or undefined before its first use. */
 export async function findAuthority(db: Queryable, name: string) {
@@ -38,9 +38,9 @@ export const insertAcmeAccount = (db: Queryable, directoryUrl: string, keySealed
 export const setAcmeAccountUrl = (db: Queryable, directoryUrl: string, url: string) =>
   db.query('UPDATE acme_accounts SET account_url = $2 WHERE directory_url = $1', [directoryUrl, url]);
 
-export interface HostCertificateRow {
-  name: string;
-  issuer: 'acme' | 'internal' | null;
+/** The columns every stored certificate has (a site's in `certificates`, the mail host's in `host_certificates`). */
+export interface StoredCertificate {
+  issuer: 'acme' | 'internal' | 'custom' | null;
   serial: string | null;
   not_before: Date | null;
   not_after: Date | null;
@@ -52,6 +52,12 @@ export interface HostCertificateRow {
   error: Failure | null;
   failures: number;
   retry_at: Date | null;
+}
+
+/** The mail host's certificate: it has no `custom` issuer. */
+export interface HostCertificateRow extends StoredCertificate {
+  name: string;
+  issuer: 'acme' | 'internal' | null;
 }
 
 export async function findHostCertificate(db: Queryable, name: string): Promise<HostCertificateRow | undefined> {

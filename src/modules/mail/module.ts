@@ -8,7 +8,7 @@ import { mailReconciler } from './reconciler.js';
 import { mailRoutes } from './routes.js';
 import { mailSchemas } from './schemas.js';
 import { mailService } from './service.js';
-import { countMailSyncErrors } from './unit.js';
+import { mailUnits } from './unit.js';
 
 /** Mailboxes and forwarders, the mail apply unit, and mail's part of backups. */
 export function mailModule(svc: ServiceDeps, driver: MailDriver) {
@@ -22,7 +22,7 @@ export function mailModule(svc: ServiceDeps, driver: MailDriver) {
         run: mailReconciler(svc.db, driver, svc.config.dataDir, dkimSealKey(svc.config)),
       },
     ],
-    gauges: [syncErrorGauge('mail', () => countMailSyncErrors(svc.db))],
+    gauges: [syncErrorGauge('mail', () => mailUnits.countErrors(svc.db))],
   };
   return { contribution, backupPart: mailBackupPart(svc) };
 }

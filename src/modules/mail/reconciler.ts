@@ -1,11 +1,11 @@
 import type { Db } from '../../db/client.js';
-import { domainNameTaken, signingKey } from '../domains/index.js';
+import { mailRoot } from '../../layout.js';
 import { unseal } from '../../lib/sealed.js';
-import { loadMailUnit, markMailApplied, markMailSyncError, type MailUnit } from './unit.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { MailDriver } from '../../provisioning/driver.js';
 import type { MailDomainSpec } from '../../provisioning/render/mail.js';
-import { mailRoot } from '../../layout.js';
+import { domainNameTaken, signingKey } from '../domains/index.js';
+import { loadMailUnit, mailUnits, type MailUnit } from './unit.js';
 
 /** The unit as the driver sees it: only what the mail server needs. */
 function mailDomainSpec(unit: MailUnit, root: string, dkim: MailDomainSpec['dkim']): MailDomainSpec {
@@ -65,10 +65,7 @@ export function mailReconciler(db: Db, driver: MailDriver, dataDir: string, dkim
         unit.mail_enabled
           ? dkimOf(id).then((dkim) => driver.applyDomain(mailDomainSpec(unit, root, dkim)))
           : driver.removeDomain(name, root, { keepMaps: false });
-      await applyUnit(unit, apply, {
-        applied: (generation) => markMailApplied(db, id, generation),
-        failed: (message) => markMailSyncError(db, id, message),
-      });
+      await applyUnit(unit, apply, mailUnits.marks(db, id));
     });
   };
 }

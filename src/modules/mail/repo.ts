@@ -1,6 +1,6 @@
-import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
-import { pageOfIds, type PageParams } from '../../db/paging.js';
+import type { Queryable } from '../../db/client.js';
+import { equalityFilters, pageOfIds, type PageParams } from '../../db/paging.js';
 import type { Autoresponder, MailListQuery } from './schemas.js';
 
 /** A row of mail_addresses is a mailbox or a forwarder. */
@@ -67,7 +67,7 @@ export async function listAddresses(
 ): Promise<AddressRow[]> {
   const params: unknown[] = [kind];
   const where = ['m.kind = $1', reach(caller, params)];
-  if (f.account_id) where.push(`m.account_id = $${params.push(f.account_id)}`);
+  where.push(...equalityFilters(f, ['account_id'], 'm.', params));
   if (f.domain) {
     const n = params.push(f.domain);
     where.push(`m.domain_id IN (SELECT id FROM domains WHERE id = $${n} OR name = $${n})`);

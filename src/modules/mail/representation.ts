@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Queryable } from '../../db/client.js';
-import { directoryBytes } from '../accounts/index.js';
-import { publishEvent } from '../publishing/index.js';
 import { mailRoot } from '../../layout.js';
+import { directoryBytes } from '../accounts/index.js';
+import { publishResourceEvent } from '../publishing/index.js';
 import type { AddressRow } from './repo.js';
 import { NO_AUTORESPONDER } from './rules.js';
 import type { Forwarder, Mailbox } from './schemas.js';
@@ -48,11 +48,5 @@ export const presentAddress = async (dataDir: string, r: AddressRow): Promise<Ma
 /** `email.<action>` or `email_forwarder.<action>` (the API's names), written in the change's transaction. */
 export async function addressEvent(tx: Queryable, action: string, r: AddressRow, data: Mailbox | Forwarder): Promise<void> {
   const type = r.kind === 'mailbox' ? 'email' : 'email_forwarder';
-  await publishEvent(tx, {
-    type: `${type}.${action}`,
-    accountId: r.account_id,
-    resellerId: r.reseller_id,
-    resource: { type, id: r.id, version: r.version },
-    data,
-  });
+  await publishResourceEvent(tx, `${type}.${action}`, type, r, data);
 }

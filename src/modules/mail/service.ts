@@ -2,16 +2,18 @@ import type { Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
 import type { PageParams } from '../../db/paging.js';
+import type { JobQueue } from '../../jobs/queue.js';
 import { parseDomainName } from '../../lib/domain-name.js';
 import { conflict, invalid, notFound, quotaExceeded, type FieldError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
-import { generateMailPassword, hashMailPassword } from '../../lib/mail-password.js';
 import { checkVersion, staleVersion } from '../../lib/if-match.js';
+import { generateMailPassword, hashMailPassword } from '../../lib/mail-password.js';
 import { mergeFields } from '../../lib/merge-patch.js';
-import type { ServiceDeps } from '../deps.js';
 import * as accounts from '../accounts/index.js';
-import { limitsOf, lockBelowLimit, writableAccount } from '../accounts/index.js';
+import { limitsOf, lockBelowLimit, writableAccount, type AccountHooks } from '../accounts/index.js';
+import type { ServiceDeps } from '../deps.js';
 import * as domains from '../domains/index.js';
+import type { DomainHooks } from '../domains/index.js';
 import * as repo from './repo.js';
 import { addressEvent, mailboxUsage, presentAddress, toForwarder, toMailbox } from './representation.js';
 import {
@@ -33,9 +35,6 @@ import type {
   MailboxWithPassword,
 } from './schemas.js';
 import { touchMailUnit, touchMailUnitsOfAccount } from './unit.js';
-import type { AccountHooks } from '../accounts/index.js';
-import type { JobQueue } from '../../jobs/queue.js';
-import type { DomainHooks } from '../domains/index.js';
 
 const MIB = 1024 * 1024;
 const NOUN = { mailbox: 'mailbox', forwarder: 'forwarder' } as const;

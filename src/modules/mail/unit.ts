@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/client.js';
+import { unitState } from '../../db/unit-state.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { AddressRow } from './repo.js';
@@ -74,17 +75,4 @@ export async function loadMailUnit(db: Queryable, domainId: string): Promise<Mai
 
 // A job is only ever sent with its unit's row (touchMailUnit), so the marks update that row; a
 // domain deleted meanwhile took it along, and there is nothing left to mark.
-export const markMailApplied = (db: Queryable, id: string, generation: number) =>
-  db.query(
-    `UPDATE mail_units SET applied_generation = greatest(applied_generation, $2),
-       sync_state = CASE WHEN generation <= $2 THEN 'in_sync' ELSE sync_state END, sync_error = NULL
-     WHERE domain_id = $1`,
-    [id, generation],
-  );
-
-export async function countMailSyncErrors(db: Queryable): Promise<number> {
-  return (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM mail_units WHERE sync_state = 'error'`)).rows[0]?.n ?? 0;
-}
-
-export const markMailSyncError = (db: Queryable, id: string, message: string) =>
-  db.query(`UPDATE mail_units SET sync_state = 'error', sync_error = $2 WHERE domain_id = $1`, [id, message.slice(0, 1000)]);
+export const mailUnits = unitState('mail_units', 'domain_id');

@@ -1,6 +1,7 @@
 import type { Contribution } from '../../contribution.js';
 import type { ServiceDeps } from '../deps.js';
-import { operationRoutes, operationSchemas } from './routes.js';
+import { operationRoutes } from './routes.js';
+import { operationSchemas } from './schemas.js';
 import { operationsService, type CancelHandler } from './service.js';
 
 /** Canceling a queued operation undoes what its module says (`cancelHandlers` of each). */

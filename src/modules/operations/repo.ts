@@ -1,9 +1,9 @@
+import { type Caller, reachSql } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
-import type { Caller } from '../../auth/caller.js';
-import { reachSql } from '../../auth/caller.js';
-import { pageOfIds, type PageParams } from '../../db/paging.js';
-import { newId } from '../../lib/ids.js';
+import { equalityFilters, pageOfIds, type PageParams } from '../../db/paging.js';
 import type { Failure } from '../../http/schemas.js';
+import { newId } from '../../lib/ids.js';
+import type { OperationListQuery } from './schemas.js';
 
 export type OperationStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
 
@@ -64,14 +64,11 @@ export async function findOperation(db: Queryable, caller: Caller, id: string): 
 export async function listOperations(
   db: Queryable,
   caller: Caller,
-  filter: { status?: string; type?: string; resource_id?: string; account_id?: string },
+  filter: Omit<OperationListQuery, 'limit' | 'cursor'>,
   page: PageParams,
 ): Promise<OperationRow[]> {
   const params: unknown[] = [];
-  const where = [reach(caller, params)];
-  for (const k of ['status', 'type', 'resource_id', 'account_id'] as const) {
-    if (filter[k]) where.push(`${k} = $${params.push(filter[k])}`);
-  }
+  const where = [reach(caller, params), ...equalityFilters(filter, ['status', 'type', 'resource_id', 'account_id'], '', params)];
   const p = pageOfIds('operations', 'o', where, page, params);
   return (await db.query<OperationRow>(`SELECT * FROM operations o WHERE ${p.where} ${p.tail}`, params)).rows;
 }

@@ -1,13 +1,13 @@
-import type { Caller } from '../../auth/caller.js';
-import { requireScope } from '../../auth/caller.js';
+import { type Caller, requireScope } from '../../auth/caller.js';
 import type { Scope, ScopeArea } from '../../auth/scopes.js';
 import type { Queryable } from '../../db/client.js';
-import { conflict, notFound } from '../../lib/errors.js';
-import type { PageParams } from '../../db/paging.js';
+import { conflict } from '../../lib/errors.js';
 import type { ServiceDeps } from '../deps.js';
+import { resourceReads } from '../reads.js';
 import * as repo from './repo.js';
+import type { Operation } from './schemas.js';
 
-export const toOperation = (r: repo.OperationRow) => ({
+export const toOperation = (r: repo.OperationRow): Operation => ({
   id: r.id,
   type: r.type,
   status: r.status,
@@ -21,7 +21,6 @@ export const toOperation = (r: repo.OperationRow) => ({
   updated_at: r.updated_at,
   version: r.version,
 });
-export type Operation = ReturnType<typeof toOperation>;
 
 /** What canceling a queued operation of a type undoes, inside the cancel transaction. */
 export interface CancelHandler {
@@ -40,20 +39,11 @@ function cancelScopeOf(type: string): Scope {
 export function operationsService(deps: ServiceDeps, cancelHandlers: Map<string, CancelHandler>) {
   const { db } = deps;
 
-  async function load(caller: Caller, id: string): Promise<repo.OperationRow> {
-    const row = await repo.findOperation(db, caller, id);
-    if (!row) throw notFound('operation');
-    return row;
-  }
+  const reads = resourceReads(db, { noun: 'operation', find: repo.findOperation, list: repo.listOperations, show: toOperation });
+  const { load } = reads;
 
   return {
-    load,
-    async get(caller: Caller, id: string): Promise<Operation> {
-      return toOperation(await load(caller, id));
-    },
-    async list(caller: Caller, filter: Parameters<typeof repo.listOperations>[2], page: PageParams): Promise<Operation[]> {
-      return (await repo.listOperations(db, caller, filter, page)).map(toOperation);
-    },
+    ...reads,
     /** Cancels while queued; the worker skips canceled operations. */
     async cancel(caller: Caller, id: string): Promise<Operation> {
       const current = await load(caller, id);

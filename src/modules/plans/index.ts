@@ -1,3 +1,3 @@
 /** The plans module's public surface: what other modules may use. */
-export { LIMIT_FIELDS, type LimitField, type Limits, findPlan } from './repo.js';
-export { LimitSchemas } from './routes.js';
+export { findPlan } from './repo.js';
+export { LIMIT_FIELDS, LimitSchemas, type LimitField, type Limits } from './schemas.js';

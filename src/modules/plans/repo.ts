@@ -1,26 +1,12 @@
-import type { Queryable } from '../../db/client.js';
 import type { Caller } from '../../auth/caller.js';
+import type { Queryable } from '../../db/client.js';
 import { pageSql, type PageParams } from '../../db/paging.js';
-
-export const LIMIT_FIELDS = [
-  'max_sites',
-  'max_domains',
-  'max_email_accounts',
-  'max_email_quota_mb',
-  'disk_quota_mb',
-  'max_backups',
-  'max_dns_records_per_domain',
-  'max_databases',
-  'max_database_users',
-  'php_workers',
-] as const;
-export type LimitField = (typeof LIMIT_FIELDS)[number];
-export type Limits = Record<LimitField, number>;
+import { LIMIT_FIELDS, type Limits, type PlanFeature, type PlanListQuery } from './schemas.js';
 
 export interface PlanFields extends Limits {
   name: string;
   description: string;
-  features: string[];
+  features: PlanFeature[];
 }
 
 export interface PlanRow extends PlanFields {
@@ -59,7 +45,7 @@ export async function findPlan(db: Queryable, caller: Caller, id: string): Promi
 export async function listPlans(
   db: Queryable,
   caller: Caller,
-  filter: { name?: string; q?: string },
+  filter: Omit<PlanListQuery, 'limit' | 'cursor'>,
   page: PageParams,
 ): Promise<PlanRow[]> {
   const params: unknown[] = [];

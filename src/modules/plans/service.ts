@@ -1,35 +1,34 @@
 import { type Caller, requireKind, requireWritable } from '../../auth/caller.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
-import { conflict, forbidden, notFound } from '../../lib/errors.js';
+import { conflict, forbidden } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { checkVersion, staleVersion } from '../../lib/if-match.js';
 import { mergeFields } from '../../lib/merge-patch.js';
-import type { PageParams } from '../../db/paging.js';
 import type { ServiceDeps } from '../deps.js';
+import { resourceReads } from '../reads.js';
 import * as repo from './repo.js';
+import { LIMIT_FIELDS, type CreatePlan, type Limits, type Plan, type PlanPatch } from './schemas.js';
 
-const toPlan = (r: repo.PlanRow) => ({
+const toPlan = (r: repo.PlanRow): Plan => ({
   id: r.id,
   reseller_id: r.reseller_id,
   name: r.name,
   description: r.description,
-  ...(Object.fromEntries(repo.LIMIT_FIELDS.map((k) => [k, r[k]])) as repo.Limits),
+  ...(Object.fromEntries(LIMIT_FIELDS.map((k) => [k, r[k]])) as Limits),
   features: r.features,
   created_at: r.created_at,
   updated_at: r.updated_at,
   version: r.version,
 });
-export type Plan = ReturnType<typeof toPlan>;
 
 const fieldsOf = (r: repo.PlanRow): repo.PlanFields => ({
   name: r.name,
   description: r.description,
   features: r.features,
-  ...(Object.fromEntries(repo.LIMIT_FIELDS.map((k) => [k, r[k]])) as repo.Limits),
+  ...(Object.fromEntries(LIMIT_FIELDS.map((k) => [k, r[k]])) as Limits),
 });
 
-/** Fields a plan may leave out when it is created (the migrations gave existing plans the same defaults). */
-type OptionalField = 'description' | 'features' | 'max_databases' | 'max_database_users' | 'php_workers';
+// Fields a plan may leave out when it is created (the migrations gave existing plans the same defaults).
 const DEFAULT_DATABASES = 10;
 const DEFAULT_PHP_WORKERS = 5;
 
@@ -38,11 +37,8 @@ const duplicateName = () => conflict('already_exists', 'A plan with this name al
 export function plansService(deps: ServiceDeps) {
   const { db } = deps;
 
-  async function load(caller: Caller, id: string): Promise<repo.PlanRow> {
-    const row = await repo.findPlan(db, caller, id);
-    if (!row) throw notFound('plan');
-    return row;
-  }
+  const reads = resourceReads(db, { noun: 'plan', find: repo.findPlan, list: repo.listPlans, show: toPlan });
+  const { load } = reads;
 
   /** Operators change any plan, resellers only their own; global plans are read-only to them. */
   function requireOwner(caller: Caller, plan: repo.PlanRow): void {
@@ -54,19 +50,9 @@ export function plansService(deps: ServiceDeps) {
   }
 
   return {
-    load,
-    async get(caller: Caller, id: string): Promise<Plan> {
-      return toPlan(await load(caller, id));
-    },
+    ...reads,
 
-    async list(caller: Caller, filter: { name?: string; q?: string }, page: PageParams): Promise<Plan[]> {
-      return (await repo.listPlans(db, caller, filter, page)).map(toPlan);
-    },
-
-    async create(
-      caller: Caller,
-      input: Omit<repo.PlanFields, OptionalField> & Partial<Pick<repo.PlanFields, OptionalField>>,
-    ): Promise<Plan> {
+    async create(caller: Caller, input: CreatePlan): Promise<Plan> {
       requireKind(caller, ['operator', 'reseller'], 'create plans');
       requireWritable(caller);
       const resellerId = caller.principal.kind === 'reseller' ? caller.principal.id : null;
@@ -86,7 +72,7 @@ export function plansService(deps: ServiceDeps) {
       }
     },
 
-    async update(caller: Caller, id: string, patch: Partial<repo.PlanFields>, expectedVersion?: number): Promise<Plan> {
+    async update(caller: Caller, id: string, patch: PlanPatch, expectedVersion?: number): Promise<Plan> {
       const current = await load(caller, id);
       requireOwner(caller, current);
       checkVersion(expectedVersion, current.version);

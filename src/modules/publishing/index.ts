@@ -12,3 +12,21 @@ export async function publishEvent(tx: Queryable, e: NewEvent): Promise<string> 
   await enqueueEventDeliveries(tx, { ...e, id: row.id }, JSON.stringify(toEvent(row)));
   return row.id;
 }
+
+/** An account's resource as its events name it. */
+interface OwnedRow {
+  id: string;
+  account_id: string;
+  reseller_id: string | null;
+  version: number;
+}
+
+/** The event of a change to an account's resource (`<type>.<action>` in the caller's words), showing `data`. */
+export const publishResourceEvent = (tx: Queryable, type: string, resource: string, row: OwnedRow, data: unknown) =>
+  publishEvent(tx, {
+    type,
+    accountId: row.account_id,
+    resellerId: row.reseller_id,
+    resource: { type: resource, id: row.id, version: row.version },
+    data,
+  });

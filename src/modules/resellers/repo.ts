@@ -1,24 +1,10 @@
-import type { Queryable } from '../../db/client.js';
 import type { Caller } from '../../auth/caller.js';
-import { pageSql, type PageParams } from '../../db/paging.js';
+import type { Queryable } from '../../db/client.js';
+import { equalityFilters, type PageParams, pageSql } from '../../db/paging.js';
+import type { Reseller, ResellerFields, ResellerListQuery } from './schemas.js';
 
-export interface ResellerRow {
-  id: string;
-  name: string;
-  contact_email: string;
-  status: 'active' | 'suspended';
-  max_accounts: number | null;
-  created_at: string;
-  updated_at: string;
-  version: number;
-}
-
-export interface ResellerFields {
-  name: string;
-  contact_email: string;
-  status: 'active' | 'suspended';
-  max_accounts: number | null;
-}
+/** A row of resellers holds what the API shows. */
+export type ResellerRow = Reseller;
 
 /** Operators see every reseller; a reseller sees itself; accounts see none. */
 function reach(caller: Caller, params: unknown[]): string {
@@ -45,12 +31,12 @@ export async function findReseller(db: Queryable, caller: Caller, id: string): P
 export async function listResellers(
   db: Queryable,
   caller: Caller,
-  filter: { status?: string; q?: string },
+  filter: Omit<ResellerListQuery, 'limit' | 'cursor'>,
   page: PageParams,
 ): Promise<ResellerRow[]> {
   const params: unknown[] = [];
   const where = [reach(caller, params)];
-  if (filter.status) where.push(`status = $${params.push(filter.status)}`);
+  where.push(...equalityFilters(filter, ['status'], '', params));
   if (filter.q) where.push(`strpos(lower(name), lower($${params.push(filter.q)})) > 0`);
   const p = pageSql(page, 'id', params);
   const r = await db.query<ResellerRow>(`SELECT * FROM resellers WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params);

@@ -1,14 +1,15 @@
 import { type Caller, requireKind } from '../../auth/caller.js';
 import { isForeignKeyViolation } from '../../db/errors.js';
-import { conflict, notFound } from '../../lib/errors.js';
+import { conflict } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { checkVersion, staleVersion } from '../../lib/if-match.js';
 import { mergeFields } from '../../lib/merge-patch.js';
-import type { PageParams } from '../../db/paging.js';
 import type { ServiceDeps } from '../deps.js';
+import { resourceReads } from '../reads.js';
 import * as repo from './repo.js';
+import type { CreateReseller, Reseller, ResellerFields } from './schemas.js';
 
-const toReseller = (r: repo.ResellerRow) => ({
+const toReseller = (r: repo.ResellerRow): Reseller => ({
   id: r.id,
   name: r.name,
   contact_email: r.contact_email,
@@ -18,9 +19,8 @@ const toReseller = (r: repo.ResellerRow) => ({
   updated_at: r.updated_at,
   version: r.version,
 });
-export type Reseller = ReturnType<typeof toReseller>;
 
-const fieldsOf = (r: repo.ResellerRow): repo.ResellerFields => ({
+const fieldsOf = (r: repo.ResellerRow): ResellerFields => ({
   name: r.name,
   contact_email: r.contact_email,
   status: r.status,
@@ -30,26 +30,13 @@ const fieldsOf = (r: repo.ResellerRow): repo.ResellerFields => ({
 export function resellersService(deps: ServiceDeps) {
   const { db } = deps;
 
-  async function load(caller: Caller, id: string): Promise<repo.ResellerRow> {
-    const row = await repo.findReseller(db, caller, id);
-    if (!row) throw notFound('reseller');
-    return row;
-  }
+  const reads = resourceReads(db, { noun: 'reseller', find: repo.findReseller, list: repo.listResellers, show: toReseller });
+  const { load } = reads;
 
   return {
-    load,
-    async get(caller: Caller, id: string): Promise<Reseller> {
-      return toReseller(await load(caller, id));
-    },
+    ...reads,
 
-    async list(caller: Caller, filter: { status?: string; q?: string }, page: PageParams): Promise<Reseller[]> {
-      return (await repo.listResellers(db, caller, filter, page)).map(toReseller);
-    },
-
-    async create(
-      caller: Caller,
-      input: Partial<repo.ResellerFields> & { name: string; contact_email: string },
-    ): Promise<Reseller> {
+    async create(caller: Caller, input: CreateReseller): Promise<Reseller> {
       requireKind(caller, ['operator'], 'create resellers');
       const row = await repo.insertReseller(db, newId('rsl'), {
         name: input.name,
@@ -60,7 +47,7 @@ export function resellersService(deps: ServiceDeps) {
       return toReseller(row);
     },
 
-    async update(caller: Caller, id: string, patch: Partial<repo.ResellerFields>, expectedVersion?: number): Promise<Reseller> {
+    async update(caller: Caller, id: string, patch: Partial<ResellerFields>, expectedVersion?: number): Promise<Reseller> {
       const current = await load(caller, id);
       requireKind(caller, ['operator'], 'change resellers');
       checkVersion(expectedVersion, current.version);

@@ -2,8 +2,8 @@ import { operationWorker, syncErrorGauge, type Contribution } from '../../contri
 import { JOBS } from '../../jobs/names.js';
 import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
 import type { Issuer } from '../../tls/issuer.js';
-import type { AcmeChallengeRecords } from '../domains/index.js';
 import type { ServiceDeps } from '../deps.js';
+import type { AcmeChallengeRecords } from '../domains/index.js';
 import { sitesBackupPart } from './backup.js';
 import { certificateJob } from './certificates/issue.js';
 import { certificateRenewal } from './certificates/renewal.js';
@@ -15,9 +15,9 @@ import { deploymentRoutes } from './deployments/routes.js';
 import { deploymentSchemas } from './deployments/schemas.js';
 import { deploymentsService } from './deployments/service.js';
 import { webReconciler } from './reconciler.js';
-import { countWebSyncErrors } from './repo.js';
+import { webUnits } from './repo.js';
 import { siteRoutes } from './routes.js';
-import { runtimeRoutes, runtimeSchemas } from './runtimes.js';
+import { runtimeRoutes } from './runtimes.js';
 import { siteSchemas } from './schemas.js';
 import { siteCancelHandlers, sitesService } from './service.js';
 
@@ -40,7 +40,7 @@ export function sitesModule(
   const deployments = deploymentsService(svc, sites, php);
   const certificates = certificatesService(svc, { sealKey, load: sites.load });
   const contribution: Contribution = {
-    schemas: [...siteSchemas, ...deploymentSchemas, ...runtimeSchemas],
+    schemas: [...siteSchemas, ...deploymentSchemas],
     routes: (app) => {
       siteRoutes(app, sites);
       deploymentRoutes(app, sites, deployments);
@@ -60,7 +60,7 @@ export function sitesModule(
       },
     ],
     loops: [certificateRenewal(svc, onError)],
-    gauges: [syncErrorGauge('web', () => countWebSyncErrors(svc.db))],
+    gauges: [syncErrorGauge('web', () => webUnits.countErrors(svc.db))],
   };
   return {
     contribution,

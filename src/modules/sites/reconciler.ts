@@ -3,18 +3,18 @@ import path from 'node:path';
 import type { Queryable } from '../../db/client.js';
 import { accountHome, currentLink, releasesDir, siteDir } from '../../layout.js';
 import { publicMessage } from '../../lib/errors.js';
+import { unseal } from '../../lib/sealed.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
-import { findAccountById, limitsOf } from '../accounts/index.js';
 import type { SiteSpec } from '../../provisioning/render/nginx.js';
+import { findAccountById, limitsOf } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
+import { requestIssue } from './certificates/issue.js';
+import { findCertificate } from './certificates/repo.js';
 import * as sites from './repo.js';
 import { problem, siteEvent } from './representation.js';
 import { queueWebApply } from './unit.js';
-import { unseal } from '../../lib/sealed.js';
-import { requestIssue } from './certificates/issue.js';
-import { findCertificate } from './certificates/repo.js';
 
 /**
  * The `web.apply` job, the one place that brings the web server to a site's row, its lifecycle
@@ -37,7 +37,7 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
 
   /**
    * Before a server block points at a pool, the account's pools of every version its sites use
-   * exist (SPEC §11: a switch of version never leaves a request without one).
+   * exist (a switch of version never leaves a request without one).
    */
   async function ensurePools(unit: sites.WebUnit, versions: string[]): Promise<void> {
     const own = phpVersion(unit);
@@ -117,8 +117,8 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
       const row = (await sites.findSiteById(tx, unit.id)) as sites.SiteRow;
       if (!failure) {
         // Applied as it now stands, unless it changed while the block was being written.
-        if (syncError !== null) await sites.markWebSyncError(tx, unit.id, syncError);
-        else if (row.version === unit.version + 1) await sites.markWebApplied(tx, unit.id, unit.generation + 1);
+        if (syncError !== null) await sites.webUnits.marks(tx, unit.id).failed(syncError);
+        else if (row.version === unit.version + 1) await sites.webUnits.marks(tx, unit.id).applied(unit.generation + 1);
         else await queueWebApply(tx, jobs, unit.id);
       }
       await siteEvent(tx, failure ? 'site.failed' : 'site.active', row);
@@ -166,10 +166,7 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
         await driver.applySite(await siteSpec(unit));
         await prunePools(unit, account);
       },
-      {
-        applied: (generation) => sites.markWebApplied(db, id, generation),
-        failed: (message) => sites.markWebSyncError(db, id, message),
-      },
+      sites.webUnits.marks(db, id),
     );
   }
 

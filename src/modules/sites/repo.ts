@@ -1,9 +1,10 @@
-import type { Queryable } from '../../db/client.js';
 import { reachSql, type Caller } from '../../auth/caller.js';
-import { pageOfIds, type PageParams } from '../../db/paging.js';
+import type { Queryable } from '../../db/client.js';
+import { equalityFilters, pageOfIds, type PageParams } from '../../db/paging.js';
+import { unitState } from '../../db/unit-state.js';
+import type { Failure } from '../../http/schemas.js';
 import type { PhpSettings } from '../../provisioning/render/php-fpm.js';
 import type { SiteListQuery } from './schemas.js';
-import type { Failure } from '../../http/schemas.js';
 
 type SiteStatus = 'provisioning' | 'active' | 'suspended' | 'failed' | 'deleting';
 
@@ -66,8 +67,7 @@ export type SiteFilter = Omit<SiteListQuery, 'limit' | 'cursor'>;
 export async function listSites(db: Queryable, caller: Caller, f: SiteFilter, page: PageParams): Promise<SiteRow[]> {
   const params: unknown[] = [];
   const where = [reach(caller, params)];
-  if (f.account_id) where.push(`s.account_id = $${params.push(f.account_id)}`);
-  if (f.status) where.push(`s.status = $${params.push(f.status)}`);
+  where.push(...equalityFilters(f, ['account_id', 'status'], 's.', params));
   if (f.q) {
     const n = params.push(f.q);
     where.push(`EXISTS (SELECT 1 FROM site_hostnames h WHERE h.site_id = s.id AND strpos(h.hostname, lower($${n})) > 0)`);
@@ -188,20 +188,8 @@ export async function loadWebUnit(db: Queryable, id: string): Promise<WebUnit | 
   return r.rows[0];
 }
 
-export const markWebApplied = (db: Queryable, id: string, generation: number) =>
-  db.query(
-    `UPDATE sites SET applied_generation = greatest(applied_generation, $2),
-       sync_state = CASE WHEN generation <= $2 THEN 'in_sync' ELSE sync_state END, sync_error = NULL
-     WHERE id = $1`,
-    [id, generation],
-  );
-
-export async function countWebSyncErrors(db: Queryable): Promise<number> {
-  return (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sites WHERE sync_state = 'error'`)).rows[0]?.n ?? 0;
-}
-
-export const markWebSyncError = (db: Queryable, id: string, message: string) =>
-  db.query(`UPDATE sites SET sync_state = 'error', sync_error = $2 WHERE id = $1`, [id, message.slice(0, 1000)]);
+/** The web unit's state lives on the site's row. */
+export const webUnits = unitState('sites', 'id');
 
 export async function findSiteByHostname(db: Queryable, hostname: string): Promise<SiteRow | undefined> {
   const r = await db.query<{ site_id: string }>('SELECT site_id FROM site_hostnames WHERE hostname = $1', [hostname]);

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/client.js';
 import { publicMessage } from '../../lib/errors.js';
-import { publishEvent } from '../publishing/index.js';
+import { publishResourceEvent } from '../publishing/index.js';
 import type { SiteRow } from './repo.js';
 import type { Site } from './schemas.js';
 
@@ -45,14 +45,7 @@ export const toSite = (r: SiteRow): Site => ({
   version: r.version,
 });
 
-export const siteEvent = (tx: Queryable, type: string, r: SiteRow) =>
-  publishEvent(tx, {
-    type,
-    accountId: r.account_id,
-    resellerId: r.reseller_id,
-    resource: { type: 'site', id: r.id, version: r.version },
-    data: toSite(r),
-  });
+export const siteEvent = (tx: Queryable, type: string, r: SiteRow) => publishResourceEvent(tx, type, 'site', r, toSite(r));
 
 /** The problem a failed site operation records (its `error`). */
 export const problem = (err: unknown, code: string) => ({ code, title: 'Provisioning failed', detail: publicMessage(err) });

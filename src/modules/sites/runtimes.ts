@@ -1,21 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../http/routes.js';
-import { Nullable, StringEnum } from '../../http/schemas.js';
 
-const Runtime = Type.Object({
-  name: Type.String({ maxLength: 20, description: "What a site's `runtime` takes: `static` or `php-<major>.<minor>`." }),
-  kind: StringEnum(['static', 'php'] as const),
-  version: Nullable(Type.String({ maxLength: 10, description: 'The PHP version (`8.2`); null for `static`.' })),
-});
-const Runtimes = Type.Object(
-  {
-    data: Type.Array(Runtime, { maxItems: 50 }),
-    default_php: Nullable(Type.String({ maxLength: 20, description: 'The newest PHP installed; null without PHP.' })),
-  },
-  { $id: 'Runtimes', description: 'The runtimes installed on the web host.' },
-);
-
-/** `GET /v1/runtimes` (SPEC §11): `static` and the PHP versions installed on the web host, newest first. */
+/** `GET /v1/runtimes`: `static` and the PHP versions installed on the web host, newest first. */
 export function runtimeRoutes(app: App, phpVersions: readonly string[]): void {
   const php = phpVersions.map((version) => ({ name: `php-${version}`, kind: 'php' as const, version }));
   app.get(
@@ -37,5 +23,3 @@ export function runtimeRoutes(app: App, phpVersions: readonly string[]): void {
     }),
   );
 }
-
-export const runtimeSchemas = [Runtimes];

@@ -120,10 +120,7 @@ export const Site = Type.Object(
       'A website. States: provisioning → active ⇄ suspended; provisioning → failed; any → deleting → gone. A suspended site, or any site of a suspended account, answers 503 with a suspension page.',
   },
 );
-const SiteWithOperation = Type.Object(
-  { ...Site.properties, operation: Type.Ref('Operation') },
-  { $id: 'SiteWithOperation' },
-);
+const SiteWithOperation = Type.Object({ ...Site.properties, operation: Type.Ref('Operation') }, { $id: 'SiteWithOperation' });
 
 export const SiteParams = Type.Object({ site_id: Id('site') }, { additionalProperties: false });
 export const SiteMutable = { aliases: Aliases, runtime: Runtime, php: Type.Optional(PhpInput), tls: Type.Optional(TlsInput) };
@@ -157,4 +154,18 @@ export type CreateSite = Static<typeof CreateSite>;
 /** A PUT or PATCH of a site as the service takes it. */
 export type SitePatch = Partial<Static<ReturnType<typeof Type.Object<typeof SiteMutable>>>>;
 
-export const siteSchemas = [Site, SiteWithOperation];
+/** `GET /v1/runtimes`: what a site's `runtime` may be. */
+const RuntimeSchema = Type.Object({
+  name: Type.String({ maxLength: 20, description: "What a site's `runtime` takes: `static` or `php-<major>.<minor>`." }),
+  kind: StringEnum(['static', 'php'] as const),
+  version: Nullable(Type.String({ maxLength: 10, description: 'The PHP version (`8.2`); null for `static`.' })),
+});
+const Runtimes = Type.Object(
+  {
+    data: Type.Array(RuntimeSchema, { maxItems: 50 }),
+    default_php: Nullable(Type.String({ maxLength: 20, description: 'The newest PHP installed; null without PHP.' })),
+  },
+  { $id: 'Runtimes', description: 'The runtimes installed on the web host.' },
+);
+
+export const siteSchemas = [Site, SiteWithOperation, Runtimes];

@@ -5,27 +5,26 @@ import type { PageParams } from '../../db/paging.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { parseDomainName } from '../../lib/domain-name.js';
 import { conflict, featureUnavailable, invalid, notFound, type FieldError } from '../../lib/errors.js';
-import { DEFAULT_PHP_SETTINGS, type PhpSettings } from '../../provisioning/render/php-fpm.js';
-import type { PhpDriver } from '../../provisioning/driver.js';
 import { isId, newId } from '../../lib/ids.js';
 import { checkVersion, staleVersion } from '../../lib/if-match.js';
 import { mergeFields } from '../../lib/merge-patch.js';
-import type { ServiceDeps } from '../deps.js';
-import * as accounts from '../accounts/index.js';
-import { hasFeature, lockBelowLimit, writableAccount } from '../accounts/index.js';
+import type { PhpDriver } from '../../provisioning/driver.js';
+import { DEFAULT_PHP_SETTINGS, type PhpSettings } from '../../provisioning/render/php-fpm.js';
 import { uncovered } from '../../tls/certificate.js';
-import { deleteCertificate, requestCertificate } from './certificates/repo.js';
-import { requestIssue } from './certificates/issue.js';
-import { SSL_UNAVAILABLE } from './certificates/service.js';
+import * as accounts from '../accounts/index.js';
+import { hasFeature, lockBelowLimit, writableAccount, type AccountHooks } from '../accounts/index.js';
+import type { ServiceDeps } from '../deps.js';
+import { domainNamesOfAccount, type DomainDependent } from '../domains/index.js';
 import * as ops from '../operations/index.js';
 import { toOperation, type CancelHandler } from '../operations/index.js';
+import { requestIssue } from './certificates/issue.js';
+import { deleteCertificate, requestCertificate } from './certificates/repo.js';
+import { SSL_UNAVAILABLE } from './certificates/service.js';
 import { findDeploymentById, setDeploymentStatus } from './deployments/repo.js';
 import * as repo from './repo.js';
-import { queueWebApply, touchWebUnitsOfAccount } from './unit.js';
 import { siteEvent, toSite } from './representation.js';
 import type { CreateSite, Site, SitePatch, TlsSettings } from './schemas.js';
-import type { AccountHooks } from '../accounts/index.js';
-import { domainNamesOfAccount, type DomainDependent } from '../domains/index.js';
+import { queueWebApply, touchWebUnitsOfAccount } from './unit.js';
 
 /** What a site's row holds of what the API writes (its TLS settings beside the certificate's state). */
 interface SiteFields {

@@ -1,6 +1,7 @@
 import type { Contribution } from '../../contribution.js';
 import type { ServiceDeps } from '../deps.js';
-import { tokenRoutes, tokenSchemas } from './routes.js';
+import { tokenRoutes } from './routes.js';
+import { tokenSchemas } from './schemas.js';
 import { tokensService } from './service.js';
 
 export const tokensModule = (svc: ServiceDeps): Contribution => ({

@@ -1,6 +1,6 @@
+import { type Caller, type PrincipalKind, reachSql } from '../../auth/caller.js';
+import type { Scope } from '../../auth/scopes.js';
 import type { Queryable } from '../../db/client.js';
-import type { Caller, PrincipalKind } from '../../auth/caller.js';
-import { reachSql } from '../../auth/caller.js';
 import { pageSql, type PageParams } from '../../db/paging.js';
 
 export interface TokenRow {
@@ -9,7 +9,7 @@ export interface TokenRow {
   principal_kind: PrincipalKind;
   reseller_id: string | null;
   account_id: string | null;
-  scopes: string[];
+  scopes: Scope[];
   account_ids: string[] | null;
   expires_at: string | null;
   allowed_ips: string[];

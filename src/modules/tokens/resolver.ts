@@ -1,6 +1,6 @@
-import type { Queryable } from '../../db/client.js';
 import type { Caller, CallerResolver } from '../../auth/caller.js';
 import { hashSecret, hasValidFormat } from '../../auth/secret.js';
+import type { Queryable } from '../../db/client.js';
 import { cidrMatcher } from '../../lib/cidr.js';
 import { epochMs, type Clock } from '../../lib/time.js';
 import { findBySecretHash, touchLastUsed, type ResolvedTokenRow } from './repo.js';
@@ -21,7 +21,7 @@ export interface TokenResolverOptions {
   db: Queryable;
   clock: Clock;
   ttlMs: number;
-  /** The bootstrap token is exempt from the format rule (SPEC §2). */
+  /** The bootstrap token is exempt from the format rule. */
   bootstrapToken: string | null;
   /** A background refresh or last_used_at write that failed (the request it served went on). */
   onBackgroundError: (err: unknown) => void;

@@ -1,19 +1,20 @@
-import { checkVersion } from '../../lib/if-match.js';
 import { type Caller, type Principal, reachesAccount, requireWritable } from '../../auth/caller.js';
 import { coversAll } from '../../auth/scopes.js';
 import { displayPrefix, generateTokenSecret, hashSecret } from '../../auth/secret.js';
 import type { Db, Queryable } from '../../db/client.js';
-import { cidrWithin, parseCidr } from '../../lib/cidr.js';
-import { AppError, forbidden, invalid, notFound, type FieldError } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
 import type { PageParams } from '../../db/paging.js';
-import type { ServiceDeps } from '../deps.js';
+import { cidrWithin, parseCidr } from '../../lib/cidr.js';
+import { type FieldError, forbidden, insufficientScope, invalid, notFound } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import { checkVersion } from '../../lib/if-match.js';
 import { findAccountById } from '../accounts/index.js';
-import { findReseller } from '../resellers/index.js';
+import type { ServiceDeps } from '../deps.js';
 import { publishEvent } from '../publishing/index.js';
+import { findReseller } from '../resellers/index.js';
 import * as repo from './repo.js';
+import type { CreateToken, Token } from './schemas.js';
 
-const toToken = (r: repo.TokenRow) => ({
+const toToken = (r: repo.TokenRow): Token => ({
   id: r.id,
   name: r.name,
   principal: { kind: r.principal_kind, id: r.account_id ?? r.reseller_id },
@@ -27,16 +28,6 @@ const toToken = (r: repo.TokenRow) => ({
   updated_at: r.updated_at,
   version: r.version,
 });
-export type Token = ReturnType<typeof toToken>;
-
-export interface CreateTokenInput {
-  name: string;
-  principal?: Principal;
-  scopes: string[];
-  account_ids?: string[] | null;
-  expires_at?: string | null;
-  allowed_ips?: string[];
-}
 
 interface Target {
   kind: Principal['kind'];
@@ -88,12 +79,10 @@ export function tokensService(deps: ServiceDeps) {
    * minting token and by the new principal), its lifetime and its addresses. Omitted fields
    * inherit the minting token's; anything broader is a 422 naming the field.
    */
-  async function narrowedFields(caller: Caller, target: Target, input: CreateTokenInput) {
+  async function narrowedFields(caller: Caller, target: Target, input: CreateToken) {
     if (!coversAll(caller.scopes, input.scopes)) {
       const missing = input.scopes.find((s) => !coversAll(caller.scopes, [s]));
-      throw new AppError('insufficient_scope', `The new token cannot have ${missing}: the minting token lacks it.`, {
-        scope: missing,
-      });
+      throw insufficientScope(missing as string, `The new token cannot have ${missing}: the minting token lacks it.`);
     }
     const errors: FieldError[] = [];
     const accountIds = target.kind === 'account' ? null : (input.account_ids ?? caller.accountIds);
@@ -157,7 +146,7 @@ export function tokensService(deps: ServiceDeps) {
       return (await repo.listTokens(db, caller, page)).map(toToken);
     },
 
-    async create(caller: Caller, input: CreateTokenInput): Promise<Token & { secret: string }> {
+    async create(caller: Caller, input: CreateToken): Promise<Token & { secret: string }> {
       requireWritable(caller);
       const target = await resolveTarget(caller, input.principal);
       const { accountIds, expiresAt, allowedIps } = await narrowedFields(caller, target, input);

@@ -6,7 +6,7 @@ import { cidrMatcher, parseCidr } from '../../lib/cidr.js';
 export type Lookup = (host: string) => Promise<{ address: string; family: number }[]>;
 const systemLookup: Lookup = (host) => dnsLookup(host, { all: true, verbatim: true });
 
-// Where a webhook must never reach (SPEC §3): loopback, private, link-local (with the cloud
+// Where a webhook must never reach: loopback, private, link-local (with the cloud
 // metadata address 169.254.169.254), CGNAT (with Alibaba's 100.100.100.200), multicast,
 // reserved and documentation ranges; IPv6 unique-local (with AWS's fd00:ec2::254), link-local,
 // multicast, and the transition prefixes that embed an IPv4 address (NAT64, 6to4). IPv4-mapped
@@ -51,7 +51,7 @@ export interface Target {
 }
 
 /**
- * The SSRF rules of SPEC §3: `https` only, and no address in FORBIDDEN, unless the host
+ * The SSRF rules: `https` only, and no address in FORBIDDEN, unless the host
  * matches BERTH_WEBHOOK_ALLOW_HOSTS (a name, `*.suffix`, or a CIDR for literal addresses);
  * then plain `http` and any address are allowed.
  */

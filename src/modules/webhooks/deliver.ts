@@ -5,12 +5,12 @@ import type { Clock } from '../../lib/time.js';
 import type { NewEvent } from '../events/index.js';
 import { ForbiddenTarget, type AddressPolicy } from './address-policy.js';
 import { lockDelivery, recordAttempt, startClaim, type DeliveryRow, type Outcome } from './deliveries-repo.js';
+import { leaseMs } from './relay.js';
 import { disableWebhook, type WebhookRow } from './repo.js';
 import { toWebhook } from './representation.js';
 import { nextAttemptAt } from './schedule.js';
 import { postWebhook, type SendResult } from './sender.js';
 import { signedHeaders } from './signing.js';
-import { leaseMs } from './relay.js';
 
 export interface DelivererDeps {
   db: Db;

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/client.js';
-import { pageSql, type PageParams } from '../../db/paging.js';
+import { equalityFilters, type PageParams, pageSql } from '../../db/paging.js';
 import type { WebhookRow } from './repo.js';
 
 type DeliveryStatus = 'pending' | 'sending' | 'succeeded' | 'failed';
@@ -80,8 +80,7 @@ export async function listDeliveries(
 ): Promise<DeliveryRow[]> {
   const params: unknown[] = [webhookId];
   const where = ['webhook_id = $1'];
-  if (f.status) where.push(`status = $${params.push(f.status)}`);
-  if (f.event_type) where.push(`event_type = $${params.push(f.event_type)}`);
+  where.push(...equalityFilters(f, ['status', 'event_type'], '', params));
   const p = pageSql(page, 'id', params);
   return (
     await db.query<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params)

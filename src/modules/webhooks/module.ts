@@ -1,15 +1,15 @@
 import type { Contribution } from '../../contribution.js';
+import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import { loadServerKey, subkey } from '../../lib/server-key.js';
-import type { NewEvent } from '../events/index.js';
-import { EVENT_RETENTION_MS } from '../events/index.js';
 import type { ServiceDeps } from '../deps.js';
-import type { Queryable } from '../../db/client.js';
+import { type NewEvent, EVENT_RETENTION_MS } from '../events/index.js';
 import { addressPolicy, type Lookup } from './address-policy.js';
-import { deliveryCounts, pruneDeliveries } from './deliveries-repo.js';
 import { webhookDeliverer } from './deliver.js';
+import { deliveryCounts, pruneDeliveries } from './deliveries-repo.js';
 import { deliveryRelay } from './relay.js';
-import { webhookRoutes, webhookSchemas } from './routes.js';
+import { webhookRoutes } from './routes.js';
+import { webhookSchemas } from './schemas.js';
 import { webhooksService } from './service.js';
 
 export interface WebhooksModuleOptions {

@@ -1,6 +1,7 @@
 import type { Caller, PrincipalKind } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
-import { pageSql, type PageParams } from '../../db/paging.js';
+import { equalityFilters, pageSql, type PageParams } from '../../db/paging.js';
+import type { Webhook, WebhookListQuery } from './schemas.js';
 
 export interface WebhookRow {
   id: string;
@@ -10,9 +11,9 @@ export interface WebhookRow {
   account_ids: string[] | null;
   url: string;
   description: string;
-  event_types: string[];
+  event_types: Webhook['event_types'];
   enabled: boolean;
-  disabled_reason: string | null;
+  disabled_reason: Webhook['disabled_reason'];
   secret_sealed: string;
   previous_secret_sealed: string | null;
   previous_secret_expires_at: string | null;
@@ -69,10 +70,14 @@ export async function findWebhook(db: Queryable, caller: Caller, id: string): Pr
   return (await db.query<WebhookRow>(`SELECT * FROM webhooks WHERE id = $1 AND ${reach(caller, params)}`, params)).rows[0];
 }
 
-export async function listWebhooks(db: Queryable, caller: Caller, enabled: boolean | undefined, page: PageParams) {
+export async function listWebhooks(
+  db: Queryable,
+  caller: Caller,
+  filter: Omit<WebhookListQuery, 'limit' | 'cursor'>,
+  page: PageParams,
+) {
   const params: unknown[] = [];
-  const where = [reach(caller, params)];
-  if (enabled !== undefined) where.push(`enabled = $${params.push(enabled)}`);
+  const where = [reach(caller, params), ...equalityFilters(filter, ['enabled'], '', params)];
   const p = pageSql(page, 'id', params);
   return (await db.query<WebhookRow>(`SELECT * FROM webhooks WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params))
     .rows;

@@ -1,7 +1,8 @@
 import type { AttemptRow, DeliveryRow } from './deliveries-repo.js';
 import type { WebhookRow } from './repo.js';
+import type { Delivery, Webhook } from './schemas.js';
 
-export const toWebhook = (r: WebhookRow) => ({
+export const toWebhook = (r: WebhookRow): Webhook => ({
   id: r.id,
   url: r.url,
   description: r.description,
@@ -18,9 +19,8 @@ export const toWebhook = (r: WebhookRow) => ({
   updated_at: r.updated_at,
   version: r.version,
 });
-export type Webhook = ReturnType<typeof toWebhook>;
 
-const toAttempt = (a: AttemptRow) => ({
+const toAttempt = (a: AttemptRow): Delivery['attempts'][number] => ({
   number: a.number,
   started_at: a.started_at,
   duration_ms: a.duration_ms,
@@ -30,7 +30,7 @@ const toAttempt = (a: AttemptRow) => ({
   next_attempt_at: a.next_attempt_at,
 });
 
-export const toDelivery = (d: DeliveryRow, attempts: AttemptRow[]) => ({
+export const toDelivery = (d: DeliveryRow, attempts: AttemptRow[]): Delivery => ({
   id: d.id,
   webhook_id: d.webhook_id,
   event_id: d.event_id,
@@ -46,4 +46,3 @@ export const toDelivery = (d: DeliveryRow, attempts: AttemptRow[]) => ({
   updated_at: d.updated_at,
   version: d.version,
 });
-export type Delivery = ReturnType<typeof toDelivery>;

@@ -2,7 +2,7 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
-/** Waits before each retry (SPEC §3): after the last, the endpoint is disabled. */
+/** Waits before each retry: after the last, the endpoint is disabled. */
 export const RETRY_DELAYS_MS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR];
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 

@@ -1,27 +1,21 @@
 import { requireWritable, type Caller } from '../../auth/caller.js';
+import type { PageParams } from '../../db/paging.js';
 import { conflict, invalid, notFound, type FieldError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { seal } from '../../lib/sealed.js';
 import { checkVersion, staleVersion } from '../../lib/if-match.js';
-import type { PageParams } from '../../db/paging.js';
+import { seal } from '../../lib/sealed.js';
 import type { ServiceDeps } from '../deps.js';
-import { toEvent } from '../events/index.js';
-import { TEST_EVENT_TYPE } from '../events/index.js';
+import { TEST_EVENT_TYPE, toEvent } from '../events/index.js';
+import { resourceReads } from '../reads.js';
 import type { AddressPolicy } from './address-policy.js';
 import * as deliveries from './deliveries-repo.js';
 import * as repo from './repo.js';
-import { toDelivery, toWebhook, type Delivery, type Webhook } from './representation.js';
+import { toDelivery, toWebhook } from './representation.js';
+import type { CreateWebhook, Delivery, DeliveryListQuery, Webhook, WebhookPatch } from './schemas.js';
 import { generateSigningSecret } from './signing.js';
 
-/** After a rotation the previous secret keeps signing this long (SPEC §3). */
+/** After a rotation the previous secret keeps signing this long. */
 const ROTATION_WINDOW_MS = 24 * 60 * 60 * 1000;
-
-export interface WebhookInput {
-  url: string;
-  event_types: string[];
-  description?: string;
-  enabled?: boolean;
-}
 
 export interface WebhookDeps {
   secretsKey: Buffer;
@@ -33,13 +27,10 @@ export interface WebhookDeps {
 type WithSecret = Webhook & { secret: string };
 
 export function webhooksService({ db, clock }: ServiceDeps, { secretsKey, policy, kick }: WebhookDeps) {
-  async function load(caller: Caller, id: string): Promise<repo.WebhookRow> {
-    const row = await repo.findWebhook(db, caller, id);
-    if (!row) throw notFound('webhook');
-    return row;
-  }
+  const reads = resourceReads(db, { noun: 'webhook', find: repo.findWebhook, list: repo.listWebhooks, show: toWebhook });
+  const { load } = reads;
 
-  async function check(input: Partial<WebhookInput>): Promise<void> {
+  async function check(input: WebhookPatch): Promise<void> {
     const errors: FieldError[] = [];
     if (input.url !== undefined) {
       const problems = policy.urlProblems(input.url);
@@ -64,15 +55,10 @@ export function webhooksService({ db, clock }: ServiceDeps, { secretsKey, policy
   const present = async (d: deliveries.DeliveryRow): Promise<Delivery> => toDelivery(d, await deliveries.attemptsOf(db, [d.id]));
 
   return {
-    load,
-    get: async (caller: Caller, id: string): Promise<Webhook> => toWebhook(await load(caller, id)),
-
-    async list(caller: Caller, filter: { enabled?: boolean }, page: PageParams): Promise<Webhook[]> {
-      return (await repo.listWebhooks(db, caller, filter.enabled, page)).map(toWebhook);
-    },
+    ...reads,
 
     /** The endpoint belongs to the calling principal and sees what it sees (narrowed like its token). */
-    async create(caller: Caller, input: WebhookInput): Promise<WithSecret> {
+    async create(caller: Caller, input: CreateWebhook): Promise<WithSecret> {
       requireWritable(caller);
       await check(input);
       const { kind, id } = caller.principal;
@@ -93,7 +79,7 @@ export function webhooksService({ db, clock }: ServiceDeps, { secretsKey, policy
       return { ...toWebhook(row), secret };
     },
 
-    async update(caller: Caller, id: string, patch: Partial<WebhookInput>, expectedVersion?: number): Promise<Webhook> {
+    async update(caller: Caller, id: string, patch: WebhookPatch, expectedVersion?: number): Promise<Webhook> {
       const current = await load(caller, id);
       requireWritable(caller);
       checkVersion(expectedVersion, current.version);
@@ -157,12 +143,7 @@ export function webhooksService({ db, clock }: ServiceDeps, { secretsKey, policy
       return present((await deliveries.findDelivery(db, w.id, deliveryId)) as deliveries.DeliveryRow);
     },
 
-    async listDeliveries(
-      caller: Caller,
-      webhookId: string,
-      filter: { status?: string; event_type?: string },
-      page: PageParams,
-    ): Promise<Delivery[]> {
+    async listDeliveries(caller: Caller, webhookId: string, filter: DeliveryListQuery, page: PageParams): Promise<Delivery[]> {
       await load(caller, webhookId);
       const rows = await deliveries.listDeliveries(db, webhookId, filter, page);
       const attempts = await deliveries.attemptsOf(

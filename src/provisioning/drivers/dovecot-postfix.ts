@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { runCommand } from '../../lib/run-command.js';
 import { mutex } from '../../lib/mutex.js';
+import { runCommand } from '../../lib/run-command.js';
 import type { MailDriver } from '../driver.js';
 import { mailboxHome, type MailDomainSpec } from '../render/mail.js';
 import { EmbeddedMailDriver, POSTFIX_MAPS } from './embedded-mail.js';

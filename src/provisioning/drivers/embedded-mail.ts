@@ -144,6 +144,6 @@ export class EmbeddedMailDriver implements MailDriver {
 }
 
 // Password hashes are readable by the owner and the group only: the group is the mail server's
-// when the operator gives the maps directory that group with the setgid bit (README).
+// when the operator gives the maps directory that group with the setgid bit (docs/Guides/real-daemons.md).
 const writeIfChanged = (file: string, content: string) =>
   writeFileIfChanged(file, content, path.basename(file) === 'passwd' ? 0o640 : 0o644);

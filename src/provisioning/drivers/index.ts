@@ -1,15 +1,15 @@
 import type { Config } from '../../config.js';
-import type { DatabaseDriver, DnsDriver, MailDriver, PhpDriver, WebDriver } from '../driver.js';
 import { installedPhpVersions, sortVersions } from '../../lib/php-versions.js';
-import { EmbeddedPhpDriver } from './embedded-php.js';
-import { PhpFpmDriver } from './php-fpm.js';
-import { EmbeddedDatabaseDriver } from './embedded-db.js';
-import { MariaDbDatabaseDriver } from './mariadb.js';
+import type { DatabaseDriver, DnsDriver, MailDriver, PhpDriver, WebDriver } from '../driver.js';
 import { DovecotPostfixMailDriver } from './dovecot-postfix.js';
+import { EmbeddedDatabaseDriver } from './embedded-db.js';
 import { EmbeddedDnsDriver } from './embedded-dns.js';
 import { EmbeddedMailDriver } from './embedded-mail.js';
+import { EmbeddedPhpDriver } from './embedded-php.js';
 import { EmbeddedWebDriver } from './embedded-web.js';
+import { MariaDbDatabaseDriver } from './mariadb.js';
 import { NginxWebDriver } from './nginx.js';
+import { PhpFpmDriver } from './php-fpm.js';
 import { PowerDnsDriver } from './powerdns.js';
 
 /** The drivers the configuration chooses (loadConfig has checked each real one has its settings). */

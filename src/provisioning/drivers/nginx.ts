@@ -1,6 +1,6 @@
 import { readFile, rm } from 'node:fs/promises';
-import { runCommand } from '../../lib/run-command.js';
 import { mutex } from '../../lib/mutex.js';
+import { runCommand } from '../../lib/run-command.js';
 import { writeFileAtomic } from '../atomic-write.js';
 import type { WebDriver } from '../driver.js';
 import { renderServerBlock, type SiteSpec } from '../render/nginx.js';

@@ -1,8 +1,8 @@
 import { chmod, chown, mkdir, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { runCommand } from '../../lib/run-command.js';
 import { mutex } from '../../lib/mutex.js';
+import { runCommand } from '../../lib/run-command.js';
 import { writeFileAtomic } from '../atomic-write.js';
 import type { PhpDriver } from '../driver.js';
 import { renderPool, unixUser, type PhpPoolSpec } from '../render/php-fpm.js';

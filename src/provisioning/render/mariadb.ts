@@ -1,5 +1,5 @@
 /**
- * MariaDB statements for an account's databases, users and grants (SPEC §10), from a plain
+ * MariaDB statements for an account's databases, users and grants, from a plain
  * spec. Every identifier and string is checked against a narrow pattern before it is quoted,
  * so a name that got past the API's rules still cannot change a statement's meaning.
  */

@@ -1,5 +1,5 @@
 /**
- * PHP-FPM pools (SPEC §11): one per hosting account and PHP version, running as the account's
+ * PHP-FPM pools: one per hosting account and PHP version, running as the account's
  * Unix user, started on demand, confined to the account's home and temporary directory. A
  * site's own settings travel with each request from nginx (`PHP_VALUE`), so the sites of one
  * account share its pool.

@@ -1,7 +1,7 @@
 import { reachSql, type Caller } from '../../../auth/caller.js';
-import type { Queryable } from '../../../db/client.js';
-import { pageOfIds, type PageParams } from '../../../db/paging.js';
 import type { BackupPartName } from '../../../contribution.js';
+import type { Queryable } from '../../../db/client.js';
+import { equalityFilters, pageOfIds, type PageParams } from '../../../db/paging.js';
 
 export interface ScheduleRow {
   id: string;
@@ -49,7 +49,7 @@ export async function findScheduleById(db: Queryable, id: string): Promise<Sched
 export async function listSchedules(db: Queryable, caller: Caller, f: { account_id?: string }, page: PageParams) {
   const params: unknown[] = [];
   const where = [reach(caller, params)];
-  if (f.account_id) where.push(`s.account_id = $${params.push(f.account_id)}`);
+  where.push(...equalityFilters(f, ['account_id'], 's.', params));
   const p = pageOfIds('backup_schedules', 's', where, page, params);
   return (await db.query<ScheduleRow>(`SELECT ${COLUMNS} ${FROM} WHERE ${p.where} ${p.tail}`, params)).rows;
 }

@@ -1,10 +1,10 @@
 import { periodic } from '../../../jobs/periodic.js';
-import { AppError } from '../../../lib/errors.js';
+import { AppError, conflict } from '../../../lib/errors.js';
 import { findAccountById } from '../../accounts/index.js';
 import type { ServiceDeps } from '../../deps.js';
+import { enqueueBackup } from '../service.js';
 import { nextSlot } from './cron.js';
 import * as schedules from './repo.js';
-import { enqueueBackup } from '../service.js';
 
 /**
  * Runs backup schedules in every process: due slots start a backup (claimed by moving the
@@ -20,7 +20,7 @@ export function backupScheduler(deps: ServiceDeps, onError: (err: unknown) => vo
       if (!(await schedules.claimSlot(tx, s.id, s.next_run_at as string, next, now))) return;
       const account = await findAccountById(tx, s.account_id);
       try {
-        if (!account || account.status === 'terminating') throw new AppError('invalid_state', 'The account is being terminated.');
+        if (!account || account.status === 'terminating') throw conflict('invalid_state', 'The account is being terminated.');
         await enqueueBackup(deps, tx, account, { trigger: 'schedule', schedule_id: s.id, include: s.include });
       } catch (err) {
         // A refused slot (quota, a backup still running) is skipped and said so on the schedule.

@@ -1,16 +1,17 @@
 import { requireWritable, type Caller } from '../../../auth/caller.js';
-import { invalid, notFound } from '../../../lib/errors.js';
+import { BACKUP_PARTS, type BackupPartName } from '../../../contribution.js';
+import { invalid } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { checkVersion, staleVersion } from '../../../lib/if-match.js';
-import type { PageParams } from '../../../db/paging.js';
 import { writableAccount } from '../../accounts/index.js';
 import type { ServiceDeps } from '../../deps.js';
+import { resourceReads } from '../../reads.js';
 import { nextSlot, scheduleErrors } from './cron.js';
-import { BACKUP_PARTS, type BackupPartName } from '../../../contribution.js';
 import * as repo from './repo.js';
 import type { ExpireBeyondRetain } from './retention.js';
+import type { CreateSchedule, Schedule, SchedulePatch } from './schemas.js';
 
-const toSchedule = (r: repo.ScheduleRow) => ({
+const toSchedule = (r: repo.ScheduleRow): Schedule => ({
   id: r.id,
   account_id: r.account_id,
   cron: r.cron,
@@ -25,25 +26,17 @@ const toSchedule = (r: repo.ScheduleRow) => ({
   updated_at: r.updated_at,
   version: r.version,
 });
-export type Schedule = ReturnType<typeof toSchedule>;
-
-export interface ScheduleInput {
-  account_id: string;
-  cron: string;
-  timezone?: string;
-  include?: BackupPartName[];
-  retain: number;
-  enabled?: boolean;
-}
 
 const ordered = (include: BackupPartName[]) => BACKUP_PARTS.filter((p) => include.includes(p));
 
 export function schedulesService({ db, clock }: ServiceDeps, expireBeyondRetain: ExpireBeyondRetain) {
-  async function load(caller: Caller, id: string): Promise<repo.ScheduleRow> {
-    const row = await repo.findSchedule(db, caller, id);
-    if (!row) throw notFound('backup schedule');
-    return row;
-  }
+  const reads = resourceReads(db, {
+    noun: 'backup schedule',
+    find: repo.findSchedule,
+    list: repo.listSchedules,
+    show: toSchedule,
+  });
+  const { load } = reads;
 
   function check(cron: string | undefined, timezone: string | undefined): void {
     const errors = scheduleErrors(cron, timezone);
@@ -51,14 +44,9 @@ export function schedulesService({ db, clock }: ServiceDeps, expireBeyondRetain:
   }
 
   return {
-    load,
-    get: async (caller: Caller, id: string): Promise<Schedule> => toSchedule(await load(caller, id)),
+    ...reads,
 
-    async list(caller: Caller, filter: { account_id?: string }, page: PageParams): Promise<Schedule[]> {
-      return (await repo.listSchedules(db, caller, filter, page)).map(toSchedule);
-    },
-
-    async create(caller: Caller, input: ScheduleInput): Promise<Schedule> {
+    async create(caller: Caller, input: CreateSchedule): Promise<Schedule> {
       const account = await writableAccount(db, caller, input.account_id);
       const timezone = input.timezone ?? 'UTC';
       check(input.cron, timezone);
@@ -80,7 +68,7 @@ export function schedulesService({ db, clock }: ServiceDeps, expireBeyondRetain:
      * A new cron, time zone or re-enabling starts counting slots from now (missed ones are not
      * run); a lower `retain` expires the backups beyond it at once.
      */
-    async update(caller: Caller, id: string, patch: Partial<ScheduleInput>, expectedVersion?: number): Promise<Schedule> {
+    async update(caller: Caller, id: string, patch: SchedulePatch, expectedVersion?: number): Promise<Schedule> {
       const current = await load(caller, id);
       requireWritable(caller);
       checkVersion(expectedVersion, current.version);

@@ -1,15 +1,8 @@
-import type { FieldError } from '../../../lib/errors.js';
-import { invalid } from '../../../lib/errors.js';
+import { type FieldError, invalid } from '../../../lib/errors.js';
 import { mergeFields } from '../../../lib/merge-patch.js';
-import type { StoredEntry } from '../records/repo.js';
+import { type StoredEntry, type ZoneEntry } from '../records/repo.js';
 import { normalizeRecord, type RecordInput } from '../records/validate.js';
-import type { ZoneEntry } from '../records/repo.js';
-
-export interface ChangeRequest {
-  create?: RecordInput[];
-  update?: ({ id: string } & Partial<RecordInput>)[];
-  delete?: string[];
-}
+import type { ChangeRequest } from './schemas.js';
 
 const unknownRecord = (pointer: string): FieldError => ({
   pointer,

@@ -1,9 +1,8 @@
 import type { Queryable } from '../../../db/client.js';
 import { pageSql, type PageParams } from '../../../db/paging.js';
-import type { ChangeRequest } from './change-set.js';
-import type { Failure } from '../../../http/schemas.js';
+import type { ChangeRequest, DnsChange } from './schemas.js';
 
-export type ChangeStatus = 'scheduled' | 'applied' | 'failed' | 'canceled';
+export type ChangeStatus = DnsChange['status'];
 
 export interface ChangeRow {
   id: string;
@@ -12,8 +11,8 @@ export interface ChangeRow {
   apply_at: string | null;
   applied_at: string | null;
   request: ChangeRequest;
-  result: Record<string, unknown> | null;
-  error: Failure | null;
+  result: DnsChange['result'];
+  error: DnsChange['error'];
   created_at: string;
   updated_at: string;
   version: number;

@@ -1,18 +1,19 @@
 import { systemCaller, type Caller } from '../../../auth/caller.js';
 import type { Queryable } from '../../../db/client.js';
-import { AppError, conflict, notFound } from '../../../lib/errors.js';
-import { newId } from '../../../lib/ids.js';
 import type { PageParams } from '../../../db/paging.js';
 import { JOBS } from '../../../jobs/names.js';
+import { AppError, conflict, notFound } from '../../../lib/errors.js';
+import { newId } from '../../../lib/ids.js';
 import type { ServiceDeps } from '../../deps.js';
+import { publishEvent } from '../../publishing/index.js';
+import type { RecordsService } from '../records/service.js';
 import { findDomainById, type DomainRow } from '../repo.js';
 import type { DomainsService } from '../service.js';
-import { publishEvent } from '../../publishing/index.js';
-import { changeSetEdit, type ChangeRequest } from './change-set.js';
+import { changeSetEdit } from './change-set.js';
 import * as repo from './repo.js';
-import type { RecordsService } from '../records/service.js';
+import type { ChangeRequest, DnsChange } from './schemas.js';
 
-const toChange = (r: repo.ChangeRow) => ({
+const toChange = (r: repo.ChangeRow): DnsChange => ({
   id: r.id,
   domain_id: r.domain_id,
   status: r.status,
@@ -27,7 +28,6 @@ const toChange = (r: repo.ChangeRow) => ({
   updated_at: r.updated_at,
   version: r.version,
 });
-export type DnsChange = ReturnType<typeof toChange>;
 
 /** The scheduler acts for nobody in particular: it may apply any scheduled change. */
 const SCHEDULER = systemCaller('scheduler');

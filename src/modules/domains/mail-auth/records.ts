@@ -1,7 +1,6 @@
 import { generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { ZoneEntry } from '../records/repo.js';
-import type { StoredEntry } from '../records/repo.js';
+import { type ZoneEntry, type StoredEntry } from '../records/repo.js';
 import type { ZoneEdit } from '../zone/edit.js';
 
 /** How long a retired DKIM key stays published after a rotation: mail signed with it still verifies. */

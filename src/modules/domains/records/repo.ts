@@ -1,5 +1,5 @@
 import { manyRows, type Queryable } from '../../../db/client.js';
-import { pageSql, type PageParams } from '../../../db/paging.js';
+import { equalityFilters, type PageParams, pageSql } from '../../../db/paging.js';
 
 /** A record as the zone rules see it: new ones have no id yet. */
 export interface ZoneEntry {
@@ -87,8 +87,7 @@ export async function listRecords(
 ): Promise<RecordRow[]> {
   const params: unknown[] = [domainId];
   const where = ['domain_id = $1'];
-  if (f.name) where.push(`name = $${params.push(f.name)}`);
-  if (f.type) where.push(`type = $${params.push(f.type)}`);
+  where.push(...equalityFilters(f, ['name', 'type'], '', params));
   const p = pageSql(page, 'id', params);
   return (await db.query<RecordRow>(`SELECT * FROM dns_records WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params))
     .rows;

@@ -1,18 +1,19 @@
 import { type Caller, requireWritable } from '../../../auth/caller.js';
-import { AppError, invalid, notFound, type FieldError } from '../../../lib/errors.js';
+import { type FieldError, invalid, notFound, preconditionRequired } from '../../../lib/errors.js';
 import { checkVersion } from '../../../lib/if-match.js';
 import { mergeFields } from '../../../lib/merge-patch.js';
-import type { ServiceDeps } from '../../deps.js';
 import * as accounts from '../../accounts/index.js';
+import type { ServiceDeps } from '../../deps.js';
 import * as domains from '../repo.js';
-import { toRecord, type DnsRecord } from '../representation.js';
+import { toRecord } from '../representation.js';
 import type { DomainsService } from '../service.js';
 import type { ZoneDiff } from '../zone/change.js';
 import { zoneEditor, type ZoneEdit, type ZoneEditOptions } from '../zone/edit.js';
-import * as repo from './repo.js';
 import { parseZoneFile } from '../zone/parser.js';
-import { normalizeRecord, type RecordInput } from './validate.js';
+import * as repo from './repo.js';
 import type { ZoneEntry } from './repo.js';
+import type { DnsRecord, RecordPatch, SyncResult } from './schemas.js';
+import { normalizeRecord, type RecordInput } from './validate.js';
 
 const managedError = (): FieldError => ({
   pointer: '',
@@ -27,16 +28,6 @@ function existing(entries: repo.StoredEntry[], id: string, expectedVersion: numb
   if (row.managed) throw invalid([managedError()]);
   checkVersion(expectedVersion, row.version);
   return row;
-}
-
-export interface SyncResult {
-  created: Omit<ZoneEntry, 'id' | 'managed'>[];
-  updated: Omit<ZoneEntry, 'id' | 'managed'>[];
-  deleted: Omit<ZoneEntry, 'id' | 'managed'>[];
-  unchanged: number;
-  serial: number;
-  zone_version: number;
-  dry_run: boolean;
 }
 
 /** Record writes: each one validated against the whole zone, committed with one serial bump. */
@@ -79,10 +70,7 @@ export function recordsService(deps: ServiceDeps, domainsSvc: DomainsService) {
       },
     ): Promise<SyncResult> {
       if (options.zoneVersion === undefined) {
-        throw new AppError(
-          'precondition_required',
-          'Replacing the zone needs If-Match with the zone ETag (GET /v1/domains/{domain}).',
-        );
+        throw preconditionRequired('Replacing the zone needs If-Match with the zone ETag (GET /v1/domains/{domain}).');
       }
       let deleted: ZoneEntry[] = [];
       let unchanged = 0;
@@ -171,13 +159,7 @@ export function recordsService(deps: ServiceDeps, domainsSvc: DomainsService) {
     },
 
     /** PUT and PATCH: the merged record is validated like a new one. */
-    async update(
-      caller: Caller,
-      ref: string,
-      id: string,
-      patch: Partial<RecordInput>,
-      expectedVersion?: number,
-    ): Promise<DnsRecord> {
+    async update(caller: Caller, ref: string, id: string, patch: RecordPatch, expectedVersion?: number): Promise<DnsRecord> {
       const { domain } = await changeZone(caller, ref, (zone, entries) => {
         // Checked on the row read under the zone lock: of two writers with one ETag, one wins.
         const row = existing(entries, id, expectedVersion);

@@ -5,18 +5,15 @@ import { RECORD_TYPES } from '../../../lib/record-types.js';
 import { DEFAULT_TTL } from '../zone/template.js';
 import { ds, sshfp, svcb, tlsa } from './rdata.js';
 import type { ZoneEntry } from './repo.js';
+import type { CreateRecord } from './schemas.js';
 
-/** DNS record rules of SPEC §3, as pure functions: one record, then the set it lands in. */
+/** DNS record rules, as pure functions: one record, then the set it lands in. */
 
 /** Every type but SOA, which the API maintains. */
 const WRITABLE_TYPES = RECORD_TYPES.filter((t) => t !== 'SOA');
 
-export interface RecordInput {
-  name: string;
-  type: string;
-  ttl?: number;
-  content: string;
-}
+/** A record as a client writes it; an imported zone file's may name any type (refused here). */
+export type RecordInput = Omit<CreateRecord, 'type'> & { type: string };
 
 const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
 const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ServiceDeps } from '../../deps.js';
 import { findAccountById, type AccountRow } from '../../accounts/index.js';
-import * as domains from '../repo.js';
+import type { ServiceDeps } from '../../deps.js';
 import type { StoredEntry } from '../records/repo.js';
+import * as domains from '../repo.js';
 import { zoneEditor } from './edit.js';
 
 const OWNER = '_acme-challenge';
@@ -14,7 +14,7 @@ export interface ProofsInZone {
 }
 
 /**
- * ACME DNS-01 proofs (SPEC §9) as managed TXT records at `_acme-challenge.<name>` in the zone of
+ * ACME DNS-01 proofs as managed TXT records at `_acme-challenge.<name>` in the zone of
  * the account that holds the name (the longest of its domains that covers it). Managed records
  * are the API's: owners see them but cannot change or delete them, and a sync keeps them.
  */

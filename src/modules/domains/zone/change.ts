@@ -1,11 +1,11 @@
 import type { Queryable } from '../../../db/client.js';
-import { nextSerial } from '../../../lib/soa-serial.js';
-import { staleVersion } from '../../../lib/if-match.js';
 import { JOBS } from '../../../jobs/names.js';
+import { staleVersion } from '../../../lib/if-match.js';
+import { nextSerial } from '../../../lib/soa-serial.js';
 import type { ServiceDeps } from '../../deps.js';
 import { publishEvent } from '../../publishing/index.js';
-import * as repo from '../repo.js';
 import { setSoaContent } from '../records/repo.js';
+import * as repo from '../repo.js';
 import { toDomain } from '../representation.js';
 import { soaContent } from './template.js';
 

@@ -3,14 +3,14 @@ import { isUniqueViolation } from '../../../db/errors.js';
 import { conflict, invalid, quotaExceeded } from '../../../lib/errors.js';
 import { newId } from '../../../lib/ids.js';
 import { checkVersion } from '../../../lib/if-match.js';
-import type { ServiceDeps } from '../../deps.js';
 import type * as accounts from '../../accounts/index.js';
 import { limitsOf } from '../../accounts/index.js';
+import type { ServiceDeps } from '../../deps.js';
+import * as repo from '../records/repo.js';
+import type { ZoneEntry } from '../records/repo.js';
+import { checkZone } from '../records/validate.js';
 import * as domains from '../repo.js';
 import { zoneCommitter, type ZoneDiff } from './change.js';
-import * as repo from '../records/repo.js';
-import { checkZone } from '../records/validate.js';
-import type { ZoneEntry } from '../records/repo.js';
 
 /** What a change does to a zone: the records after it, those written (with their request pointers), those removed. */
 export interface ZoneEdit {

@@ -1,7 +1,5 @@
-import type { StoredEntry } from '../records/repo.js';
-import type { ZoneEntry } from '../records/repo.js';
+import { type StoredEntry, type ZoneEntry, type NewRecord } from '../records/repo.js';
 import type { ZoneEdit } from './edit.js';
-import type { NewRecord } from '../records/repo.js';
 
 const isSpf = (e: Pick<ZoneEntry, 'type' | 'content'>) => e.type === 'TXT' && /^v=spf1(\s|$)/i.test(e.content);
 

@@ -1,7 +1,7 @@
 import { newId } from '../../../lib/ids.js';
 import type { NewRecord } from '../records/repo.js';
 
-/** What new zones are made of, from the provider's configuration (SPEC §3 Domains). */
+/** What new zones are made of, from the provider's configuration. */
 export interface ZoneDefaults {
   nameservers: readonly string[];
   webIpv4: string | null;

@@ -6,13 +6,13 @@ import { requestIssue } from './issue.js';
 import * as repo from './repo.js';
 
 const DAY = 86_400_000;
-/** `site.certificate.expiring` this long before a served certificate's end (SPEC §9). */
+/** `site.certificate.expiring` this long before a served certificate's end. */
 const EXPIRING_NOTICE_MS = 14 * DAY;
 /** A claimed certificate is not claimed again for this long, unless its job records an outcome first. */
 const CLAIM_MS = 60 * 60_000;
 
 /**
- * Renewal in every process (SPEC §9): automatic certificates due for renewal, and failed ones
+ * Renewal in every process: automatic certificates due for renewal, and failed ones
  * past their backoff, get an issuance job — once each, however many processes look, because a
  * claim moves the row's `retry_at` on in the same transaction as the job. Certificates close to
  * their end are announced once.

@@ -1,22 +1,11 @@
 import type { Queryable } from '../../../db/client.js';
-import type { Failure } from '../../../http/schemas.js';
+import type { StoredCertificate } from '../../issuers/index.js';
 
-export interface CertificateRow {
+/** A site's certificate: the names it covers and where its issuance stands. */
+export interface CertificateRow extends StoredCertificate {
   site_id: string;
   status: 'pending' | 'active' | 'failed';
-  issuer: 'acme' | 'internal' | 'custom' | null;
   names: string[];
-  serial: string | null;
-  not_before: Date | null;
-  not_after: Date | null;
-  renew_after: Date | null;
-  fingerprint_sha256: string | null;
-  certificate_pem: string | null;
-  chain_pem: string;
-  private_key_sealed: string | null;
-  error: Failure | null;
-  failures: number;
-  retry_at: Date | null;
 }
 
 export async function findCertificate(db: Queryable, siteId: string): Promise<CertificateRow | undefined> {

@@ -3,13 +3,11 @@ import { Type } from 'typebox';
 import { callerOf } from '../../../http/auth.js';
 import { ifMatchVersion } from '../../../http/etag.js';
 import type { App } from '../../../http/routes.js';
-import { Id, IfMatchHeaders } from '../../../http/schemas.js';
+import { IfMatchHeaders } from '../../../http/schemas.js';
+import { SiteParams } from '../schemas.js';
 import type { SitesService } from '../service.js';
+import { CustomCertificate } from './schemas.js';
 import type { CertificatesService } from './service.js';
-
-const Pem = (description: string, maxLength = 65_536) => Type.String({ minLength: 1, maxLength, description });
-
-const SiteParams = Type.Object({ site_id: Id('site') }, { additionalProperties: false });
 
 export function certificateRoutes(app: App, sites: SitesService, svc: CertificatesService): void {
   const tags = ['sites'];
@@ -23,7 +21,8 @@ export function certificateRoutes(app: App, sites: SitesService, svc: Certificat
         tags,
         operationId: 'getSiteCertificate',
         summary: "Get a site's certificate",
-        description: '404 `not_found` while the site has none (mode `none`, or the first certificate not issued yet).',
+        description:
+          'The certificate the site serves, with its chain (its private key never). 404 `not_found` while the site has none (mode `none`, or the first certificate not issued yet).',
         params: SiteParams,
         response: { 200: Type.Ref('Certificate') },
       },
@@ -43,14 +42,7 @@ export function certificateRoutes(app: App, sites: SitesService, svc: Certificat
           "The site's `tls.mode` becomes `custom` and the web server serves this certificate. 422 with a pointer when the key does not match the certificate (`key_mismatch`), the certificate is expired or not yet valid, its names do not cover the hostname and every alias (`names_not_covered`, naming the missing ones), the chain does not lead to the leaf (`broken_chain`), or the key is not RSA ≥ 2048 or ECDSA P-256/P-384 (`unsupported_key`). 403 `feature_unavailable` when the plan lacks `ssl`. `If-Match` takes the site's ETag. The key is stored sealed and never returned.",
         params: SiteParams,
         headers: IfMatchHeaders,
-        body: Type.Object(
-          {
-            certificate_pem: Pem('The leaf certificate (PEM); intermediates after it count as the chain.', 262_144),
-            private_key_pem: Pem('Its unencrypted private key (PEM, PKCS#8 or traditional).', 16_384),
-            chain_pem: Type.Optional(Type.String({ maxLength: 262_144, description: 'Intermediates, issuer first (PEM).' })),
-          },
-          { additionalProperties: false },
-        ),
+        body: CustomCertificate,
         response: { 200: Type.Ref('Certificate') },
       },
     },

@@ -4,20 +4,21 @@ import { conflict, featureUnavailable, invalid, notFound } from '../../../lib/er
 import { checkVersion, staleVersion } from '../../../lib/if-match.js';
 import { seal } from '../../../lib/sealed.js';
 import { describeCertificate } from '../../../tls/certificate.js';
-import { checkCustomCertificate, type CustomCertificateInput } from '../../../tls/validate.js';
-import type { ServiceDeps } from '../../deps.js';
+import { checkCustomCertificate } from '../../../tls/validate.js';
 import { hasFeature, writableAccount } from '../../accounts/index.js';
+import type { ServiceDeps } from '../../deps.js';
 import { toCertificate } from '../../issuers/index.js';
 import * as sites from '../repo.js';
 import { siteEvent } from '../representation.js';
 import { queueWebApply } from '../unit.js';
 import * as repo from './repo.js';
+import type { CustomCertificate } from './schemas.js';
 
-/** A plan without `ssl` gets no certificate (SPEC §9). */
+/** A plan without `ssl` gets no certificate. */
 export const SSL_UNAVAILABLE = () => featureUnavailable('ssl', "The account's plan does not include HTTPS certificates (`ssl`).");
 
 /**
- * The certificate of a site as a sub-resource (SPEC §9): read it, upload a custom one, and read
+ * The certificate of a site as a sub-resource: read it, upload a custom one, and read
  * the internal CA's root. `load` is the sites service's: the site in the caller's reach, or 404.
  */
 export function certificatesService(
@@ -38,7 +39,7 @@ export function certificatesService(
      * Checks and stores an uploaded certificate; the site's mode becomes `custom` and the web
      * server serves it. `expectedVersion` is the site's (If-Match).
      */
-    async putCustom(caller: Caller, siteId: string, input: CustomCertificateInput, expectedVersion?: number) {
+    async putCustom(caller: Caller, siteId: string, input: CustomCertificate, expectedVersion?: number) {
       const site = await o.load(caller, siteId);
       const account = await writableAccount(db, caller, site.account_id);
       checkVersion(expectedVersion, site.version);

@@ -1,6 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { rename, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { currentLink, releaseDir, siteDir } from '../../../layout.js';
 import type { ServiceDeps } from '../../deps.js';
 import * as ops from '../../operations/index.js';

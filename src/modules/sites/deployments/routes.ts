@@ -2,11 +2,10 @@ import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { callerOf } from '../../../http/auth.js';
-import { listRoute } from '../../../http/crud.js';
-import { sendResource } from '../../../http/etag.js';
-import { unsupportedMediaType } from '../../../http/errors.js';
+import { itemRoute, listRoute } from '../../../http/crud.js';
 import { sendAccepted, type App } from '../../../http/routes.js';
-import { PageQuery } from '../../../http/schemas.js';
+import { PageOnlyQuery } from '../../../http/schemas.js';
+import { unsupportedMediaType } from '../../../lib/errors.js';
 import { SiteParams } from '../schemas.js';
 import type { SitesService } from '../service.js';
 import { ARCHIVE_TYPES, DeploymentParams } from './schemas.js';
@@ -16,7 +15,6 @@ import type { DeploymentsService } from './service.js';
 export function deploymentRoutes(app: App, sites: SitesService, deployments: DeploymentsService): void {
   const tags = ['sites'];
   const reach = async (req: FastifyRequest) => sites.load(callerOf(req), (req.params as { site_id: string }).site_id);
-  const item = { config: { scope: 'sites:read' as const, reach } };
   const write = { config: { scope: 'sites:write' as const, reach } };
 
   listRoute(app, {
@@ -29,44 +27,40 @@ export function deploymentRoutes(app: App, sites: SitesService, deployments: Dep
     scope: 'sites:read',
     params: SiteParams,
     reach,
-    querystring: Type.Object(PageQuery, { additionalProperties: false }),
+    querystring: PageOnlyQuery,
     item: 'Deployment',
     list: (caller, _query, page, req) => deployments.list(caller, (req.params as { site_id: string }).site_id, page),
   });
 
-  app.get(
-    '/v1/sites/:site_id/deployments/:deployment_id',
-    {
-      ...item,
-      schema: {
-        tags,
-        operationId: 'getDeployment',
-        description: 'Its `status` (`pending`, `live`, `superseded`, `pruned`, `failed`), sizes and, when it failed, why.',
-        summary: 'Get a deployment',
-        params: DeploymentParams,
-        response: { 200: Type.Ref('Deployment') },
-      },
-    },
-    async (req, reply) =>
-      sendResource(req, reply, await deployments.get(callerOf(req), req.params.site_id, req.params.deployment_id)),
-  );
+  itemRoute(app, {
+    method: 'GET',
+    path: '/v1/sites/:site_id/deployments/:deployment_id',
+    tags,
+    operationId: 'getDeployment',
+    summary: 'Get a deployment',
+    description: 'Its `status` (`pending`, `live`, `superseded`, `pruned`, `failed`), sizes and, when it failed, why.',
+    scope: 'sites:read',
+    reach,
+    params: DeploymentParams,
+    response: 'Deployment',
+    run: (caller, p) => deployments.get(caller, p.site_id, p.deployment_id),
+  });
 
-  app.post(
-    '/v1/sites/:site_id/deployments/:deployment_id/activate',
-    {
-      ...write,
-      schema: {
-        tags,
-        operationId: 'activateDeployment',
-        summary: 'Roll back (or forward) to a kept release',
-        description: '202 with a `site.deploy` operation that switches the release live.',
-        params: DeploymentParams,
-        response: { 202: Type.Ref('DeploymentWithOperation') },
-      },
-    },
-    async (req, reply) =>
-      sendAccepted(reply, await deployments.activate(callerOf(req), req.params.site_id, req.params.deployment_id)),
-  );
+  itemRoute(app, {
+    method: 'POST',
+    path: '/v1/sites/:site_id/deployments/:deployment_id/activate',
+    tags,
+    operationId: 'activateDeployment',
+    summary: 'Roll back (or forward) to a kept release',
+    description:
+      'Makes a kept release live again (a rollback, or forward again): 202 with a `site.deploy` operation that switches it.',
+    scope: 'sites:write',
+    reach,
+    params: DeploymentParams,
+    response: 'DeploymentWithOperation',
+    accepted: true,
+    run: (caller, p) => deployments.activate(caller, p.site_id, p.deployment_id),
+  });
 
   // The archive route parses its own body: the raw request stream goes to disk, never into memory.
   app.register(async (scope: App) => {

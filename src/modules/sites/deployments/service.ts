@@ -3,16 +3,6 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Caller } from '../../../auth/caller.js';
-import type { PageParams } from '../../../db/paging.js';
-import { JOBS } from '../../../jobs/names.js';
-import { AppError, conflict, invalid, notFound, quotaExceeded } from '../../../lib/errors.js';
-import { isId, newId } from '../../../lib/ids.js';
-import type { PhpDriver } from '../../../provisioning/driver.js';
-import type { ServiceDeps } from '../../deps.js';
-import { limitsOf, writableAccount } from '../../accounts/index.js';
-import * as ops from '../../operations/index.js';
-import { toOperation } from '../../operations/index.js';
 import {
   ArchiveRefused,
   ArchiveTooLarge,
@@ -20,7 +10,17 @@ import {
   unpackArchive,
   type ArchiveFormat,
 } from '../../../archives/unpack.js';
+import type { Caller } from '../../../auth/caller.js';
+import type { PageParams } from '../../../db/paging.js';
+import { JOBS } from '../../../jobs/names.js';
 import { releaseDir, releasesDir, siteDir, stagingDir } from '../../../layout.js';
+import { conflict, invalid, notFound, payloadTooLarge, quotaExceeded } from '../../../lib/errors.js';
+import { isId, newId } from '../../../lib/ids.js';
+import type { PhpDriver } from '../../../provisioning/driver.js';
+import { limitsOf, writableAccount } from '../../accounts/index.js';
+import type { ServiceDeps } from '../../deps.js';
+import * as ops from '../../operations/index.js';
+import { toOperation } from '../../operations/index.js';
 import type * as sites from '../repo.js';
 import type { SitesService } from '../service.js';
 import * as repo from './repo.js';
@@ -155,8 +155,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
 }
 export type DeploymentsService = ReturnType<typeof deploymentsService>;
 
-const tooLarge = (max: number) =>
-  new AppError('payload_too_large', `Archives may be at most ${max} bytes (BERTH_DEPLOY_MAX_MB).`, { limit: max });
+const tooLarge = (max: number) => payloadTooLarge(`Archives may be at most ${max} bytes (BERTH_DEPLOY_MAX_MB).`, max);
 
 function refusal(err: unknown, maxBytes: number, diskQuota: number): unknown {
   if (err instanceof UploadTooLarge) return tooLarge(maxBytes);

@@ -1,0 +1,29 @@
+import type { Queryable } from './client.js';
+
+/**
+ * The state every apply unit keeps in its table: `generation` (bumped by each change),
+ * `applied_generation`, `sync_state` and `sync_error`. `table` and `key` are the owning
+ * module's constants, never input; the owner's SQL writes its own table through this.
+ */
+export function unitState(table: string, key: string) {
+  return {
+    /** How an apply of `id` is recorded: the generation applied (in sync unless it changed meanwhile), or why it failed. */
+    marks: (db: Queryable, id: string) => ({
+      applied: (generation: number) =>
+        db.query(
+          `UPDATE ${table} SET applied_generation = greatest(applied_generation, $2),
+             sync_state = CASE WHEN generation <= $2 THEN 'in_sync' ELSE sync_state END, sync_error = NULL
+           WHERE ${key} = $1`,
+          [id, generation],
+        ),
+      failed: (message: string) =>
+        db.query(`UPDATE ${table} SET sync_state = 'error', sync_error = $2 WHERE ${key} = $1`, [id, message.slice(0, 1000)]),
+    }),
+    /** Units whose last apply failed (the `berth_sync_errors` gauge). */
+    async countErrors(db: Queryable): Promise<number> {
+      return (
+        (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE sync_state = 'error'`)).rows[0]?.n ?? 0
+      );
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { Type, type Static } from 'typebox';
+import { Email, Id, Name, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import { LimitSchemas } from '../plans/index.js';
+
+/** Hosting accounts as the API shows and takes them: each shape declared once (validator, type, document). */
+
+const Status = StringEnum(['active', 'suspended', 'terminating'] as const);
+export type AccountStatus = Static<typeof Status>;
+const Username = Type.String({
+  pattern: '^[a-z][a-z0-9]{2,31}$',
+  minLength: 3,
+  maxLength: 32,
+  description: 'Unique and immutable.',
+});
+const Limits = Type.Object(LimitSchemas, { description: "The plan's limits with the account's overrides applied." });
+const Overrides = Type.Partial(Type.Object(LimitSchemas), {
+  additionalProperties: false,
+  description: "Per-account limits that replace the plan's.",
+});
+const Count = (d: string) => Type.Integer({ minimum: 0, maximum: 2_000_000_000, format: 'int32', description: d });
+const UsageSchema = Type.Object({
+  sites: Count('Websites'),
+  domains: Count('Domains'),
+  email_accounts: Count('Mailboxes'),
+  databases: Count('MariaDB databases'),
+  database_users: Count('MariaDB users'),
+  disk_bytes: Type.Integer({
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    format: 'int64',
+    description: "Measured from the files on disk, plus the databases' size on the database server",
+  }),
+  backups: Count('Retained backups'),
+});
+export type Usage = Static<typeof UsageSchema>;
+
+export const Account = Type.Object(
+  {
+    id: Id('acc'),
+    username: Username,
+    display_name: Name,
+    contact_email: Email,
+    plan_id: Id('pln'),
+    reseller_id: Nullable(Id('rsl')),
+    status: Status,
+    suspension: Nullable(Type.Object({ reason: Type.String({ maxLength: 500 }), suspended_at: Timestamp })),
+    limits: Limits,
+    limit_overrides: Overrides,
+    usage: Type.Optional(
+      Type.Unsafe<Usage>({
+        ...UsageSchema,
+        description: 'Live usage; present on single-account responses, omitted from lists (it is measured from disk).',
+      }),
+    ),
+    ...ResourceMeta,
+  },
+  { $id: 'Account', description: 'A hosting account. States: active ⇄ suspended; active|suspended → terminating → gone.' },
+);
+export type Account = Static<typeof Account>;
+
+const AccountWithOperation = Type.Object(
+  { ...Account.properties, operation: Type.Ref('Operation') },
+  { $id: 'AccountTermination' },
+);
+
+export const AccountUsage = Type.Object({
+  account_id: Id('acc'),
+  limits: Limits,
+  usage: UsageSchema,
+  exceeded: Type.Array(
+    Type.Object({
+      limit: Type.String({ maxLength: 50 }),
+      allowed: Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+      usage: Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    }),
+    { maxItems: 10 },
+  ),
+});
+
+export const AccountMutable = { display_name: Name, contact_email: Email, plan_id: Id('pln'), limit_overrides: Overrides };
+export type AccountFields = Static<ReturnType<typeof Type.Object<typeof AccountMutable>>>;
+
+export const CreateAccount = Type.Object(
+  {
+    username: Username,
+    display_name: Type.Optional(Name),
+    contact_email: Email,
+    plan_id: Id('pln'),
+    reseller_id: Type.Optional(Nullable(Id('rsl'))),
+    limit_overrides: Type.Optional(Overrides),
+  },
+  { additionalProperties: false },
+);
+export type CreateAccount = Static<typeof CreateAccount>;
+
+export const AccountListQuery = Type.Object(
+  {
+    ...PageQuery,
+    status: Type.Optional(Status),
+    reseller_id: Type.Optional(Id('rsl')),
+    plan_id: Type.Optional(Id('pln')),
+    username: Type.Optional(Type.String({ maxLength: 32 })),
+    q: Type.Optional(
+      Type.String({ maxLength: 200, description: 'Case-insensitive substring of the username or the display name.' }),
+    ),
+    updated_since: Type.Optional(Timestamp),
+  },
+  { additionalProperties: false },
+);
+export type AccountListQuery = Static<typeof AccountListQuery>;
+
+export const accountSchemas = [Account, AccountWithOperation];

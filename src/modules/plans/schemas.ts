@@ -1,0 +1,78 @@
+import { Type, type Static } from 'typebox';
+import { Id, Name, Nullable, PageQuery, ResourceMeta, StringEnum } from '../../http/schemas.js';
+
+/** Plans as the API shows and takes them: each shape declared once (validator, type, document). */
+
+const Limit = (description: string) => Type.Integer({ minimum: 0, maximum: 2_000_000_000, format: 'int32', description });
+/** Every limit of a plan; an account's overrides and effective limits have the same fields. */
+export const LimitSchemas = {
+  max_sites: Limit('Websites'),
+  max_domains: Limit('Domains'),
+  max_email_accounts: Limit('Mailboxes'),
+  max_email_quota_mb: Limit('Largest quota of one mailbox, MiB'),
+  disk_quota_mb: Limit('Disk for the whole account, MiB'),
+  max_backups: Limit('Retained backups'),
+  max_dns_records_per_domain: Limit('DNS records per domain'),
+  max_databases: Limit('MariaDB databases. Optional when a plan is created or replaced: 10 if never given.'),
+  max_database_users: Limit('MariaDB users. Optional when a plan is created or replaced: 10 if never given.'),
+  php_workers: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    format: 'int32',
+    description:
+      "PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.",
+  }),
+};
+export type LimitField = keyof typeof LimitSchemas;
+export type Limits = Record<LimitField, number>;
+export const LIMIT_FIELDS = Object.keys(LimitSchemas) as LimitField[];
+
+const Features = Type.Array(StringEnum(['ssl', 'php', 'backups'] as const), { maxItems: 3, uniqueItems: true });
+const Description = Type.String({ maxLength: 2000 });
+
+export const Plan = Type.Object(
+  {
+    id: Id('pln'),
+    reseller_id: Nullable(Id('rsl')),
+    name: Name,
+    description: Description,
+    ...LimitSchemas,
+    features: Features,
+    ...ResourceMeta,
+  },
+  { $id: 'Plan', description: 'Limits for hosting accounts. `reseller_id` null: a global plan of the operator.' },
+);
+export type Plan = Static<typeof Plan>;
+export type PlanFeature = Plan['features'][number];
+
+// Limits added after the first plans existed are optional: a client written before them keeps
+// working (its plans get the default, and a replacement that leaves them out keeps the value).
+const { max_databases, max_database_users, php_workers, ...firstLimits } = LimitSchemas;
+export const PlanMutable = {
+  name: Name,
+  description: Description,
+  ...firstLimits,
+  max_databases: Type.Optional(max_databases),
+  max_database_users: Type.Optional(max_database_users),
+  php_workers: Type.Optional(php_workers),
+  features: Features,
+};
+export type PlanPatch = Partial<Static<ReturnType<typeof Type.Object<typeof PlanMutable>>>>;
+
+export const CreatePlan = Type.Object(
+  { ...PlanMutable, description: Type.Optional(Description), features: Type.Optional(Features) },
+  { additionalProperties: false },
+);
+export type CreatePlan = Static<typeof CreatePlan>;
+
+export const PlanListQuery = Type.Object(
+  {
+    ...PageQuery,
+    name: Type.Optional(Name),
+    q: Type.Optional(Type.String({ maxLength: 200, description: "Case-insensitive substring of the plan's name." })),
+  },
+  { additionalProperties: false },
+);
+export type PlanListQuery = Static<typeof PlanListQuery>;
+
+export const planSchemas = [Plan];
