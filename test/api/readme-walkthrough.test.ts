@@ -4,17 +4,22 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 
 /**
- * README.md's "A first walk-through", run as written: every `curl` of its shell blocks is sent
+ * README.md's "A first walk-through" and the getting-started guide's "The whole tour", each run
+ * as written on a server of its own: every `curl` of its shell blocks is sent
  * (by a small reader of curl's arguments) to a real server, and the status each `# → NNN` line
  * promises is checked. The ids the README abbreviates (`acc_01m7...`, `site_...`) and the
  * token it shortens (`berth_L1WAH4...`) stand for what the earlier answers returned; work that
  * answers 202 is waited for, as a person would. So the walk-through cannot drift from the API.
  */
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+/** Each document's walk-through: from its heading to the next heading of its level (or the end). */
+const WALKS = [
+  { file: 'README.md', heading: '## A first walk-through', curls: 8 },
+  { file: 'docs/Guides/getting-started.md', heading: '## The whole tour', curls: 20 },
+];
 
 interface Step {
   command: string;
@@ -23,9 +28,12 @@ interface Step {
 }
 
 /** The section's shell commands, continuation lines joined, each with the status promised after it. */
-function steps(): Step[] {
-  const section = README.slice(README.indexOf('## A first walk-through'), README.indexOf('## API conventions'));
-  const offset = README.slice(0, README.indexOf('## A first walk-through')).split('\n').length;
+function steps(text: string, heading: string): Step[] {
+  const start = text.indexOf(heading);
+  if (start < 0) throw new Error(`no section ${heading}`);
+  const end = text.indexOf('\n## ', start + heading.length);
+  const section = text.slice(start, end < 0 ? undefined : end);
+  const offset = text.slice(0, start).split('\n').length;
   const out: Step[] = [];
   const lines = section.split('\n');
   let inBlock = false;
@@ -92,7 +100,7 @@ function words(command: string, vars: Record<string, string>): string[] {
 let t: TestApp;
 let base: string;
 let cwd: string;
-beforeAll(async () => {
+beforeEach(async () => {
   t = await createTestApp({ deps: { webhookLookup: async () => [{ address: '93.184.216.34', family: 4 }] } });
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
@@ -100,19 +108,19 @@ beforeAll(async () => {
   mkdirSync(path.join(cwd, 'public'));
   writeFileSync(path.join(cwd, 'public', 'index.html'), '<h1>Bücher</h1>');
 });
-afterAll(async () => {
+afterEach(async () => {
   await t.close();
   rmSync(cwd, { recursive: true, force: true });
 });
 
-it("README's first walk-through runs as written, each answer the status it promises", async () => {
+it.each(WALKS)('$file "$heading" runs as written, each answer the status it promises', async ({ file, heading, curls }) => {
   const vars: Record<string, string> = { B: base, OP: OPERATOR_TOKEN };
   const ids: Record<string, string> = {};
   let secret = '';
-  const list = steps();
-  expect(list.filter((s) => s.command.startsWith('curl')).length).toBeGreaterThan(20);
+  const list = steps(readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8'), heading);
+  expect(list.filter((s) => s.command.startsWith('curl')).length).toBeGreaterThan(curls);
   for (const step of list) {
-    const where = `README.md:${step.line}: ${step.command.slice(0, 120)}`;
+    const where = `${file}:${step.line}: ${step.command.slice(0, 120)}`;
     const command = step.command
       .replace(/\bberth_L1WAH4\.\.\./g, () => secret)
       .replace(/\b([a-z]{2,4})_(?:01m7)?\.\.\./g, (m, prefix: string) => {

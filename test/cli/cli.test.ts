@@ -12,7 +12,7 @@ import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../help
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 
 /**
- * SPEC §13: the `berth` CLI, each command run as a subprocess (`node bin/berth.mjs`) against a
+ * the `berth` CLI, each command run as a subprocess (`node bin/berth.mjs`) against a
  * real server listening on a port; JSON output parsed and asserted.
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -114,6 +114,22 @@ describe('resource commands', () => {
       const r = await ok([def.name, 'list', ...(parents[def.name] ?? [])]);
       expect(Array.isArray(r.json), def.name).toBe(true);
     }
+  });
+
+  it('the resource is the argument, by id or name, and its flag is accepted too; a parent is a flag', async () => {
+    const plan = await createPlan(t);
+    const account = await createAccount(t, plan.id);
+    const domain = (await t.post('/v1/domains', { account_id: account.id, name: `${unique('arg')}.com` })).body;
+    expect((await ok(['domains', 'get', domain.name])).json.id).toBe(domain.id);
+    expect((await ok(['domains', 'get', '--domain', domain.id])).json.name).toBe(domain.name);
+    const missing = await asOperator(['domains', 'get']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--domain');
+    const record = (await t.post(`/v1/domains/${domain.id}/records`, { name: 'arg', type: 'A', content: '192.0.2.7' })).body;
+    expect((await ok(['records', 'get', record.id, '--domain', domain.name])).json.content).toBe('192.0.2.7');
+    const site = (await t.post('/v1/sites', { account_id: account.id, hostname: domain.name })).body;
+    await ok(['sites', 'delete', site.id, '--yes', '--wait']);
+    expect((await t.get(`/v1/sites/${site.id}`)).status).toBe(404);
   });
 
   it('create, get, update, delete a mailbox; a generated password is shown once; flags typed by the schema', async () => {
@@ -289,9 +305,9 @@ describe('dns sync, deploy, backups download, events tail, completion', () => {
   });
 });
 
-describe("the README's CLI tour", () => {
+describe("the CLI reference's tour", () => {
   it('runs line by line against a real server', async () => {
-    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const readme = readFileSync(path.join(ROOT, 'docs', 'Reference', 'cli.md'), 'utf8');
     const block = /<!-- cli-tour -->\n```sh\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(block).toBeDefined();
     const dir = mkdtempSync(path.join(home, 'tour-'));
