@@ -1,8 +1,15 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * `npm test` runs every suite but the slow ones under test/slow/ (real server processes started,
+ * killed and restarted); `npm run test:slow` (BERTH_TEST_SLOW=1) runs those alone. `.ci/run` runs both.
+ */
+const slow = process.env.BERTH_TEST_SLOW === '1';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: slow ? ['test/slow/**/*.test.ts'] : ['test/**/*.test.ts'],
+    exclude: slow ? configDefaults.exclude : [...configDefaults.exclude, 'test/slow/**'],
     // Room for a loaded machine (CI shares two cores): a test waits for conditions, never for time.
     testTimeout: 120_000,
     hookTimeout: 180_000,

@@ -16,7 +16,7 @@ import { DatabaseBucketStore, MemoryBucketStore, pruneRateBuckets } from './http
 import { genRequestId, installRequestId } from './http/request-id.js';
 import type { App } from './http/routes.js';
 import { ProblemSchema } from './http/schemas.js';
-import { plainJson, type SerializerFactory } from './http/serialization.js';
+import { plainJson } from './http/serialization.js';
 import { installInputGuard, installValidation } from './http/validation.js';
 import { DEPRECATIONS, installVersioning, type DeprecationRegistry } from './http/versioning.js';
 import { HOUSEKEEPING_CRON, housekeepingWorker } from './jobs/housekeeping.js';
@@ -79,8 +79,6 @@ export interface AppDeps {
   logger?: boolean;
   /** Where log lines go; by default standard output. */
   logStream?: { write(line: string): void };
-  /** How routes serialize their responses; by default `JSON.stringify` (http/serialization.ts). */
-  responseSerializer?: SerializerFactory;
 }
 
 /** Builds the Fastify app with every plugin and route; does not listen (tests inject). */
@@ -99,7 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: frameworkErrors(config.baseUrl),
     clientErrorHandler: clientErrorHandler(config.baseUrl),
     ajv: { customOptions: { removeAdditional: false } },
-    schemaController: { compilersFactory: { buildSerializer: deps.responseSerializer ?? plainJson } },
+    schemaController: { compilersFactory: { buildSerializer: plainJson } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   const metrics = createMetrics();

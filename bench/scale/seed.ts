@@ -38,7 +38,7 @@ const EVENT_TYPES = [
 const idSql = (prefix: string, n: string) => `'${prefix}_0' || lpad(to_hex(${n}), 25, '0')`;
 export const scaleId = (prefix: string, n: number) => `${prefix}_0${n.toString(16).padStart(25, '0')}`;
 
-const SCALE_PLAN = 'pln_0scale000000000000000000';
+const SCALE_PLAN = scaleId('pln', 1);
 /** The reseller of the oldest accounts (ScaleSize.resellerAccounts). */
 export const SCALE_RESELLER = scaleId('rsl', 1);
 

@@ -335,6 +335,7 @@ BERTH_MAIL_OWNER=$mail_uid:$mail_gid
 BERTH_POSTFIX_CONFIG_DIR=$dir/postfix
 BERTH_DOVECOT_CONF=$dir/dovecot/dovecot.conf
 BERTH_OPENDKIM_PID=$dir/opendkim/opendkim.pid
+BERTH_IT_DKIM=127.0.0.1:$dkim_port
 BERTH_IT_SUBMISSION=127.0.0.1:$submission_port
 BERTH_IT_IMAP=127.0.0.1:$imap_port
 BERTH_IT_SMTP=127.0.0.1:$smtp_port

@@ -15,12 +15,15 @@ function baseUrl(request: FastifyRequest, configured: string | null): string {
 }
 
 /** The RFC 9457 body of a stable code: one shape for every error, routed or not. */
+/** What the document promises of a problem's `instance` (the request's path): its first characters. */
+const INSTANCE_MAX = 2000;
+
 export const problemBody = (base: string, code: ErrorCode, detail: string, requestId: string, instance?: string) => ({
   type: `${base}/problems/${code}`,
   title: PROBLEMS[code].title,
   status: PROBLEMS[code].status,
   detail,
-  ...(instance === undefined ? {} : { instance }),
+  ...(instance === undefined ? {} : { instance: instance.slice(0, INSTANCE_MAX) }),
   code,
   request_id: requestId,
 });

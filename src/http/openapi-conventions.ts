@@ -76,8 +76,10 @@ const STANDARD_ERRORS: Record<string, [string, ErrorCode]> = {
   '401': ['Missing, invalid, expired or revoked token.', 'unauthenticated'],
   '403': ['Insufficient scope, forbidden for this principal, suspended, or quota exceeded.', 'insufficient_scope'],
   '404': ["Not found or outside the token's reach.", 'not_found'],
+  '406': ['The `Accept` header rules out JSON.', 'not_acceptable'],
   '429': ['Rate limited.', 'rate_limited'],
   '500': ['Internal error.', 'internal_error'],
+  '503': ['The server is stopping, or cannot reach its database: retry after `Retry-After`.', 'unavailable'],
 };
 const BODY_ERRORS: Record<string, [string, ErrorCode]> = {
   '413': ['Body too large.', 'payload_too_large'],
@@ -108,6 +110,8 @@ const PARAMETER_DESCRIPTIONS: Record<string, string> = {
 
 type Operation = {
   operationId?: string;
+  /** Problem codes a route answers beyond the conventions (`precondition_required`), named in its schema. */
+  'x-errors'?: ErrorCode[];
   parameters?: Schema[];
   requestBody?: { content?: Record<string, Schema> };
   responses?: Record<string, Schema>;
@@ -192,13 +196,16 @@ export function decorate(doc: Document, o: DecorateOptions): Document {
 
       const responses = (op.responses ??= {});
       if (etagGet) responses['304'] ??= { description: 'Not modified: the `If-None-Match` ETag is still current.' };
-      const errors: Record<string, [string, ErrorCode]> = { ...STANDARD_ERRORS, ...(op.requestBody ? BODY_ERRORS : {}) };
+      // Any request but a GET may carry a body, which is read (and refused) whether the operation takes one or not.
+      const errors: Record<string, [string, ErrorCode]> = { ...STANDARD_ERRORS, ...(method !== 'get' ? BODY_ERRORS : {}) };
       if (conditional) errors['412'] = PRECONDITION;
       if (['post', 'delete'].includes(method) || path.includes('{')) errors['409'] = CONFLICT;
       if (Array.isArray(op.security) && op.security.length === 0) {
         delete errors['401'];
         delete errors['403'];
       }
+      for (const code of op['x-errors'] ?? []) errors[String(PROBLEMS[code].status)] = [PROBLEMS[code].description, code];
+      delete op['x-errors'];
       for (const [code, e] of Object.entries(errors)) responses[code] ??= problemResponse(e, o.serverUrl);
 
       for (const [code, response] of Object.entries(responses)) {

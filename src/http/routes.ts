@@ -11,13 +11,26 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** In a merge patch, members of a nested object may be null: null removes them (RFC 7396). */
+const REMOVABLE = Symbol('its members may be removed');
+
+/**
+ * Marks an object whose members a merge patch may remove with `null` (`{"limit_overrides":
+ * {"max_sites": null}}`: a set of overrides, each optional in the resource too). The mark is a
+ * symbol, so it stays out of the document; the PATCH body built from the schema reads it.
+ */
+export const withRemovableMembers = <T extends TSchema>(schema: T): T => Object.assign(schema, { [REMOVABLE]: true });
+
+/**
+ * In a merge patch a nested object's members are optional, and `null` removes one (RFC 7396):
+ * only a member that may be null, or of an object marked by `withRemovableMembers`, can be
+ * removed, so only those take `null`. Removing any other (`{"tls": {"mode": null}}`) is a 422 at
+ * validation, naming the member.
+ */
 function nestedPatch(schema: TSchema): TSchema {
-  const s = schema as { type?: string; properties?: Record<string, TSchema> };
+  const s = schema as { type?: string; properties?: Record<string, TSchema>; [REMOVABLE]?: true };
   if (s.type !== 'object' || !s.properties) return schema;
-  const props = Object.fromEntries(
-    Object.entries(s.properties).map(([k, v]) => [k, Type.Optional(Type.Union([v, Type.Null()]))]),
-  );
+  const member = (v: TSchema) => (s[REMOVABLE] ? Type.Union([v, Type.Null()]) : v);
+  const props = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, Type.Optional(member(v))]));
   const { description } = schema as { description?: string };
   return Type.Object(props, { additionalProperties: false, description });
 }

@@ -17,12 +17,13 @@ export const Id = (prefix: IdPrefix, description?: string) =>
 
 /**
  * `T | null` as a JSON Schema type array (`["string", "null"]`) rather than `anyOf`: the
- * response serializer resolves `anyOf` by validating every value, a type array it does not.
+ * response serializer resolves `anyOf` by validating every value, a type array it does not. An
+ * `enum` lists `null` too, or a strict validator refuses the null the type allows.
  */
 export const Nullable = <T extends TSchema>(schema: T) => {
-  const type = (schema as { type?: unknown }).type;
+  const { type, enum: values } = schema as { type?: unknown; enum?: unknown[] };
   if (typeof type !== 'string') return Type.Union([schema, Type.Null()]);
-  return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'] });
+  return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'], ...(values ? { enum: [...values, null] } : {}) });
 };
 
 export const Timestamp = Type.String({ format: 'date-time', maxLength: 40 });

@@ -2,7 +2,7 @@ import type { FastifyServerOptions } from 'fastify';
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>;
 /** What builds each route's response serializer (Fastify's `compilersFactory.buildSerializer`). */
-export type SerializerFactory = NonNullable<NonNullable<SchemaController['compilersFactory']>['buildSerializer']>;
+type SerializerFactory = NonNullable<NonNullable<SchemaController['compilersFactory']>['buildSerializer']>;
 
 /**
  * Responses leave as `JSON.stringify` writes them, not through serializers compiled from the
@@ -11,8 +11,8 @@ export type SerializerFactory = NonNullable<NonNullable<SchemaController['compil
  * the body from thousands of small strings, each escaped in JavaScript, that are flattened again
  * to be measured and written; `JSON.stringify` does the same in one native pass.
  *
- * The schemas still bind the representations: the test suite builds the app with
- * `schemaCheckedJson` (test/helpers), which fails any response the schema's serializer would have
- * written differently: a field the schema lacks, a missing required field, a type it would coerce.
+ * The schemas still bind the representations: the test suite checks every answer of its apps
+ * against the published OpenAPI document (test/helpers/document-checked.ts): a status the
+ * operation does not declare, a field the schema lacks, a missing required field, a wrong type.
  */
 export const plainJson: SerializerFactory = () => () => (data: unknown) => JSON.stringify(data);

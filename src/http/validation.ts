@@ -30,7 +30,14 @@ const escapePointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/',
 /** No request body of the API nests deeper; deeper ones would only feed recursion further on. */
 const MAX_DEPTH = 32;
 
-type InputProblem = { pointer: string; problem: 'nul' | 'too_deep' };
+type InputProblem = { pointer: string; problem: 'nul' | 'not_text' | 'too_deep' };
+
+/** What a string holds that no field may: U+0000, or a lone UTF-16 surrogate (half a character, which no database stores). */
+function stringProblem(value: string): InputProblem['problem'] | null {
+  if (value.includes('\u0000')) return 'nul';
+  // String.prototype.isWellFormed (Node 20): native, one pass; ES2022's lib does not declare it yet.
+  return (value as string & { isWellFormed(): boolean }).isWellFormed() ? null : 'not_text';
+}
 
 interface Visit {
   value: unknown;
@@ -43,9 +50,9 @@ interface Visit {
 const pointerOf = (v: Visit): string => (v.parent ? `${pointerOf(v.parent)}/${escapePointer(v.key)}` : '');
 
 /**
- * The first string or member name holding U+0000, or the first value nested deeper than
- * MAX_DEPTH, in parsed JSON; null when there is none. Walked with a stack of its own, so no
- * input can exhaust the call stack.
+ * The first string or member name holding U+0000 or a lone surrogate, or the first value nested
+ * deeper than MAX_DEPTH, in parsed JSON; null when there is none. Walked with a stack of its own,
+ * so no input can exhaust the call stack.
  */
 function inputProblem(root: unknown): InputProblem | null {
   const stack: Visit[] = [{ value: root, key: '', parent: null, depth: 0 }];
@@ -53,7 +60,8 @@ function inputProblem(root: unknown): InputProblem | null {
     const visit = stack.pop()!;
     const { value, depth } = visit;
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return { pointer: pointerOf(visit), problem: 'nul' };
+      const problem = stringProblem(value);
+      if (problem) return { pointer: pointerOf(visit), problem };
       continue;
     }
     // Plain parsed JSON only: a streamed upload is checked by its own reader.
@@ -63,7 +71,8 @@ function inputProblem(root: unknown): InputProblem | null {
     for (const key in value as Record<string, unknown>) {
       if (!Object.hasOwn(value as object, key)) continue;
       const child = { value: (value as Record<string, unknown>)[key], key, parent: visit, depth: depth + 1 };
-      if (key.includes('\u0000')) return { pointer: pointerOf(child), problem: 'nul' };
+      const problem = stringProblem(key);
+      if (problem) return { pointer: pointerOf(child), problem };
       stack.push(child);
     }
   }
@@ -72,13 +81,17 @@ function inputProblem(root: unknown): InputProblem | null {
 
 const DETAILS = {
   nul: { code: 'invalid_character', detail: 'must not contain the NUL character (U+0000)' },
+  not_text: {
+    code: 'invalid_character',
+    detail: 'must be Unicode text: a lone UTF-16 surrogate (U+D800 to U+DFFF without its pair) is half a character',
+  },
   too_deep: { code: 'too_deep', detail: `nests deeper than ${MAX_DEPTH} levels` },
 };
 
 /**
- * U+0000 cannot be stored in PostgreSQL text and means nothing in a name, a record or a filter,
- * and no body of the API nests deeper than MAX_DEPTH: both refused before validation wherever
- * they stand (path: 404, query: 400, body: 422).
+ * U+0000 and lone surrogates cannot be stored in PostgreSQL text and mean nothing in a name, a
+ * record or a filter, and no body of the API nests deeper than MAX_DEPTH: all refused before
+ * validation wherever they stand (path: 404, query: 400, body: 422), the same way in every field.
  */
 export function installInputGuard(app: FastifyInstance): void {
   // A synchronous hook (a throw is its error): no promise per request for a check that never waits.
@@ -87,7 +100,7 @@ export function installInputGuard(app: FastifyInstance): void {
     if (inputProblem({ ...(request.params as object) }) !== null) throw notFound();
     const inQuery = inputProblem({ ...(request.query as object) });
     if (inQuery !== null) {
-      throw malformed('A query parameter contains the NUL character.', [
+      throw malformed('A query parameter holds what no field may (U+0000, or a lone surrogate).', [
         { pointer: `/query${inQuery.pointer}`, ...DETAILS[inQuery.problem] },
       ]);
     }

@@ -189,6 +189,26 @@ describe('validation lists every field error with a pointer', () => {
     expect((await counts())?.a).toBeGreaterThan(0);
   });
 
+  it('lone UTF-16 surrogates are refused in any string at any depth (422 with its pointer), never stored', async () => {
+    // JSON.stringify writes a lone surrogate as an escape (`\udfff`), as a client's JSON does.
+    const body = await expectRejected(
+      'POST',
+      '/v1/accounts',
+      { body: { ...validAccount(), display_name: '\udfff\ud800x' } },
+      422,
+      'validation_failed',
+    );
+    expect(body.errors).toEqual([expect.objectContaining({ pointer: '/display_name', code: 'invalid_character' })]);
+    const nested = await expectRejected(
+      'PUT',
+      `/v1/plans/${planId}`,
+      { body: { name: 'P', description: 'a\ud800', ...PLAN_LIMITS, features: [] } },
+      422,
+      'validation_failed',
+    );
+    expect(nested.errors[0].pointer).toBe('/description');
+  });
+
   it('odd but valid Unicode round-trips in free text', async () => {
     const display = 'Zoë 🚀 مرحبا \u202e';
     const r = await t.post('/v1/accounts', { ...validAccount(), display_name: display });

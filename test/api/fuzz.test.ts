@@ -1,12 +1,15 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { BODIES } from '../helpers/bodies.js';
 import { createPlan, world } from '../helpers/fixtures.js';
 import { operationsOf, urlOf, type Operation, type Schema } from '../helpers/openapi.js';
 
 /**
  * Property-based fuzzing from the OpenAPI document: generated bad path ids, query strings,
- * bodies and headers for every operation. Whatever is sent: never a 5xx; every error is
+ * bodies and headers for every operation, and the operation's own example body with one member
+ * at any depth replaced: by `null` (in a merge patch, the removal of that member), by a string
+ * of lone UTF-16 surrogates, or by a nasty value. Whatever is sent: never a 5xx; every error is
  * problem+json carrying the response's X-Request-Id; a refused request changes nothing.
  * Seeded and bounded; a failure prints its seed: BERTH_FUZZ_SEED=<seed> replays it.
  */
@@ -28,6 +31,20 @@ beforeAll(async () => {
     .body;
   const record = (await t.post(`/v1/domains/${domain.name}/records`, { name: 'r', type: 'A', content: '192.0.2.1' })).body;
   const email = (await t.post('/v1/emails', { address: `info@${domain.name}`, generate_password: true, quota_mb: 10 })).body;
+  await t.request('PATCH', `/v1/emails/${email.id}`, {
+    body: { autoresponder: { enabled: true, subject: 'Away', body: 'Back soon.' } },
+  });
+  const forwarder = (await t.post('/v1/email-forwarders', { address: `sales@${domain.name}`, destinations: ['x@example.org'] }))
+    .body;
+  const site = (await t.post('/v1/sites', { account_id: w.accountA.id, hostname: domain.name })).body;
+  const database = (await t.post('/v1/databases', { account_id: w.accountA.id, name: `${w.accountA.username}_fz` })).body;
+  const user = (
+    await t.post('/v1/database-users', {
+      account_id: w.accountA.id,
+      username: `${w.accountA.username}_fz`,
+      generate_password: true,
+    })
+  ).body;
   const webhook = (await t.post('/v1/webhooks', { url: 'https://hooks.example.com/f', event_types: ['*'] })).body;
   const schedule = (await t.post('/v1/backup-schedules', { account_id: w.accountA.id, cron: '0 4 * * *', retain: 1 })).body;
   ids = {
@@ -37,6 +54,11 @@ beforeAll(async () => {
     domains: domain.name,
     records: record.id,
     emails: email.id,
+    'email-forwarders': forwarder.id,
+    sites: site.id,
+    databases: database.id,
+    'database-users': user.id,
+    users: user.id,
     webhooks: webhook.id,
     'backup-schedules': schedule.id,
   };
@@ -64,8 +86,32 @@ const nasty = fc.oneof(
   fc.constantFrom('-1', '0', '1e999', '9'.repeat(40), 'NaN', 'true', 'null', '[]', '{}', 'x'.repeat(3000)),
 );
 const anyJson = fc.jsonValue({ maxDepth: 3 });
+/** Strings that are not text: lone UTF-16 surrogates, which JSON.stringify escapes (`\udfff`). */
+const loneSurrogates = fc.constantFrom('\udfff\ud800x', '\ud800', 'a\udc00', '\udfff');
 const valueFor = (schema: Schema): fc.Arbitrary<unknown> =>
-  fc.oneof(anyJson, nasty, ...(schema.enum ? [fc.constantFrom(...(schema.enum as unknown[]))] : []));
+  fc.oneof(anyJson, nasty, loneSurrogates, ...(schema.enum ? [fc.constantFrom(...(schema.enum as unknown[]))] : []));
+
+/** Every path to a member of a JSON value, the value itself (`[]`) included. */
+function pathsOf(value: unknown, at: (string | number)[] = []): (string | number)[][] {
+  if (Array.isArray(value)) return [at, ...value.flatMap((v, i) => pathsOf(v, [...at, i]))];
+  if (value && typeof value === 'object') return [at, ...Object.entries(value).flatMap(([k, v]) => pathsOf(v, [...at, k]))];
+  return [at];
+}
+
+/** A copy of `value` with the member at `path` replaced. */
+function replaced(value: unknown, path: (string | number)[], by: unknown): unknown {
+  if (path.length === 0) return by;
+  const [head, ...rest] = path as [string | number, ...(string | number)[]];
+  const copy = (Array.isArray(value) ? [...value] : { ...(value as object) }) as Record<string | number, unknown>;
+  copy[head] = replaced(copy[head], rest, by);
+  return copy;
+}
+
+/** The example body with one member, at any depth, replaced by `null`, lone surrogates or a nasty value. */
+const mutatedExample = (example: unknown) =>
+  fc
+    .tuple(fc.constantFrom(...pathsOf(example)), fc.oneof(fc.constant(null), loneSurrogates, nasty, anyJson))
+    .map(([path, by]) => ({ raw: JSON.stringify(replaced(example, path, by)) }));
 
 /** Raw path segments that are valid URL syntax but not valid text. */
 const rawSegment = fc.constantFrom('%C0%AF', '%zz', '%', '%FF%FE', '.', '..', '%2e%2e', '%2F');
@@ -94,7 +140,9 @@ function requestOf(op: Operation) {
     { maxLength: 4 },
   );
   const properties = Object.entries<Schema>(op.body?.schema?.properties ?? {});
+  const example = op.body?.example;
   const body = fc.oneof(
+    ...(example !== undefined ? [{ weight: 3, arbitrary: mutatedExample(example) }] : []),
     anyJson.map((v) => ({ raw: JSON.stringify(v) })),
     fc
       .record(Object.fromEntries(properties.map(([k, s]) => [k, valueFor(s)])), { requiredKeys: [] })
@@ -177,5 +225,50 @@ describe('fuzzing every operation of the OpenAPI document', () => {
       }),
       { seed: SEED, numRuns: operations.length * RUNS_PER_OPERATION, endOnFailure: true },
     );
+  }, 300_000);
+});
+
+/** `value` cut to what `schema` takes: the members it names, at every depth ($refs and nullable unions followed). */
+function projected(value: unknown, schema: Schema | undefined, doc: Schema): unknown {
+  const resolved = (x: Schema | undefined): Schema | undefined =>
+    x?.$ref ? resolved(doc.components.schemas[String(x.$ref).split('/').pop() as string]) : x;
+  const s = resolved(schema);
+  const object = s?.properties ? s : resolved((s?.anyOf as Schema[] | undefined)?.find((a) => resolved(a)?.properties));
+  if (object?.properties && value && typeof value === 'object' && !Array.isArray(value))
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => k in object.properties)
+        .map(([k, v]) => [k, projected(v, object.properties[k], doc)]),
+    );
+  return value;
+}
+
+describe('every member of a body, at any depth', () => {
+  it('as null (a merge patch removing it) or as lone UTF-16 surrogates: never a 5xx, a refusal changes nothing', async () => {
+    const doc = (await t.get('/v1/openapi.json', null)).body;
+    const failures: string[] = [];
+    let requests = 0;
+    for (const op of operations.filter((o) => o.body?.types.some((type) => type.endsWith('json')))) {
+      const url = urlOf(op, (collection) => ids[collection] ?? 'none');
+      const current = op.method === 'GET' || op.pathParams.length === 0 ? undefined : (await t.get(url)).body;
+      // A body that gets past the schema: listed for the operation, else the resource as it is, else the example.
+      const listed = BODIES[op.operationId]?.(ids);
+      const base =
+        listed ?? (current && !current.code ? projected(current, op.body?.schema ?? undefined, doc) : op.body?.example);
+      const type = op.body?.types.find((x) => x.endsWith('json')) as string;
+      for (const member of pathsOf(base).filter((p) => p.length > 0)) {
+        for (const by of [null, '\udfff\ud800x']) {
+          const raw = JSON.stringify(replaced(base, member, by));
+          const before = await fingerprint();
+          const r = await t.request(op.method, url, { raw, headers: { 'content-type': type } });
+          requests++;
+          const where = `${op.method} ${op.path} /${member.join('/')} = ${JSON.stringify(by)} → ${r.status}: ${r.text.slice(0, 200)}`;
+          if (r.status >= 500) failures.push(where);
+          else if (r.status >= 400 && (await fingerprint()) !== before) failures.push(`${where} (and changed the data)`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(requests).toBeGreaterThan(200);
   }, 300_000);
 });

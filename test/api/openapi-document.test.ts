@@ -46,6 +46,19 @@ describe('the OpenAPI document', () => {
     expect(checked).toBeGreaterThan(900);
   });
 
+  it('lists null in the enum of every nullable enum (a strict client refuses the null otherwise)', () => {
+    const missing: string[] = [];
+    const walk = (schema: unknown, where: string) => {
+      if (!schema || typeof schema !== 'object') return;
+      const s = schema as Json;
+      if (Array.isArray(s.type) && s.type.includes('null') && Array.isArray(s.enum) && !s.enum.includes(null))
+        missing.push(where);
+      for (const [k, v] of Object.entries(s)) if (k !== 'example' && k !== 'examples') walk(v, `${where}/${k}`);
+    };
+    walk(doc, '#');
+    expect(missing).toEqual([]);
+  });
+
   it('describes every operation, with more than its status code, and every parameter', () => {
     const missing: string[] = [];
     for (const { name, op } of operations) {
@@ -85,9 +98,9 @@ describe('the OpenAPI document', () => {
     expect(doc.paths['/v1/accounts'].get.responses['429'].headers['Retry-After']).toBeDefined();
     const download = doc.paths['/v1/backups/{backup_id}/download'].get;
     expect(download.responses['200'].headers['Repr-Digest']).toBeDefined();
-    // A write that does not honour If-Match does not offer it, nor its 412.
-    const grant = doc.paths['/v1/databases/{database_id}/users/{user_id}'].put;
-    expect(params(grant)).not.toContain('#/components/parameters/IfMatch');
-    expect(grant.responses['412']).toBeUndefined();
+    // A write that does not honour If-Match (cancelling a scheduled change) does not offer it, nor its 412.
+    const cancel = doc.paths['/v1/domains/{domain}/changes/{change_id}'].delete;
+    expect(params(cancel)).not.toContain('#/components/parameters/IfMatch');
+    expect(cancel.responses['412']).toBeUndefined();
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, type IdPrefix } from '../../src/lib/ids.js';
 import { createTestApp, eventually, type Response, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
+import { BODIES, ZONE_TEXT } from '../helpers/bodies.js';
 import { createPlan, createToken, world } from '../helpers/fixtures.js';
 import { operationsOf, urlOf, type Operation } from '../helpers/openapi.js';
 
@@ -19,32 +20,6 @@ let operations: Operation[];
 const nowhereLike = (collection: string, id: string) =>
   collection === 'domains' ? `no-such-domain-${Date.now()}.com` : newId(id.slice(0, id.lastIndexOf('_')) as IdPrefix);
 
-const ZONE_TEXT = 'www 3600 IN A 192.0.2.7\n';
-/** Bodies that pass validation, so the answer shows the reach check and not the schema's. */
-const BODIES: Record<string, (ids: Record<string, string>) => unknown> = {
-  suspendAccount: () => ({ reason: 'reach test' }),
-  suspendSite: () => ({ reason: 'reach test' }),
-  createDnsRecord: () => ({ name: 'x', type: 'A', content: '192.0.2.1' }),
-  replaceDnsRecord: () => ({ name: 'x', type: 'A', ttl: 3600, content: '192.0.2.1' }),
-  syncDnsRecords: () => ({ records: [] }),
-  createDnsChange: () => ({ create: [{ name: 'y', type: 'A', content: '192.0.2.2' }] }),
-  restoreBackup: () => ({}),
-  replaceSite: () => ({ aliases: [], runtime: 'static' }),
-  putSiteCertificate: () => ({ certificate_pem: 'x', private_key_pem: 'y' }),
-  // Creations that name a resource of A.
-  createAccount: (i) => ({ username: 'reachb', contact_email: 'b@example.com', plan_id: i.plans }),
-  createToken: (i) => ({ name: 'x', scopes: ['*'], principal: { kind: 'account', id: i.accounts } }),
-  createDomain: (i) => ({ account_id: i.accounts, name: 'reach-b-new.com' }),
-  createEmail: (i) => ({ address: `new@${i.domains}`, generate_password: true, quota_mb: 10 }),
-  createEmailForwarder: (i) => ({ address: `fwd@${i.domains}`, destinations: ['x@example.org'] }),
-  createSite: (i) => ({ account_id: i.accounts, hostname: `new.${i.domains}` }),
-  createBackup: (i) => ({ account_id: i.accounts }),
-  createBackupSchedule: (i) => ({ account_id: i.accounts, cron: '0 3 * * *', retain: 1 }),
-  createDatabase: (i) => ({ account_id: i.accounts, name: 'reachb_db' }),
-  createDatabaseUser: (i) => ({ account_id: i.accounts, username: 'reachb_user', generate_password: true }),
-  putDatabaseGrant: () => ({ privileges: ['SELECT'] }),
-  createWebhook: (i) => ({ url: 'https://hooks.example.com/b', event_types: ['*'], account_ids: [i.accounts] }),
-};
 /** Creations that cannot name another tenant's resource: they make the caller's own. */
 const OWN_ONLY = new Set(['createPlan', 'createReseller']);
 

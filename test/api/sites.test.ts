@@ -145,6 +145,21 @@ describe('site lifecycle', () => {
     expect(put.body.aliases).toEqual([]);
   });
 
+  it('a merge patch may not remove a member a site cannot be without (422 naming it); nothing changes', async () => {
+    const site = await activeSite();
+    const before = await get(site.id);
+    for (const [body, pointer] of [
+      [{ tls: { mode: null } }, '/tls/mode'],
+      [{ tls: { hsts: null } }, '/tls/hsts'],
+      [{ php: { memory_limit_mb: null } }, '/php/memory_limit_mb'],
+    ] as const) {
+      const r = await t.request('PATCH', `/v1/sites/${site.id}`, { body });
+      expect(r.status, r.text).toBe(422);
+      expect(r.body.errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer);
+    }
+    expect((await get(site.id)).version).toBe(before.version);
+  });
+
   it('suspension (of the site or its account) serves the 503 page; only operators and resellers suspend', async () => {
     const site = await activeSite();
     const owner = await createToken(t, { principal: { kind: 'account', id: w.accountA.id } });

@@ -8,7 +8,7 @@ import type { Db } from '../../src/db/client.js';
 import type { Clock } from '../../src/lib/time.js';
 import { bootstrapOperator } from '../../src/modules/tokens/service.js';
 import { freshDb } from './db.js';
-import { schemaCheckedJson } from './schema-checked-json.js';
+import { checkResponsesAgainstDocument } from './document-checked.js';
 
 export const OPERATOR_TOKEN = 'test-operator-token-0123456789-abcdefghij';
 
@@ -80,7 +80,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   });
   await bootstrapOperator(db, OPERATOR_TOKEN);
   const clock = opts.clock ?? new TestClock();
-  const app = await buildApp({ config, db, clock, logger: false, responseSerializer: schemaCheckedJson, ...opts.deps });
+  const app = await buildApp({ config, db, clock, logger: false, ...opts.deps });
+  checkResponsesAgainstDocument(app);
   await app.ready();
 
   const request = async (method: string, url: string, o: RequestOptions = {}): Promise<Response> => {

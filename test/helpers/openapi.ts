@@ -7,8 +7,8 @@ export interface Operation {
   operationId: string;
   pathParams: string[];
   queryParams: { name: string; schema: Schema }[];
-  /** The body's media types and the JSON body's schema ($refs resolved), if any. */
-  body: { types: string[]; schema: Schema | null } | null;
+  /** The body's media types, the JSON body's schema ($refs resolved) and its example, if any. */
+  body: { types: string[]; schema: Schema | null; example: unknown } | null;
 }
 
 export type Schema = Record<string, any>;
@@ -26,14 +26,20 @@ export async function operationsOf(t: TestApp): Promise<Operation[]> {
     for (const [method, op] of Object.entries<any>(item)) {
       if (typeof op !== 'object' || !op.operationId) continue;
       const params: { in: string; name: string; schema: Schema }[] = op.parameters ?? [];
-      const content: Record<string, { schema?: Schema }> | undefined = op.requestBody?.content;
+      const content: Record<string, { schema?: Schema; example?: unknown }> | undefined = op.requestBody?.content;
       out.push({
         method: method.toUpperCase(),
         path,
         operationId: op.operationId,
         pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
         queryParams: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: resolve(p.schema) ?? {} })),
-        body: content ? { types: Object.keys(content), schema: resolve(content['application/json']?.schema) } : null,
+        body: content
+          ? {
+              types: Object.keys(content),
+              schema: resolve(content['application/json']?.schema),
+              example: content['application/json']?.example,
+            }
+          : null,
       });
     }
   }

@@ -1,11 +1,13 @@
-// Set up before every test file: when it is done, what its apps answered is left for the
-// response-coverage check (test/helpers/response-coverage.ts) to sum.
+// Set up before every test file: when it is done, an answer of its apps that broke the published
+// document fails it, and what they answered is left for the response-coverage check
+// (test/helpers/response-coverage.ts) to sum.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, expect, inject } from 'vitest';
-import { responsesSeen } from './schema-checked-json.js';
+import { responsesSeen, violations } from './document-checked.js';
 
 afterAll(() => {
+  if (violations.length > 0) throw new Error(`answers that break the published document:\n${violations.join('\n')}`);
   const name = `${path.basename(expect.getState().testPath ?? 'test')}-${process.pid}-${Date.now()}.json`;
   writeFileSync(path.join(inject('responsesSeenDir'), name), JSON.stringify({ seen: [...responsesSeen] }));
 });

@@ -1,7 +1,7 @@
 /**
  * Global setup: after a run of the whole API suite, every JSON 2xx response the OpenAPI document
  * declares must have been produced by some test, with content (a list with an item), and passed
- * the schema check of schema-checked-json.ts. Production writes responses with `JSON.stringify`
+ * the check against the document (document-checked.ts). Production writes responses with `JSON.stringify`
  * (src/http/serialization.ts), so a response shape no test produces would go out unchecked.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';

@@ -137,7 +137,7 @@ export function smtp(commands: string[]): Promise<{ command: string; code: numbe
 }
 
 /** Stops or starts one of the daemons up.sh started, the way an operator would. */
-export async function daemon(name: 'powerdns' | 'nginx' | 'postfix', action: 'stop' | 'start'): Promise<void> {
+export async function daemon(name: 'powerdns' | 'nginx' | 'postfix' | 'opendkim', action: 'stop' | 'start'): Promise<void> {
   const d = daemonEnv?.BERTH_IT_DAEMONS as string;
   const run = (file: string, args: string[]) => promisify(execFile)(file, args);
   const commands = {
@@ -153,9 +153,15 @@ export async function daemon(name: 'powerdns' | 'nginx' | 'postfix', action: 'st
       stop: () => run('postfix', ['-c', `${d}/postfix`, 'stop']),
       start: () => run('postfix', ['-c', `${d}/postfix`, 'start']),
     },
+    opendkim: {
+      stop: () => run('kill', [readFileSync(`${d}/opendkim/opendkim.pid`, 'utf8').trim()]),
+      start: () => run('opendkim', ['-x', `${d}/opendkim/opendkim.conf`]),
+    },
   };
   await commands[name][action]();
-  const port = { powerdns: 'BERTH_PDNS_API_URL', nginx: 'BERTH_IT_HTTP', postfix: 'BERTH_IT_SMTP' }[name];
+  const port = { powerdns: 'BERTH_PDNS_API_URL', nginx: 'BERTH_IT_HTTP', postfix: 'BERTH_IT_SMTP', opendkim: 'BERTH_IT_DKIM' }[
+    name
+  ];
   const target = (daemonEnv?.[port] ?? '').replace(/^https?:\/\//, '').split(':');
   // Until the port answers (start) or refuses (stop).
   for (let i = 0; i < 100; i++) {

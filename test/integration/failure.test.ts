@@ -11,7 +11,8 @@ import { daemon, daemonApp, daemonEnv, dig, httpGet, NO_DAEMONS, smtp } from './
 describe.skipIf(!daemonEnv)(`a daemon that is down (${daemonEnv ? 'real daemons' : NO_DAEMONS})`, () => {
   let t: TestApp;
   let accountId: string;
-  const stopped = new Set<'powerdns' | 'nginx' | 'postfix'>();
+  type Daemon = 'powerdns' | 'nginx' | 'postfix' | 'opendkim';
+  const stopped = new Set<Daemon>();
   beforeAll(async () => {
     t = await daemonApp();
     accountId = (await createAccountOnNewPlan(t)).id;
@@ -21,11 +22,11 @@ describe.skipIf(!daemonEnv)(`a daemon that is down (${daemonEnv ? 'real daemons'
     stopped.clear();
   });
   afterAll(async () => t?.close());
-  const stop = async (name: 'powerdns' | 'nginx' | 'postfix') => {
+  const stop = async (name: Daemon) => {
     stopped.add(name);
     await daemon(name, 'stop');
   };
-  const start = async (name: 'powerdns' | 'nginx' | 'postfix') => {
+  const start = async (name: Daemon) => {
     stopped.delete(name);
     await daemon(name, 'start');
   };
@@ -91,5 +92,20 @@ describe.skipIf(!daemonEnv)(`a daemon that is down (${daemonEnv ? 'real daemons'
     await eventually(async () => (await t.get(`/v1/emails/${box.body.id}`)).body.sync_state === 'in_sync', 60_000);
     const rcpt = await smtp(['EHLO client.example', 'MAIL FROM:<a@example.org>', `RCPT TO:<late@${name}>`]);
     expect(rcpt.at(-1)?.code).toBe(250);
+  }, 180_000);
+
+  it('OpenDKIM: a new mailbox waits in sync_state error and is applied once the signer is back', async () => {
+    const name = unique('down-dkim');
+    await t.post('/v1/domains', { account_id: accountId, name, mail_enabled: true });
+    await stop('opendkim');
+    const box = await t.post('/v1/emails', { address: `signed@${name}`, password: 'a password long enough', quota_mb: 5 });
+    expect(box.status, box.text).toBe(201);
+    const erred = await eventually(async () => {
+      const e = (await t.get(`/v1/emails/${box.body.id}`)).body;
+      return e.sync_state === 'error' ? e : null;
+    });
+    expect(erred.sync_error).toMatch(/^opendkim is not running/);
+    await start('opendkim');
+    await eventually(async () => (await t.get(`/v1/emails/${box.body.id}`)).body.sync_state === 'in_sync', 60_000);
   }, 180_000);
 });

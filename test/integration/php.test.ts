@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PhpFpmDriver } from '../../src/provisioning/drivers/php-fpm.js';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
@@ -146,6 +147,33 @@ describe.skipIf(!version)(
       expect((await t.request('DELETE', `/v1/sites/${attacker.id}`)).status).toBe(202);
       await eventually(async () => (await t.get(`/v1/sites/${attacker.id}`)).status === 404);
       expect(existsSync(pool)).toBe(false);
+    });
+
+    it('a pool the configuration check refuses is put back as it was, and the site goes on answering', async () => {
+      const { account, name } = await phpSite([{ path: 'index.php', content: '<?php echo "before";' }]);
+      const daemons = daemonEnv!.BERTH_IT_DAEMONS as string;
+      const pool = path.join(daemons, 'php', version!, 'pools', `berth-${account.username}.conf`);
+      const before = readFileSync(pool, 'utf8');
+      // The master's configuration with a line `php-fpm -t` refuses: the driver checks against it.
+      const conf = path.join(daemons, 'php', version!, 'php-fpm.conf');
+      const broken = path.join(daemons, 'php', version!, 'refused.conf');
+      writeFileSync(broken, `${readFileSync(conf, 'utf8')}\nnot_a_directive = 1\n`);
+      try {
+        const driver = new PhpFpmDriver([version!], {
+          poolDir: daemonEnv!.BERTH_PHP_POOL_DIR as string,
+          fpmConf: broken,
+          fpmPid: daemonEnv!.BERTH_PHP_FPM_PID as string,
+          socketDir: daemonEnv!.BERTH_PHP_SOCKET_DIR as string,
+          webGroup: daemonEnv!.BERTH_PHP_WEB_GROUP as string,
+        });
+        const home = path.join(t.dataDir, 'accounts', account.id);
+        const spec = { username: account.username, version: version!, home, tmp: path.join(home, 'tmp'), workers: 9 };
+        await expect(driver.ensurePools([spec])).rejects.toThrow(/php-fpm.* -t/);
+        expect(readFileSync(pool, 'utf8')).toBe(before);
+      } finally {
+        rmSync(broken, { force: true });
+      }
+      expect((await httpGet(name)).body).toBe('before');
     });
   },
 );

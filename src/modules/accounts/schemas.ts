@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { withRemovableMembers } from '../../http/routes.js';
 import { Email, Id, Name, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
 import { LimitSchemas } from '../plans/index.js';
 
@@ -13,10 +14,12 @@ const Username = Type.String({
   description: 'Unique and immutable.',
 });
 const Limits = Type.Object(LimitSchemas, { description: "The plan's limits with the account's overrides applied." });
-const Overrides = Type.Partial(Type.Object(LimitSchemas), {
-  additionalProperties: false,
-  description: "Per-account limits that replace the plan's.",
-});
+const Overrides = withRemovableMembers(
+  Type.Partial(Type.Object(LimitSchemas), {
+    additionalProperties: false,
+    description: "Per-account limits that replace the plan's; in a merge patch, `null` removes one.",
+  }),
+);
 const Count = (d: string) => Type.Integer({ minimum: 0, maximum: 2_000_000_000, format: 'int32', description: d });
 const UsageSchema = Type.Object({
   sites: Count('Websites'),

@@ -86,6 +86,7 @@ export function backupRoutes(app: App, svc: BackupsService): void {
       schema: {
         tags,
         operationId: 'downloadBackup',
+        'x-errors': ['range_not_satisfiable'],
         summary: 'Download the archive',
         description:
           'Streams the tar.gz. `Range: bytes=...` (one range) answers 206 with `Content-Range`; an unsatisfiable range 416. `Repr-Digest` (RFC 9530) carries the SHA-256 of the whole archive. 409 unless the backup is completed.',

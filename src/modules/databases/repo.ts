@@ -39,6 +39,7 @@ export interface GrantRow {
   privileges: string[];
   created_at: string;
   updated_at: string;
+  version: number;
 }
 
 // The sync state is the account's unit: its databases, users and grants are applied together.
@@ -50,7 +51,7 @@ const SELECT_DATABASE = `SELECT d.id, d.account_id, d.name, d.charset, d.collati
 const SELECT_USER = `SELECT d.id, d.account_id, d.username, d.password_hash, d.status, d.created_at, d.updated_at, d.version, ${OWNER}
   FROM database_users d JOIN accounts a ON a.id = d.account_id LEFT JOIN database_units u ON u.account_id = d.account_id`;
 const SELECT_GRANT = `SELECT g.account_id, g.database_id, d.name AS database_name, g.user_id, du.username, g.privileges,
-    g.created_at, g.updated_at
+    g.created_at, g.updated_at, g.version
   FROM database_grants g JOIN databases d ON d.id = g.database_id JOIN database_users du ON du.id = g.user_id`;
 
 const reach = (caller: Caller, params: unknown[]) =>
@@ -70,8 +71,13 @@ export async function findInReach<T extends Table>(
   return (await db.query<RowOf<T>>(`${SELECTS[table]} WHERE d.id = $1 AND ${reach(caller, params)}`, params)).rows[0];
 }
 
-export async function findById<T extends Table>(db: Queryable, table: T, id: string): Promise<RowOf<T> | undefined> {
-  return (await db.query<RowOf<T>>(`${SELECTS[table]} WHERE d.id = $1`, [id])).rows[0];
+export async function findById<T extends Table>(
+  db: Queryable,
+  table: T,
+  id: string,
+  forUpdate = false,
+): Promise<RowOf<T> | undefined> {
+  return (await db.query<RowOf<T>>(`${SELECTS[table]} WHERE d.id = $1${forUpdate ? ' FOR UPDATE OF d' : ''}`, [id])).rows[0];
 }
 
 export async function findByName<T extends Table>(db: Queryable, table: T, name: string): Promise<RowOf<T> | undefined> {
@@ -173,7 +179,8 @@ export async function putGrant(
 ): Promise<boolean> {
   const r = await tx.query<{ created: boolean }>(
     `INSERT INTO database_grants (account_id, database_id, user_id, privileges) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (database_id, user_id) DO UPDATE SET privileges = EXCLUDED.privileges, updated_at = now()
+     ON CONFLICT (database_id, user_id) DO UPDATE SET privileges = EXCLUDED.privileges, updated_at = now(),
+       version = database_grants.version + 1
      RETURNING (xmax = 0) AS created`,
     [g.account_id, g.database_id, g.user_id, g.privileges],
   );

@@ -29,6 +29,7 @@ export const toGrant = (g: repo.GrantRow): DatabaseGrant => ({
   privileges: g.privileges,
   created_at: g.created_at,
   updated_at: g.updated_at,
+  version: g.version,
 });
 
 const toDatabaseUser = (r: repo.UserRow, grants: repo.GrantRow[]): DatabaseUser => ({

@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { listRoute, reachOf, resourceRoutes } from '../../http/crud.js';
+import { itemRoute, listRoute, reachOf, resourceRoutes } from '../../http/crud.js';
+import { ifMatchVersion, sendResource } from '../../http/etag.js';
 import type { App } from '../../http/routes.js';
-import { PageOnlyQuery, IdParams } from '../../http/schemas.js';
+import { IdParams, IfMatchHeaders, PageOnlyQuery } from '../../http/schemas.js';
 import {
   CreateDatabase,
   CreateDatabaseUser,
@@ -76,23 +77,20 @@ function grantRoutes(app: App, svc: DatabasesService): void {
     list: (caller, _query, page, req) => svc.listGrants(caller, (req.params as { database_id: string }).database_id, page),
   });
 
-  const params = (req: { params: unknown }) => req.params as { database_id: string; user_id: string };
   const reach = reachOf(svc.loadDatabase);
-  app.get(
-    '/v1/databases/:database_id/users/:user_id',
-    {
-      config: { scope: 'databases:read', reach },
-      schema: {
-        tags,
-        operationId: 'getDatabaseGrant',
-        description: 'The privileges a database user holds on this database; 404 when it holds none.',
-        summary: "Get a user's privileges on a database",
-        params: GrantParams,
-        response: { 200: Type.Ref('DatabaseGrant') },
-      },
-    },
-    async (req) => svc.getGrant(callerOf(req), params(req).database_id, params(req).user_id),
-  );
+  itemRoute(app, {
+    method: 'GET',
+    path: '/v1/databases/:database_id/users/:user_id',
+    tags,
+    operationId: 'getDatabaseGrant',
+    summary: "Get a user's privileges on a database",
+    description: 'The privileges a database user holds on this database, with their `ETag`; 404 when it holds none.',
+    scope: 'databases:read',
+    reach,
+    params: GrantParams,
+    response: 'DatabaseGrant',
+    run: (caller, p) => svc.getGrant(caller, p.database_id, p.user_id),
+  });
 
   app.put(
     '/v1/databases/:database_id/users/:user_id',
@@ -103,20 +101,23 @@ function grantRoutes(app: App, svc: DatabasesService): void {
         operationId: 'putDatabaseGrant',
         summary: "Set a user's privileges on a database",
         description:
-          'Exactly these privileges, replacing any before (201 when the user had none on the database, else 200). The user and the database must belong to the same account (404 otherwise). Counts for new sessions as soon as `sync_state` is `in_sync`. Announced as `database_user.updated`.',
+          "Exactly these privileges, replacing any before (201 when the user had none on the database, else 200). The user and the database must belong to the same account (404 otherwise). `If-Match` takes the grant's `ETag` (a grant that does not exist matches none). Counts for new sessions as soon as `sync_state` is `in_sync`. Announced as `database_user.updated`.",
         params: GrantParams,
+        headers: IfMatchHeaders,
         body: PutGrant,
         response: { 200: Type.Ref('DatabaseGrant'), 201: Type.Ref('DatabaseGrant') },
       },
     },
     async (req, reply) => {
+      const p = req.params;
       const { grant, created } = await svc.putGrant(
         callerOf(req),
-        params(req).database_id,
-        params(req).user_id,
+        p.database_id,
+        p.user_id,
         req.body.privileges,
+        ifMatchVersion(req),
       );
-      return reply.code(created ? 201 : 200).send(grant);
+      return sendResource(req, reply, grant, created ? 201 : 200);
     },
   );
 
@@ -128,14 +129,15 @@ function grantRoutes(app: App, svc: DatabasesService): void {
         tags,
         operationId: 'deleteDatabaseGrant',
         description:
-          'Revokes every privilege of the user on this database (204). Sessions already open keep theirs until they reconnect. Announced as `database_user.updated`.',
+          "Revokes every privilege of the user on this database (204). Sessions already open keep theirs until they reconnect. `If-Match` takes the grant's `ETag`. Announced as `database_user.updated`.",
         summary: "Revoke a user's privileges on a database",
         params: GrantParams,
+        headers: IfMatchHeaders,
         response: { 204: Type.Null({ description: 'Revoked' }) },
       },
     },
     async (req, reply) => {
-      await svc.removeGrant(callerOf(req), params(req).database_id, params(req).user_id);
+      await svc.removeGrant(callerOf(req), req.params.database_id, req.params.user_id, ifMatchVersion(req));
       return reply.code(204).send(null);
     },
   );

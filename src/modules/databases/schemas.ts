@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Id, PageQuery, ResourceMeta, StringEnum, SyncFields, Timestamp } from '../../http/schemas.js';
+import { Id, PageQuery, ResourceMeta, StringEnum, SyncFields } from '../../http/schemas.js';
 import { CHARSETS, COLLATIONS, PRIVILEGES } from './rules.js';
 
 /** Databases, their users and grants as the API shows and takes them: each shape declared once. */
@@ -93,8 +93,7 @@ export const DatabaseGrant = Type.Object(
     database_id: Id('db'),
     database: Type.String({ maxLength: 64 }),
     privileges: Privileges,
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    ...ResourceMeta,
   },
   { $id: 'DatabaseGrant', description: "A user's privileges on one database; `id` is the user's." },
 );

@@ -225,10 +225,13 @@ export function databasesService(deps: ServiceDeps) {
       databaseId: string,
       userId: string,
       privileges: string[],
+      expectedVersion?: number,
     ): Promise<{ grant: DatabaseGrant; created: boolean }> {
       fail(privilegeErrors(privileges));
       const { database, user, account } = await grantPair(caller, databaseId, userId);
       return change(account, async (tx) => {
+        // If-Match names the grant as it is: one that does not exist yet matches no ETag.
+        checkVersion(expectedVersion, (await grantOf(tx, database.id, user.id))?.version ?? 0);
         const created = await repo.putGrant(tx, {
           account_id: account.id,
           database_id: database.id,
@@ -236,22 +239,31 @@ export function databasesService(deps: ServiceDeps) {
           privileges: orderedPrivileges(privileges),
         });
         await userChanged(tx, user.id);
-        const grant = (await repo.listGrants(tx, { user_id: user.id })).find(
-          (g) => g.database_id === database.id,
-        ) as repo.GrantRow;
-        return { grant: toGrant(grant), created };
+        return { grant: toGrant((await grantOf(tx, database.id, user.id)) as repo.GrantRow), created };
       });
     },
 
     /** Revokes every privilege of the user on the database. */
-    async removeGrant(caller: Caller, databaseId: string, userId: string): Promise<void> {
+    async removeGrant(caller: Caller, databaseId: string, userId: string, expectedVersion?: number): Promise<void> {
       const { database, user, account } = await grantPair(caller, databaseId, userId);
       await change(account, async (tx) => {
-        if (!(await repo.deleteGrant(tx, database.id, user.id))) throw notFound('grant');
+        const current = await grantOf(tx, database.id, user.id);
+        if (!current) throw notFound('grant');
+        checkVersion(expectedVersion, current.version);
+        await repo.deleteGrant(tx, database.id, user.id);
         await userChanged(tx, user.id);
       });
     },
   };
+
+  /**
+   * The user's grant on the database as it stands. Its user's row is locked first, so two changes
+   * of the user's grants (each checking If-Match against this) take turns.
+   */
+  async function grantOf(tx: Queryable, databaseId: string, userId: string): Promise<repo.GrantRow | undefined> {
+    await repo.findById(tx, 'database_users', userId, true);
+    return (await repo.listGrants(tx, { user_id: userId })).find((g) => g.database_id === databaseId);
+  }
 
   /** A grant is part of its user: the user's version moves on and `database_user.updated` says so. */
   async function userChanged(tx: Queryable, userId: string): Promise<void> {

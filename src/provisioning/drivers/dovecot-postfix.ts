@@ -76,7 +76,13 @@ export class DovecotPostfixMailDriver implements MailDriver {
         // SIGUSR1: OpenDKIM reloads its configuration, and with it the key and signing tables.
         const pid = Number((await readFile(this.o.opendkimPid, 'utf8').catch(() => '')).trim());
         if (!pid) throw new Error('opendkim is not running (no pid)');
-        process.kill(pid, 'SIGUSR1');
+        try {
+          process.kill(pid, 'SIGUSR1');
+        } catch (err) {
+          // A pid file left behind by a signer that died: the apply waits for it to be back.
+          if ((err as NodeJS.ErrnoException).code === 'ESRCH') throw new Error(`opendkim is not running (pid ${pid} is gone)`);
+          throw err;
+        }
       }
       const nextSecond = (Math.floor(written / 1000) + 1) * 1000;
       if (Date.now() < nextSecond) await new Promise((r) => setTimeout(r, nextSecond - Date.now()));

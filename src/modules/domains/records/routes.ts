@@ -77,6 +77,8 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: RecordsService
         params: DomainParams,
         headers: IfMatchHeaders,
         querystring: DryRunQuery,
+        // Replacing the zone whole needs its ETag: 428 without one.
+        'x-errors': ['precondition_required'],
         body: SyncBody,
         response: { 200: SyncResponse },
       },
@@ -173,6 +175,8 @@ export function dnsRoutes(app: App, domains: DomainsService, svc: RecordsService
         params: DomainParams,
         headers: IfMatchHeaders,
         querystring: DryRunQuery,
+        // Replacing the zone whole needs its ETag: 428 without one.
+        'x-errors': ['precondition_required'],
         body: { content: { 'text/dns': { schema: Type.String({ maxLength: 5 * 1024 * 1024, examples: [ZONE_EXAMPLE] }) } } },
         response: { 200: SyncResponse },
       },

@@ -60,7 +60,8 @@ export const CreateRecord = Type.Object(
 export const RecordParams = Type.Object({ domain: DomainParam, record_id: Id('rec') }, { additionalProperties: false });
 
 const SyncRecord = Type.Object({ name: RecordName, type: Type.String({ maxLength: 10 }), ttl: Ttl, content: Content });
-const SyncRecords = Type.Array(SyncRecord, { maxItems: 100_000 });
+// A zone file of 5 MiB holds a few hundred thousand records; a sync body at most 100,000.
+const SyncRecords = Type.Array(SyncRecord, { maxItems: 1_000_000 });
 export const SyncResponse = Type.Object({
   created: SyncRecords,
   updated: SyncRecords,

@@ -1,0 +1,31 @@
+/**
+ * Bodies that pass validation for the operations that need one, made from the ids of a test's
+ * own resources (keyed by the collection segment before each id: `accounts`, `domains`, ...):
+ * what the reach test and the fuzz test send so that the answer comes from past the schema.
+ */
+export const ZONE_TEXT = 'www 3600 IN A 192.0.2.7\n';
+/** Bodies that pass validation, so the answer shows the reach check and not the schema's. */
+export const BODIES: Record<string, (ids: Record<string, string>) => unknown> = {
+  suspendAccount: () => ({ reason: 'reach test' }),
+  suspendSite: () => ({ reason: 'reach test' }),
+  createDnsRecord: () => ({ name: 'x', type: 'A', content: '192.0.2.1' }),
+  replaceDnsRecord: () => ({ name: 'x', type: 'A', ttl: 3600, content: '192.0.2.1' }),
+  syncDnsRecords: () => ({ records: [] }),
+  createDnsChange: () => ({ create: [{ name: 'y', type: 'A', content: '192.0.2.2' }] }),
+  restoreBackup: () => ({}),
+  replaceSite: () => ({ aliases: [], runtime: 'static' }),
+  putSiteCertificate: () => ({ certificate_pem: 'x', private_key_pem: 'y' }),
+  // Creations that name a resource of A.
+  createAccount: (i) => ({ username: 'reachb', contact_email: 'b@example.com', plan_id: i.plans }),
+  createToken: (i) => ({ name: 'x', scopes: ['*'], principal: { kind: 'account', id: i.accounts } }),
+  createDomain: (i) => ({ account_id: i.accounts, name: 'reach-b-new.com' }),
+  createEmail: (i) => ({ address: `new@${i.domains}`, generate_password: true, quota_mb: 10 }),
+  createEmailForwarder: (i) => ({ address: `fwd@${i.domains}`, destinations: ['x@example.org'] }),
+  createSite: (i) => ({ account_id: i.accounts, hostname: `new.${i.domains}` }),
+  createBackup: (i) => ({ account_id: i.accounts }),
+  createBackupSchedule: (i) => ({ account_id: i.accounts, cron: '0 3 * * *', retain: 1 }),
+  createDatabase: (i) => ({ account_id: i.accounts, name: 'reachb_db' }),
+  createDatabaseUser: (i) => ({ account_id: i.accounts, username: 'reachb_user', generate_password: true }),
+  putDatabaseGrant: () => ({ privileges: ['SELECT'] }),
+  createWebhook: (i) => ({ url: 'https://hooks.example.com/b', event_types: ['*'], account_ids: [i.accounts] }),
+};
