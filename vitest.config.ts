@@ -14,6 +14,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',
+    isolate: false,
     // Every JSON response the document declares must be produced by some test (see the file).
     globalSetup: ['test/helpers/response-coverage.ts', 'test/helpers/pglite-image.ts'],
     setupFiles: ['test/helpers/record-responses.ts'],
