@@ -28,6 +28,14 @@ module.exports = {
       to: { path: '^src/modules/([^/]+)/.+', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$'] },
     },
     {
+      name: 'agent-imports-drivers-and-specs-only',
+      severity: 'error',
+      comment:
+        'The agent (a second entry point, on the hosting servers) applies specs with the drivers: no module, database, HTTP plugin or job code, so it can hold no credential of the control plane.',
+      from: { path: '^src/agent/' },
+      to: { path: '^src/(modules|db|http|jobs|app\\.ts|server\\.ts)' },
+    },
+    {
       name: 'tls-knows-no-module',
       comment:
         'Keys, the internal CA, ACME, HTTP-01 proofs and certificate checks are plain functions over PEM: the issuers and sites modules call them.',

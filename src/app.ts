@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -24,12 +25,14 @@ import { JOBS } from './jobs/names.js';
 import { PgBossQueue, type JobQueue } from './jobs/queue.js';
 import { systemClock, type Clock } from './lib/time.js';
 import { accountsModule } from './modules/accounts/module.js';
+import { countAccountsOn } from './modules/accounts/repo.js';
 import { diskMeter } from './modules/accounts/usage.js';
 import { backupsModule } from './modules/backups/module.js';
 import { LocalBackupStorage, type BackupStorage } from './modules/backups/storage.js';
 import { databasesModule } from './modules/databases/module.js';
 import { databaseBytes } from './modules/databases/repo.js';
 import { databaseAccountHooks } from './modules/databases/service.js';
+import { databaseAgentUnits } from './modules/databases/unit.js';
 import type { ServiceDeps } from './modules/deps.js';
 import { domainsModule } from './modules/domains/module.js';
 import { domainAccountHooks } from './modules/domains/service.js';
@@ -41,6 +44,7 @@ import { operationsModule } from './modules/operations/module.js';
 import { plansModule } from './modules/plans/module.js';
 import { publishEvent } from './modules/publishing/index.js';
 import { resellersModule } from './modules/resellers/module.js';
+import { serversModule } from './modules/servers/module.js';
 import { keptReleaseBytes } from './modules/sites/deployments/repo.js';
 import { sitesModule } from './modules/sites/module.js';
 import { siteAccountHooks, siteDomainHooks } from './modules/sites/service.js';
@@ -79,6 +83,14 @@ export interface AppDeps {
   logger?: boolean;
   /** Where log lines go; by default standard output. */
   logStream?: { write(line: string): void };
+}
+
+/** Starts the agent listener of an app built with BERTH_AGENT_LISTEN, on that address; the port it got. */
+export async function listenAgents(app: FastifyInstance, config: Readonly<Config>): Promise<number | null> {
+  const listener = (app as FastifyInstance & { agentListener: FastifyInstance | null }).agentListener;
+  if (!listener || !config.agentListen) return null;
+  await listener.listen({ host: config.agentListen.host, port: config.agentListen.port });
+  return (listener.server.address() as AddressInfo).port;
 }
 
 /** Builds the Fastify app with every plugin and route; does not listen (tests inject). */
@@ -150,6 +162,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     [domains.backupPart, mail.backupPart, sites.backupPart, databases.backupPart],
     logError('backup scheduler error'),
   );
+  const servers = await serversModule(
+    svc,
+    {
+      accounts: async (q, id) => (await countAccountsOn(q, [id])).get(id) ?? 0,
+      unitCounts: [sites.serverUnits, mail.serverUnits, databases.serverUnits],
+    },
+    { authority: issuers.agentAuthority, sources: [databaseAgentUnits] },
+    logError('server status error'),
+  );
   const accounts = accountsModule(svc, [
     domainAccountHooks(jobs),
     mailAccountHooks(jobs),
@@ -160,6 +181,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const modules: Contribution[] = [
     resellersModule(svc),
     plansModule(svc),
+    servers.contribution,
     accounts.contribution,
     tokensModule(svc),
     operationsModule(svc, [...accounts.cancelHandlers, ...sites.cancelHandlers]),
@@ -227,7 +249,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await jobs.schedule(JOBS.housekeeping, HOUSEKEEPING_CRON);
   const loops = all('loops');
   if (config.jobs) for (const loop of loops) loop.start();
+  // The agent listener listens beside the API, on its own address (listenAgents), and closes with it.
+  const { listener } = servers;
+  app.decorate('agentListener', listener);
   app.addHook('onClose', async () => {
+    await listener?.close();
     for (const loop of loops) await loop.stop();
     await jobs.stop();
   });

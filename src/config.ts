@@ -112,6 +112,13 @@ const ConfigSchema = Type.Object({
   // How often each process looks for due backup schedules.
   backupSchedulerMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
   jobs: Type.Boolean(),
+  // The agent listener: mutual TLS for the hosting servers' agents; null: none.
+  agentListen: Type.Union([
+    Type.Object({ host: Type.String({ minLength: 1 }), port: Type.Integer({ minimum: 0, maximum: 65535 }) }),
+    Type.Null(),
+  ]),
+  // The URL agents reach that listener at, as the enrolment command names it.
+  agentUrl: Type.Union([Type.String({ pattern: '^https://' }), Type.Null()]),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -148,6 +155,8 @@ const ENV_NAMES: Record<string, string> = {
   mailHash: 'BERTH_MAIL_HASH_MEMORY_KIB / BERTH_MAIL_HASH_TIME_COST',
   deployMaxMb: 'BERTH_DEPLOY_MAX_MB',
   backupSchedulerMs: 'BERTH_BACKUP_SCHEDULER_MS',
+  agentListen: 'BERTH_AGENT_LISTEN (host:port)',
+  agentUrl: 'BERTH_AGENT_URL (https://...)',
 };
 
 type Env = Record<string, string | undefined>;
@@ -171,6 +180,15 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (raw === undefined || raw === '') return fallback;
   if (!/^(true|false|1|0)$/.test(raw)) throw new ConfigError(`${name} must be true or false, got "${raw}"`);
   return raw === 'true' || raw === '1';
+}
+
+/** `host:port` (`[::1]:8443` for IPv6); unset: null. */
+function hostPort(env: Env, name: string): { host: string; port: number } | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(raw);
+  if (!m) throw new ConfigError(`${name} must be host:port, got "${raw}"`);
+  return { host: (m[1] ?? m[2]) as string, port: Number(m[3]) };
 }
 
 /** Builds the config from an environment; throws ConfigError naming the bad variable. */
@@ -262,6 +280,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     deployMaxMb: int(env, 'BERTH_DEPLOY_MAX_MB', 512),
     backupSchedulerMs: int(env, 'BERTH_BACKUP_SCHEDULER_MS', 15_000),
     jobs: bool(env, 'BERTH_JOBS', true),
+    agentListen: hostPort(env, 'BERTH_AGENT_LISTEN'),
+    agentUrl: env.BERTH_AGENT_URL || null,
     ...overrides,
   };
   const firstError = Value.Errors(ConfigSchema, config)[0];

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { buildApp } from './app.js';
+import { buildApp, listenAgents } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DirLockedError } from './db/lock.js';
 import { trackConnections } from './http/connections.js';
@@ -47,6 +47,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   await app.listen({ host: config.host, port: config.port });
+  await listenAgents(app, config);
   if (!config.mailHost && !config.webIpv4 && !config.webIpv6)
     app.log.warn(
       'no BERTH_MAIL_HOST and no BERTH_WEB_IPV4/IPV6: mail-enabled domains get no MX (it would name a host without an address)',

@@ -157,6 +157,88 @@ export interface paths {
         patch: operations["updatePlan"];
         trace?: never;
     };
+    "/v1/servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List hosting servers (operator only)
+         * @description Operator tokens only: servers are the provider’s, never a reseller’s or an account’s. Filter by a role or a status.
+         */
+        get: operations["listServers"];
+        put?: never;
+        /**
+         * Add a hosting server (operator only)
+         * @description Operator tokens only: servers are the provider’s, never a reseller’s or an account’s. Answers with a one-use enrolment token, valid for one hour and shown once, and the exact `berth agent enrol` command to run on the machine. Needs an agent listener (`BERTH_AGENT_LISTEN`); without one, 409 `invalid_state`.
+         */
+        post: operations["createServer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a hosting server
+         * @description Operator tokens only: servers are the provider’s, never a reseller’s or an account’s.
+         */
+        get: operations["getServer"];
+        /**
+         * Replace a server
+         * @description Operator tokens only: servers are the provider’s, never a reseller’s or an account’s. A role cannot be taken away while accounts are placed on the server for it (422).
+         *
+         *     Every mutable field is required, and each replaces the current value whole (an object too).
+         */
+        put: operations["replaceServer"];
+        post?: never;
+        /**
+         * Remove a hosting server without accounts
+         * @description Operator tokens only: servers are the provider’s, never a reseller’s or an account’s. Refused with 409 `server_not_empty` while any account is placed on it, and with 409 `invalid_state` for the local server; its agent's certificate is refused from then on.
+         *
+         *     204 once deleted.
+         */
+        delete: operations["deleteServer"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a server (JSON Merge Patch)
+         * @description Operator tokens only: servers are the provider’s, never a reseller’s or an account’s. A role cannot be taken away while accounts are placed on the server for it (422).
+         *
+         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.
+         */
+        patch: operations["updateServer"];
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/enrolment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new enrolment for a server (operator only)
+         * @description A new one-use token and command, for a reinstalled machine or a lost key. Any earlier token stops working; the agent’s current certificate stays valid until the new token is spent, and is revoked then.
+         */
+        post: operations["createServerEnrolment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts": {
         parameters: {
             query?: never;
@@ -2339,6 +2421,91 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "server.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The server.created event */
+        post: operations["webhook_server_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The server.updated event */
+        post: operations["webhook_server_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The server.deleted event */
+        post: operations["webhook_server_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.online": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The server.online event */
+        post: operations["webhook_server_online"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.unreachable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The server.unreachable event */
+        post: operations["webhook_server_unreachable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -2471,6 +2638,145 @@ export interface components {
              */
             version: number;
         };
+        /** @description A hosting server: accounts are placed on it for its roles, and its agent applies their units. `local` is the installation’s own machine. */
+        Server: {
+            /** @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p */
+            id: string;
+            name: string;
+            /** @description What the server hosts: accounts are placed on it for these roles only. */
+            roles: ("web" | "mail" | "database")[];
+            /** Format: ipv4 */
+            ipv4: string | null;
+            /** Format: ipv6 */
+            ipv6: string | null;
+            capacity: {
+                /**
+                 * Format: int32
+                 * @description Accounts the server may hold; placement skips it once full.
+                 */
+                accounts: number;
+                /**
+                 * Format: int64
+                 * @description null: not limited
+                 */
+                disk_bytes?: number | null;
+            };
+            /**
+             * @description `disabled`: the server keeps its accounts but no new one is placed on it.
+             * @enum {string}
+             */
+            placement: "enabled" | "disabled";
+            /**
+             * @description `pending_enrolment` until its agent enrols; `online` while the agent polls; `unreachable` after three missed waits; `draining` while its accounts move away.
+             * @enum {string}
+             */
+            status: "pending_enrolment" | "online" | "unreachable" | "draining" | "decommissioned";
+            /** @description The installation’s own machine, applied in-process (no agent). */
+            local: boolean;
+            /** Format: date-time */
+            last_seen_at: string | null;
+            agent_version: string | null;
+            usage: {
+                /** Format: int32 */
+                accounts: number;
+                /** Format: int64 */
+                disk_bytes: number;
+            };
+            /** @description The apply units of the accounts placed on the server (sites, mail domains, database accounts). */
+            units: {
+                /** Format: int32 */
+                in_sync: number;
+                /** Format: int32 */
+                pending: number;
+                /** Format: int32 */
+                error: number;
+                /** Format: date-time */
+                oldest_pending_at: string | null;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: int32
+             * @description Increases on each change; the ETag derives from it.
+             */
+            version: number;
+        };
+        Enrolment: {
+            /** @description One use, valid for one hour; shown once. */
+            token: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description The command to run on the server: it names the control plane’s agent CA fingerprint. */
+            command: string;
+        };
+        /** @description A new server with its enrolment (the token is shown only here). */
+        ServerWithEnrolment: {
+            /** @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p */
+            id: string;
+            name: string;
+            /** @description What the server hosts: accounts are placed on it for these roles only. */
+            roles: ("web" | "mail" | "database")[];
+            /** Format: ipv4 */
+            ipv4: string | null;
+            /** Format: ipv6 */
+            ipv6: string | null;
+            capacity: {
+                /**
+                 * Format: int32
+                 * @description Accounts the server may hold; placement skips it once full.
+                 */
+                accounts: number;
+                /**
+                 * Format: int64
+                 * @description null: not limited
+                 */
+                disk_bytes?: number | null;
+            };
+            /**
+             * @description `disabled`: the server keeps its accounts but no new one is placed on it.
+             * @enum {string}
+             */
+            placement: "enabled" | "disabled";
+            /**
+             * @description `pending_enrolment` until its agent enrols; `online` while the agent polls; `unreachable` after three missed waits; `draining` while its accounts move away.
+             * @enum {string}
+             */
+            status: "pending_enrolment" | "online" | "unreachable" | "draining" | "decommissioned";
+            /** @description The installation’s own machine, applied in-process (no agent). */
+            local: boolean;
+            /** Format: date-time */
+            last_seen_at: string | null;
+            agent_version: string | null;
+            usage: {
+                /** Format: int32 */
+                accounts: number;
+                /** Format: int64 */
+                disk_bytes: number;
+            };
+            /** @description The apply units of the accounts placed on the server (sites, mail domains, database accounts). */
+            units: {
+                /** Format: int32 */
+                in_sync: number;
+                /** Format: int32 */
+                pending: number;
+                /** Format: int32 */
+                error: number;
+                /** Format: date-time */
+                oldest_pending_at: string | null;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: int32
+             * @description Increases on each change; the ETag derives from it.
+             */
+            version: number;
+            enrolment: components["schemas"]["Enrolment"];
+        };
         /** @description A hosting account. States: active ⇄ suspended; active|suspended → terminating → gone. */
         Account: {
             /** @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p */
@@ -2596,6 +2902,15 @@ export interface components {
                  * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                  */
                 php_workers?: number;
+            };
+            /** @description The servers the account lives on, one per role (`GET /v1/servers/{server_id}`). */
+            placement: {
+                /** @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p */
+                web: string;
+                /** @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p */
+                mail: string;
+                /** @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p */
+                database: string;
             };
             /** @description Live usage; present on single-account responses, omitted from lists (it is measured from disk). */
             usage?: {
@@ -2770,6 +3085,15 @@ export interface components {
                  */
                 php_workers?: number;
             };
+            /** @description The servers the account lives on, one per role (`GET /v1/servers/{server_id}`). */
+            placement: {
+                /** @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p */
+                web: string;
+                /** @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p */
+                mail: string;
+                /** @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p */
+                database: string;
+            };
             /** @description Live usage; present on single-account responses, omitted from lists (it is measured from disk). */
             usage?: {
                 /**
@@ -2829,7 +3153,7 @@ export interface components {
                 kind: "operator" | "reseller" | "account";
                 id: string | null;
             };
-            scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write")[];
+            scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write")[];
             account_ids: string[] | null;
             /** Format: date-time */
             expires_at: string | null;
@@ -2857,7 +3181,7 @@ export interface components {
                 kind: "operator" | "reseller" | "account";
                 id: string | null;
             };
-            scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write")[];
+            scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write")[];
             account_ids: string[] | null;
             /** Format: date-time */
             expires_at: string | null;
@@ -3894,7 +4218,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types to receive, or `["*"]` for all. */
-            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked")[];
+            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
             enabled: boolean;
             /**
              * @description `delivery_failures`: every retry of a delivery failed. Set `enabled` to true to resume.
@@ -3928,7 +4252,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types to receive, or `["*"]` for all. */
-            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked")[];
+            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
             enabled: boolean;
             /**
              * @description `delivery_failures`: every retry of a delivery failed. Set `enabled` to true to resume.
@@ -8693,6 +9017,2575 @@ export interface operations {
             };
         };
     };
+    listServers: {
+        parameters: {
+            query?: {
+                /** @description Page size (1-200). */
+                limit?: number;
+                /** @description Opaque cursor from `next_cursor`. */
+                cursor?: string;
+                /** @description Only servers with this role. */
+                role?: "web" | "mail" | "database";
+                /** @description `pending_enrolment` until its agent enrols; `online` while the agent polls; `unreachable` after three missed waits; `draining` while its accounts move away. */
+                status?: "pending_enrolment" | "online" | "unreachable" | "draining" | "decommissioned";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *           "name": "example.com",
+                     *           "roles": [
+                     *             "web"
+                     *           ],
+                     *           "ipv4": "192.0.2.10",
+                     *           "ipv6": "2001:db8::10",
+                     *           "capacity": {
+                     *             "accounts": 1,
+                     *             "disk_bytes": 52428800
+                     *           },
+                     *           "placement": "enabled",
+                     *           "status": "pending_enrolment",
+                     *           "local": true,
+                     *           "last_seen_at": "2026-11-24T09:30:00Z",
+                     *           "agent_version": "example",
+                     *           "usage": {
+                     *             "accounts": 1,
+                     *             "disk_bytes": 52428800
+                     *           },
+                     *           "units": {
+                     *             "in_sync": 1,
+                     *             "pending": 1,
+                     *             "error": 1,
+                     *             "oldest_pending_at": "2026-11-24T09:30:00Z"
+                     *           },
+                     *           "created_at": "2026-11-24T09:30:00Z",
+                     *           "updated_at": "2026-11-24T09:30:00Z",
+                     *           "version": 1
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJpZCI6ImFjY18wMWpkM3g5djZlZjh0YjJxNHc1bjdrOG05cCJ9"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Server"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createServer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any 1-255 printable ASCII characters, unique per intended change (a UUID). A retry with the same key within 24 hours gets the first response again (`Idempotent-Replayed: true`) instead of doing the work twice; the same key with another body is a 422.
+                 * @example 5f2b1c7e-8d3a-4b6f-9e0a-1c2d3e4f5a6b
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example.com",
+                 *       "roles": [
+                 *         "web"
+                 *       ],
+                 *       "ipv4": "192.0.2.10",
+                 *       "ipv6": "2001:db8::10",
+                 *       "capacity": {
+                 *         "accounts": 1,
+                 *         "disk_bytes": 52428800
+                 *       },
+                 *       "placement": "enabled"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    /** @description What the server hosts: accounts are placed on it for these roles only. */
+                    roles: ("web" | "mail" | "database")[];
+                    /** Format: ipv4 */
+                    ipv4: string;
+                    /** Format: ipv6 */
+                    ipv6?: string | null;
+                    capacity: {
+                        /**
+                         * Format: int32
+                         * @description Accounts the server may hold; placement skips it once full.
+                         */
+                        accounts: number;
+                        /**
+                         * Format: int64
+                         * @description null: not limited
+                         */
+                        disk_bytes?: number | null;
+                    };
+                    /**
+                     * @description `disabled`: the server keeps its accounts but no new one is placed on it.
+                     * @enum {string}
+                     */
+                    placement?: "enabled" | "disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description A new server with its enrolment (the token is shown only here). */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "name": "example.com",
+                     *       "roles": [
+                     *         "web"
+                     *       ],
+                     *       "ipv4": "192.0.2.10",
+                     *       "ipv6": "2001:db8::10",
+                     *       "capacity": {
+                     *         "accounts": 1,
+                     *         "disk_bytes": 52428800
+                     *       },
+                     *       "placement": "enabled",
+                     *       "status": "pending_enrolment",
+                     *       "local": true,
+                     *       "last_seen_at": "2026-11-24T09:30:00Z",
+                     *       "agent_version": "example",
+                     *       "usage": {
+                     *         "accounts": 1,
+                     *         "disk_bytes": 52428800
+                     *       },
+                     *       "units": {
+                     *         "in_sync": 1,
+                     *         "pending": 1,
+                     *         "error": 1,
+                     *         "oldest_pending_at": "2026-11-24T09:30:00Z"
+                     *       },
+                     *       "created_at": "2026-11-24T09:30:00Z",
+                     *       "updated_at": "2026-11-24T09:30:00Z",
+                     *       "version": 1,
+                     *       "enrolment": {
+                     *         "token": "example",
+                     *         "expires_at": "2026-11-24T09:30:00Z",
+                     *         "command": "example"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServerWithEnrolment"];
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getServer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` the client holds: 304 without a body while it is still current.
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description The server's id.
+                 * @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A hosting server: accounts are placed on it for its roles, and its agent applies their units. `local` is the installation’s own machine. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "name": "example.com",
+                     *       "roles": [
+                     *         "web"
+                     *       ],
+                     *       "ipv4": "192.0.2.10",
+                     *       "ipv6": "2001:db8::10",
+                     *       "capacity": {
+                     *         "accounts": 1,
+                     *         "disk_bytes": 52428800
+                     *       },
+                     *       "placement": "enabled",
+                     *       "status": "pending_enrolment",
+                     *       "local": true,
+                     *       "last_seen_at": "2026-11-24T09:30:00Z",
+                     *       "agent_version": "example",
+                     *       "usage": {
+                     *         "accounts": 1,
+                     *         "disk_bytes": 52428800
+                     *       },
+                     *       "units": {
+                     *         "in_sync": 1,
+                     *         "pending": 1,
+                     *         "error": 1,
+                     *         "oldest_pending_at": "2026-11-24T09:30:00Z"
+                     *       },
+                     *       "created_at": "2026-11-24T09:30:00Z",
+                     *       "updated_at": "2026-11-24T09:30:00Z",
+                     *       "version": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Server"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replaceServer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the version the change was made against (`"3"`): the request is refused with 412 when the resource has changed since. `*` matches any version.
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The server's id.
+                 * @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example.com",
+                 *       "roles": [
+                 *         "web"
+                 *       ],
+                 *       "ipv4": "192.0.2.10",
+                 *       "ipv6": "2001:db8::10",
+                 *       "capacity": {
+                 *         "accounts": 1,
+                 *         "disk_bytes": 52428800
+                 *       },
+                 *       "placement": "enabled"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    /** @description What the server hosts: accounts are placed on it for these roles only. */
+                    roles: ("web" | "mail" | "database")[];
+                    /** Format: ipv4 */
+                    ipv4: string | null;
+                    /** Format: ipv6 */
+                    ipv6: string | null;
+                    capacity: {
+                        /**
+                         * Format: int32
+                         * @description Accounts the server may hold; placement skips it once full.
+                         */
+                        accounts: number;
+                        /**
+                         * Format: int64
+                         * @description null: not limited
+                         */
+                        disk_bytes?: number | null;
+                    };
+                    /**
+                     * @description `disabled`: the server keeps its accounts but no new one is placed on it.
+                     * @enum {string}
+                     */
+                    placement: "enabled" | "disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description A hosting server: accounts are placed on it for its roles, and its agent applies their units. `local` is the installation’s own machine. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "name": "example.com",
+                     *       "roles": [
+                     *         "web"
+                     *       ],
+                     *       "ipv4": "192.0.2.10",
+                     *       "ipv6": "2001:db8::10",
+                     *       "capacity": {
+                     *         "accounts": 1,
+                     *         "disk_bytes": 52428800
+                     *       },
+                     *       "placement": "enabled",
+                     *       "status": "pending_enrolment",
+                     *       "local": true,
+                     *       "last_seen_at": "2026-11-24T09:30:00Z",
+                     *       "agent_version": "example",
+                     *       "usage": {
+                     *         "accounts": 1,
+                     *         "disk_bytes": 52428800
+                     *       },
+                     *       "units": {
+                     *         "in_sync": 1,
+                     *         "pending": 1,
+                     *         "error": 1,
+                     *         "oldest_pending_at": "2026-11-24T09:30:00Z"
+                     *       },
+                     *       "created_at": "2026-11-24T09:30:00Z",
+                     *       "updated_at": "2026-11-24T09:30:00Z",
+                     *       "version": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Server"];
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `If-Match` does not match the current ETag. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/precondition_failed",
+                     *       "title": "Precondition failed",
+                     *       "status": 412,
+                     *       "detail": "The `If-Match` header does not match the current `ETag`: the resource changed since it was read.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "precondition_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteServer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the version the change was made against (`"3"`): the request is refused with 412 when the resource has changed since. `*` matches any version.
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The server's id.
+                 * @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `If-Match` does not match the current ETag. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/precondition_failed",
+                     *       "title": "Precondition failed",
+                     *       "status": 412,
+                     *       "detail": "The `If-Match` header does not match the current `ETag`: the resource changed since it was read.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "precondition_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateServer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the version the change was made against (`"3"`): the request is refused with 412 when the resource has changed since. `*` matches any version.
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The server's id.
+                 * @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example.com",
+                 *       "roles": [
+                 *         "web"
+                 *       ],
+                 *       "ipv4": "192.0.2.10",
+                 *       "ipv6": "2001:db8::10",
+                 *       "capacity": {
+                 *         "accounts": 1,
+                 *         "disk_bytes": 52428800
+                 *       },
+                 *       "placement": "enabled"
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    /** @description What the server hosts: accounts are placed on it for these roles only. */
+                    roles?: ("web" | "mail" | "database")[];
+                    /** Format: ipv4 */
+                    ipv4?: string | null;
+                    /** Format: ipv6 */
+                    ipv6?: string | null;
+                    capacity?: {
+                        /**
+                         * Format: int32
+                         * @description Accounts the server may hold; placement skips it once full.
+                         */
+                        accounts?: number;
+                        /**
+                         * Format: int64
+                         * @description null: not limited
+                         */
+                        disk_bytes?: number | null;
+                    };
+                    /**
+                     * @description `disabled`: the server keeps its accounts but no new one is placed on it.
+                     * @enum {string}
+                     */
+                    placement?: "enabled" | "disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description A hosting server: accounts are placed on it for its roles, and its agent applies their units. `local` is the installation’s own machine. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "name": "example.com",
+                     *       "roles": [
+                     *         "web"
+                     *       ],
+                     *       "ipv4": "192.0.2.10",
+                     *       "ipv6": "2001:db8::10",
+                     *       "capacity": {
+                     *         "accounts": 1,
+                     *         "disk_bytes": 52428800
+                     *       },
+                     *       "placement": "enabled",
+                     *       "status": "pending_enrolment",
+                     *       "local": true,
+                     *       "last_seen_at": "2026-11-24T09:30:00Z",
+                     *       "agent_version": "example",
+                     *       "usage": {
+                     *         "accounts": 1,
+                     *         "disk_bytes": 52428800
+                     *       },
+                     *       "units": {
+                     *         "in_sync": 1,
+                     *         "pending": 1,
+                     *         "error": 1,
+                     *         "oldest_pending_at": "2026-11-24T09:30:00Z"
+                     *       },
+                     *       "created_at": "2026-11-24T09:30:00Z",
+                     *       "updated_at": "2026-11-24T09:30:00Z",
+                     *       "version": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Server"];
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `If-Match` does not match the current ETag. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/precondition_failed",
+                     *       "title": "Precondition failed",
+                     *       "status": 412,
+                     *       "detail": "The `If-Match` header does not match the current `ETag`: the resource changed since it was read.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "precondition_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createServerEnrolment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any 1-255 printable ASCII characters, unique per intended change (a UUID). A retry with the same key within 24 hours gets the first response again (`Idempotent-Replayed: true`) instead of doing the work twice; the same key with another body is a 422.
+                 * @example 5f2b1c7e-8d3a-4b6f-9e0a-1c2d3e4f5a6b
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The server's id.
+                 * @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A new server with its enrolment (the token is shown only here). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "name": "example.com",
+                     *       "roles": [
+                     *         "web"
+                     *       ],
+                     *       "ipv4": "192.0.2.10",
+                     *       "ipv6": "2001:db8::10",
+                     *       "capacity": {
+                     *         "accounts": 1,
+                     *         "disk_bytes": 52428800
+                     *       },
+                     *       "placement": "enabled",
+                     *       "status": "pending_enrolment",
+                     *       "local": true,
+                     *       "last_seen_at": "2026-11-24T09:30:00Z",
+                     *       "agent_version": "example",
+                     *       "usage": {
+                     *         "accounts": 1,
+                     *         "disk_bytes": 52428800
+                     *       },
+                     *       "units": {
+                     *         "in_sync": 1,
+                     *         "pending": 1,
+                     *         "error": 1,
+                     *         "oldest_pending_at": "2026-11-24T09:30:00Z"
+                     *       },
+                     *       "created_at": "2026-11-24T09:30:00Z",
+                     *       "updated_at": "2026-11-24T09:30:00Z",
+                     *       "version": 1,
+                     *       "enrolment": {
+                     *         "token": "example",
+                     *         "expires_at": "2026-11-24T09:30:00Z",
+                     *         "command": "example"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServerWithEnrolment"];
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listAccounts: {
         parameters: {
             query?: {
@@ -8771,6 +11664,11 @@ export interface operations {
                      *             "max_databases": 10,
                      *             "max_database_users": 10,
                      *             "php_workers": 5
+                     *           },
+                     *           "placement": {
+                     *             "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *             "mail": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *             "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
                      *           },
                      *           "usage": {
                      *             "sites": 1,
@@ -9020,6 +11918,11 @@ export interface operations {
                  *         "max_databases": 10,
                  *         "max_database_users": 10,
                  *         "php_workers": 5
+                 *       },
+                 *       "placement": {
+                 *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                 *         "mail": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                 *         "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
                  *       }
                  *     }
                  */
@@ -9086,6 +11989,15 @@ export interface operations {
                          */
                         php_workers?: number;
                     };
+                    /** @description Operator only: the server of a role, which must have that role. A role left out is placed by the default policy: the online server with the role, placement enabled and capacity left that holds the fewest accounts (409 `no_capacity` naming the role when there is none). */
+                    placement?: {
+                        /** @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p */
+                        web?: string;
+                        /** @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p */
+                        mail?: string;
+                        /** @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p */
+                        database?: string;
+                    };
                 };
             };
         };
@@ -9136,6 +12048,11 @@ export interface operations {
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
                      *         "php_workers": 5
+                     *       },
+                     *       "placement": {
+                     *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "mail": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
                      *       },
                      *       "usage": {
                      *         "sites": 1,
@@ -9524,6 +12441,11 @@ export interface operations {
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
                      *         "php_workers": 5
+                     *       },
+                     *       "placement": {
+                     *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "mail": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
                      *       },
                      *       "usage": {
                      *         "sites": 1,
@@ -9916,6 +12838,11 @@ export interface operations {
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
                      *         "php_workers": 5
+                     *       },
+                     *       "placement": {
+                     *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "mail": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
                      *       },
                      *       "usage": {
                      *         "sites": 1,
@@ -10317,6 +13244,11 @@ export interface operations {
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
                      *         "php_workers": 5
+                     *       },
+                     *       "placement": {
+                     *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "mail": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
                      *       },
                      *       "usage": {
                      *         "sites": 1,
@@ -10779,6 +13711,11 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5
                      *       },
+                     *       "placement": {
+                     *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "mail": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *       },
                      *       "usage": {
                      *         "sites": 1,
                      *         "domains": 1,
@@ -11192,6 +14129,11 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5
                      *       },
+                     *       "placement": {
+                     *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "mail": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *       },
                      *       "usage": {
                      *         "sites": 1,
                      *         "domains": 1,
@@ -11579,6 +14521,11 @@ export interface operations {
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
                      *         "php_workers": 5
+                     *       },
+                     *       "placement": {
+                     *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "mail": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
                      *       },
                      *       "usage": {
                      *         "sites": 1,
@@ -12573,7 +15520,7 @@ export interface operations {
                         kind: "operator" | "reseller" | "account";
                         id: string | null;
                     };
-                    scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write")[];
+                    scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write")[];
                     account_ids?: string[] | null;
                     /** Format: date-time */
                     expires_at?: string | null;
@@ -13634,7 +16581,7 @@ export interface operations {
                             id: string | null;
                         };
                         token: components["schemas"]["Token"];
-                        scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write")[];
+                        scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write")[];
                         reach: {
                             /** @example rsl_01jd3x9v6ef8tb2q4w5n7k8m9p */
                             reseller_id: string | null;
@@ -42145,7 +45092,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked")[];
+                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
                     description?: string;
                     enabled?: boolean;
                 };
@@ -42820,7 +45767,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked")[];
+                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
                     description: string;
                     enabled: boolean;
                 };
@@ -43572,7 +46519,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types?: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked")[];
+                    event_types?: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
                     description?: string;
                     enabled?: boolean;
                 };
@@ -46991,6 +49938,151 @@ export interface operations {
         };
     };
     webhook_token_revoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_server_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_server_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_server_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_server_online: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_server_unreachable: {
         parameters: {
             query?: never;
             header: {

@@ -12,6 +12,7 @@ const SCOPE_AREAS = [
   'webhooks',
   'events',
   'tokens',
+  'servers',
 ] as const;
 export type ScopeArea = (typeof SCOPE_AREAS)[number];
 export type Scope = `${ScopeArea}:${'read' | 'write'}` | '*';

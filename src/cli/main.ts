@@ -3,7 +3,7 @@
  * run in this process against its database; every other command is the API client (./client),
  * which talks to a server over HTTP and loads none of the server's code.
  */
-const SERVER_COMMANDS = new Set(['serve', 'migrate', 'openapi']);
+const SERVER_COMMANDS = new Set(['serve', 'migrate', 'openapi', 'agent']);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

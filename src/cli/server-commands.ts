@@ -38,6 +38,8 @@ export async function runServerCommand(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    case 'agent':
+      return (await import('../agent/command.js')).runAgentCommand(rest, config);
     case 'openapi': {
       const document = JSON.stringify(await openApiDocument(process.env), null, 2) + '\n';
       // Flushed before the exit below: into a pipe, a write still queued would be cut off.

@@ -19,6 +19,21 @@ export function unitState(table: string, key: string) {
       failed: (message: string) =>
         db.query(`UPDATE ${table} SET sync_state = 'error', sync_error = $2 WHERE ${key} = $1`, [id, message.slice(0, 1000)]),
     }),
+    /**
+     * The units on one server, by state (the server's `units`): `placed` joins the unit table
+     * (as `t`) to the accounts placed on the server given as `$1` (an owner's constant).
+     */
+    async countOnServer(db: Queryable, serverId: string, placed: string) {
+      const r = await db.query<{ in_sync: number; pending: number; error: number; oldest_pending_at: string | null }>(
+        `SELECT count(*) FILTER (WHERE t.sync_state = 'in_sync')::int AS in_sync,
+           count(*) FILTER (WHERE t.sync_state = 'pending')::int AS pending,
+           count(*) FILTER (WHERE t.sync_state = 'error')::int AS error,
+           min(t.pending_since) AS oldest_pending_at
+         FROM ${table} t ${placed}`,
+        [serverId],
+      );
+      return r.rows[0] ?? { in_sync: 0, pending: 0, error: 0, oldest_pending_at: null };
+    },
     /** Units whose last apply failed (the `berth_sync_errors` gauge). */
     async countErrors(db: Queryable): Promise<number> {
       return (

@@ -64,6 +64,10 @@ export async function installOpenApi(app: FastifyInstance, extra: OpenApiOptions
         { name: 'me', description: 'The calling token.' },
         { name: 'tokens', description: 'API tokens.' },
         { name: 'resellers', description: 'Resellers (operator only).' },
+        {
+          name: 'servers',
+          description: 'Hosting servers (operator only): where accounts are placed, and the agents that apply their units.',
+        },
         { name: 'plans', description: 'Hosting plans and their limits.' },
         { name: 'accounts', description: 'Hosting accounts.' },
         { name: 'operations', description: 'Asynchronous operations.' },

@@ -83,6 +83,17 @@ export const PROBLEMS: Record<ErrorCode, ProblemDoc> = {
     title: 'In use',
     description: 'The resource is still used by others (listed in `used_by`) and cannot be removed.',
   },
+  server_not_empty: {
+    status: 409,
+    title: 'Server not empty',
+    description: 'The server still holds accounts (counted in `accounts`); move them to other servers before deleting it.',
+  },
+  no_capacity: {
+    status: 409,
+    title: 'No capacity',
+    description:
+      'No online server with the role named in `role` has placement enabled and room for another account; add a server or raise a capacity.',
+  },
   invalid_state: {
     status: 409,
     title: 'Invalid state',

@@ -69,6 +69,7 @@ export const ID_PARAMS = {
   bak: 'backup_id',
   bks: 'schedule_id',
   whk: 'webhook_id',
+  srv: 'server_id',
 } as const satisfies Partial<Record<IdPrefix, string>>;
 export type IdParamPrefix = keyof typeof ID_PARAMS;
 

@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'already_exists'
   | 'domain_unavailable'
   | 'in_use'
+  | 'server_not_empty'
+  | 'no_capacity'
   | 'invalid_state'
   | 'idempotency_key_in_use'
   | 'precondition_failed'
@@ -85,6 +87,14 @@ export const conflict = (
   message: string,
   extra = {},
 ): AppError => new AppError(code, message, extra);
+
+/** 409: a server still holds accounts (it cannot be deleted). */
+export const serverNotEmpty = (accounts: number): AppError =>
+  new AppError('server_not_empty', `The server still holds ${accounts} account(s); move them first.`, { accounts });
+
+/** 409: no online server with the role has room for one more account. */
+export const noCapacity = (role: string): AppError =>
+  new AppError('no_capacity', `No online server with the role ${role} has capacity for another account.`, { role });
 
 export const forbidden = (message: string): AppError => new AppError('forbidden', message);
 

@@ -21,7 +21,8 @@ export type IdPrefix =
   | 'whk'
   | 'whd'
   | 'tok'
-  | 'req';
+  | 'req'
+  | 'srv';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const bytes = new Uint8Array(16);

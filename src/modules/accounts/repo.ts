@@ -2,7 +2,7 @@ import { type Caller, reachSql } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { equalityFilters, type PageParams, pageSql } from '../../db/paging.js';
 import { LIMIT_FIELDS, type LimitField, type Limits } from '../plans/index.js';
-import type { AccountFields, AccountListQuery, AccountStatus } from './schemas.js';
+import type { AccountFields, AccountListQuery, AccountStatus, Placement } from './schemas.js';
 
 interface AccountTableRow {
   id: string;
@@ -15,6 +15,9 @@ interface AccountTableRow {
   suspension_reason: string | null;
   suspended_at: string | null;
   limit_overrides: Partial<Limits>;
+  web_server_id: string;
+  mail_server_id: string;
+  database_server_id: string;
   created_at: string;
   updated_at: string;
   version: number;
@@ -52,13 +55,36 @@ const reach = (caller: Caller, params: unknown[]) => reachSql(caller, { account:
 
 export async function insertAccount(
   tx: Queryable,
-  a: { id: string; username: string; reseller_id: string | null } & AccountFields,
+  a: { id: string; username: string; reseller_id: string | null; placement: Placement } & AccountFields,
 ): Promise<void> {
   await tx.query(
-    `INSERT INTO accounts (id, username, display_name, contact_email, plan_id, reseller_id, limit_overrides)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [a.id, a.username, a.display_name, a.contact_email, a.plan_id, a.reseller_id, JSON.stringify(a.limit_overrides)],
+    `INSERT INTO accounts (id, username, display_name, contact_email, plan_id, reseller_id, limit_overrides,
+       web_server_id, mail_server_id, database_server_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [
+      a.id,
+      a.username,
+      a.display_name,
+      a.contact_email,
+      a.plan_id,
+      a.reseller_id,
+      JSON.stringify(a.limit_overrides),
+      a.placement.web,
+      a.placement.mail,
+      a.placement.database,
+    ],
   );
+}
+
+/** Accounts placed on each of `serverIds` for any role (a server's usage, and its capacity). */
+export async function countAccountsOn(db: Queryable, serverIds: string[]): Promise<Map<string, number>> {
+  const r = await db.query<{ server_id: string; n: number }>(
+    `SELECT s.id AS server_id, count(a.id)::int AS n FROM unnest($1::text[]) AS s(id)
+     LEFT JOIN accounts a ON s.id IN (a.web_server_id, a.mail_server_id, a.database_server_id)
+     GROUP BY s.id`,
+    [serverIds],
+  );
+  return new Map(r.rows.map((row) => [row.server_id, row.n]));
 }
 
 export async function findAccount(db: Queryable, caller: Caller, id: string, forUpdate = false): Promise<AccountRow | undefined> {

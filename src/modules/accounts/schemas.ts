@@ -37,6 +37,12 @@ const UsageSchema = Type.Object({
 });
 export type Usage = Static<typeof UsageSchema>;
 
+const Placement = Type.Object(
+  { web: Id('srv'), mail: Id('srv'), database: Id('srv') },
+  { description: 'The servers the account lives on, one per role (`GET /v1/servers/{server_id}`).' },
+);
+export type Placement = Static<typeof Placement>;
+
 export const Account = Type.Object(
   {
     id: Id('acc'),
@@ -49,6 +55,7 @@ export const Account = Type.Object(
     suspension: Nullable(Type.Object({ reason: Type.String({ maxLength: 500 }), suspended_at: Timestamp })),
     limits: Limits,
     limit_overrides: Overrides,
+    placement: Placement,
     usage: Type.Optional(
       Type.Unsafe<Usage>({
         ...UsageSchema,
@@ -91,6 +98,13 @@ export const CreateAccount = Type.Object(
     plan_id: Id('pln'),
     reseller_id: Type.Optional(Nullable(Id('rsl'))),
     limit_overrides: Type.Optional(Overrides),
+    placement: Type.Optional(
+      Type.Partial(Placement, {
+        additionalProperties: false,
+        description:
+          'Operator only: the server of a role, which must have that role. A role left out is placed by the default policy: the online server with the role, placement enabled and capacity left that holds the fewest accounts (409 `no_capacity` naming the role when there is none).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

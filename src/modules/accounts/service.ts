@@ -15,6 +15,7 @@ import { toOperation, type CancelHandler } from '../operations/index.js';
 import * as plans from '../plans/index.js';
 import { publishEvent } from '../publishing/index.js';
 import { lockResellerAccountCount } from '../resellers/index.js';
+import { placeAccount } from './placement.js';
 import * as repo from './repo.js';
 import type { Account, AccountFields, AccountListQuery, AccountStatus, CreateAccount, Usage } from './schemas.js';
 import { exceededLimits, measureUsage, type RecordedBytes, type ResourceCounter } from './usage.js';
@@ -64,6 +65,7 @@ export const toAccount = (r: repo.AccountRow, usage?: Usage): Account => ({
   suspension: r.suspended_at ? { reason: r.suspension_reason ?? '', suspended_at: r.suspended_at } : null,
   limits: limitsOf(r),
   limit_overrides: r.limit_overrides,
+  placement: { web: r.web_server_id, mail: r.mail_server_id, database: r.database_server_id },
   usage,
   created_at: r.created_at,
   updated_at: r.updated_at,
@@ -185,8 +187,10 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
               throw quotaExceeded([{ limit: 'max_accounts', allowed: count.max_accounts, usage: count.count }]);
             }
           }
+          const placement = await placeAccount(tx, caller, input.placement, deps.clock.now());
           await repo.insertAccount(tx, {
             id,
+            placement,
             username: input.username,
             reseller_id: resellerId,
             display_name: input.display_name ?? input.username,

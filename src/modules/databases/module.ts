@@ -1,4 +1,5 @@
 import { syncErrorGauge, type Contribution } from '../../contribution.js';
+import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import { periodic } from '../../jobs/periodic.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
@@ -21,5 +22,10 @@ export function databasesModule(svc: ServiceDeps, driver: DatabaseDriver, onErro
     loops: [periodic(async () => recordSizes(db, await driver.measure()), config.databaseMeterMs, onError)],
     gauges: [syncErrorGauge('database', () => databaseUnits.countErrors(db))],
   };
-  return { contribution, backupPart: databasesBackupPart(db, svc.jobs, driver) };
+  return {
+    contribution,
+    backupPart: databasesBackupPart(db, svc.jobs, driver),
+    serverUnits: (q: Queryable, serverId: string) =>
+      databaseUnits.countOnServer(q, serverId, 'JOIN accounts a ON a.id = t.account_id AND a.database_server_id = $1'),
+  };
 }

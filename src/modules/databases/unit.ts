@@ -2,9 +2,11 @@ import type { Db, Queryable } from '../../db/client.js';
 import { unitState } from '../../db/unit-state.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
+import type { AgentUnitSource } from '../../provisioning/agent-units.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
 import type { DatabaseAccountSpec } from '../../provisioning/render/mariadb.js';
+import { LOCAL_SERVER_ID, wakeAgent } from '../servers/index.js';
 import * as repo from './repo.js';
 
 /**
@@ -37,20 +39,25 @@ interface Unit {
   account_id: string;
   username: string;
   account_status: string;
+  database_server_id: string;
   generation: number;
   applied_generation: number;
 }
 
+const UNIT_SELECT = `SELECT u.account_id, a.username, a.status AS account_status, a.database_server_id, u.generation,
+    u.applied_generation
+  FROM database_units u JOIN accounts a ON a.id = u.account_id`;
+
 /** The unit as committed: FOR SHARE waits for a change still being written (jobs/names.ts, UNIT_KEYS). */
 async function loadUnit(db: Queryable, accountId: string): Promise<{ unit: Unit; spec: DatabaseAccountSpec } | undefined> {
-  const unit = (
-    await db.query<Unit>(
-      `SELECT u.account_id, a.username, a.status AS account_status, u.generation, u.applied_generation
-       FROM database_units u JOIN accounts a ON a.id = u.account_id WHERE u.account_id = $1 FOR SHARE OF u`,
-      [accountId],
-    )
-  ).rows[0];
+  const unit = (await db.query<Unit>(`${UNIT_SELECT} WHERE u.account_id = $1 FOR SHARE OF u`, [accountId])).rows[0];
   if (!unit) return undefined;
+  return { unit, spec: await specOf(db, unit) };
+}
+
+/** Everything the database server must hold for the account. */
+async function specOf(db: Queryable, unit: Unit): Promise<DatabaseAccountSpec> {
+  const accountId = unit.account_id;
   const [databases, users, grants] = await Promise.all([
     repo.listOfAccount(db, 'databases', accountId),
     repo.listOfAccount(db, 'database_users', accountId),
@@ -59,17 +66,14 @@ async function loadUnit(db: Queryable, accountId: string): Promise<{ unit: Unit;
   // Only an active account's users log in: suspension (and termination under way) locks them.
   const accountActive = unit.account_status === 'active';
   return {
-    unit,
-    spec: {
-      prefix: `${unit.username}_`,
-      databases: databases.map((d) => ({ name: d.name, charset: d.charset, collation: d.collation })),
-      users: users.map((u) => ({
-        username: u.username,
-        passwordHash: u.password_hash,
-        locked: !accountActive || u.status !== 'active',
-      })),
-      grants: grants.map((g) => ({ database: g.database_name, username: g.username, privileges: g.privileges })),
-    },
+    prefix: `${unit.username}_`,
+    databases: databases.map((d) => ({ name: d.name, charset: d.charset, collation: d.collation })),
+    users: users.map((u) => ({
+      username: u.username,
+      passwordHash: u.password_hash,
+      locked: !accountActive || u.status !== 'active',
+    })),
+    grants: grants.map((g) => ({ database: g.database_name, username: g.username, privileges: g.privileges })),
   };
 }
 
@@ -92,6 +96,11 @@ export function databaseReconciler(db: Db, driver: DatabaseDriver) {
         await driver.removeAccount(`${username}_`);
         return;
       }
+      // Another server's unit is its agent's to apply: the agent listener wakes its long-poll.
+      if (loaded.unit.database_server_id !== LOCAL_SERVER_ID) {
+        await wakeAgent(db, loaded.unit.database_server_id);
+        return;
+      }
       await applyUnit(
         loaded.unit,
         async () => repo.recordSizes(db, await driver.applyAccount(loaded.spec)),
@@ -103,3 +112,32 @@ export function databaseReconciler(db: Db, driver: DatabaseDriver) {
 
 /** An account's databases, users and grants are one unit, with its state in database_units. */
 export const databaseUnits = unitState('database_units', 'account_id');
+
+/** The database units of the accounts placed on a server, as its agent pulls them and reports back. */
+export const databaseAgentUnits: AgentUnitSource = {
+  kind: 'database',
+  async pending(db, serverId) {
+    const units = (
+      await db.query<Unit>(
+        `${UNIT_SELECT} WHERE a.database_server_id = $1 AND u.applied_generation < u.generation ORDER BY u.account_id`,
+        [serverId],
+      )
+    ).rows;
+    return Promise.all(
+      units.map(async (unit) => ({
+        kind: 'database' as const,
+        key: unit.account_id,
+        generation: unit.generation,
+        spec: await specOf(db, unit),
+      })),
+    );
+  },
+  async report(db, serverId, report) {
+    const unit = (await db.query<Unit>(`${UNIT_SELECT} WHERE u.account_id = $1`, [report.key])).rows[0];
+    if (!unit || unit.database_server_id !== serverId) return 'foreign';
+    if (report.generation > unit.generation) return 'future';
+    const marks = databaseUnits.marks(db, unit.account_id);
+    await (report.error === undefined ? marks.applied(report.generation) : marks.failed(report.error));
+    return 'recorded';
+  },
+};

@@ -48,6 +48,11 @@ export const EVENT_TYPES = [
   'webhook.disabled',
   'token.created',
   'token.revoked',
+  'server.created',
+  'server.updated',
+  'server.deleted',
+  'server.online',
+  'server.unreachable',
 ] as const;
 /** Sent by `POST /v1/webhooks/{webhook_id}/test` to that endpoint only; never in the feed. */
 export const TEST_EVENT_TYPE = 'webhook.test';

@@ -15,15 +15,15 @@ const INTERNAL = 'internal';
  * Berth's own CA, created on first use and kept in the database (its key sealed), so
  * every process sharing the database signs with the same root.
  */
-export function internalAuthority(db: Db, clock: Clock, sealKey: Buffer) {
+export function internalAuthority(db: Db, clock: Clock, sealKey: Buffer, name = INTERNAL, commonName = 'Berth Internal Root CA') {
   let cached: CertificateAuthority | undefined;
   return async function authority(): Promise<CertificateAuthority> {
     if (cached) return cached;
-    if (!(await repo.findAuthority(db, INTERNAL))) {
-      const fresh = await createCertificateAuthority('Berth Internal Root CA', clock.now());
-      await repo.insertAuthority(db, INTERNAL, fresh.certificate_pem, seal(fresh.private_key_pem, sealKey));
+    if (!(await repo.findAuthority(db, name))) {
+      const fresh = await createCertificateAuthority(commonName, clock.now());
+      await repo.insertAuthority(db, name, fresh.certificate_pem, seal(fresh.private_key_pem, sealKey));
     }
-    const row = (await repo.findAuthority(db, INTERNAL)) as { certificate_pem: string; private_key_sealed: string };
+    const row = (await repo.findAuthority(db, name)) as { certificate_pem: string; private_key_sealed: string };
     cached = { certificate_pem: row.certificate_pem, private_key_pem: unseal(row.private_key_sealed, sealKey) };
     return cached;
   };

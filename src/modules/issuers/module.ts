@@ -18,6 +18,8 @@ export function issuersModule(svc: ServiceDeps, mailDriver: MailDriver, onError:
   // Private keys of certificates (and of the CA and the ACME account) are sealed with this.
   const sealKey = subkey(loadServerKey(config.secretKey, config.dataDir), 'tls keys');
   const authority = internalAuthority(db, clock, sealKey);
+  // A root of its own for the agents' mutual TLS: a site's certificate can never pass as an agent's.
+  const agentAuthority = internalAuthority(db, clock, sealKey, 'agents', 'Berth Agent CA');
   const issuer = configuredIssuer(config, db, clock, sealKey, authority);
   const { mailHost } = config;
   const contribution: Contribution = {
@@ -25,5 +27,5 @@ export function issuersModule(svc: ServiceDeps, mailDriver: MailDriver, onError:
     routes: (app) => issuerRoutes(app, { authority, mailHost, mailHostCertificate: (host) => findHostCertificate(db, host) }),
     loops: mailHost ? [mailHostCertificate(svc, { host: mailHost, issuer, sealKey, driver: mailDriver }, onError)] : [],
   };
-  return { contribution, issuer, sealKey };
+  return { contribution, issuer, sealKey, agentAuthority };
 }

@@ -1,4 +1,5 @@
 import { syncErrorGauge, type Contribution } from '../../contribution.js';
+import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import type { MailDriver } from '../../provisioning/driver.js';
 import type { ServiceDeps } from '../deps.js';
@@ -24,5 +25,14 @@ export function mailModule(svc: ServiceDeps, driver: MailDriver) {
     ],
     gauges: [syncErrorGauge('mail', () => mailUnits.countErrors(svc.db))],
   };
-  return { contribution, backupPart: mailBackupPart(svc) };
+  return {
+    contribution,
+    backupPart: mailBackupPart(svc),
+    serverUnits: (q: Queryable, serverId: string) =>
+      mailUnits.countOnServer(
+        q,
+        serverId,
+        'JOIN domains d ON d.id = t.domain_id JOIN accounts a ON a.id = d.account_id AND a.mail_server_id = $1',
+      ),
+  };
 }

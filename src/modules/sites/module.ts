@@ -1,4 +1,5 @@
 import { operationWorker, syncErrorGauge, type Contribution } from '../../contribution.js';
+import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
 import type { Issuer } from '../../tls/issuer.js';
@@ -64,6 +65,8 @@ export function sitesModule(
   };
   return {
     contribution,
+    serverUnits: (q: Queryable, serverId: string) =>
+      webUnits.countOnServer(q, serverId, 'JOIN accounts a ON a.id = t.account_id AND a.web_server_id = $1'),
     backupPart: sitesBackupPart(svc, sites, deployments),
     cancelHandlers: siteCancelHandlers(svc.jobs),
   };

@@ -1,0 +1,73 @@
+import { request } from 'node:https';
+import type { AgentUnit } from '../provisioning/agent-units.js';
+import type { Identity } from './state.js';
+
+/** The listener's answers, each with the members of its route; a problem's `detail` when refused. */
+export interface AgentAnswer {
+  detail?: string;
+  code?: string;
+  server_id?: string;
+  certificate_pem?: string;
+  known?: string;
+  units?: AgentUnit[];
+}
+
+export interface AgentResponse {
+  status: number;
+  body: AgentAnswer | undefined;
+  text: string;
+}
+
+/** TLS material of one call: the CA to trust, and the client certificate once there is one. */
+export type Credentials = Pick<Identity, 'ca_pem'> & Partial<Pick<Identity, 'key_pem' | 'certificate_pem'>>;
+
+/**
+ * One call to the agent listener over HTTPS, trusting only `ca_pem` (never the system's CAs),
+ * with the agent's client certificate when it has one. `signal` ends a long-poll on shutdown.
+ */
+export function agentCall(
+  url: string,
+  creds: Credentials,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  options: { headers?: Record<string, string>; signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<AgentResponse> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      new URL(path, url),
+      {
+        method,
+        ca: creds.ca_pem,
+        key: creds.key_pem,
+        cert: creds.certificate_pem,
+        signal: options.signal,
+        timeout: options.timeoutMs ?? 60_000,
+        headers: {
+          accept: 'application/json',
+          ...(payload ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}),
+          ...options.headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: AgentAnswer | undefined;
+          try {
+            parsed = text ? (JSON.parse(text) as AgentAnswer) : undefined;
+          } catch {
+            parsed = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed, text });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer from ${url} in time`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}

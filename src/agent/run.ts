@@ -1,0 +1,105 @@
+import { X509Certificate } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { publicMessage } from '../lib/errors.js';
+import type { AgentReport, AgentUnit } from '../provisioning/agent-units.js';
+import type { DatabaseDriver } from '../provisioning/driver.js';
+import { certificateRequest } from '../tls/internal-ca.js';
+import { generateKey } from '../tls/keys.js';
+import { agentCall } from './client.js';
+import { type CachedUnits, type Identity, loadUnits, saveIdentity, saveUnits } from './state.js';
+
+export interface AgentOptions {
+  dataDir: string;
+  identity: Identity;
+  drivers: { database: DatabaseDriver };
+  version: string;
+  /** Bytes used where the agent keeps its data (its heartbeat carries them). */
+  diskBytesUsed: () => Promise<number>;
+  log: (message: string) => void;
+  /** Seconds a poll waits for a change (at most 30). */
+  waitSeconds?: number;
+}
+
+const unitKey = (u: Pick<AgentUnit, 'kind' | 'key'>) => `${u.kind}:${u.key}`;
+
+/**
+ * `berth agent run`: level-triggered, like a kubelet. The agent re-applies the units it kept on
+ * disk, then long-polls the listener for the units of its server that are not applied yet,
+ * applies each with its local driver (one failing does not hold back the others), and reports
+ * the generation applied or the error, per unit. Its certificate is renewed at two thirds of
+ * its life. Resolves when `signal` aborts.
+ */
+export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<void> {
+  let identity = o.identity;
+  const cached: CachedUnits = await loadUnits(o.dataDir);
+
+  async function apply(unit: AgentUnit): Promise<AgentReport> {
+    const report = { kind: unit.kind, key: unit.key, generation: unit.generation };
+    try {
+      if (unit.kind === 'database') await o.drivers.database.applyAccount(unit.spec);
+      cached.applied[unitKey(unit)] = unit.generation;
+      return report;
+    } catch (err) {
+      o.log(`apply of ${unitKey(unit)} at generation ${unit.generation} failed: ${publicMessage(err)}`);
+      return { ...report, error: publicMessage(err) };
+    }
+  }
+
+  // After a reboot the server serves what it served before, before the control plane is reached.
+  for (const unit of cached.units) await apply(unit);
+
+  async function renewIfDue(): Promise<void> {
+    const cert = new X509Certificate(identity.certificate_pem);
+    const from = new Date(cert.validFrom).getTime();
+    const to = new Date(cert.validTo).getTime();
+    if (Date.now() < from + ((to - from) * 2) / 3) return;
+    const keyPem = await generateKey();
+    const res = await agentCall(identity.url, identity, 'POST', '/agent/v1/renew', {
+      csr: await certificateRequest(keyPem, 'berth-agent'),
+    });
+    if (res.status !== 201) throw new Error(`renewal refused (${res.status}): ${res.body?.detail ?? ''}`);
+    identity = { ...identity, key_pem: keyPem, certificate_pem: String(res.body?.certificate_pem) };
+    await saveIdentity(o.dataDir, identity);
+    o.log('client certificate renewed');
+  }
+
+  let known = '';
+  let failures = 0;
+  while (!signal.aborted) {
+    try {
+      await renewIfDue();
+      const wait = o.waitSeconds ?? 30;
+      const res = await agentCall(identity.url, identity, 'GET', `/agent/v1/units?wait=${wait}&known=${known}`, undefined, {
+        headers: { 'berth-agent-version': o.version, 'berth-disk-bytes-used': String(await o.diskBytesUsed()) },
+        signal,
+        timeoutMs: (wait + 30) * 1000,
+      });
+      if (res.status !== 200) throw new Error(`poll refused (${res.status}): ${res.body?.detail ?? res.text.slice(0, 200)}`);
+      const units = res.body?.units ?? [];
+      const reports: AgentReport[] = [];
+      for (const unit of units) {
+        if (cached.applied[unitKey(unit)] === unit.generation)
+          reports.push({ kind: unit.kind, key: unit.key, generation: unit.generation });
+        else reports.push(await apply(unit));
+      }
+      // The cache keeps every unit ever handed over, its latest generation.
+      const byKey = new Map(cached.units.map((u) => [unitKey(u), u]));
+      for (const unit of units) byKey.set(unitKey(unit), unit);
+      cached.units = [...byKey.values()];
+      await saveUnits(o.dataDir, cached);
+      if (reports.length > 0) {
+        const sent = await agentCall(identity.url, identity, 'POST', '/agent/v1/reports', { reports }, { signal });
+        if (sent.status !== 204) throw new Error(`report refused (${sent.status}): ${sent.body?.detail ?? ''}`);
+      }
+      known = res.body?.known ?? '';
+      failures = 0;
+    } catch (err) {
+      if (signal.aborted) break;
+      failures++;
+      known = '';
+      o.log(`agent: ${publicMessage(err)}`);
+      // Back off 1, 2, 4 ... 30 s while the control plane cannot be reached.
+      await sleep(Math.min(30_000, 1000 * 2 ** Math.min(failures - 1, 5)), undefined, { signal }).catch(() => undefined);
+    }
+  }
+}

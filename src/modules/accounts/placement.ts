@@ -1,0 +1,61 @@
+import type { Caller } from '../../auth/caller.js';
+import type { Queryable } from '../../db/client.js';
+import { invalid, noCapacity } from '../../lib/errors.js';
+import { AGENT_ROLES, findServerById, LOCAL_SERVER_ID, placementCandidates, ROLES, serverStatus } from '../servers/index.js';
+import { countAccountsOn } from './repo.js';
+import type { Placement } from './schemas.js';
+
+/**
+ * Where a new account lives, inside its creation's transaction. An operator may name a server
+ * for a role (it must have the role); every other role goes by the default policy: among the
+ * online servers with the role and placement enabled, the one holding the fewest accounts that
+ * still has capacity (their rows are locked, so concurrent creations count one at a time).
+ */
+export async function placeAccount(
+  tx: Queryable,
+  caller: Caller,
+  wanted: Partial<Placement> | undefined,
+  now: Date,
+): Promise<Placement> {
+  if (wanted && Object.keys(wanted).length > 0 && caller.principal.kind !== 'operator') {
+    throw invalid([{ pointer: '/placement', code: 'not_allowed', detail: 'is chosen by the placement policy' }]);
+  }
+  const placement: Partial<Placement> = {};
+  for (const role of ROLES) {
+    const id = wanted?.[role];
+    if (id) {
+      const server = await findServerById(tx, id);
+      if (!server?.roles.includes(role)) {
+        throw invalid([
+          { pointer: `/placement/${role}`, code: 'unknown_server', detail: `is not a server with the role ${role}` },
+        ]);
+      }
+      if (id !== LOCAL_SERVER_ID && !AGENT_ROLES.includes(role)) {
+        throw invalid([
+          {
+            pointer: `/placement/${role}`,
+            code: 'role_not_applied',
+            detail: `agents do not apply the ${role} role yet: use the local server`,
+          },
+        ]);
+      }
+      placement[role] = id;
+      continue;
+    }
+    const online = (await placementCandidates(tx, role)).filter(
+      (s) => serverStatus(s, now) === 'online' && (s.id === LOCAL_SERVER_ID || AGENT_ROLES.includes(role)),
+    );
+    const counts = await countAccountsOn(
+      tx,
+      online.map((s) => s.id),
+    );
+    const roomy = online
+      .map((s) => ({ id: s.id, held: counts.get(s.id) ?? 0, capacity: s.capacity_accounts }))
+      .filter((s) => s.held < s.capacity)
+      .sort((a, b) => a.held - b.held || a.id.localeCompare(b.id));
+    const chosen = roomy[0];
+    if (!chosen) throw noCapacity(role);
+    placement[role] = chosen.id;
+  }
+  return placement as Placement;
+}

@@ -1,0 +1,222 @@
+import type { TLSSocket } from 'node:tls';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { hashSecret } from '../../auth/secret.js';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/client.js';
+import { installErrorHandling } from '../../http/errors.js';
+import { installValidation } from '../../http/validation.js';
+import { forbidden, invalid, unauthenticated } from '../../lib/errors.js';
+import type { Clock } from '../../lib/time.js';
+import type { AgentReport, AgentUnit, AgentUnitSource } from '../../provisioning/agent-units.js';
+import {
+  type CertificateAuthority,
+  certificateFingerprint,
+  signClientCertificate,
+  signWithCertificateAuthority,
+} from '../../tls/internal-ca.js';
+import { generateKey } from '../../tls/keys.js';
+import * as repo from './repo.js';
+import { AGENT_WAIT_MS, serverStatus } from './status.js';
+import { AGENT_UNITS_CHANNEL } from './wake.js';
+
+/** An agent's client certificate lives 30 days; the agent renews it at two thirds. */
+const CLIENT_CERTIFICATE_DAYS = 30;
+
+export interface AgentListenerDeps {
+  config: Readonly<Config>;
+  db: Db;
+  clock: Clock;
+  authority: () => Promise<CertificateAuthority>;
+  sources: AgentUnitSource[];
+  /** server.online, once a server that was not online polls again. */
+  announce: (serverId: string) => Promise<void>;
+}
+
+/** The URL agents are given: BERTH_AGENT_URL, else the listen address. */
+export function agentUrl(config: Readonly<Config>): string | null {
+  if (config.agentUrl) return config.agentUrl;
+  const listen = config.agentListen;
+  if (!listen) return null;
+  const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+  return `https://${host}:${listen.port}`;
+}
+
+const refused = (message: string) => unauthenticated(message, {});
+
+const EnrolBody = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: 200 }),
+    csr: Type.String({ minLength: 1, maxLength: 16_384 }),
+  },
+  { additionalProperties: false },
+);
+const RenewBody = Type.Object({ csr: Type.String({ minLength: 1, maxLength: 16_384 }) }, { additionalProperties: false });
+const UnitsQuery = Type.Object(
+  {
+    wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 30 })),
+    known: Type.Optional(Type.String({ maxLength: 100 })),
+  },
+  { additionalProperties: false },
+);
+const ReportsBody = Type.Object(
+  {
+    reports: Type.Array(
+      Type.Object(
+        {
+          kind: Type.Literal('database'),
+          key: Type.String({ minLength: 1, maxLength: 100 }),
+          generation: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+          error: Type.Optional(Type.String({ maxLength: 1000 })),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 1000 },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The state an agent has been handed: changes whenever a unit is added, changed or applied. */
+const stateTag = (units: AgentUnit[]) =>
+  hashSecret(units.map((u) => `${u.kind}:${u.key}:${u.generation}`).join('\n')).slice(0, 32);
+
+/**
+ * The agent listener: HTTPS with mutual TLS, apart from the public API. An agent
+ * enrols once with its one-use token and a CSR (no client certificate yet), and from then on
+ * presents the client certificate the agent CA issued it: a certificate of another CA or
+ * expired is cut off at the handshake; one the server no longer holds (a new enrolment revoked
+ * it) is refused. User tokens mean nothing here. Every poll is a heartbeat; a poll waits until
+ * the server's units change (woken by the commit, through NOTIFY) or `wait` seconds pass.
+ */
+export async function agentListener(deps: AgentListenerDeps): Promise<FastifyInstance> {
+  const { config, db, clock } = deps;
+  const ca = await deps.authority();
+  const url = new URL(agentUrl(config) as string);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const key = await generateKey();
+  const cert = await signWithCertificateAuthority(ca, [host], key, clock.now(), CLIENT_CERTIFICATE_DAYS);
+
+  const app = Fastify({
+    logger: false,
+    https: { key, cert, ca: [ca.certificate_pem], requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.2' },
+    bodyLimit: 4 * 1024 * 1024,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  // A certificate is optional at the handshake (enrolment has none yet), but one that does not
+  // chain to the agent CA, or has expired, ends the connection there.
+  app.server.on('secureConnection', (socket: TLSSocket) => {
+    const peer = socket.getPeerCertificate();
+    if (peer && Object.keys(peer).length > 0 && !socket.authorized) socket.destroy();
+  });
+  installValidation(app);
+  installErrorHandling(app, null);
+
+  /** The server whose current certificate the connection presented. */
+  async function serverOf(request: FastifyRequest): Promise<repo.ServerRow> {
+    const socket = request.raw.socket as TLSSocket;
+    const peer = socket.authorized ? socket.getPeerCertificate() : undefined;
+    if (!peer?.subject?.CN) throw refused('A client certificate from the agent CA is required.');
+    const server = await repo.findServerById(db, String(peer.subject.CN));
+    if (!server || server.certificate_serial?.toLowerCase() !== peer.serialNumber.toLowerCase())
+      throw refused('This certificate is not the server’s current one.');
+    return server;
+  }
+
+  const wakers = new Map<string, Set<() => void>>();
+  const unsubscribe = await db.listen(AGENT_UNITS_CHANNEL, (serverId) => {
+    for (const wake of wakers.get(serverId) ?? []) wake();
+  });
+  app.addHook('onClose', async () => {
+    await unsubscribe();
+    for (const set of wakers.values()) for (const wake of set) wake();
+  });
+  const waitForChange = (serverId: string, ms: number) =>
+    new Promise<void>((resolve) => {
+      const set = wakers.get(serverId) ?? new Set();
+      wakers.set(serverId, set);
+      const done = () => {
+        clearTimeout(timer);
+        set.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      set.add(done);
+    });
+
+  const pendingUnits = async (serverId: string) => (await Promise.all(deps.sources.map((s) => s.pending(db, serverId)))).flat();
+
+  // What an enrolling agent trusts once its fingerprint matches the one its command names.
+  app.get('/agent/v1/ca', async (_request, reply) => reply.type('application/x-pem-file').send(ca.certificate_pem));
+
+  app.post('/agent/v1/enrol', { schema: { body: EnrolBody } }, async (request, reply) => {
+    const { token, csr } = request.body;
+    const now = clock.now();
+    // The token is spent in the same transaction that stores the certificate: a failure leaves it unspent.
+    const issued = await db.transaction(async (tx) => {
+      const server = await repo.spendEnrolmentToken(tx, hashSecret(token), now);
+      if (!server) throw refused('The enrolment token is unknown, used or expired.');
+      const signed = await signClientCertificate(ca, csr, server.id, now, CLIENT_CERTIFICATE_DAYS).catch(() => {
+        throw invalid([{ pointer: '/csr', code: 'invalid_csr', detail: 'is not a certificate request signed by its key' }]);
+      });
+      await repo.setCertificate(tx, server.id, signed.serial, signed.not_after);
+      return { server_id: server.id, certificate_pem: signed.certificate_pem };
+    });
+    return reply
+      .code(201)
+      .send({ ...issued, ca_pem: ca.certificate_pem, ca_fingerprint: certificateFingerprint(ca.certificate_pem) });
+  });
+
+  app.post('/agent/v1/renew', { schema: { body: RenewBody } }, async (request, reply) => {
+    const server = await serverOf(request);
+    const signed = await signClientCertificate(ca, request.body.csr, server.id, clock.now(), CLIENT_CERTIFICATE_DAYS).catch(
+      () => {
+        throw invalid([{ pointer: '/csr', code: 'invalid_csr', detail: 'is not a certificate request signed by its key' }]);
+      },
+    );
+    await repo.setCertificate(db, server.id, signed.serial, signed.not_after);
+    return reply.code(201).send({ server_id: server.id, certificate_pem: signed.certificate_pem });
+  });
+
+  app.get('/agent/v1/units', { schema: { querystring: UnitsQuery } }, async (request) => {
+    const server = await serverOf(request);
+    const version = String(request.headers['berth-agent-version'] ?? '').slice(0, 100) || 'unknown';
+    const disk = Number(request.headers['berth-disk-bytes-used'] ?? 0);
+    const wasOnline = serverStatus(server, clock.now()) === 'online';
+    await repo.markSeen(db, server.id, version, Number.isSafeInteger(disk) && disk >= 0 ? disk : 0, clock.now());
+    if (!wasOnline) await deps.announce(server.id);
+    const deadline = Date.now() + (request.query.wait ?? 0) * 1000;
+    for (;;) {
+      const units = await pendingUnits(server.id);
+      const known = stateTag(units);
+      const left = deadline - Date.now();
+      if (known !== request.query.known || left <= 0) return { known, units, wait_ms: AGENT_WAIT_MS };
+      await waitForChange(server.id, left);
+    }
+  });
+
+  app.post('/agent/v1/reports', { schema: { body: ReportsBody } }, async (request, reply) => {
+    const server = await serverOf(request);
+    const reports = request.body.reports as AgentReport[];
+    // All or nothing: a report for a unit the server does not own, or of a generation it was
+    // never given, refuses the whole request and records none of it.
+    await db.transaction(async (tx) => {
+      for (const [i, report] of reports.entries()) {
+        const source = deps.sources.find((s) => s.kind === report.kind) as AgentUnitSource;
+        const outcome = await source.report(tx, server.id, report);
+        if (outcome === 'foreign') throw forbidden(`reports/${i}: the unit ${report.key} is not this server's.`);
+        if (outcome === 'future')
+          throw invalid([
+            { pointer: `/reports/${i}/generation`, code: 'unknown_generation', detail: 'was never given to this server' },
+          ]);
+      }
+    });
+    return reply.code(204).send();
+  });
+
+  return app;
+}
+
+/** The fingerprint the enrolment command names, so the agent trusts only this listener's CA. */
+export const caFingerprint = async (authority: () => Promise<CertificateAuthority>) =>
+  certificateFingerprint((await authority()).certificate_pem);

@@ -1,0 +1,5 @@
+/** The servers module's public surface: where accounts may be placed, and which server is this one. */
+export { findServerById, LOCAL_SERVER_ID, placementCandidates, type ServerRow } from './repo.js';
+export { AGENT_ROLES, ROLES, type Role } from './schemas.js';
+export { serverStatus } from './status.js';
+export { wakeAgent } from './wake.js';

@@ -1,0 +1,61 @@
+import { itemRoute, reachOf, resourceRoutes } from '../../http/crud.js';
+import type { App } from '../../http/routes.js';
+import { IdParams } from '../../http/schemas.js';
+import { CreateServer, ServerListQuery, ServerMutable } from './schemas.js';
+import type { ServersService } from './service.js';
+
+const OPERATOR_ONLY = 'Operator tokens only: servers are the provider’s, never a reseller’s or an account’s.';
+
+export function serverRoutes(app: App, svc: ServersService): void {
+  resourceRoutes(app, {
+    path: '/v1/servers',
+    prefix: 'srv',
+    tags: ['servers'],
+    resource: 'Server',
+    area: 'servers',
+    load: svc.load,
+    list: {
+      operationId: 'listServers',
+      summary: 'List hosting servers (operator only)',
+      description: `${OPERATOR_ONLY} Filter by a role or a status.`,
+      querystring: ServerListQuery,
+      list: svc.list,
+    },
+    create: {
+      operationId: 'createServer',
+      summary: 'Add a hosting server (operator only)',
+      description: `${OPERATOR_ONLY} Answers with a one-use enrolment token, valid for one hour and shown once, and the exact \`berth agent enrol\` command to run on the machine. Needs an agent listener (\`BERTH_AGENT_LISTEN\`); without one, 409 \`invalid_state\`.`,
+      body: CreateServer,
+      response: 'ServerWithEnrolment',
+      create: svc.create,
+    },
+    get: { summary: 'Get a hosting server', description: OPERATOR_ONLY, get: svc.get },
+    update: {
+      noun: 'server',
+      description: `${OPERATOR_ONLY} A role cannot be taken away while accounts are placed on the server for it (422).`,
+      mutable: ServerMutable,
+      update: svc.update,
+    },
+    remove: {
+      operationId: 'deleteServer',
+      summary: 'Remove a hosting server without accounts',
+      description: `${OPERATOR_ONLY} Refused with 409 \`server_not_empty\` while any account is placed on it, and with 409 \`invalid_state\` for the local server; its agent's certificate is refused from then on.`,
+      remove: svc.remove,
+    },
+  });
+
+  itemRoute(app, {
+    method: 'POST',
+    path: '/v1/servers/:server_id/enrolment',
+    tags: ['servers'],
+    operationId: 'createServerEnrolment',
+    summary: 'A new enrolment for a server (operator only)',
+    description:
+      'A new one-use token and command, for a reinstalled machine or a lost key. Any earlier token stops working; the agent’s current certificate stays valid until the new token is spent, and is revoked then.',
+    scope: 'servers:write',
+    reach: reachOf(svc.load),
+    params: IdParams('srv'),
+    response: 'ServerWithEnrolment',
+    run: async (caller, params) => svc.newEnrolment(caller, params.server_id),
+  });
+}

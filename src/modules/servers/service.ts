@@ -1,0 +1,234 @@
+import { randomBytes } from 'node:crypto';
+import { type Caller, requireKind } from '../../auth/caller.js';
+import { hashSecret } from '../../auth/secret.js';
+import type { Queryable } from '../../db/client.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
+import type { PageParams } from '../../db/paging.js';
+import { bytesUsedUnder } from '../../lib/disk.js';
+import { conflict, invalid, notFound, serverNotEmpty } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import { checkVersion, staleVersion } from '../../lib/if-match.js';
+import { mergeFields } from '../../lib/merge-patch.js';
+import type { ServiceDeps } from '../deps.js';
+import { publishEvent } from '../publishing/index.js';
+import * as repo from './repo.js';
+import type {
+  CreateServer,
+  Enrolment,
+  Server,
+  ServerFields,
+  ServerListQuery,
+  ServerWithEnrolment,
+  UnitCounts,
+} from './schemas.js';
+import { serverStatus } from './status.js';
+
+const ENROLMENT_LIFETIME_MS = 60 * 60_000;
+
+/** What the modules that place work on servers tell about them (app.ts hands these in). */
+export interface ServerHooks {
+  /** Accounts placed on the server for any role. */
+  accounts: (db: Queryable, serverId: string) => Promise<number>;
+  /** Each module's apply units on the server; summed. */
+  unitCounts: ((db: Queryable, serverId: string) => Promise<UnitCounts>)[];
+}
+
+/** What the enrolment command needs from the agent listener: its URL and its CA's fingerprint. */
+export interface AgentEndpoint {
+  url: () => string;
+  caFingerprint: () => Promise<string>;
+}
+
+const sumCounts = (all: UnitCounts[]): UnitCounts => {
+  const oldest = all.map((c) => c.oldest_pending_at).filter((t): t is string => t !== null);
+  return {
+    in_sync: all.reduce((n, c) => n + c.in_sync, 0),
+    pending: all.reduce((n, c) => n + c.pending, 0),
+    error: all.reduce((n, c) => n + c.error, 0),
+    oldest_pending_at: oldest.length ? (oldest.sort()[0] as string) : null,
+  };
+};
+
+const fieldsOf = (r: repo.ServerRow): ServerFields => ({
+  name: r.name,
+  roles: r.roles,
+  ipv4: r.ipv4,
+  ipv6: r.ipv6,
+  capacity: { accounts: r.capacity_accounts, disk_bytes: r.capacity_disk_bytes === null ? null : Number(r.capacity_disk_bytes) },
+  placement: r.placement,
+});
+
+/** A one-use secret: 256 random bits, stored as its SHA-256 only. */
+const enrolmentSecret = () => `berth_enrol_${randomBytes(32).toString('base64url')}`;
+
+export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: AgentEndpoint | null) {
+  const { db, clock, config } = deps;
+
+  /** The server as the API shows it, read through `q` (the transaction of its event, if any). */
+  async function show(row: repo.ServerRow, q: Queryable = db): Promise<Server> {
+    const local = row.id === repo.LOCAL_SERVER_ID;
+    const [accounts, diskBytes, counts] = await Promise.all([
+      hooks.accounts(q, row.id),
+      local ? bytesUsedUnder(config.dataDir) : Number(row.disk_bytes_used),
+      Promise.all(hooks.unitCounts.map((count) => count(q, row.id))),
+    ]);
+    return {
+      id: row.id,
+      name: row.name,
+      roles: row.roles,
+      // The local server's addresses are the configured web addresses until set here.
+      ipv4: row.ipv4 ?? (local ? config.webIpv4 : null),
+      ipv6: row.ipv6 ?? (local ? config.webIpv6 : null),
+      capacity: fieldsOf(row).capacity,
+      placement: row.placement,
+      status: serverStatus(row, clock.now()),
+      local,
+      last_seen_at: row.last_seen_at,
+      agent_version: row.agent_version,
+      usage: { accounts, disk_bytes: diskBytes },
+      units: sumCounts(counts),
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      version: row.version,
+    };
+  }
+
+  async function load(caller: Caller, id: string): Promise<repo.ServerRow> {
+    const row = await repo.findServer(db, caller, id);
+    if (!row) throw notFound('server');
+    return row;
+  }
+
+  async function enrolment(token: string, expiresAt: Date): Promise<Enrolment> {
+    if (!agent) throw conflict('invalid_state', 'No agent listener is configured (BERTH_AGENT_LISTEN): agents cannot enrol.');
+    const fingerprint = await agent.caFingerprint();
+    return {
+      token,
+      expires_at: expiresAt.toISOString(),
+      command: `berth agent enrol --url ${agent.url()} --token ${token} --ca-fingerprint ${fingerprint}`,
+    };
+  }
+
+  const serverEvent = async (tx: Queryable, type: string, row: repo.ServerRow) =>
+    publishEvent(tx, {
+      type,
+      accountId: null,
+      resellerId: null,
+      resource: { type: 'server', id: row.id, version: row.version },
+      data: await show(row, tx),
+    });
+
+  const refuseDuplicateName = (err: unknown, name: string): never => {
+    if (isUniqueViolation(err, 'servers_name_key')) throw conflict('already_exists', `A server is already named ${name}.`);
+    throw err;
+  };
+
+  return {
+    load,
+    get: async (caller: Caller, id: string) => show(await load(caller, id)),
+
+    async list(caller: Caller, filter: ServerListQuery, page: PageParams): Promise<Server[]> {
+      requireKind(caller, ['operator'], 'list servers');
+      const rows = await repo.listServers(db, caller, filter, page);
+      const shown = await Promise.all(rows.map((row) => show(row)));
+      return filter.status ? shown.filter((s) => s.status === filter.status) : shown;
+    },
+
+    async create(caller: Caller, input: CreateServer): Promise<ServerWithEnrolment> {
+      requireKind(caller, ['operator'], 'create servers');
+      if (!agent) throw conflict('invalid_state', 'No agent listener is configured (BERTH_AGENT_LISTEN): agents cannot enrol.');
+      const token = enrolmentSecret();
+      const expiresAt = new Date(clock.now().getTime() + ENROLMENT_LIFETIME_MS);
+      const fields: ServerFields = {
+        name: input.name,
+        roles: input.roles,
+        ipv4: input.ipv4,
+        ipv6: input.ipv6 ?? null,
+        capacity: input.capacity,
+        placement: input.placement ?? 'enabled',
+      };
+      try {
+        const row = await db.transaction(async (tx) => {
+          const created = await repo.insertServer(tx, newId('srv'), fields, { tokenHash: hashSecret(token), expiresAt });
+          await serverEvent(tx, 'server.created', created);
+          return created;
+        });
+        return { ...(await show(row)), enrolment: await enrolment(token, expiresAt) };
+      } catch (err) {
+        return refuseDuplicateName(err, input.name);
+      }
+    },
+
+    async update(caller: Caller, id: string, patch: Partial<ServerFields>, expectedVersion?: number): Promise<Server> {
+      const current = await load(caller, id);
+      requireKind(caller, ['operator'], 'change servers');
+      checkVersion(expectedVersion, current.version);
+      const next = mergeFields(fieldsOf(current), patch);
+      const dropped = current.roles.filter((r) => !next.roles.includes(r));
+      if (dropped.length > 0) {
+        if ((await hooks.accounts(db, id)) > 0)
+          throw invalid([{ pointer: '/roles', code: 'in_use', detail: `accounts are placed on it for ${dropped.join(', ')}` }]);
+      }
+      try {
+        const row = await db.transaction(async (tx) => {
+          const updated = await repo.updateServer(tx, id, current.version, next);
+          if (!updated) throw staleVersion();
+          await serverEvent(tx, 'server.updated', updated);
+          return updated;
+        });
+        return show(row);
+      } catch (err) {
+        return refuseDuplicateName(err, next.name);
+      }
+    },
+
+    async remove(caller: Caller, id: string, expectedVersion?: number): Promise<void> {
+      const current = await load(caller, id);
+      requireKind(caller, ['operator'], 'delete servers');
+      checkVersion(expectedVersion, current.version);
+      if (id === repo.LOCAL_SERVER_ID) throw conflict('invalid_state', 'The local server is this installation itself.');
+      try {
+        await db.transaction(async (tx) => {
+          await serverEvent(tx, 'server.deleted', current);
+          await repo.deleteServer(tx, id);
+        });
+      } catch (err) {
+        // The accounts' placement references the server: the database refuses while one does.
+        if (isForeignKeyViolation(err)) throw serverNotEmpty(await hooks.accounts(db, id));
+        throw err;
+      }
+    },
+
+    /**
+     * Announces each change of a server's status between `online` and `unreachable` once
+     * (server.online, server.unreachable): run by a loop and after a poll of a server that was
+     * not online; the compare-and-set on `announced_status` keeps two processes from both announcing.
+     */
+    async announceStatuses(serverId?: string): Promise<void> {
+      const now = clock.now();
+      for (const row of await repo.enrolledRemoteServers(db)) {
+        if (serverId && row.id !== serverId) continue;
+        const status = serverStatus(row, now);
+        if ((status !== 'online' && status !== 'unreachable') || status === row.announced_status) continue;
+        await db.transaction(async (tx) => {
+          if (await repo.setAnnouncedStatus(tx, row.id, row.announced_status, status))
+            await serverEvent(tx, `server.${status}`, row);
+        });
+      }
+    },
+
+    /** A new one-use token; the agent's certificate stays valid until the token is spent. */
+    async newEnrolment(caller: Caller, id: string): Promise<ServerWithEnrolment> {
+      await load(caller, id);
+      requireKind(caller, ['operator'], 'enrol servers');
+      if (id === repo.LOCAL_SERVER_ID)
+        throw conflict('invalid_state', 'The local server is applied in-process: it has no agent.');
+      const token = enrolmentSecret();
+      const expiresAt = new Date(clock.now().getTime() + ENROLMENT_LIFETIME_MS);
+      const shown = await enrolment(token, expiresAt);
+      const row = await repo.setEnrolmentToken(db, id, hashSecret(token), expiresAt);
+      return { ...(await show(row)), enrolment: shown };
+    },
+  };
+}
+export type ServersService = ReturnType<typeof serversService>;

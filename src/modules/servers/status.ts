@@ -1,0 +1,20 @@
+import { type ServerRow, LOCAL_SERVER_ID } from './repo.js';
+import type { ServerStatus } from './schemas.js';
+
+/** An agent's long-poll waits at most this long; every poll is a heartbeat. */
+export const AGENT_WAIT_MS = 30_000;
+/** Three missed waits make a server unreachable. */
+const UNREACHABLE_AFTER_MS = 3 * AGENT_WAIT_MS;
+
+/**
+ * A server's status, derived rather than stored, so no timer has to flip it: the local server is
+ * always online; a server without an enrolled agent is pending; a draining one says so; the
+ * others are online while their agent has polled within three waits.
+ */
+export function serverStatus(row: ServerRow, now: Date): ServerStatus {
+  if (row.draining) return 'draining';
+  if (row.id === LOCAL_SERVER_ID) return 'online';
+  if (!row.enrolled) return 'pending_enrolment';
+  const seen = row.last_seen_at ? new Date(row.last_seen_at).getTime() : 0;
+  return now.getTime() - seen <= UNREACHABLE_AFTER_MS ? 'online' : 'unreachable';
+}

@@ -1,0 +1,334 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentCall } from '../../src/agent/client.js';
+import { enrol } from '../../src/agent/enrol.js';
+import { runAgent } from '../../src/agent/run.js';
+import type { Identity } from '../../src/agent/state.js';
+import { listenAgents } from '../../src/app.js';
+import { EmbeddedDatabaseDriver } from '../../src/provisioning/drivers/embedded-db.js';
+import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
+import { createAccount, createPlan, createReseller } from '../helpers/fixtures.js';
+
+/**
+ * Hosting servers and their agents: the operator's API, placement, and the agent listener over
+ * real mutual TLS on a loopback port, with the agent's own code (enrol, run) in this process and
+ * the embedded database driver rendering into the agent's own data directory.
+ */
+let t: TestApp;
+let url: string;
+const agentDirs: string[] = [];
+const LOCAL = 'srv_00000000000000000000000000';
+
+const newAgentDir = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'berth-agent-'));
+  agentDirs.push(dir);
+  return dir;
+};
+
+async function addServer(body: Record<string, unknown> = {}) {
+  const r = await t.post('/v1/servers', {
+    name: `db-${Math.random().toString(36).slice(2, 8)}`,
+    roles: ['database'],
+    ipv4: '127.0.0.12',
+    capacity: { accounts: 100 },
+    ...body,
+  });
+  expect(r.status, r.text).toBe(201);
+  return r.body;
+}
+
+/** The server added and enrolled with the agent's own code. */
+async function enrolledServer(body: Record<string, unknown> = {}) {
+  const server = await addServer(body);
+  const fingerprint = /--ca-fingerprint (\S+)/.exec(server.enrolment.command)?.[1] as string;
+  const dataDir = newAgentDir();
+  const identity = await enrol({ url, token: server.enrolment.token, caFingerprint: fingerprint, dataDir });
+  return { server, identity, dataDir, fingerprint };
+}
+
+const poll = (identity: Pick<Identity, 'ca_pem' | 'key_pem' | 'certificate_pem'>, query = 'wait=0') =>
+  agentCall(url, identity, 'GET', `/agent/v1/units?${query}`, undefined, { headers: { 'berth-agent-version': '0.1.0' } });
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { BERTH_AGENT_LISTEN: '127.0.0.1:0' } });
+  url = `https://127.0.0.1:${await listenAgents(t.app, t.config)}`;
+});
+afterAll(async () => {
+  await t.close();
+  for (const dir of agentDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('servers', () => {
+  it('a fresh installation has the local server, online with every role', async () => {
+    const r = await t.get(`/v1/servers/${LOCAL}`);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ name: 'local', local: true, status: 'online', roles: ['web', 'mail', 'database'] });
+    expect(r.body.units).toMatchObject({ in_sync: expect.any(Number), pending: expect.any(Number), error: 0 });
+    expect((await t.get('/v1/servers')).body.data.map((s: { id: string }) => s.id)).toContain(LOCAL);
+  });
+
+  it('a new server answers its one-use enrolment: the token once, and the exact command naming the CA', async () => {
+    const server = await addServer();
+    expect(server).toMatchObject({ status: 'pending_enrolment', local: false, placement: 'enabled', usage: { accounts: 0 } });
+    const { token, command, expires_at } = server.enrolment;
+    expect(command).toMatch(new RegExp(`^berth agent enrol --url ${url} --token ${token} --ca-fingerprint sha256:[0-9a-f]{64}$`));
+    expect(token).toMatch(/^berth_enrol_[\w-]{43}$/);
+    expect(new Date(expires_at).getTime() - Date.now()).toBeGreaterThan(59 * 60_000);
+    expect((await t.get(`/v1/servers/${server.id}`)).body.enrolment).toBeUndefined();
+    const replaced = await t.request('PUT', `/v1/servers/${server.id}`, {
+      body: {
+        name: server.name,
+        roles: ['database', 'mail'],
+        ipv4: '127.0.0.14',
+        ipv6: null,
+        capacity: { accounts: 5 },
+        placement: 'disabled',
+      },
+      headers: { 'if-match': `"${server.version}"` },
+    });
+    expect(replaced.status, replaced.text).toBe(200);
+    expect(replaced.body).toMatchObject({
+      roles: ['database', 'mail'],
+      ipv4: '127.0.0.14',
+      capacity: { accounts: 5 },
+      placement: 'disabled',
+    });
+    expect(
+      (await t.post('/v1/servers', { name: server.name, roles: ['web'], ipv4: '127.0.0.13', capacity: { accounts: 1 } })).body
+        .code,
+    ).toBe('already_exists');
+  });
+
+  it('is the operator’s alone: a reseller sees no server and cannot add one', async () => {
+    const reseller = await createReseller(t);
+    const token = (await t.post('/v1/tokens', { name: 'r', principal: { kind: 'reseller', id: reseller.id }, scopes: ['*'] }))
+      .body.secret as string;
+    expect((await t.get(`/v1/servers/${LOCAL}`, token)).status).toBe(404);
+    expect((await t.get('/v1/servers', token)).status).toBe(403);
+    expect(
+      (await t.post('/v1/servers', { name: 'x', roles: ['web'], ipv4: '127.0.0.9', capacity: { accounts: 1 } }, token)).status,
+    ).toBe(403);
+    expect((await t.post(`/v1/servers/${LOCAL}/enrolment`, undefined, token)).status).toBe(404);
+  });
+
+  it('enrols once: the token cannot be used again, a guessed one is refused, a wrong fingerprint is never sent the token', async () => {
+    const { server, identity, fingerprint } = await enrolledServer();
+    expect(identity.server_id).toBe(server.id);
+    const keyFile = path.join(agentDirs.at(-1) as string, 'agent', 'identity.json');
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    await expect(
+      enrol({ url, token: server.enrolment.token, caFingerprint: fingerprint, dataDir: newAgentDir() }),
+    ).rejects.toThrow(/refused \(401\)/);
+    await expect(
+      enrol({ url, token: 'berth_enrol_guessed', caFingerprint: fingerprint, dataDir: newAgentDir() }),
+    ).rejects.toThrow(/refused \(401\)/);
+    const other = await addServer();
+    await expect(
+      enrol({ url, token: other.enrolment.token, caFingerprint: `sha256:${'0'.repeat(64)}`, dataDir: newAgentDir() }),
+    ).rejects.toThrow(/not the one named/);
+    // The token of that server was not spent: the right fingerprint enrols it.
+    await expect(
+      enrol({ url, token: other.enrolment.token, caFingerprint: fingerprint, dataDir: newAgentDir() }),
+    ).resolves.toMatchObject({
+      server_id: other.id,
+    });
+  });
+
+  it('an expired enrolment token is refused', async () => {
+    const server = await addServer();
+    const fingerprint = /--ca-fingerprint (\S+)/.exec(server.enrolment.command)?.[1] as string;
+    t.clock.advance(61 * 60_000);
+    try {
+      await expect(
+        enrol({ url, token: server.enrolment.token, caFingerprint: fingerprint, dataDir: newAgentDir() }),
+      ).rejects.toThrow(/401/);
+    } finally {
+      t.clock.advance(-61 * 60_000);
+    }
+  });
+
+  it('the listener takes only the current client certificate: no certificate, a user token or a revoked one is refused', async () => {
+    const { server, identity, fingerprint } = await enrolledServer();
+    expect((await poll(identity)).status).toBe(200);
+    expect((await t.get(`/v1/servers/${server.id}`)).body).toMatchObject({ status: 'online', agent_version: '0.1.0' });
+    const anonymous = await agentCall(url, { ca_pem: identity.ca_pem }, 'GET', '/agent/v1/units?wait=0', undefined, {
+      headers: { authorization: `Bearer ${OPERATOR_TOKEN}` },
+    });
+    expect(anonymous.status).toBe(401);
+    // A new enrolment: the old certificate works until the new token is spent, then never again.
+    const renewed = await t.post(`/v1/servers/${server.id}/enrolment`);
+    expect(renewed.status).toBe(200);
+    expect((await poll(identity)).status).toBe(200);
+    const next = await enrol({ url, token: renewed.body.enrolment.token, caFingerprint: fingerprint, dataDir: newAgentDir() });
+    expect((await poll(identity)).status).toBe(401);
+    expect((await poll(next)).status).toBe(200);
+  });
+
+  it('a certificate another CA signed is cut off at the handshake', async () => {
+    const { identity } = await enrolledServer();
+    const foreign = await import('../../src/tls/internal-ca.js');
+    const ca = await foreign.createCertificateAuthority('Not Berth', new Date());
+    const { generateKey } = await import('../../src/tls/keys.js');
+    const key = await generateKey();
+    const csr = await foreign.certificateRequest(key, 'x');
+    const signed = await foreign.signClientCertificate(ca, csr, identity.server_id, new Date(), 30);
+    await expect(poll({ ca_pem: identity.ca_pem, key_pem: key, certificate_pem: signed.certificate_pem })).rejects.toThrow();
+  });
+});
+
+describe('placement and the agent’s units', () => {
+  it('an account placed on a server has its databases applied by that server’s agent, not in-process', async () => {
+    const { server, identity, dataDir } = await enrolledServer();
+    const plan = await createPlan(t);
+    const account = await createAccount(t, plan.id, undefined, { placement: { database: server.id } });
+    expect(account.placement).toEqual({ web: LOCAL, mail: LOCAL, database: server.id });
+    const db = await t.post('/v1/databases', { account_id: account.id, name: `${account.username}_shop` });
+    expect(db.status).toBe(201);
+    // Not applied in-process: the control plane renders nothing for it.
+    const local = path.join(t.dataDir, 'rendered', 'db', `${account.username}.sql`);
+    const remote = path.join(dataDir, 'rendered', 'db', `${account.username}.sql`);
+    await eventually(async () => (await t.get(`/v1/servers/${server.id}`)).body.units.pending === 1);
+
+    const controller = new AbortController();
+    const running = runAgent(
+      {
+        dataDir,
+        identity,
+        drivers: { database: new EmbeddedDatabaseDriver(dataDir, '%') },
+        version: '0.1.0',
+        diskBytesUsed: async () => 1234,
+        log: () => undefined,
+        waitSeconds: 5,
+      },
+      controller.signal,
+    );
+    try {
+      await eventually(async () => (await t.get(`/v1/databases/${db.body.id}`)).body.sync_state === 'in_sync');
+      expect(readFileSync(remote, 'utf8')).toContain(`${account.username}_shop`);
+      expect(existsSync(local)).toBe(false);
+      // A change wakes the long-poll at once (it waits up to 5 s here, far less is taken).
+      const started = Date.now();
+      const user = await t.post('/v1/database-users', {
+        account_id: account.id,
+        username: `${account.username}_app`,
+        password: 'a-long-password-123',
+      });
+      expect(user.status, user.text).toBe(201);
+      await eventually(async () => readFileSync(remote, 'utf8').includes(`${account.username}_app`));
+      expect(Date.now() - started).toBeLessThan(4000);
+      // The apply is reported after the file is written.
+      const shown = await eventually(async () => {
+        const r = (await t.get(`/v1/servers/${server.id}`)).body;
+        return r.units.pending === 0 ? r : null;
+      });
+      expect(shown).toMatchObject({ usage: { accounts: 1, disk_bytes: 1234 }, units: { pending: 0, error: 0 } });
+      expect((await t.request('DELETE', `/v1/servers/${server.id}`)).body).toMatchObject({
+        code: 'server_not_empty',
+        accounts: 1,
+      });
+    } finally {
+      controller.abort();
+      await running;
+    }
+  });
+
+  it('reports are refused for another server’s unit and for a generation never given, changing nothing', async () => {
+    const a = await enrolledServer();
+    const b = await enrolledServer();
+    const plan = await createPlan(t);
+    const account = await createAccount(t, plan.id, undefined, { placement: { database: a.server.id } });
+    await t.post('/v1/databases', { account_id: account.id, name: `${account.username}_x` });
+    const unit = await eventually(async () => (await poll(a.identity)).body?.units?.[0]);
+    const report = (identity: Identity, generation: number) =>
+      agentCall(url, identity, 'POST', '/agent/v1/reports', { reports: [{ kind: 'database', key: unit.key, generation }] });
+    expect((await report(b.identity, unit.generation)).status).toBe(403);
+    expect((await report(a.identity, unit.generation + 5)).body).toMatchObject({ code: 'validation_failed' });
+    expect((await poll(a.identity)).body?.units).toHaveLength(1);
+    expect((await report(a.identity, unit.generation)).status).toBe(204);
+    expect((await poll(a.identity)).body?.units).toHaveLength(0);
+  });
+
+  it('the default policy places on the online server with the role holding the fewest accounts; none left is 409 no_capacity', async () => {
+    const plan = await createPlan(t);
+    const disable = async (except: string[]) => {
+      const servers = (await t.get('/v1/servers?role=database&limit=200')).body.data as { id: string; placement: string }[];
+      for (const s of servers.filter((s) => !except.includes(s.id) && s.placement === 'enabled'))
+        expect((await t.request('PATCH', `/v1/servers/${s.id}`, { body: { placement: 'disabled' } })).status).toBe(200);
+    };
+    // A new online database server holds no account: it is the emptiest (the earlier ones are set aside).
+    const { server, identity } = await enrolledServer({ capacity: { accounts: 1 } });
+    await disable([LOCAL, server.id]);
+    await poll(identity);
+    const first = await createAccount(t, plan.id);
+    expect(first.placement.database).toBe(server.id);
+    // Full now: the next goes to the local server.
+    const second = await createAccount(t, plan.id);
+    expect(second.placement.database).toBe(LOCAL);
+    await disable([]);
+    try {
+      const refused = await t.post('/v1/accounts', {
+        username: 'nocap' + Date.now().toString(36).slice(-5),
+        contact_email: 'a@b.example.com',
+        plan_id: plan.id,
+      });
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ code: 'no_capacity', role: 'web' });
+    } finally {
+      await t.request('PATCH', `/v1/servers/${LOCAL}`, { body: { placement: 'enabled' } });
+    }
+  });
+
+  it('a reseller cannot choose a server; a server without the role is refused', async () => {
+    const plan = await createPlan(t);
+    const bad = await t.post('/v1/accounts', {
+      username: 'badplace' + Date.now().toString(36).slice(-4),
+      contact_email: 'a@b.example.com',
+      plan_id: plan.id,
+      placement: { web: (await addServer({ roles: ['database'] })).id },
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors[0]).toMatchObject({ pointer: '/placement/web', code: 'unknown_server' });
+    const web = await addServer({ roles: ['web', 'database'] });
+    const notYet = await t.post('/v1/accounts', {
+      username: 'notyet' + Date.now().toString(36).slice(-4),
+      contact_email: 'a@b.example.com',
+      plan_id: plan.id,
+      placement: { web: web.id },
+    });
+    expect(notYet.body.errors?.[0]).toMatchObject({ pointer: '/placement/web', code: 'role_not_applied' });
+    const reseller = await createReseller(t);
+    const token = (await t.post('/v1/tokens', { name: 'r', principal: { kind: 'reseller', id: reseller.id }, scopes: ['*'] }))
+      .body.secret as string;
+    const own = await createPlan(t, token);
+    const chosen = await t.post(
+      '/v1/accounts',
+      {
+        username: 'chose' + Date.now().toString(36).slice(-4),
+        contact_email: 'a@b.example.com',
+        plan_id: own.id,
+        placement: { database: LOCAL },
+      },
+      token,
+    );
+    expect(chosen.body.errors?.[0]).toMatchObject({ pointer: '/placement', code: 'not_allowed' });
+  });
+
+  it('a server that stops polling becomes unreachable and is announced once', async () => {
+    const { server, identity } = await enrolledServer();
+    await poll(identity);
+    await eventually(async () =>
+      (await t.get(`/v1/events?type=server.online`)).body.data.some((e: any) => e.resource.id === server.id),
+    );
+    t.clock.advance(91_000);
+    try {
+      expect((await t.get(`/v1/servers/${server.id}`)).body.status).toBe('unreachable');
+      await eventually(async () =>
+        (await t.get(`/v1/events?type=server.unreachable`)).body.data.some((e: any) => e.resource.id === server.id),
+      );
+    } finally {
+      t.clock.advance(-91_000);
+    }
+  });
+});
