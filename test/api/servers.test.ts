@@ -228,6 +228,14 @@ describe('placement and the agent’s units', () => {
         code: 'server_not_empty',
         accounts: 1,
       });
+      // Its dumps would come from this process's driver, the wrong server: the backup fails, saying why.
+      const backup = await t.post('/v1/backups', { account_id: account.id, include: ['databases'] });
+      expect(backup.status, backup.text).toBe(202);
+      const failed = await eventually(async () => {
+        const op = (await t.get(`/v1/operations/${backup.body.operation.id}`)).body;
+        return op.status === 'failed' ? op : null;
+      });
+      expect(JSON.stringify(failed.error)).toMatch(/another server/);
     } finally {
       controller.abort();
       await running;

@@ -5,6 +5,7 @@ import type { Db } from '../../db/client.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
 import { findAccountById, lockBelowLimit } from '../accounts/index.js';
+import { LOCAL_SERVER_ID } from '../servers/index.js';
 import * as repo from './repo.js';
 import { databaseEvent, presentUser, toDatabase } from './representation.js';
 import type { Database, DatabaseUser } from './schemas.js';
@@ -33,11 +34,26 @@ const exists = (p: string) =>
 export function databasesBackupPart(db: Db, jobs: JobQueue, driver: DatabaseDriver): BackupPart {
   const apply = databaseReconciler(db, driver);
 
+  /**
+   * The dumps are made and loaded by this process's driver: an account whose databases live on
+   * another server waits for the agent's backup tasks, rather than getting a dump of the wrong
+   * server (or a restore into it).
+   */
+  async function refuseRemote(accountId: string): Promise<void> {
+    const account = await findAccountById(db, accountId);
+    if (account && account.database_server_id !== LOCAL_SERVER_ID)
+      throw new RestoreRefused(
+        'database_server_remote',
+        'The account’s databases are on another server, whose agent does not take part in backups yet.',
+      );
+  }
+
   return {
     name: 'databases',
 
     async stage(accountId: string, staging: string): Promise<StagedPart> {
       const databases = await repo.listOfAccount(db, 'databases', accountId);
+      if (databases.length > 0) await refuseRemote(accountId);
       const users = await repo.listOfAccount(db, 'database_users', accountId);
       await mkdir(path.join(staging, 'databases'), { recursive: true });
       for (const d of databases) await driver.dump(d.name, dumpFile(staging, d.name));
@@ -63,6 +79,7 @@ export function databasesBackupPart(db: Db, jobs: JobQueue, driver: DatabaseDriv
       const account = await findAccountById(db, accountId);
       if (!account) throw new Error('the account no longer exists');
       const wanted = manifest.databases ?? [];
+      if (wanted.length > 0) await refuseRemote(accountId);
       await db.transaction(async (tx) => {
         const ids = new Map<string, string>(); // database name → its id now
         for (const d of wanted) {
