@@ -1,6 +1,6 @@
 import type { Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
-import { equalityFilters, type PageParams, pageSql } from '../../db/paging.js';
+import { type PageParams, pageSql } from '../../db/paging.js';
 import type { Role, ServerFields, ServerListQuery } from './schemas.js';
 
 /** The id of the installation's own machine (migration 0026), applied in-process. */
@@ -76,7 +76,6 @@ export async function listServers(
   const params: unknown[] = [];
   const where = [reach(caller)];
   if (filter.role) where.push(`$${params.push(filter.role)} = ANY (roles)`);
-  where.push(...equalityFilters({}, [], '', params));
   const p = pageSql(page, 'id', params);
   const r = await db.query<ServerRow>(`SELECT * FROM servers WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params);
   return r.rows;
