@@ -127,10 +127,14 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
   const unsubscribe = await db.listen(AGENT_UNITS_CHANNEL, (serverId) => {
     for (const wake of wakers.get(serverId) ?? []) wake();
   });
-  app.addHook('onClose', async () => {
-    await unsubscribe();
+  // Polls under way answer at once when the listener closes (each waits up to 30 s otherwise,
+  // and a close waits for the requests under way); the agents poll another process meanwhile.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
     for (const set of wakers.values()) for (const wake of set) wake();
   });
+  app.addHook('onClose', async () => unsubscribe());
   const waitForChange = (serverId: string, ms: number) =>
     new Promise<void>((resolve) => {
       const set = wakers.get(serverId) ?? new Set();
@@ -190,7 +194,7 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
       const units = await pendingUnits(server.id);
       const known = stateTag(units);
       const left = deadline - Date.now();
-      if (known !== request.query.known || left <= 0) return { known, units, wait_ms: AGENT_WAIT_MS };
+      if (known !== request.query.known || left <= 0 || closing) return { known, units, wait_ms: AGENT_WAIT_MS };
       await waitForChange(server.id, left);
     }
   });
