@@ -18,7 +18,9 @@ export default defineConfig({
     // Every JSON response the document declares must be produced by some test (see the file).
     globalSetup: ['test/helpers/response-coverage.ts', 'test/helpers/pglite-image.ts'],
     setupFiles: ['test/helpers/record-responses.ts'],
-    maxWorkers: 2,
+    // Three files at a time on two cores: while one waits (a retry's backoff, a job, a socket),
+    // the other two keep both cores busy. The slow suites start real processes: two at a time.
+    maxWorkers: slow ? 2 : 3,
     reporters: ['default'],
   },
 });
