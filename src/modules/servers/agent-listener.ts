@@ -23,6 +23,8 @@ import { AGENT_UNITS_CHANNEL } from './wake.js';
 
 /** An agent's client certificate lives 30 days; the agent renews it at two thirds. */
 const CLIENT_CERTIFICATE_DAYS = 30;
+const LISTENER_CERTIFICATE_DAYS = 7;
+const DAY_MS = 86_400_000;
 
 export interface AgentListenerDeps {
   config: Readonly<Config>;
@@ -32,6 +34,7 @@ export interface AgentListenerDeps {
   sources: AgentUnitSource[];
   /** server.online, once a server that was not online polls again. */
   announce: (serverId: string) => Promise<void>;
+  onError: (err: unknown) => void;
 }
 
 /** The URL agents are given: BERTH_AGENT_URL, else the listen address. */
@@ -95,12 +98,22 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
   const ca = await deps.authority();
   const url = new URL(agentUrl(config) as string);
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const key = await generateKey();
-  const cert = await signWithCertificateAuthority(ca, [host], key, clock.now(), CLIENT_CERTIFICATE_DAYS);
+  // The listener's own certificate, from the agent CA for the host agents dial; a new one each
+  // day, so a process that runs for months never serves an expired one.
+  const ownCertificate = async () => {
+    const key = await generateKey();
+    return { key, cert: await signWithCertificateAuthority(ca, [host], key, clock.now(), LISTENER_CERTIFICATE_DAYS) };
+  };
 
   const app = Fastify({
     logger: false,
-    https: { key, cert, ca: [ca.certificate_pem], requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.2' },
+    https: {
+      ...(await ownCertificate()),
+      ca: [ca.certificate_pem],
+      requestCert: true,
+      rejectUnauthorized: false,
+      minVersion: 'TLSv1.2',
+    },
     bodyLimit: 4 * 1024 * 1024,
   }).withTypeProvider<TypeBoxTypeProvider>();
   // A certificate is optional at the handshake (enrolment has none yet), but one that does not
@@ -111,6 +124,11 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
   });
   installValidation(app);
   installErrorHandling(app, null);
+  const renewal = setInterval(() => {
+    void ownCertificate().then((own) => app.server.setSecureContext({ ...own, ca: [ca.certificate_pem] }), deps.onError);
+  }, DAY_MS);
+  renewal.unref();
+  app.addHook('onClose', async () => clearInterval(renewal));
 
   /** The server whose current certificate the connection presented. */
   async function serverOf(request: FastifyRequest): Promise<repo.ServerRow> {

@@ -37,6 +37,7 @@ export async function serversModule(
         ...svc,
         ...agents,
         announce: (serverId) => service.announceStatuses(serverId),
+        onError,
       })
     : null;
   const contribution: Contribution = {
