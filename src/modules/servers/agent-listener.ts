@@ -130,6 +130,12 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
   renewal.unref();
   app.addHook('onClose', async () => clearInterval(renewal));
 
+  /** A client certificate for the server, from a CSR signed by its own key (else 422 `invalid_csr`). */
+  const certify = (csr: string, serverId: string) =>
+    signClientCertificate(ca, csr, serverId, clock.now(), CLIENT_CERTIFICATE_DAYS).catch(() => {
+      throw invalid([{ pointer: '/csr', code: 'invalid_csr', detail: 'is not a certificate request signed by its key' }]);
+    });
+
   /** The server whose current certificate the connection presented. */
   async function serverOf(request: FastifyRequest): Promise<repo.ServerRow> {
     const socket = request.raw.socket as TLSSocket;
@@ -178,9 +184,7 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
     const issued = await db.transaction(async (tx) => {
       const server = await repo.spendEnrolmentToken(tx, hashSecret(token), now);
       if (!server) throw refused('The enrolment token is unknown, used or expired.');
-      const signed = await signClientCertificate(ca, csr, server.id, now, CLIENT_CERTIFICATE_DAYS).catch(() => {
-        throw invalid([{ pointer: '/csr', code: 'invalid_csr', detail: 'is not a certificate request signed by its key' }]);
-      });
+      const signed = await certify(csr, server.id);
       await repo.setCertificate(tx, server.id, signed.serial, signed.not_after);
       return { server_id: server.id, certificate_pem: signed.certificate_pem };
     });
@@ -191,11 +195,7 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
 
   app.post('/agent/v1/renew', { schema: { body: RenewBody } }, async (request, reply) => {
     const server = await serverOf(request);
-    const signed = await signClientCertificate(ca, request.body.csr, server.id, clock.now(), CLIENT_CERTIFICATE_DAYS).catch(
-      () => {
-        throw invalid([{ pointer: '/csr', code: 'invalid_csr', detail: 'is not a certificate request signed by its key' }]);
-      },
-    );
+    const signed = await certify(request.body.csr, server.id);
     await repo.setCertificate(db, server.id, signed.serial, signed.not_after);
     return reply.code(201).send({ server_id: server.id, certificate_pem: signed.certificate_pem });
   });

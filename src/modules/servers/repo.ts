@@ -137,9 +137,14 @@ export async function markSeen(db: Queryable, id: string, agentVersion: string, 
   ]);
 }
 
-/** Servers whose derived status differs from the one last announced by an event. */
-export async function enrolledRemoteServers(db: Queryable): Promise<ServerRow[]> {
-  return (await db.query<ServerRow>(`SELECT * FROM servers WHERE enrolled AND id <> $1`, [LOCAL_SERVER_ID])).rows;
+/** The enrolled servers other than the local one (or only `id`): those whose status an event announces. */
+export async function enrolledRemoteServers(db: Queryable, id?: string): Promise<ServerRow[]> {
+  return (
+    await db.query<ServerRow>('SELECT * FROM servers WHERE enrolled AND id <> $1 AND ($2::text IS NULL OR id = $2)', [
+      LOCAL_SERVER_ID,
+      id ?? null,
+    ])
+  ).rows;
 }
 
 /** Records the status an event announced; false when another process announced it first. */

@@ -99,14 +99,16 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
     return row;
   }
 
-  async function enrolment(token: string, expiresAt: Date): Promise<Enrolment> {
+  /**
+   * A new one-use enrolment, shown once, and the hash of its token to store; refused (409) when
+   * no agent listener is configured, before anything is written.
+   */
+  async function newEnrolment(): Promise<{ shown: Enrolment; tokenHash: string; expiresAt: Date }> {
     if (!agent) throw conflict('invalid_state', 'No agent listener is configured (BERTH_AGENT_LISTEN): agents cannot enrol.');
-    const fingerprint = await agent.caFingerprint();
-    return {
-      token,
-      expires_at: expiresAt.toISOString(),
-      command: `berth agent enrol --url ${agent.url()} --token ${token} --ca-fingerprint ${fingerprint}`,
-    };
+    const token = enrolmentSecret();
+    const expiresAt = new Date(clock.now().getTime() + ENROLMENT_LIFETIME_MS);
+    const command = `berth agent enrol --url ${agent.url()} --token ${token} --ca-fingerprint ${await agent.caFingerprint()}`;
+    return { shown: { token, expires_at: expiresAt.toISOString(), command }, tokenHash: hashSecret(token), expiresAt };
   }
 
   const serverEvent = async (tx: Queryable, type: string, row: repo.ServerRow) =>
@@ -136,9 +138,7 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
 
     async create(caller: Caller, input: CreateServer): Promise<ServerWithEnrolment> {
       requireKind(caller, ['operator'], 'create servers');
-      if (!agent) throw conflict('invalid_state', 'No agent listener is configured (BERTH_AGENT_LISTEN): agents cannot enrol.');
-      const token = enrolmentSecret();
-      const expiresAt = new Date(clock.now().getTime() + ENROLMENT_LIFETIME_MS);
+      const enrolment = await newEnrolment();
       const fields: ServerFields = {
         name: input.name,
         roles: input.roles,
@@ -149,11 +149,11 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
       };
       try {
         const row = await db.transaction(async (tx) => {
-          const created = await repo.insertServer(tx, newId('srv'), fields, { tokenHash: hashSecret(token), expiresAt });
+          const created = await repo.insertServer(tx, newId('srv'), fields, enrolment);
           await serverEvent(tx, 'server.created', created);
           return created;
         });
-        return { ...(await show(row)), enrolment: await enrolment(token, expiresAt) };
+        return { ...(await show(row)), enrolment: enrolment.shown };
       } catch (err) {
         return refuseDuplicateName(err, input.name);
       }
@@ -206,8 +206,7 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
      */
     async announceStatuses(serverId?: string): Promise<void> {
       const now = clock.now();
-      for (const row of await repo.enrolledRemoteServers(db)) {
-        if (serverId && row.id !== serverId) continue;
+      for (const row of await repo.enrolledRemoteServers(db, serverId)) {
         const status = serverStatus(row, now);
         if ((status !== 'online' && status !== 'unreachable') || status === row.announced_status) continue;
         await db.transaction(async (tx) => {
@@ -223,11 +222,9 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
       requireKind(caller, ['operator'], 'enrol servers');
       if (id === repo.LOCAL_SERVER_ID)
         throw conflict('invalid_state', 'The local server is applied in-process: it has no agent.');
-      const token = enrolmentSecret();
-      const expiresAt = new Date(clock.now().getTime() + ENROLMENT_LIFETIME_MS);
-      const shown = await enrolment(token, expiresAt);
-      const row = await repo.setEnrolmentToken(db, id, hashSecret(token), expiresAt);
-      return { ...(await show(row)), enrolment: shown };
+      const enrolment = await newEnrolment();
+      const row = await repo.setEnrolmentToken(db, id, enrolment.tokenHash, enrolment.expiresAt);
+      return { ...(await show(row)), enrolment: enrolment.shown };
     },
   };
 }
