@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { request } from 'node:https';
 import type { AgentUnit } from '../provisioning/agent-units.js';
 import type { Identity } from './state.js';
@@ -69,5 +70,27 @@ export function agentCall(
     req.on('timeout', () => req.destroy(new Error(`no answer from ${url} in time`)));
     req.on('error', reject);
     req.end(payload);
+  });
+}
+
+/** A GET whose answer is streamed (an artifact): the response once it is a 200, else an error with the problem's detail. */
+export function agentDownload(url: string, creds: Credentials, path: string, signal?: AbortSignal): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      new URL(path, url),
+      { method: 'GET', ca: creds.ca_pem, key: creds.key_pem, cert: creds.certificate_pem, signal, timeout: 60_000 },
+      (res) => {
+        if (res.statusCode === 200) return resolve(res);
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8').slice(0, 500);
+          reject(new Error(`${path}: ${res.statusCode} ${/"detail":"([^"]*)"/.exec(text)?.[1] ?? text}`));
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer from ${url} in time`)));
+    req.on('error', reject);
+    req.end();
   });
 }

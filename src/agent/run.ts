@@ -2,16 +2,17 @@ import { X509Certificate } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { publicMessage } from '../lib/errors.js';
 import type { AgentReport, AgentUnit } from '../provisioning/agent-units.js';
-import type { DatabaseDriver } from '../provisioning/driver.js';
+import type { DatabaseDriver, PhpDriver, WebDriver } from '../provisioning/driver.js';
 import { certificateRequest } from '../tls/internal-ca.js';
 import { generateKey } from '../tls/keys.js';
-import { agentCall } from './client.js';
+import { agentCall, agentDownload } from './client.js';
 import { type CachedUnits, type Identity, loadUnits, saveIdentity, saveUnits } from './state.js';
+import { applySiteUnit } from './web.js';
 
 export interface AgentOptions {
   dataDir: string;
   identity: Identity;
-  drivers: { database: DatabaseDriver };
+  drivers: { database: DatabaseDriver; web: WebDriver; php: PhpDriver };
   version: string;
   /** Bytes used where the agent keeps its data (its heartbeat carries them). */
   diskBytesUsed: () => Promise<number>;
@@ -37,6 +38,16 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
     const report = { kind: unit.kind, key: unit.key, generation: unit.generation };
     try {
       if (unit.kind === 'database') await o.drivers.database.applyAccount(unit.spec);
+      else
+        await applySiteUnit(
+          {
+            dataDir: o.dataDir,
+            drivers: o.drivers,
+            fetchRelease: (spec, release) =>
+              agentDownload(identity.url, identity, `/agent/v1/units/web/${spec.site_id}/artifacts/${release}`),
+          },
+          unit.spec,
+        );
       cached.applied[unitKey(unit)] = unit.generation;
       return report;
     } catch (err) {

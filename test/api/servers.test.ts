@@ -8,7 +8,10 @@ import { runAgent } from '../../src/agent/run.js';
 import type { Identity } from '../../src/agent/state.js';
 import { listenAgents } from '../../src/app.js';
 import { EmbeddedDatabaseDriver } from '../../src/provisioning/drivers/embedded-db.js';
+import { EmbeddedPhpDriver } from '../../src/provisioning/drivers/embedded-php.js';
+import { EmbeddedWebDriver } from '../../src/provisioning/drivers/embedded-web.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
+import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan, createReseller } from '../helpers/fixtures.js';
 
 /**
@@ -46,6 +49,34 @@ async function enrolledServer(body: Record<string, unknown> = {}) {
   const dataDir = newAgentDir();
   const identity = await enrol({ url, token: server.enrolment.token, caFingerprint: fingerprint, dataDir });
   return { server, identity, dataDir, fingerprint };
+}
+
+/** The embedded drivers, rendering into the agent's own data directory. */
+const agentDrivers = (dataDir: string) => ({
+  database: new EmbeddedDatabaseDriver(dataDir, '%'),
+  web: new EmbeddedWebDriver(dataDir),
+  php: new EmbeddedPhpDriver(dataDir, ['8.3'], { socketDir: path.join(dataDir, 'php'), webGroup: 'www-data' }),
+});
+
+/** runAgent in this process until the returned stop is called. */
+function startAgent(dataDir: string, identity: Identity) {
+  const controller = new AbortController();
+  const running = runAgent(
+    {
+      dataDir,
+      identity,
+      drivers: agentDrivers(dataDir),
+      version: '0.1.0',
+      diskBytesUsed: async () => 1234,
+      log: () => undefined,
+      waitSeconds: 5,
+    },
+    controller.signal,
+  );
+  return async () => {
+    controller.abort();
+    await running;
+  };
 }
 
 const poll = (identity: Pick<Identity, 'ca_pem' | 'key_pem' | 'certificate_pem'>, query = 'wait=0') =>
@@ -191,19 +222,7 @@ describe('placement and the agent’s units', () => {
     const remote = path.join(dataDir, 'rendered', 'db', `${account.username}.sql`);
     await eventually(async () => (await t.get(`/v1/servers/${server.id}`)).body.units.pending === 1);
 
-    const controller = new AbortController();
-    const running = runAgent(
-      {
-        dataDir,
-        identity,
-        drivers: { database: new EmbeddedDatabaseDriver(dataDir, '%') },
-        version: '0.1.0',
-        diskBytesUsed: async () => 1234,
-        log: () => undefined,
-        waitSeconds: 5,
-      },
-      controller.signal,
-    );
+    const stop = startAgent(dataDir, identity);
     try {
       await eventually(async () => (await t.get(`/v1/databases/${db.body.id}`)).body.sync_state === 'in_sync');
       expect(readFileSync(remote, 'utf8')).toContain(`${account.username}_shop`);
@@ -237,8 +256,60 @@ describe('placement and the agent’s units', () => {
       });
       expect(JSON.stringify(failed.error)).toMatch(/another server/);
     } finally {
-      controller.abort();
-      await running;
+      await stop();
+    }
+  });
+
+  it('an account placed on a web server has its sites served by that server’s agent: releases fetched, zone pointing at it, deletion settled by the report', async () => {
+    const { server, identity, dataDir } = await enrolledServer({ roles: ['web'], ipv4: '127.0.0.11' });
+    const other = await enrolledServer({ roles: ['web'] });
+    const plan = await createPlan(t);
+    const account = await createAccount(t, plan.id, undefined, { placement: { web: server.id, database: LOCAL } });
+    expect(account.placement).toEqual({ web: server.id, mail: LOCAL, database: LOCAL });
+    const name = `${account.username}.example.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+    const records = (await t.get(`/v1/domains/${name}/records?type=A`)).body.data;
+    expect(records.map((r: { name: string; content: string }) => `${r.name} ${r.content}`).sort()).toEqual([
+      '@ 127.0.0.11',
+      'www 127.0.0.11',
+    ]);
+    const site = await t.post('/v1/sites', { account_id: account.id, hostname: name });
+    expect(site.status, site.text).toBe(202);
+    const block = (dir: string) => path.join(dir, 'rendered', 'web', 'sites', `${site.body.id}.conf`);
+    const files = path.join(dataDir, 'accounts', account.id, 'sites', site.body.id);
+    // Nobody has served it yet: it waits for its server's agent.
+    expect((await t.get(`/v1/operations/${site.body.operation.id}`)).body.status).not.toBe('succeeded');
+
+    const stop = startAgent(dataDir, identity);
+    try {
+      await eventually(async () => {
+        const s = (await t.get(`/v1/sites/${site.body.id}`)).body;
+        return s.status === 'active' && s.sync_state === 'in_sync';
+      });
+      expect((await t.get(`/v1/operations/${site.body.operation.id}`)).body.status).toBe('succeeded');
+      expect(readFileSync(block(dataDir), 'utf8')).toContain(`server_name ${name};`);
+      expect(existsSync(block(t.dataDir))).toBe(false);
+
+      const deployed = await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
+        raw: tarGz([{ path: 'index.html', content: 'served by web-1' }]),
+        headers: { 'content-type': 'application/gzip' },
+      });
+      expect(deployed.status, deployed.text).toBe(202);
+      await eventually(async () => existsSync(path.join(files, 'current', 'index.html')));
+      expect(readFileSync(path.join(files, 'current', 'index.html'), 'utf8')).toBe('served by web-1');
+      await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'in_sync');
+      // The release is the unit's own server's to fetch.
+      const artifact = `/agent/v1/units/web/${site.body.id}/artifacts/${deployed.body.id}`;
+      expect((await agentCall(url, other.identity, 'GET', artifact)).status).toBe(403);
+      expect((await agentCall(url, identity, 'GET', artifact.replace(deployed.body.id, site.body.id))).status).toBe(404);
+
+      const removed = await t.request('DELETE', `/v1/sites/${site.body.id}`);
+      expect(removed.status, removed.text).toBe(202);
+      await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).status === 404);
+      expect(existsSync(block(dataDir))).toBe(false);
+      expect(existsSync(files)).toBe(false);
+    } finally {
+      await stop();
     }
   });
 
@@ -261,7 +332,7 @@ describe('placement and the agent’s units', () => {
   it('the default policy places on the online server with the role holding the fewest accounts; none left is 409 no_capacity', async () => {
     const plan = await createPlan(t);
     const disable = async (except: string[]) => {
-      const servers = (await t.get('/v1/servers?role=database&limit=200')).body.data as { id: string; placement: string }[];
+      const servers = (await t.get('/v1/servers?limit=200')).body.data as { id: string; placement: string }[];
       for (const s of servers.filter((s) => !except.includes(s.id) && s.placement === 'enabled'))
         expect((await t.request('PATCH', `/v1/servers/${s.id}`, { body: { placement: 'disabled' } })).status).toBe(200);
     };
@@ -298,14 +369,14 @@ describe('placement and the agent’s units', () => {
     });
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0]).toMatchObject({ pointer: '/placement/web', code: 'unknown_server' });
-    const web = await addServer({ roles: ['web', 'database'] });
+    const mail = await addServer({ roles: ['mail', 'database'] });
     const notYet = await t.post('/v1/accounts', {
       username: 'notyet' + Date.now().toString(36).slice(-4),
       contact_email: 'a@b.example.com',
       plan_id: plan.id,
-      placement: { web: web.id },
+      placement: { mail: mail.id },
     });
-    expect(notYet.body.errors?.[0]).toMatchObject({ pointer: '/placement/web', code: 'role_not_applied' });
+    expect(notYet.body.errors?.[0]).toMatchObject({ pointer: '/placement/mail', code: 'role_not_applied' });
     const reseller = await createReseller(t);
     const token = (await t.post('/v1/tokens', { name: 'r', principal: { kind: 'reseller', id: reseller.id }, scopes: ['*'] }))
       .body.secret as string;

@@ -15,6 +15,7 @@ import { renderZoneFile } from '../../provisioning/render/zone-file.js';
 import * as accounts from '../accounts/index.js';
 import { lockBelowLimit, writableAccount, type AccountHooks } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
+import { findServerById, LOCAL_SERVER_ID } from '../servers/index.js';
 import type { DomainDependent, DomainHooks, UsedBy } from './hooks.js';
 import {
   bothEdits,
@@ -64,6 +65,21 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
   };
   const present = (r: repo.CountedDomainRow) => toDomain(r, zone.nameservers);
 
+  /**
+   * The template's addresses for an account: its web server's (the configured ones for the local
+   * server); `mail.<domain>` keeps the local server's, which serves mail.
+   */
+  async function zoneFor(account: accounts.AccountRow): Promise<ZoneDefaults> {
+    if (account.web_server_id === LOCAL_SERVER_ID) return zone;
+    const server = await findServerById(db, account.web_server_id);
+    return {
+      ...zone,
+      webIpv4: server?.ipv4 ?? null,
+      webIpv6: server?.ipv6 ?? null,
+      mailAddresses: { ipv4: zone.webIpv4, ipv6: zone.webIpv6 },
+    };
+  }
+
   /** `{domain}` in the caller's reach, or 404. */
   async function found<T>(ref: string, find: (where: repo.DomainRef) => Promise<T | undefined>): Promise<T> {
     const where = domainRef(ref);
@@ -108,6 +124,7 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
       if (!parsed.ok) throw invalid([{ pointer: '/name', code: parsed.problem, detail: parsed.detail }]);
       const account = await writableAccount(db, caller, input.account_id);
       const id = newId('dom');
+      const defaults = await zoneFor(account);
       const mailOn = input.mail_enabled ?? false;
       const key = mailOn ? await newKey(id, []) : null;
       try {
@@ -128,7 +145,7 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
             mail_enabled: mail,
             serial,
           });
-          const initial = initialRecords(parsed.ascii, zone, serial, input.template ?? 'default', mail);
+          const initial = initialRecords(parsed.ascii, defaults, serial, input.template ?? 'default', mail);
           if (key) {
             // Mail that providers accept: the DKIM key's public part and a DMARC policy (p=none).
             const managed = (name: string, content: string) => ({
@@ -203,6 +220,7 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
       // Keys to publish: a new one when mail turns on, none when it turns off, else those published.
       const key = mailChanges && next.mail_enabled ? await newKey(current.id, await dkim.selectorsOf(db, current.id)) : null;
       // (Read only when the managed mail records are rewritten: a status change needs none.)
+      const defaults = mailChanges ? await zoneFor(account) : zone;
       const keys: DkimKey[] =
         !next.mail_enabled || !(mailChanges || dmarcChanges) ? [] : key ? [key] : await dkim.publishedKeys(db, current.id);
       const { domain } = await editZone(
@@ -210,7 +228,7 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
         account,
         (_zone, entries) => {
           const mail = mailChanges
-            ? mailRecordsEdit(entries, mailRecords(current.name, zone), next.mail_enabled)
+            ? mailRecordsEdit(entries, mailRecords(current.name, defaults), next.mail_enabled)
             : { entries, changed: new Map(), removed: [] };
           return mailChanges || dmarcChanges
             ? bothEdits(mail, (after) => mailAuthEdit(after, keys, next.mail_enabled ? dmarc : null, '/mail_enabled'))

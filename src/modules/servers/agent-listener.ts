@@ -7,9 +7,9 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { installErrorHandling } from '../../http/errors.js';
 import { installValidation } from '../../http/validation.js';
-import { forbidden, invalid, unauthenticated } from '../../lib/errors.js';
+import { forbidden, invalid, notFound, unauthenticated } from '../../lib/errors.js';
 import type { Clock } from '../../lib/time.js';
-import type { AgentReport, AgentUnit, AgentUnitSource } from '../../provisioning/agent-units.js';
+import { AgentReport, type AgentUnit, type AgentUnitSource } from '../../provisioning/agent-units.js';
 import {
   type CertificateAuthority,
   certificateFingerprint,
@@ -63,23 +63,13 @@ const UnitsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-const ReportsBody = Type.Object(
-  {
-    reports: Type.Array(
-      Type.Object(
-        {
-          kind: Type.Literal('database'),
-          key: Type.String({ minLength: 1, maxLength: 100 }),
-          generation: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-          error: Type.Optional(Type.String({ maxLength: 1000 })),
-        },
-        { additionalProperties: false },
-      ),
-      { maxItems: 1000 },
-    ),
-  },
-  { additionalProperties: false },
-);
+const ReportsBody = Type.Object({ reports: Type.Array(AgentReport, { maxItems: 1000 }) }, { additionalProperties: false });
+
+const ArtifactParams = Type.Object({
+  kind: Type.String({ pattern: '^[a-z]{1,20}$' }),
+  key: Type.String({ pattern: '^[a-z]{2,4}_[0-9a-z]{26}$' }),
+  name: Type.String({ pattern: '^[a-z]{2,4}_[0-9a-z]{26}$' }),
+});
 
 /** The state an agent has been handed: changes whenever a unit is added, changed or applied. */
 const stateTag = (units: AgentUnit[]) =>
@@ -217,14 +207,24 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
     }
   });
 
+  app.get('/agent/v1/units/:kind/:key/artifacts/:name', { schema: { params: ArtifactParams } }, async (request, reply) => {
+    const server = await serverOf(request);
+    const { kind, key, name } = request.params;
+    const found = await deps.sources.find((s) => s.kind === kind)?.artifact?.(db, server.id, key, name);
+    if (found === 'foreign') throw forbidden(`The unit ${key} is not this server's.`);
+    if (!found) throw notFound('artifact');
+    return reply.type('application/gzip').send(found);
+  });
+
   app.post('/agent/v1/reports', { schema: { body: ReportsBody } }, async (request, reply) => {
     const server = await serverOf(request);
-    const reports = request.body.reports as AgentReport[];
+    const { reports } = request.body;
     // All or nothing: a report for a unit the server does not own, or of a generation it was
     // never given, refuses the whole request and records none of it.
     await db.transaction(async (tx) => {
       for (const [i, report] of reports.entries()) {
-        const source = deps.sources.find((s) => s.kind === report.kind) as AgentUnitSource;
+        const source = deps.sources.find((s) => s.kind === report.kind);
+        if (!source) throw forbidden(`reports/${i}: this control plane hands out no ${report.kind} units.`);
         const outcome = await source.report(tx, server.id, report);
         if (outcome === 'foreign') throw forbidden(`reports/${i}: the unit ${report.key} is not this server's.`);
         if (outcome === 'future')

@@ -5,6 +5,7 @@ import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
 import type { Issuer } from '../../tls/issuer.js';
 import type { ServiceDeps } from '../deps.js';
 import type { AcmeChallengeRecords } from '../domains/index.js';
+import { webAgentUnits } from './agent-units.js';
 import { sitesBackupPart } from './backup.js';
 import { certificateJob } from './certificates/issue.js';
 import { certificateRenewal } from './certificates/renewal.js';
@@ -67,6 +68,7 @@ export function sitesModule(
     contribution,
     serverUnits: (q: Queryable, serverId: string) =>
       webUnits.countOnServer(q, serverId, 'JOIN accounts a ON a.id = t.account_id AND a.web_server_id = $1'),
+    agentUnits: webAgentUnits(svc.jobs, sealKey, config.dataDir),
     backupPart: sitesBackupPart(svc, sites, deployments),
     cancelHandlers: siteCancelHandlers(svc.jobs),
   };

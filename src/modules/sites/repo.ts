@@ -170,6 +170,8 @@ export async function siteIdsOfAccount(db: Queryable, accountId: string): Promis
 export type WebUnit = SiteRow & {
   account_status: string;
   account_username: string;
+  /** The server whose web role the account is placed on. */
+  web_server_id: string;
   generation: number;
   applied_generation: number;
 };
@@ -180,12 +182,28 @@ export type WebUnit = SiteRow & {
  */
 export async function loadWebUnit(db: Queryable, id: string): Promise<WebUnit | undefined> {
   const r = await db.query<WebUnit>(
-    `SELECT x.*, a.status AS account_status, a.username AS account_username, s.generation, s.applied_generation
+    `SELECT x.*, a.status AS account_status, a.username AS account_username, a.web_server_id, s.generation,
+       s.applied_generation
      FROM (${SELECT} WHERE s.id = $1) x JOIN sites s ON s.id = x.id JOIN accounts a ON a.id = x.account_id
      FOR SHARE OF s, a`,
     [id],
   );
   return r.rows[0];
+}
+
+/**
+ * The sites a server's agent has yet to apply: changed since its last report, or being
+ * provisioned or deleted (their rows settle when the agent reports).
+ */
+export async function pendingSiteIdsOnServer(db: Queryable, serverId: string): Promise<string[]> {
+  const r = await db.query<{ id: string }>(
+    `SELECT s.id FROM sites s JOIN accounts a ON a.id = s.account_id
+     WHERE a.web_server_id = $1 AND s.status <> 'failed'
+       AND (s.applied_generation < s.generation OR s.status IN ('provisioning', 'deleting'))
+     ORDER BY s.id`,
+    [serverId],
+  );
+  return r.rows.map((row) => row.id);
 }
 
 /** The web unit's state lives on the site's row. */

@@ -8,6 +8,8 @@ export interface ZoneDefaults {
   webIpv6: string | null;
   /** The provider's mail host (`BERTH_MAIL_HOST`): every mail-enabled domain's MX. */
   mailHost: string | null;
+  /** Where `mail.<domain>` points without a mail host, when the web addresses are another server's. */
+  mailAddresses?: { ipv4: string | null; ipv6: string | null };
 }
 
 export const DEFAULT_TTL = 3600;
@@ -51,7 +53,10 @@ const SPF = 'v=spf1 mx -all';
  */
 export function mailRecords(domain: string, d: ZoneDefaults): NewRecord[] {
   if (d.mailHost) return [record('@', 'MX', `10 ${d.mailHost}.`), record('@', 'TXT', SPF)];
-  const mailHost = addresses('mail', d);
+  const mailHost = addresses(
+    'mail',
+    d.mailAddresses ? { ...d, webIpv4: d.mailAddresses.ipv4, webIpv6: d.mailAddresses.ipv6 } : d,
+  );
   return mailHost.length ? [record('@', 'MX', `10 mail.${domain}.`), record('@', 'TXT', SPF), ...mailHost] : [];
 }
 

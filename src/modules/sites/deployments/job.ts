@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { rename, rm, symlink } from 'node:fs/promises';
-import path from 'node:path';
-import { currentLink, releaseDir, siteDir } from '../../../layout.js';
+import { rm } from 'node:fs/promises';
+import { releaseDir, siteDir } from '../../../layout.js';
+import { switchCurrent } from '../../../provisioning/releases.js';
 import type { ServiceDeps } from '../../deps.js';
 import * as ops from '../../operations/index.js';
 import * as repo from '../repo.js';
@@ -12,18 +11,6 @@ import { deploymentEvent } from './representation.js';
 
 /** Releases kept for rollback, the live one included. */
 const KEEP_RELEASES = 5;
-
-/** Points `current` at a release atomically: a new symlink renamed over the old one. */
-async function switchCurrent(dir: string, deploymentId: string): Promise<void> {
-  const tmp = path.join(dir, `.current-${randomBytes(6).toString('hex')}`);
-  await symlink(path.join('releases', path.basename(deploymentId)), tmp);
-  try {
-    await rename(tmp, currentLink(dir));
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-}
 
 /**
  * The deployment operation's job: safe to run again after a crash, since it re-reads the
