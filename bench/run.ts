@@ -18,7 +18,7 @@
  *   directly over FastCGI, where both are installed (bench/php.ts).
  * BENCH_ONLY=postgres skips the PGlite phases; BENCH_ONLY=effect runs only the time to effect;
  * BENCH_ONLY=tls only the HTTPS figures; BENCH_ONLY=php only the PHP figures; BENCH_ONLY=backup only the backups;
- * BENCH_ONLY=lists only the lists and DNS; BENCH_ONLY=dns only the DNS (BENCH_ZONES zones, 3 unless
+ * BENCH_ONLY=agents only the agents' figures; BENCH_ONLY=lists only the lists and DNS; BENCH_ONLY=dns only the DNS (BENCH_ZONES zones, 3 unless
  * given); BENCH_ONLY=deploy only the deployments.
  * The scale benchmark is its own script: `npm run bench:scale` (bench/scale.ts).
  */
@@ -29,6 +29,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { agentBench } from './agents.js';
 import { backupBench } from './backup.js';
 import { deployBench } from './deploy.js';
 import { effectBench, resumeBench } from './effect.js';
@@ -468,6 +469,26 @@ if (process.env.BENCH_ONLY === 'deploy') {
   process.exit(0);
 }
 
+/** Time to effect through an agent beside in-process, and the cost of idle agents (bench/agents.ts). */
+async function agents() {
+  const r = await agentBench();
+  const ms = (x: { p50: number; p95: number }) => `p50 ${x.p50.toFixed(0)} / p95 ${x.p95.toFixed(0)} ms`;
+  const met = r.throughAgent.p95 <= r.inProcess.p95 + 30 ? 'met' : 'NOT met';
+  console.log(
+    `  agent     database → applied            in-process ${ms(r.inProcess)} | through an agent ${ms(r.throughAgent)} (goal: p95 ≤ in-process p95 + 30 ms: ${met})`,
+  );
+  const mib = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MiB`;
+  const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+  console.log(
+    `  agent     ${r.idle.agents} idle agents long-polling: API process +${mib(r.idle.rssAddedBytes)} RSS, CPU ${pct(r.idle.cpuWith)} of a core (${pct(r.idle.cpuIdle)} without them)`,
+  );
+}
+
+if (process.env.BENCH_ONLY === 'agents') {
+  await agents();
+  process.exit(0);
+}
+
 if (process.env.BENCH_ONLY === 'effect') {
   await effects('PGlite', null);
   await postgresEffects();
@@ -504,6 +525,7 @@ if (process.env.BENCH_ONLY !== 'postgres') {
   const b = await backups('PGlite', null);
   goals('PGlite', r, d, ram, b);
   await effects('PGlite', null);
+  await agents();
   await tlsBench();
   await phpBench();
 }

@@ -4,6 +4,7 @@
 # Writes DIR/env: the BERTH_* settings that point Berth's drivers at them. Stop with down.sh DIR.
 # Needs root (Postfix's master and Dovecot start as root and drop privileges).
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 dir=$(realpath -m "${1:?usage: up.sh DIR}")
 mkdir -p "$dir"
 cd "$dir"
@@ -62,32 +63,8 @@ CONF
 pdns_server --config-dir="$dir/pdns" --config-name= >pdns/start.log 2>&1
 wait_port 127.0.0.1 "$pdns_api_port" PowerDNS
 
-# --- nginx: includes the directory Berth writes server blocks into ---
-mkdir -p nginx/sites nginx/tmp
-cat >nginx/nginx.conf <<CONF
-user root;
-worker_processes 1;
-pid $dir/nginx/nginx.pid;
-error_log $dir/nginx/error.log warn;
-events { worker_connections 64; }
-http {
-    include /etc/nginx/mime.types;
-    access_log off;
-    client_body_temp_path $dir/nginx/tmp/body;
-    proxy_temp_path $dir/nginx/tmp/proxy;
-    fastcgi_temp_path $dir/nginx/tmp/fastcgi;
-    uwsgi_temp_path $dir/nginx/tmp/uwsgi;
-    scgi_temp_path $dir/nginx/tmp/scgi;
-    server {
-        listen 127.0.0.1:$http_port default_server;
-        return 404;
-    }
-    include $dir/nginx/sites/*.conf;
-}
-CONF
-nginx -c "$dir/nginx/nginx.conf" -t -q
-nginx -c "$dir/nginx/nginx.conf"
-wait_port 127.0.0.1 "$http_port" nginx
+# --- nginx and PHP-FPM, as on any web server (web-up.sh writes their settings into web.env) ---
+"$here/web-up.sh" "$dir" 127.0.0.1 "$http_port" "$https_port"
 
 # --- Mail maps: Berth writes passwd (Dovecot) and the Postfix tables here ---
 # passwd is written 0640: the directory's setgid bit gives it Dovecot's group (auth runs as dovecot).
@@ -287,44 +264,11 @@ wait_port 127.0.0.1 "$mariadb_port" MariaDB 600
 mariadb --no-defaults --socket="$dir/mariadb/mariadb.sock" -uroot -e \
   "CREATE USER 'berth'@'127.0.0.1' IDENTIFIED BY '$mariadb_password'; GRANT ALL PRIVILEGES ON *.* TO 'berth'@'127.0.0.1' WITH GRANT OPTION;"
 
-# --- PHP-FPM: a master per installed version; Berth writes accounts' pools into DIR/php/<version>/pools.
-# nginx runs as root here, so the web server's group is root. ---
-php_versions=$(find /usr/sbin -maxdepth 1 -name 'php-fpm*' -printf '%f\n' 2>/dev/null | sed -n 's/^php-fpm\([0-9]*\.[0-9]*\)$/\1/p' | sort -rV | paste -sd, -)
-mkdir -p php/run
-for v in ${php_versions//,/ }; do
-  mkdir -p "php/$v/pools"
-  # A master refuses to start without a pool: an idle one stands in until Berth writes accounts' pools.
-  cat >"php/$v/pools/berth-idle.conf" <<CONF
-[berth-idle]
-user = nobody
-group = nogroup
-listen = $dir/php/run/idle-$v.sock
-pm = ondemand
-pm.max_children = 1
-CONF
-  cat >"php/$v/php-fpm.conf" <<CONF
-[global]
-pid = $dir/php/run/php$v-fpm.pid
-error_log = $dir/php/$v/error.log
-daemonize = yes
-process_control_timeout = 10s
-include = $dir/php/$v/pools/*.conf
-CONF
-  "php-fpm$v" --fpm-config "$dir/php/$v/php-fpm.conf"
-done
-
 cat >env <<CONF
 BERTH_DRIVER_DNS=powerdns
 BERTH_PDNS_API_URL=http://127.0.0.1:$pdns_api_port
 BERTH_PDNS_API_KEY=$api_key
 BERTH_IT_DNS=127.0.0.1:$pdns_port
-BERTH_DRIVER_WEB=nginx
-BERTH_NGINX_CONF=$dir/nginx/nginx.conf
-BERTH_NGINX_SITES_DIR=$dir/nginx/sites
-BERTH_WEB_LISTEN=127.0.0.1:$http_port
-BERTH_WEB_LISTEN_TLS=127.0.0.1:$https_port
-BERTH_IT_HTTP=127.0.0.1:$http_port
-BERTH_IT_HTTPS=127.0.0.1:$https_port
 BERTH_IT_ACME_DIRECTORY_URL=https://127.0.0.1:$acme_port/dir
 BERTH_IT_ACME_CA_FILE=$dir/acme/ca.pem
 BERTH_IT_ACME_ROOTS_URL=https://127.0.0.1:$acme_mgmt_port/roots/0
@@ -344,16 +288,5 @@ BERTH_MARIADB_URL=mysql://berth:$mariadb_password@127.0.0.1:$mariadb_port
 BERTH_IT_MARIADB=127.0.0.1:$mariadb_port
 BERTH_IT_DAEMONS=$dir
 CONF
-if [ -n "$php_versions" ]; then
-  cat >>env <<CONF
-BERTH_DRIVER_PHP=php-fpm
-BERTH_PHP_VERSIONS=$php_versions
-BERTH_PHP_POOL_DIR=$dir/php/{version}/pools
-BERTH_PHP_FPM_CONF=$dir/php/{version}/php-fpm.conf
-BERTH_PHP_FPM_PID=$dir/php/run/php{version}-fpm.pid
-BERTH_PHP_SOCKET_DIR=$dir/php/run
-BERTH_PHP_WEB_GROUP=root
-BERTH_IT_PHP=$php_versions
-CONF
-fi
+cat web.env >>env
 echo "daemons up; settings in $dir/env"

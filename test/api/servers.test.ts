@@ -59,13 +59,13 @@ const agentDrivers = (dataDir: string) => ({
 });
 
 /** runAgent in this process until the returned stop is called. */
-function startAgent(dataDir: string, identity: Identity) {
+function startAgent(dataDir: string, identity: Identity, drivers = agentDrivers(dataDir)) {
   const controller = new AbortController();
   const running = runAgent(
     {
       dataDir,
       identity,
-      drivers: agentDrivers(dataDir),
+      drivers,
       version: '0.1.0',
       diskBytesUsed: async () => 1234,
       log: () => undefined,
@@ -308,6 +308,39 @@ describe('placement and the agent’s units', () => {
       await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).status === 404);
       expect(existsSync(block(dataDir))).toBe(false);
       expect(existsSync(files)).toBe(false);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('a unit that fails on its server holds back no other: the failure is reported on it, the rest are applied', async () => {
+    const { server, identity, dataDir } = await enrolledServer({ roles: ['web'] });
+    const plan = await createPlan(t);
+    const account = await createAccount(t, plan.id, undefined, { placement: { web: server.id, database: LOCAL } });
+    const ids: string[] = [];
+    for (const label of ['broken', 'fine']) {
+      const name = `${label}-${account.username}.example.com`;
+      expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+      ids.push((await t.post('/v1/sites', { account_id: account.id, hostname: name })).body.id);
+    }
+    const [broken, fine] = ids as [string, string];
+    const drivers = agentDrivers(dataDir);
+    const web = drivers.web;
+    drivers.web = Object.assign(Object.create(web), {
+      applySite: async (site: { id: string }) => {
+        if (site.id === broken) throw new Error('nginx: configuration check failed');
+        return web.applySite.call(web, site as never);
+      },
+    });
+    const stop = startAgent(dataDir, identity, drivers);
+    try {
+      await eventually(async () => (await t.get(`/v1/sites/${fine}`)).body.sync_state === 'in_sync');
+      const failed = await eventually(async () => {
+        const s = (await t.get(`/v1/sites/${broken}`)).body;
+        return s.sync_state === 'error' ? s : null;
+      });
+      expect(failed).toMatchObject({ status: 'active', sync_error: expect.stringContaining('configuration check failed') });
+      expect((await t.get(`/v1/servers/${server.id}`)).body.units).toMatchObject({ in_sync: 1, error: 1, pending: 0 });
     } finally {
       await stop();
     }

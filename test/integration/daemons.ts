@@ -60,9 +60,10 @@ export async function dig(name: string, type: string): Promise<string[]> {
   return stdout.split('\n').filter(Boolean);
 }
 
-/** `curl -H 'Host: <hostname>' http://127.0.0.1:<port><path>`. */
-export function httpGet(hostname: string, path = '/'): Promise<{ status: number; body: string }> {
-  const { host, port } = hostPort('BERTH_IT_HTTP');
+/** `curl -H 'Host: <hostname>' http://<at><path>`, by default at the daemons' nginx (`curl --resolve`). */
+export function httpGet(hostname: string, path = '/', at?: string): Promise<{ status: number; body: string }> {
+  const [h, p] = (at ?? '').split(':');
+  const { host, port } = at ? { host: h as string, port: Number(p) } : hostPort('BERTH_IT_HTTP');
   return new Promise((resolve, reject) => {
     http
       .get({ host, port, path, headers: { host: hostname }, agent: false }, (res) => {

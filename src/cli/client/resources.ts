@@ -30,6 +30,15 @@ export const RESOURCES: ResourceDef[] = [
     columns: ['id', 'name', 'status'],
     verbs: crud('/v1/resellers', '/v1/resellers/{reseller_id}'),
   },
+  {
+    name: 'servers',
+    about: 'Hosting servers and their agents (operator only)',
+    columns: ['id', 'name', 'roles', 'status', 'ipv4'],
+    verbs: {
+      ...crud('/v1/servers', '/v1/servers/{server_id}'),
+      enrolment: 'post /v1/servers/{server_id}/enrolment',
+    },
+  },
   { name: 'plans', about: 'Hosting plans', columns: ['id', 'name'], verbs: crud('/v1/plans', '/v1/plans/{plan_id}') },
   {
     name: 'accounts',

@@ -21,6 +21,7 @@ import { limitsOf, writableAccount } from '../../accounts/index.js';
 import type { ServiceDeps } from '../../deps.js';
 import * as ops from '../../operations/index.js';
 import { toOperation } from '../../operations/index.js';
+import { LOCAL_SERVER_ID } from '../../servers/index.js';
 import type * as sites from '../repo.js';
 import type { SitesService } from '../service.js';
 import * as repo from './repo.js';
@@ -123,7 +124,8 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
         unpacked = await unpackArchive(source, format, staging, { bytes: quota, ratio: UPLOAD_MAX_RATIO });
         if ((await used) + unpacked.bytes > quota) throw new ArchiveTooLarge((await used) + unpacked.bytes);
         // The account's Unix user owns its files (its PHP may write them; others' may not read them).
-        await php.own(staging, account.username);
+        // On another web server, its agent gives them its own copy; this one is only kept.
+        if (account.web_server_id === LOCAL_SERVER_ID) await php.own(staging, account.username);
         await mkdir(releasesDir(dir), { recursive: true });
         await rename(staging, releaseDir(dir, id));
       } catch (err) {

@@ -1,0 +1,166 @@
+/**
+ * The agents' figures: the time to effect of a change applied by an agent (an account's database
+ * unit, rendered by the embedded driver into the agent's own directory) beside the same change
+ * applied in-process, in the same run; and what 1,000 idle agents long-polling cost the control
+ * plane (memory and CPU of the API process while their polls wait; the agents are simulated by
+ * a child process holding 1,000 polls over mutual TLS with one server's certificate).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { enrol } from '../src/agent/enrol.js';
+import { runAgent } from '../src/agent/run.js';
+import { buildApp, listenAgents } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { openDb } from '../src/db/client.js';
+import { migrate } from '../src/db/migrate.js';
+import { bootstrapOperator } from '../src/modules/tokens/service.js';
+import { EmbeddedDatabaseDriver } from '../src/provisioning/drivers/embedded-db.js';
+import { EmbeddedPhpDriver } from '../src/provisioning/drivers/embedded-php.js';
+import { EmbeddedWebDriver } from '../src/provisioning/drivers/embedded-web.js';
+import { percentile } from './stats.js';
+
+const ROUNDS = Number(process.env.BENCH_AGENT_ROUNDS ?? 30);
+const IDLE_AGENTS = Number(process.env.BENCH_IDLE_AGENTS ?? 1000);
+const root = path.resolve(import.meta.dirname, '..');
+
+async function until(check: () => Promise<boolean>): Promise<void> {
+  const started = performance.now();
+  while (!(await check())) {
+    if (performance.now() - started > 60_000) throw new Error('no effect within 60 s');
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+const TOKEN = 'bench-operator-token-0123456789-abcdefghij';
+
+/** The API in this process on an in-memory PGlite, with its jobs and the agent listener; called by inject. */
+async function controlPlane() {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-bench-control-'));
+  const db = await openDb({ databaseUrl: null, dataDir: '', inMemory: true });
+  await migrate(db);
+  await bootstrapOperator(db, TOKEN);
+  const config = loadConfig({
+    BERTH_DATA_DIR: dataDir,
+    BERTH_LOG_LEVEL: 'silent',
+    BERTH_AGENT_LISTEN: '127.0.0.1:0',
+    BERTH_BOOTSTRAP_TOKEN: TOKEN,
+    BERTH_RATE_LIMIT_READ: '1000000',
+    BERTH_RATE_LIMIT_WRITE: '1000000',
+  });
+  const app = await buildApp({ config, db, logger: false });
+  await app.ready();
+  const post = async (url: string, body: unknown) => {
+    const r = await app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${TOKEN}` }, payload: body as object });
+    return { status: r.statusCode, text: r.body, body: JSON.parse(r.body) };
+  };
+  const close = async () => {
+    await app.close();
+    await db.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { app, config, dataDir, post, close };
+}
+
+export async function agentBench() {
+  const t = await controlPlane();
+  const agentDir = mkdtempSync(path.join(tmpdir(), 'berth-bench-agent-'));
+  const controller = new AbortController();
+  let agent: Promise<void> = Promise.resolve();
+  try {
+    const url = `https://127.0.0.1:${await listenAgents(t.app, t.config)}`;
+    const server = (
+      await t.post('/v1/servers', { name: 'bench-db', roles: ['database'], ipv4: '127.0.0.12', capacity: { accounts: 10 } })
+    ).body;
+    if (!server.enrolment) throw new Error(`server: ${JSON.stringify(server)}`);
+    const fingerprint = /--ca-fingerprint (\S+)/.exec(server.enrolment.command)?.[1] as string;
+    const identity = await enrol({ url, token: server.enrolment.token, caFingerprint: fingerprint, dataDir: agentDir });
+    agent = runAgent(
+      {
+        dataDir: agentDir,
+        identity,
+        drivers: {
+          database: new EmbeddedDatabaseDriver(agentDir, '%'),
+          web: new EmbeddedWebDriver(agentDir),
+          php: new EmbeddedPhpDriver(agentDir, [], { socketDir: agentDir, webGroup: 'www-data' }),
+        },
+        version: 'bench',
+        diskBytesUsed: async () => 0,
+        log: () => undefined,
+      },
+      controller.signal,
+    );
+    const plan = (
+      await t.post('/v1/plans', {
+        name: 'bench',
+        max_sites: 1,
+        max_domains: 1,
+        max_email_accounts: 1,
+        max_email_quota_mb: 1,
+        disk_quota_mb: 100,
+        max_backups: 1,
+        max_dns_records_per_domain: 10,
+        max_databases: 1000,
+      })
+    ).body;
+    const account = async (username: string, database: string) =>
+      (await t.post('/v1/accounts', { username, contact_email: 'b@example.com', plan_id: plan.id, placement: { database } }))
+        .body;
+    const local = await account('benchlocal', 'srv_00000000000000000000000000');
+    const remote = await account('benchremote', server.id);
+    const series = async (acc: { id: string; username: string }, dir: string) => {
+      const file = path.join(dir, 'rendered', 'db', `${acc.username}.sql`);
+      const times: number[] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        const name = `${acc.username}_d${i}`;
+        const started = performance.now();
+        const r = await t.post('/v1/databases', { account_id: acc.id, name });
+        if (r.status !== 201) throw new Error(`database: ${r.status} ${r.text}`);
+        await until(async () => (await readFile(file, 'utf8').catch(() => '')).includes(`\`${name}\``));
+        times.push(performance.now() - started);
+      }
+      return { p50: percentile(times, 50), p95: percentile(times, 95) };
+    };
+    const inProcess = await series(local, t.dataDir);
+    const throughAgent = await series(remote, agentDir);
+    const idle = await idleAgents(url, identity);
+    return { inProcess, throughAgent, idle };
+  } finally {
+    controller.abort();
+    await agent;
+    await t.close();
+    rmSync(agentDir, { recursive: true, force: true });
+  }
+}
+
+/** The API process's memory and CPU while IDLE_AGENTS polls wait, against the same window without them. */
+async function idleAgents(url: string, identity: { ca_pem: string; key_pem: string; certificate_pem: string }) {
+  const cpuOver = async (ms: number) => {
+    const before = process.cpuUsage();
+    await new Promise((r) => setTimeout(r, ms));
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / 1000 / ms;
+  };
+  global.gc?.();
+  const rssBefore = process.memoryUsage().rss;
+  const cpuBefore = await cpuOver(5000);
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/idle-agents.ts')], {
+    cwd: root,
+    env: { ...process.env, AGENT_URL: url, AGENT_IDENTITY: JSON.stringify(identity), AGENTS: String(IDLE_AGENTS) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.on('exit', (code) => reject(new Error(`idle agents exited (${code})`)));
+      createInterface({ input: child.stdout }).on('line', (l) => l === 'waiting' && resolve());
+    });
+    const rssWith = process.memoryUsage().rss;
+    const cpuWith = await cpuOver(5000);
+    return { agents: IDLE_AGENTS, rssAddedBytes: rssWith - rssBefore, cpuIdle: cpuBefore, cpuWith };
+  } finally {
+    child.kill('SIGKILL');
+  }
+}

@@ -1,0 +1,188 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenAgents } from '../../src/app.js';
+import { eventually, type TestApp } from '../helpers/app.js';
+import { tarGz } from '../helpers/archives.js';
+import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { freePort } from '../helpers/ports.js';
+import { daemonApp, daemonEnv, dig, httpGet, NO_DAEMONS } from './daemons.js';
+
+/**
+ * Two web servers on one machine: each an agent process (`berth agent`, enrolled with the
+ * command the API prints) with its own data directory and its own nginx and PHP-FPM on its own
+ * loopback address (scripts/daemons/web-up.sh). An account is placed on each; each site is
+ * answered by its own server and its zone names that server's address. A stopped agent makes its
+ * server unreachable and its changes wait while the other server's go on; resumed, or killed and
+ * started again, it catches up.
+ */
+const root = path.resolve(import.meta.dirname, '../..');
+const version = daemonEnv?.BERTH_IT_PHP?.split(',')[0];
+const ADDRESSES = ['127.0.0.11', '127.0.0.12'] as const;
+
+interface WebServer {
+  address: string;
+  daemons: string;
+  dataDir: string;
+  env: Record<string, string>;
+  http: string;
+  id: string;
+  agent?: ChildProcess;
+}
+
+/**
+ * One of scripts/daemons, to its exit: the daemons it starts keep its output descriptors, so
+ * they are not pipes whose end would never come.
+ */
+const script = (name: string, args: string[]) =>
+  new Promise<number | null>((resolve) =>
+    spawn(path.join(root, 'scripts/daemons', name), args, { stdio: 'ignore' }).on('exit', (code) => resolve(code)),
+  );
+
+const readEnv = (file: string) =>
+  Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+
+describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `skipped: ${NO_DAEMONS} with PHP-FPM`})`, () => {
+  let t: TestApp;
+  const servers: WebServer[] = [];
+  const dirs: string[] = [];
+  const output = new Map<ChildProcess, string>();
+
+  /** `berth agent ...` as its own process, with the server's own settings only. */
+  function agent(server: WebServer, args: string[]): ChildProcess {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), 'agent', ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', BERTH_DATA_DIR: server.dataDir, BERTH_LOG_LEVEL: 'warn', ...server.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    output.set(child, '');
+    const keep = (d: Buffer) => output.set(child, (output.get(child) ?? '') + String(d));
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    return child;
+  }
+  const exited = (child: ChildProcess) =>
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve(child.exitCode)
+      : new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const status = async (server: WebServer) => (await t.get(`/v1/servers/${server.id}`)).body.status as string;
+
+  beforeAll(async () => {
+    t = await daemonApp({ BERTH_AGENT_LISTEN: '127.0.0.1:0' });
+    await listenAgents(t.app, t.config);
+    for (const [i, address] of ADDRESSES.entries()) {
+      const daemons = mkdtempSync(path.join(tmpdir(), `berth-web-${i + 1}-`));
+      const dataDir = mkdtempSync(path.join(tmpdir(), `berth-agent-${i + 1}-`));
+      dirs.push(daemons, dataDir);
+      // The accounts' users (PHP) traverse to their homes; nginx runs as root.
+      chmodSync(dataDir, 0o755);
+      const http = await freePort();
+      expect(await script('web-up.sh', [daemons, address, String(http), String(await freePort())])).toBe(0);
+      const created = await t.post('/v1/servers', {
+        name: `web-${i + 1}`,
+        roles: ['web'],
+        ipv4: address,
+        capacity: { accounts: 10 },
+      });
+      expect(created.status, created.text).toBe(201);
+      const server: WebServer = {
+        address,
+        daemons,
+        dataDir,
+        env: readEnv(path.join(daemons, 'web.env')),
+        http: `${address}:${http}`,
+        id: created.body.id,
+      };
+      servers.push(server);
+      const enrolment = agent(server, (created.body.enrolment.command as string).split(' ').slice(2));
+      expect(await exited(enrolment), output.get(enrolment)).toBe(0);
+      server.agent = agent(server, ['run']);
+    }
+    for (const server of servers) await eventually(async () => (await status(server)) === 'online');
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const s of servers) s.agent?.kill('SIGKILL');
+    // down.sh stops what web-up.sh started in a directory, and nothing in one that holds none.
+    for (const dir of dirs) await script('down.sh', [dir]);
+    await t?.close();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const site = async (id: string) => (await t.get(`/v1/sites/${id}`)).body;
+  async function deploy(siteId: string, label: string) {
+    const r = await t.request('POST', `/v1/sites/${siteId}/deployments`, {
+      raw: tarGz([
+        { path: 'index.php', content: `<?php echo "${label} from ", $_SERVER["SERVER_ADDR"], " as ", get_current_user();` },
+      ]),
+      headers: { 'content-type': 'application/gzip' },
+    });
+    expect(r.status, r.text).toBe(202);
+    return r.body.id as string;
+  }
+  const served = (server: WebServer, name: string) => httpGet(name, '/', server.http);
+  const serves = (server: WebServer, name: string, text: string) =>
+    eventually(async () => (await served(server, name)).body.startsWith(text), 60_000).catch(async (err: Error) => {
+      const answer = await served(server, name);
+      throw new Error(`${err.message}: ${answer.status} ${answer.body.slice(0, 200)}; agent: ${output.get(server.agent!)}`);
+    });
+
+  it('places an account on each server: each site is answered by its own server, and its zone names that server', async () => {
+    const plan = await createPlan(t, undefined, { features: ['php'] });
+    const hosted = [];
+    for (const server of servers) {
+      const account = await createAccount(t, plan.id, undefined, { placement: { web: server.id } });
+      const name = `fleet-${account.username}.com`;
+      expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+      const created = await t.post('/v1/sites', { account_id: account.id, hostname: name, runtime: `php-${version}` });
+      expect(created.status, created.text).toBe(202);
+      hosted.push({ server, account, name, siteId: created.body.id as string });
+    }
+    for (const h of hosted) {
+      await eventually(async () => (await dig(h.name, 'A')).join() === h.server.address);
+      await eventually(async () => (await site(h.siteId)).status === 'active');
+      await deploy(h.siteId, 'v1');
+      await serves(h.server, h.name, `v1 from ${h.server.address} as berth-${h.account.username}`);
+    }
+    const [a, b] = hosted as [(typeof hosted)[0], (typeof hosted)[0]];
+    // Each server answers only for its own site.
+    expect((await served(b.server, a.name)).status).toBe(404);
+    expect((await served(a.server, b.name)).status).toBe(404);
+
+    // Server 1's agent stops: its change waits, server 2's goes on.
+    a.server.agent?.kill('SIGSTOP');
+    try {
+      await deploy(a.siteId, 'v2');
+      await deploy(b.siteId, 'v2');
+      await serves(b.server, b.name, 'v2 from');
+      expect((await served(a.server, a.name)).body).toMatch(/^v1 from/);
+      expect((await site(a.siteId)).sync_state).toBe('pending');
+      // Three missed polls later (the API's clock moves on, and only forward: rate limits refill
+      // by it) it is unreachable; server 2 polls on.
+      t.clock.advance(91_000);
+      expect(await status(a.server)).toBe('unreachable');
+      await t.request('PATCH', `/v1/sites/${b.siteId}`, { body: { php: { memory_limit_mb: 96 } } });
+      await eventually(async () => (await status(b.server)) === 'online');
+    } finally {
+      a.server.agent?.kill('SIGCONT');
+    }
+    await serves(a.server, a.name, 'v2 from 127.0.0.11');
+    await eventually(async () => (await site(a.siteId)).sync_state === 'in_sync');
+
+    // Killed outright and started again: it catches up with what changed meanwhile.
+    a.server.agent?.kill('SIGKILL');
+    await exited(a.server.agent as ChildProcess);
+    await deploy(a.siteId, 'v3');
+    expect((await served(a.server, a.name)).body).toMatch(/^v2 from/);
+    a.server.agent = agent(a.server, ['run']);
+    await serves(a.server, a.name, 'v3 from 127.0.0.11');
+    expect((await served(b.server, b.name)).body).toMatch(/^v2 from 127\.0\.0\.12/);
+  }, 240_000);
+});
