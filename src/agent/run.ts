@@ -8,6 +8,7 @@ import { generateKey } from '../tls/keys.js';
 import { agentCall, agentDownload } from './client.js';
 import { type CachedUnits, type Identity, loadUnits, saveIdentity, saveUnits } from './state.js';
 import { applySiteUnit } from './web.js';
+import { ofAccount, withdrawAccount } from './withdraw.js';
 
 export interface AgentOptions {
   dataDir: string;
@@ -38,7 +39,11 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
     const report = { kind: unit.kind, key: unit.key, generation: unit.generation };
     try {
       if (unit.kind === 'database') await o.drivers.database.applyAccount(unit.spec);
-      else
+      else if (unit.kind === 'withdrawal') {
+        await withdrawAccount(o, unit.spec, cached.units);
+        // Nothing of the account is re-applied after a reboot.
+        cached.units = cached.units.filter((u) => !ofAccount(u, unit.spec.account_id));
+      } else
         await applySiteUnit(
           {
             dataDir: o.dataDir,
@@ -93,9 +98,11 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
           reports.push({ kind: unit.kind, key: unit.key, generation: unit.generation });
         else reports.push(await apply(unit));
       }
-      // The cache keeps every unit ever handed over, its latest generation.
+      // The cache keeps every unit ever handed over, its latest generation, until its account is withdrawn.
       const byKey = new Map(cached.units.map((u) => [unitKey(u), u]));
-      for (const unit of units) byKey.set(unitKey(unit), unit);
+      // A withdrawal is not kept: run again after a reboot, it could take a later account of the
+      // same name (the control plane hands it out until it is reported done).
+      for (const unit of units) if (unit.kind !== 'withdrawal') byKey.set(unitKey(unit), unit);
       cached.units = [...byKey.values()];
       await saveUnits(o.dataDir, cached);
       if (reports.length > 0) {

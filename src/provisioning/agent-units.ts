@@ -35,6 +35,13 @@ export interface AgentSiteSpec {
   release: string | null;
 }
 
+/** A terminated account's share of the server, to take away: its databases, sites, pools and Unix user. */
+export interface AgentWithdrawal {
+  account_id: string;
+  username: string;
+  roles: ('web' | 'database')[];
+}
+
 /**
  * What an agent is handed for one apply unit: a complete spec that carries only its own
  * secrets, and the generation it describes. The agent applies it with its local driver and
@@ -42,9 +49,10 @@ export interface AgentSiteSpec {
  */
 export type AgentUnit =
   | { kind: 'database'; key: string; generation: number; spec: DatabaseAccountSpec }
-  | { kind: 'web'; key: string; generation: number; spec: AgentSiteSpec };
+  | { kind: 'web'; key: string; generation: number; spec: AgentSiteSpec }
+  | { kind: 'withdrawal'; key: string; generation: number; spec: AgentWithdrawal };
 
-const AgentUnitKind = Type.Union([Type.Literal('database'), Type.Literal('web')]);
+const AgentUnitKind = Type.Union([Type.Literal('database'), Type.Literal('web'), Type.Literal('withdrawal')]);
 export type AgentUnitKind = AgentUnit['kind'];
 
 /** What an agent says about one unit it was given: the listener validates it, the agent sends it. */

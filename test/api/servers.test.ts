@@ -346,6 +346,42 @@ describe('placement and the agent’s units', () => {
     }
   });
 
+  it('a terminated account is withdrawn from its server by the agent: sites, databases and files, and not re-applied after a restart', async () => {
+    const { server, identity, dataDir } = await enrolledServer({ roles: ['web', 'database'] });
+    const plan = await createPlan(t);
+    const account = await createAccount(t, plan.id, undefined, { placement: { web: server.id, database: server.id } });
+    const name = `gone-${account.username}.example.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+    const site = (await t.post('/v1/sites', { account_id: account.id, hostname: name })).body;
+    const db = (await t.post('/v1/databases', { account_id: account.id, name: `${account.username}_db` })).body;
+    const rendered = path.join(dataDir, 'rendered', 'db', `${account.username}.sql`);
+    const block = path.join(dataDir, 'rendered', 'web', 'sites', `${site.id}.conf`);
+    const home = path.join(dataDir, 'accounts', account.id);
+    let stop = startAgent(dataDir, identity);
+    try {
+      await eventually(async () => (await t.get(`/v1/databases/${db.id}`)).body.sync_state === 'in_sync');
+      await eventually(async () => (await t.get(`/v1/sites/${site.id}`)).body.sync_state === 'in_sync');
+      expect(existsSync(rendered) && existsSync(block) && existsSync(home)).toBe(true);
+      expect((await t.request('DELETE', `/v1/accounts/${account.id}`)).status).toBe(202);
+      await eventually(async () => !existsSync(rendered) && !existsSync(block) && !existsSync(home));
+      await eventually(
+        async () => (await t.db.query('SELECT 1 FROM agent_withdrawals WHERE account_id = $1', [account.id])).rows.length === 0,
+      );
+    } finally {
+      await stop();
+    }
+    // Started again, it re-applies what it keeps before it polls: nothing of the account comes back.
+    const seen = (await t.get(`/v1/servers/${server.id}`)).body.last_seen_at;
+    t.clock.advance(1000);
+    stop = startAgent(dataDir, identity);
+    try {
+      await eventually(async () => (await t.get(`/v1/servers/${server.id}`)).body.last_seen_at !== seen);
+      expect(existsSync(rendered) || existsSync(block)).toBe(false);
+    } finally {
+      await stop();
+    }
+  });
+
   it('reports are refused for another server’s unit and for a generation never given, changing nothing', async () => {
     const a = await enrolledServer();
     const b = await enrolledServer();

@@ -1,8 +1,16 @@
 import type { Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { invalid, noCapacity } from '../../lib/errors.js';
-import { AGENT_ROLES, findServerById, LOCAL_SERVER_ID, placementCandidates, ROLES, serverStatus } from '../servers/index.js';
-import { countAccountsOn } from './repo.js';
+import {
+  AGENT_ROLES,
+  findServerById,
+  LOCAL_SERVER_ID,
+  placementCandidates,
+  ROLES,
+  serverStatus,
+  withdrawAccount,
+} from '../servers/index.js';
+import { type AccountRow, countAccountsOn } from './repo.js';
 import type { Placement } from './schemas.js';
 
 /**
@@ -58,4 +66,19 @@ export async function placeAccount(
     placement[role] = chosen.id;
   }
   return placement as Placement;
+}
+
+/**
+ * A terminated account's share of other servers (its sites, pools, Unix user and databases
+ * there) is withdrawn by their agents: its rows go with it, so no unit names them any more.
+ * Mail lives on the local server only.
+ */
+export async function withdrawFromServers(tx: Queryable, account: AccountRow): Promise<void> {
+  const roles = new Map<string, string[]>();
+  const placed: [string, string][] = [
+    ['web', account.web_server_id],
+    ['database', account.database_server_id],
+  ];
+  for (const [role, id] of placed) if (id !== LOCAL_SERVER_ID) roles.set(id, [...(roles.get(id) ?? []), role]);
+  for (const [id, held] of roles) await withdrawAccount(tx, id, account, held);
 }

@@ -15,7 +15,7 @@ import { toOperation, type CancelHandler } from '../operations/index.js';
 import * as plans from '../plans/index.js';
 import { publishEvent } from '../publishing/index.js';
 import { lockResellerAccountCount } from '../resellers/index.js';
-import { placeAccount } from './placement.js';
+import { placeAccount, withdrawFromServers } from './placement.js';
 import * as repo from './repo.js';
 import type { Account, AccountFields, AccountListQuery, AccountStatus, CreateAccount, Usage } from './schemas.js';
 import { exceededLimits, measureUsage, type RecordedBytes, type ResourceCounter } from './usage.js';
@@ -294,6 +294,7 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
           // Its zones, mail domains and sites go with the row (foreign keys); the hooks queue the
           // applies that then find them gone and withdraw them from the daemons.
           for (const hook of terminating) await hook(tx, account.id);
+          await withdrawFromServers(tx, account);
           await accountEvent(tx, 'account.deleted', account);
           await repo.deleteAccount(tx, account.id);
         }

@@ -3,3 +3,4 @@ export { findServerById, LOCAL_SERVER_ID, placementCandidates, type ServerRow } 
 export { AGENT_ROLES, ROLES, type Role } from './schemas.js';
 export { serverStatus } from './status.js';
 export { wakeAgent } from './wake.js';
+export { withdrawAccount } from './withdrawals.js';

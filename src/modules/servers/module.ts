@@ -9,6 +9,7 @@ import { serverRoutes } from './routes.js';
 import { serverSchemas } from './schemas.js';
 import { type ServerHooks, serversService } from './service.js';
 import { AGENT_WAIT_MS } from './status.js';
+import { withdrawalUnits } from './withdrawals.js';
 
 /**
  * Hosting servers: the operator's fleet, where accounts are placed, and — with
@@ -36,6 +37,8 @@ export async function serversModule(
     ? await agentListener({
         ...svc,
         ...agents,
+        // Withdrawals first: a new account of a withdrawn one's name is applied after it is gone.
+        sources: [withdrawalUnits, ...agents.sources],
         announce: (serverId) => service.announceStatuses(serverId),
         onError,
       })
