@@ -167,6 +167,40 @@ describe('servers', () => {
     });
   });
 
+  it('failed enrolments are slowed down per address; a valid token still enrols', async () => {
+    const strict = await createTestApp({ env: { BERTH_AGENT_LISTEN: '127.0.0.1:0', BERTH_AUTH_FAILURES_PER_MINUTE: '3' } });
+    try {
+      const at = `https://127.0.0.1:${await listenAgents(strict.app, strict.config)}`;
+      const created = await strict.post('/v1/servers', {
+        name: 'strict',
+        roles: ['database'],
+        ipv4: '127.0.0.13',
+        capacity: { accounts: 1 },
+      });
+      expect(created.status, created.text).toBe(201);
+      const server = created.body;
+      const fingerprint = /--ca-fingerprint (\S+)/.exec(server.enrolment.command)?.[1] as string;
+      const guesses = [];
+      for (let i = 0; i < 4; i++)
+        guesses.push(
+          await enrol({ url: at, token: `berth_enrol_guess${i}`, caFingerprint: fingerprint, dataDir: newAgentDir() }).catch(
+            (e: Error) => e.message,
+          ),
+        );
+      expect(guesses.slice(0, 3).every((m) => /401/.test(String(m)))).toBe(true);
+      expect(String(guesses[3])).toMatch(/429/);
+      const identity = await enrol({
+        url: at,
+        token: server.enrolment.token,
+        caFingerprint: fingerprint,
+        dataDir: newAgentDir(),
+      });
+      expect(identity.server_id).toBe(server.id);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('an expired enrolment token is refused', async () => {
     const server = await addServer();
     const fingerprint = /--ca-fingerprint (\S+)/.exec(server.enrolment.command)?.[1] as string;
@@ -195,6 +229,17 @@ describe('servers', () => {
     const next = await enrol({ url, token: renewed.body.enrolment.token, caFingerprint: fingerprint, dataDir: newAgentDir() });
     expect((await poll(identity)).status).toBe(401);
     expect((await poll(next)).status).toBe(200);
+  });
+
+  it('a list filtered by status pages over the servers that have it', async () => {
+    await addServer();
+    for (const status of ['pending_enrolment', 'online']) {
+      const page = await t.get(`/v1/servers?status=${status}&limit=1`);
+      expect(page.status).toBe(200);
+      expect(page.body.data.map((s: { status: string }) => s.status)).toEqual([status]);
+    }
+    const all = (await t.get('/v1/servers?status=unreachable&limit=200')).body.data;
+    expect(all.every((s: { status: string }) => s.status === 'unreachable')).toBe(true);
   });
 
   it('a certificate another CA signed is cut off at the handshake', async () => {

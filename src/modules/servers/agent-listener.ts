@@ -6,8 +6,9 @@ import { hashSecret } from '../../auth/secret.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { installErrorHandling } from '../../http/errors.js';
+import { type Charge, MemoryBucketStore } from '../../http/rate-limit.js';
 import { installValidation } from '../../http/validation.js';
-import { forbidden, invalid, notFound, unauthenticated } from '../../lib/errors.js';
+import { forbidden, invalid, notFound, rateLimited, unauthenticated } from '../../lib/errors.js';
 import type { Clock } from '../../lib/time.js';
 import { AgentReport, type AgentUnit, type AgentUnitSource } from '../../provisioning/agent-units.js';
 import {
@@ -167,13 +168,24 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
   // What an enrolling agent trusts once its fingerprint matches the one its command names.
   app.get('/agent/v1/ca', async (_request, reply) => reply.type('application/x-pem-file').send(ca.certificate_pem));
 
+  const failures = new MemoryBucketStore(() => clock.now().getTime());
+  const FAILED_ENROLMENTS = { name: 'enrol_failures', quota: config.rateLimit.authFailuresPerMinute, windowSeconds: 60 };
   app.post('/agent/v1/enrol', { schema: { body: EnrolBody } }, async (request, reply) => {
     const { token, csr } = request.body;
     const now = clock.now();
     // The token is spent in the same transaction that stores the certificate: a failure leaves it unspent.
     const issued = await db.transaction(async (tx) => {
       const server = await repo.spendEnrolmentToken(tx, hashSecret(token), now);
-      if (!server) throw refused('The enrolment token is unknown, used or expired.');
+      if (!server) {
+        // Failures are counted per address and slowed down, as the API's are; a valid token
+        // never is.
+        const charge = failures.charge(`ip:${request.ip}`, FAILED_ENROLMENTS) as Charge;
+        if (!charge.allowed)
+          throw rateLimited(FAILED_ENROLMENTS.name, 'Too many failed enrolments from this address.', {
+            'retry-after': String(charge.retryAfterSeconds),
+          });
+        throw refused('The enrolment token is unknown, used or expired.');
+      }
       const signed = await certify(csr, server.id);
       await repo.setCertificate(tx, server.id, signed.serial, signed.not_after);
       return { server_id: server.id, certificate_pem: signed.certificate_pem };

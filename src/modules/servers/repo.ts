@@ -72,10 +72,13 @@ export async function listServers(
   caller: Caller,
   filter: Omit<ServerListQuery, 'limit' | 'cursor'>,
   page: PageParams,
+  /** A further condition (the derived status), given the query's parameters to add to. */
+  condition?: (params: unknown[]) => string,
 ): Promise<ServerRow[]> {
   const params: unknown[] = [];
   const where = [reach(caller)];
   if (filter.role) where.push(`$${params.push(filter.role)} = ANY (roles)`);
+  if (condition) where.push(condition(params));
   const p = pageSql(page, 'id', params);
   const r = await db.query<ServerRow>(`SELECT * FROM servers WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`, params);
   return r.rows;

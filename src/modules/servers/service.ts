@@ -21,7 +21,7 @@ import type {
   ServerWithEnrolment,
   UnitCounts,
 } from './schemas.js';
-import { serverStatus } from './status.js';
+import { serverStatus, statusCondition } from './status.js';
 
 const ENROLMENT_LIFETIME_MS = 60 * 60_000;
 
@@ -131,9 +131,16 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
 
     async list(caller: Caller, filter: ServerListQuery, page: PageParams): Promise<Server[]> {
       requireKind(caller, ['operator'], 'list servers');
-      const rows = await repo.listServers(db, caller, filter, page);
-      const shown = await Promise.all(rows.map((row) => show(row)));
-      return filter.status ? shown.filter((s) => s.status === filter.status) : shown;
+      const { status } = filter;
+      const now = clock.now();
+      const rows = await repo.listServers(
+        db,
+        caller,
+        filter,
+        page,
+        status ? (params) => statusCondition(status, now, params) : undefined,
+      );
+      return Promise.all(rows.map((row) => show(row)));
     },
 
     async create(caller: Caller, input: CreateServer): Promise<ServerWithEnrolment> {

@@ -18,3 +18,25 @@ export function serverStatus(row: ServerRow, now: Date): ServerStatus {
   const seen = row.last_seen_at ? new Date(row.last_seen_at).getTime() : 0;
   return now.getTime() - seen <= UNREACHABLE_AFTER_MS ? 'online' : 'unreachable';
 }
+
+/**
+ * The same rule as a condition on `servers`, so a list filtered by status pages over the rows
+ * that have it (`params` gets its values).
+ */
+export function statusCondition(status: ServerStatus, now: Date, params: unknown[]): string {
+  const local = () => `id = $${params.push(LOCAL_SERVER_ID)}`;
+  const recent = () => `last_seen_at >= $${params.push(new Date(now.getTime() - UNREACHABLE_AFTER_MS))}`;
+  switch (status) {
+    case 'draining':
+      return 'draining';
+    case 'online':
+      return `NOT draining AND (${local()} OR (enrolled AND ${recent()}))`;
+    case 'pending_enrolment':
+      return `NOT draining AND NOT ${local()} AND NOT enrolled`;
+    case 'unreachable':
+      return `NOT draining AND NOT ${local()} AND enrolled AND (last_seen_at IS NULL OR NOT ${recent()})`;
+    default:
+      // Kept for the moves' decommissioning; no server has it yet.
+      return 'false';
+  }
+}
