@@ -6,7 +6,7 @@ import { hashSecret } from '../../auth/secret.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { installErrorHandling } from '../../http/errors.js';
-import { type Charge, MemoryBucketStore } from '../../http/rate-limit.js';
+import { MemoryBucketStore } from '../../http/rate-limit.js';
 import { installValidation } from '../../http/validation.js';
 import { forbidden, invalid, notFound, rateLimited, unauthenticated } from '../../lib/errors.js';
 import type { Clock } from '../../lib/time.js';
@@ -179,7 +179,7 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
       if (!server) {
         // Failures are counted per address and slowed down, as the API's are; a valid token
         // never is.
-        const charge = failures.charge(`ip:${request.ip}`, FAILED_ENROLMENTS) as Charge;
+        const charge = failures.charge(`ip:${request.ip}`, FAILED_ENROLMENTS);
         if (!charge.allowed)
           throw rateLimited(FAILED_ENROLMENTS.name, 'Too many failed enrolments from this address.', {
             'retry-after': String(charge.retryAfterSeconds),
