@@ -42,7 +42,9 @@ export class MemoryBucketStore implements BucketStore {
   private refill(key: string, policy: Policy): { tokens: number; at: number } {
     const t = this.now();
     const b = this.buckets.get(key) ?? { tokens: policy.quota, at: t };
-    b.tokens = Math.min(policy.quota, b.tokens + ((t - b.at) / 1000) * (policy.quota / policy.windowSeconds));
+    // A clock stepped back (NTP) refills nothing, rather than draining every bucket.
+    const elapsed = Math.max(0, t - b.at);
+    b.tokens = Math.min(policy.quota, b.tokens + (elapsed / 1000) * (policy.quota / policy.windowSeconds));
     b.at = t;
     return b;
   }
@@ -67,7 +69,7 @@ export class MemoryBucketStore implements BucketStore {
   }
 }
 
-const REFILLED = `least($2::float8, b.tokens + extract(epoch from clock_timestamp() - b.updated_at)::float8 * $3::float8)`;
+const REFILLED = `least($2::float8, b.tokens + greatest(0, extract(epoch from clock_timestamp() - b.updated_at))::float8 * $3::float8)`;
 
 /** Shared by every process on one database: one atomic upsert a request. */
 export class DatabaseBucketStore implements BucketStore {

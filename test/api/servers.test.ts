@@ -12,6 +12,7 @@ import { EmbeddedPhpDriver } from '../../src/provisioning/drivers/embedded-php.j
 import { EmbeddedWebDriver } from '../../src/provisioning/drivers/embedded-web.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
+import { freePort } from '../helpers/ports.js';
 import { createAccount, createPlan, createReseller } from '../helpers/fixtures.js';
 
 /**
@@ -240,6 +241,52 @@ describe('servers', () => {
     }
     const all = (await t.get('/v1/servers?status=unreachable&limit=200')).body.data;
     expect(all.every((s: { status: string }) => s.status === 'unreachable')).toBe(true);
+  });
+
+  it('the agent renews its client certificate at two thirds of its life; the old one is refused from then on', async () => {
+    const DAY = 86_400_000;
+    // Enrolled 25 of its 30 days ago, as far as the certificate says.
+    t.clock.advance(-25 * DAY);
+    const enrolled = await enrolledServer().finally(() => t.clock.advance(25 * DAY));
+    const { identity, dataDir } = enrolled;
+    const stop = startAgent(dataDir, identity);
+    try {
+      const saved = await eventually(async () => {
+        const kept = JSON.parse(readFileSync(path.join(dataDir, 'agent', 'identity.json'), 'utf8')) as Identity;
+        return kept.certificate_pem !== identity.certificate_pem ? kept : null;
+      });
+      expect(saved.key_pem).not.toBe(identity.key_pem);
+      expect((await poll(identity)).status).toBe(401);
+      expect((await poll(saved)).status).toBe(200);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('an agent that cannot reach the control plane backs off (1, 2, 4 … 30 s) rather than retrying at once', async () => {
+    const { identity, dataDir } = await enrolledServer();
+    const closed = `https://127.0.0.1:${await freePort()}`;
+    const attempts: number[] = [];
+    const controller = new AbortController();
+    const started = Date.now();
+    const running = runAgent(
+      {
+        dataDir,
+        identity: { ...identity, url: closed },
+        drivers: agentDrivers(dataDir),
+        version: '0.1.0',
+        diskBytesUsed: async () => 0,
+        log: (m) => m.startsWith('agent:') && attempts.push(Date.now() - started),
+      },
+      controller.signal,
+    );
+    await eventually(async () => attempts.length >= 3);
+    controller.abort();
+    await running;
+    // A refused connection fails at once: only the waits between attempts space them.
+    const [a, b, c] = attempts as [number, number, number];
+    expect(b - a).toBeGreaterThanOrEqual(900);
+    expect(c - b).toBeGreaterThanOrEqual(1900);
   });
 
   it('a certificate another CA signed is cut off at the handshake', async () => {
