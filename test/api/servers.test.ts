@@ -12,8 +12,8 @@ import { EmbeddedPhpDriver } from '../../src/provisioning/drivers/embedded-php.j
 import { EmbeddedWebDriver } from '../../src/provisioning/drivers/embedded-web.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
-import { freePort } from '../helpers/ports.js';
 import { createAccount, createPlan, createReseller } from '../helpers/fixtures.js';
+import { freePort } from '../helpers/ports.js';
 
 /**
  * Hosting servers and their agents: the operator's API, placement, and the agent listener over
