@@ -137,6 +137,15 @@ export function smtp(commands: string[]): Promise<{ command: string; code: numbe
   });
 }
 
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /** Stops or starts one of the daemons up.sh started, the way an operator would. */
 export async function daemon(name: 'powerdns' | 'nginx' | 'postfix' | 'opendkim', action: 'stop' | 'start'): Promise<void> {
   const d = daemonEnv?.BERTH_IT_DAEMONS as string;
@@ -159,6 +168,12 @@ export async function daemon(name: 'powerdns' | 'nginx' | 'postfix' | 'opendkim'
       start: () => run('opendkim', ['-x', `${d}/opendkim/opendkim.conf`]),
     },
   };
+  // The process itself, for a stop: its port closes before it has exited, and a driver that
+  // signals it (OpenDKIM's reload) would still find it meanwhile.
+  const pidFile = { powerdns: `${d}/pdns/pdns.pid`, opendkim: `${d}/opendkim/opendkim.pid`, nginx: `${d}/nginx/nginx.pid` }[
+    name as string
+  ];
+  const pid = action === 'stop' && pidFile ? Number(readFileSync(pidFile, 'utf8').trim()) : 0;
   await commands[name][action]();
   const port = { powerdns: 'BERTH_PDNS_API_URL', nginx: 'BERTH_IT_HTTP', postfix: 'BERTH_IT_SMTP', opendkim: 'BERTH_IT_DKIM' }[
     name
@@ -171,7 +186,7 @@ export async function daemon(name: 'powerdns' | 'nginx' | 'postfix' | 'opendkim'
       s.on('error', () => resolve(false));
       s.setTimeout(500, () => resolve(false));
     });
-    if (open === (action === 'start')) return;
+    if (open === (action === 'start') && !(pid && alive(pid))) return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${name} did not ${action}`);
