@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { request } from 'node:https';
+import type { Readable } from 'node:stream';
 import type { AgentUnit } from '../provisioning/agent-units.js';
 import type { Identity } from './state.js';
 
@@ -92,5 +93,35 @@ export function agentDownload(url: string, creds: Credentials, path: string, sig
     req.on('timeout', () => req.destroy(new Error(`no answer from ${url} in time`)));
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** A PUT whose body is streamed (a task's output); resolves once the listener stored it (204). */
+export function agentUpload(url: string, creds: Credentials, path: string, body: Readable): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      new URL(path, url),
+      {
+        method: 'PUT',
+        ca: creds.ca_pem,
+        key: creds.key_pem,
+        cert: creds.certificate_pem,
+        timeout: 60_000,
+        headers: { 'content-type': 'application/octet-stream' },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          res.statusCode === 204
+            ? resolve()
+            : reject(new Error(`${path}: ${res.statusCode} ${Buffer.concat(chunks).toString('utf8').slice(0, 300)}`)),
+        );
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer from ${url} in time`)));
+    req.on('error', reject);
+    body.on('error', (err) => req.destroy(err));
+    body.pipe(req);
   });
 }

@@ -5,8 +5,9 @@ import type { AgentReport, AgentUnit } from '../provisioning/agent-units.js';
 import type { DatabaseDriver, PhpDriver, WebDriver } from '../provisioning/driver.js';
 import { certificateRequest } from '../tls/internal-ca.js';
 import { generateKey } from '../tls/keys.js';
-import { agentCall, agentDownload } from './client.js';
+import { agentCall, agentDownload, agentUpload } from './client.js';
 import { type CachedUnits, type Identity, loadUnits, saveIdentity, saveUnits } from './state.js';
+import { runTask } from './task.js';
 import { applySiteUnit } from './web.js';
 import { ofAccount, withdrawAccount } from './withdraw.js';
 
@@ -39,7 +40,19 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
     const report = { kind: unit.kind, key: unit.key, generation: unit.generation };
     try {
       if (unit.kind === 'database') await o.drivers.database.applyAccount(unit.spec);
-      else if (unit.kind === 'withdrawal') {
+      else if (unit.kind === 'task') {
+        const artifact = `/agent/v1/units/task/${unit.key}/artifacts`;
+        await runTask(
+          {
+            dataDir: o.dataDir,
+            database: o.drivers.database,
+            input: () => agentDownload(identity.url, identity, `${artifact}/input`),
+            output: (body) => agentUpload(identity.url, identity, `${artifact}/output`, body),
+          },
+          unit.key,
+          unit.spec,
+        );
+      } else if (unit.kind === 'withdrawal') {
         await withdrawAccount(o, unit.spec, cached.units);
         // Nothing of the account is re-applied after a reboot.
         cached.units = cached.units.filter((u) => !ofAccount(u, unit.spec.account_id));
@@ -100,9 +113,9 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
       }
       // The cache keeps every unit ever handed over, its latest generation, until its account is withdrawn.
       const byKey = new Map(cached.units.map((u) => [unitKey(u), u]));
-      // A withdrawal is not kept: run again after a reboot, it could take a later account of the
-      // same name (the control plane hands it out until it is reported done).
-      for (const unit of units) if (unit.kind !== 'withdrawal') byKey.set(unitKey(unit), unit);
+      // Withdrawals and tasks are not kept: they are done once (the control plane hands them out
+      // until they are reported), and a withdrawal run again could take a later account of the same name.
+      for (const unit of units) if (unit.kind !== 'withdrawal' && unit.kind !== 'task') byKey.set(unitKey(unit), unit);
       cached.units = [...byKey.values()];
       await saveUnits(o.dataDir, cached);
       if (reports.length > 0) {

@@ -22,7 +22,8 @@ export type IdPrefix =
   | 'whd'
   | 'tok'
   | 'req'
-  | 'srv';
+  | 'srv'
+  | 'tsk';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const bytes = new Uint8Array(16);

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { type Static, Type } from 'typebox';
 import type { Queryable } from '../db/client.js';
-import type { DatabaseAccountSpec } from './render/mariadb.js';
+import type { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
 import type { SiteTls } from './render/nginx.js';
 import type { PhpSettings } from './render/php-fpm.js';
 
@@ -43,6 +43,12 @@ export interface AgentWithdrawal {
 }
 
 /**
+ * Work that moves bytes on the server, done once: a database dumped into the task's `output`
+ * artifact, or loaded from its `input` artifact.
+ */
+export type AgentTask = { action: 'database.dump'; database: string } | { action: 'database.load'; database: DatabaseSpec };
+
+/**
  * What an agent is handed for one apply unit: a complete spec that carries only its own
  * secrets, and the generation it describes. The agent applies it with its local driver and
  * reports that generation (or why it failed).
@@ -50,9 +56,15 @@ export interface AgentWithdrawal {
 export type AgentUnit =
   | { kind: 'database'; key: string; generation: number; spec: DatabaseAccountSpec }
   | { kind: 'web'; key: string; generation: number; spec: AgentSiteSpec }
-  | { kind: 'withdrawal'; key: string; generation: number; spec: AgentWithdrawal };
+  | { kind: 'withdrawal'; key: string; generation: number; spec: AgentWithdrawal }
+  | { kind: 'task'; key: string; generation: number; spec: AgentTask };
 
-const AgentUnitKind = Type.Union([Type.Literal('database'), Type.Literal('web'), Type.Literal('withdrawal')]);
+const AgentUnitKind = Type.Union([
+  Type.Literal('database'),
+  Type.Literal('web'),
+  Type.Literal('withdrawal'),
+  Type.Literal('task'),
+]);
 export type AgentUnitKind = AgentUnit['kind'];
 
 /** What an agent says about one unit it was given: the listener validates it, the agent sends it. */
@@ -82,4 +94,6 @@ export interface AgentUnitSource {
    * it; `foreign` for another server's unit, undefined for what the unit does not name.
    */
   artifact?(db: Queryable, serverId: string, key: string, name: string): Promise<Readable | 'foreign' | undefined>;
+  /** Bytes the agent sends for a unit (a task's output), stored; `foreign` or undefined as above. */
+  receive?(db: Queryable, serverId: string, key: string, name: string, body: Readable): Promise<'stored' | 'foreign' | undefined>;
 }

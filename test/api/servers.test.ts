@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { enrol } from '../../src/agent/enrol.js';
 import { runAgent } from '../../src/agent/run.js';
 import type { Identity } from '../../src/agent/state.js';
 import { listenAgents } from '../../src/app.js';
+import type { DatabaseDriver } from '../../src/provisioning/driver.js';
 import { EmbeddedDatabaseDriver } from '../../src/provisioning/drivers/embedded-db.js';
 import { EmbeddedPhpDriver } from '../../src/provisioning/drivers/embedded-php.js';
 import { EmbeddedWebDriver } from '../../src/provisioning/drivers/embedded-web.js';
@@ -54,7 +55,7 @@ async function enrolledServer(body: Record<string, unknown> = {}) {
 
 /** The embedded drivers, rendering into the agent's own data directory. */
 const agentDrivers = (dataDir: string) => ({
-  database: new EmbeddedDatabaseDriver(dataDir, '%'),
+  database: new EmbeddedDatabaseDriver(dataDir, '%') as DatabaseDriver,
   web: new EmbeddedWebDriver(dataDir),
   php: new EmbeddedPhpDriver(dataDir, ['8.3'], { socketDir: path.join(dataDir, 'php'), webGroup: 'www-data' }),
 });
@@ -314,7 +315,16 @@ describe('placement and the agent’s units', () => {
     const remote = path.join(dataDir, 'rendered', 'db', `${account.username}.sql`);
     await eventually(async () => (await t.get(`/v1/servers/${server.id}`)).body.units.pending === 1);
 
-    const stop = startAgent(dataDir, identity);
+    // The agent's MariaDB, as far as backups go: what it dumped, and what it was given to load.
+    const dumped: string[] = [];
+    const loaded: string[] = [];
+    const drivers = agentDrivers(dataDir);
+    drivers.database.dump = async (database, file) => {
+      dumped.push(database);
+      writeFileSync(file, `${database}: dumped on the agent`);
+    };
+    drivers.database.load = async (_database, file) => void loaded.push(readFileSync(file, 'utf8'));
+    const stop = startAgent(dataDir, identity, drivers);
     try {
       await eventually(async () => (await t.get(`/v1/databases/${db.body.id}`)).body.sync_state === 'in_sync');
       expect(readFileSync(remote, 'utf8')).toContain(`${account.username}_shop`);
@@ -339,14 +349,25 @@ describe('placement and the agent’s units', () => {
         code: 'server_not_empty',
         accounts: 1,
       });
-      // Its dumps would come from this process's driver, the wrong server: the backup fails, saying why.
+      // Backed up: the dump is made by the agent and streamed here; restored: loaded by the agent.
       const backup = await t.post('/v1/backups', { account_id: account.id, include: ['databases'] });
       expect(backup.status, backup.text).toBe(202);
-      const failed = await eventually(async () => {
-        const op = (await t.get(`/v1/operations/${backup.body.operation.id}`)).body;
-        return op.status === 'failed' ? op : null;
-      });
-      expect(JSON.stringify(failed.error)).toMatch(/another server/);
+      const finished = async (id: string) =>
+        eventually(async () => {
+          const op = (await t.get(`/v1/operations/${id}`)).body;
+          return ['succeeded', 'failed'].includes(op.status) ? op : null;
+        });
+      const made = await finished(backup.body.operation.id);
+      expect(made.status, JSON.stringify(made.error)).toBe('succeeded');
+      expect(dumped).toEqual([`${account.username}_shop`]);
+      const restore = await t.post(`/v1/backups/${backup.body.id}/restore`, {});
+      expect(restore.status, restore.text).toBe(202);
+      const restored = await finished(restore.body.operation.id);
+      expect(restored.status, JSON.stringify(restored.error)).toBe('succeeded');
+      expect(loaded).toEqual([`${account.username}_shop: dumped on the agent`]);
+      // Nothing of either is left on the agent, nor a task behind.
+      expect(existsSync(path.join(dataDir, 'agent', 'tasks')) && readdirSync(path.join(dataDir, 'agent', 'tasks'))).toEqual([]);
+      expect((await t.db.query('SELECT 1 FROM agent_tasks')).rows).toHaveLength(0);
     } finally {
       await stop();
     }

@@ -3,9 +3,11 @@ import path from 'node:path';
 import { RestoreRefused, type BackupPart, type StagedPart } from '../../contribution.js';
 import type { Db } from '../../db/client.js';
 import type { JobQueue } from '../../jobs/queue.js';
+import type { Clock } from '../../lib/time.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
+import type { DatabaseSpec } from '../../provisioning/render/mariadb.js';
 import { findAccountById, lockBelowLimit } from '../accounts/index.js';
-import { LOCAL_SERVER_ID } from '../servers/index.js';
+import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
 import * as repo from './repo.js';
 import { databaseEvent, presentUser, toDatabase } from './representation.js';
 import type { Database, DatabaseUser } from './schemas.js';
@@ -31,21 +33,27 @@ const exists = (p: string) =>
  * (0600, for a restore). A restore puts the resources back (re-created where gone), applies
  * them, then drops and re-creates each database and loads its dump.
  */
-export function databasesBackupPart(db: Db, jobs: JobQueue, driver: DatabaseDriver): BackupPart {
+export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver: DatabaseDriver): BackupPart {
   const apply = databaseReconciler(db, driver);
 
   /**
-   * The dumps are made and loaded by this process's driver: an account whose databases live on
-   * another server waits for the agent's backup tasks, rather than getting a dump of the wrong
-   * server (or a restore into it).
+   * Where the account's dumps are made and loaded: this process's driver for the local server, or
+   * the agent of the server its databases are placed on (a task whose file is this one).
    */
-  async function refuseRemote(accountId: string): Promise<void> {
-    const account = await findAccountById(db, accountId);
-    if (account && account.database_server_id !== LOCAL_SERVER_ID)
-      throw new RestoreRefused(
-        'database_server_remote',
-        'The account’s databases are on another server, whose agent does not take part in backups yet.',
-      );
+  async function serverOf(accountId: string) {
+    const serverId = (await findAccountById(db, accountId))?.database_server_id ?? LOCAL_SERVER_ID;
+    if (serverId === LOCAL_SERVER_ID) return driver;
+    return {
+      dump: (database: string, file: string) => runAgentTask(db, clock, serverId, { action: 'database.dump', database }, file),
+      load: (d: DatabaseSpec, file: string) =>
+        runAgentTask(
+          db,
+          clock,
+          serverId,
+          { action: 'database.load', database: { name: d.name, charset: d.charset, collation: d.collation } },
+          file,
+        ),
+    };
   }
 
   return {
@@ -53,10 +61,10 @@ export function databasesBackupPart(db: Db, jobs: JobQueue, driver: DatabaseDriv
 
     async stage(accountId: string, staging: string): Promise<StagedPart> {
       const databases = await repo.listOfAccount(db, 'databases', accountId);
-      if (databases.length > 0) await refuseRemote(accountId);
+      const server = await serverOf(accountId);
       const users = await repo.listOfAccount(db, 'database_users', accountId);
       await mkdir(path.join(staging, 'databases'), { recursive: true });
-      for (const d of databases) await driver.dump(d.name, dumpFile(staging, d.name));
+      for (const d of databases) await server.dump(d.name, dumpFile(staging, d.name));
       await writeFile(
         path.join(staging, CREDENTIALS),
         JSON.stringify(Object.fromEntries(users.map((u) => [u.id, u.password_hash]))),
@@ -79,7 +87,6 @@ export function databasesBackupPart(db: Db, jobs: JobQueue, driver: DatabaseDriv
       const account = await findAccountById(db, accountId);
       if (!account) throw new Error('the account no longer exists');
       const wanted = manifest.databases ?? [];
-      if (wanted.length > 0) await refuseRemote(accountId);
       await db.transaction(async (tx) => {
         const ids = new Map<string, string>(); // database name → its id now
         for (const d of wanted) {
@@ -134,9 +141,10 @@ export function databasesBackupPart(db: Db, jobs: JobQueue, driver: DatabaseDriv
       });
       // The databases and users exist on the server before the rows go in.
       await apply({ account_id: accountId, username: account.username });
+      const server = await serverOf(accountId);
       await db.withSessionLock(`database.apply:${accountId}`, async () => {
         for (const d of wanted) {
-          if (await exists(dumpFile(staging, d.name))) await driver.load(d, dumpFile(staging, d.name));
+          if (await exists(dumpFile(staging, d.name))) await server.load(d, dumpFile(staging, d.name));
         }
       });
     },

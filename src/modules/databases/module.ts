@@ -24,7 +24,7 @@ export function databasesModule(svc: ServiceDeps, driver: DatabaseDriver, onErro
   };
   return {
     contribution,
-    backupPart: databasesBackupPart(db, svc.jobs, driver),
+    backupPart: databasesBackupPart(db, svc.clock, svc.jobs, driver),
     serverUnits: (q: Queryable, serverId: string) =>
       databaseUnits.countOnServer(q, serverId, 'JOIN accounts a ON a.id = t.account_id AND a.database_server_id = $1'),
   };

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -69,7 +70,8 @@ const ReportsBody = Type.Object({ reports: Type.Array(AgentReport, { maxItems: 1
 const ArtifactParams = Type.Object({
   kind: Type.String({ pattern: '^[a-z]{1,20}$' }),
   key: Type.String({ pattern: '^[a-z]{2,4}_[0-9a-z]{26}$' }),
-  name: Type.String({ pattern: '^[a-z]{2,4}_[0-9a-z]{26}$' }),
+  // A deployment's id, or a task's `input` and `output`.
+  name: Type.String({ pattern: '^[a-z0-9_]{1,40}$' }),
 });
 
 /** The state an agent has been handed: changes whenever a unit is added, changed or applied. */
@@ -227,6 +229,23 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
     if (!found) throw notFound('artifact');
     return reply.type('application/gzip').send(found);
   });
+
+  // A task's output, streamed as the agent makes it (a dump can be far larger than any JSON body).
+  app.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));
+  app.put(
+    '/agent/v1/units/:kind/:key/artifacts/:name',
+    { schema: { params: ArtifactParams }, bodyLimit: Number.MAX_SAFE_INTEGER },
+    async (request, reply) => {
+      const server = await serverOf(request);
+      const { kind, key, name } = request.params;
+      const stored = await deps.sources
+        .find((s) => s.kind === kind)
+        ?.receive?.(db, server.id, key, name, request.body as Readable);
+      if (stored === 'foreign') throw forbidden(`The unit ${key} is not this server's.`);
+      if (!stored) throw notFound('artifact');
+      return reply.code(204).send();
+    },
+  );
 
   app.post('/agent/v1/reports', { schema: { body: ReportsBody } }, async (request, reply) => {
     const server = await serverOf(request);

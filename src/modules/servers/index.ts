@@ -2,5 +2,6 @@
 export { findServerById, LOCAL_SERVER_ID, placementCandidates, type ServerRow } from './repo.js';
 export { AGENT_ROLES, ROLES, type Role } from './schemas.js';
 export { serverStatus } from './status.js';
+export { runAgentTask } from './tasks.js';
 export { wakeAgent } from './wake.js';
 export { withdrawAccount } from './withdrawals.js';

@@ -9,6 +9,7 @@ import { serverRoutes } from './routes.js';
 import { serverSchemas } from './schemas.js';
 import { type ServerHooks, serversService } from './service.js';
 import { AGENT_WAIT_MS } from './status.js';
+import { taskUnits } from './tasks.js';
 import { withdrawalUnits } from './withdrawals.js';
 
 /**
@@ -37,8 +38,9 @@ export async function serversModule(
     ? await agentListener({
         ...svc,
         ...agents,
-        // Withdrawals first: a new account of a withdrawn one's name is applied after it is gone.
-        sources: [withdrawalUnits, ...agents.sources],
+        // Withdrawals first: a new account of a withdrawn one's name is applied after it is gone;
+        // tasks last: a load finds the unit it restores applied.
+        sources: [withdrawalUnits, ...agents.sources, taskUnits],
         announce: (serverId) => service.announceStatuses(serverId),
         onError,
       })

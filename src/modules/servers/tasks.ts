@@ -1,0 +1,103 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as pause } from 'node:timers/promises';
+import type { Db, Queryable } from '../../db/client.js';
+import { newId } from '../../lib/ids.js';
+import type { Clock } from '../../lib/time.js';
+import type { AgentTask, AgentUnitSource } from '../../provisioning/agent-units.js';
+import { findServerById } from './repo.js';
+import { serverStatus } from './status.js';
+import { wakeAgent } from './wake.js';
+
+interface TaskRow {
+  id: string;
+  server_id: string;
+  spec: AgentTask;
+  file: string;
+  status: 'pending' | 'done' | 'failed';
+  error: string | null;
+}
+
+/**
+ * Runs a task on a server through its agent and waits for its report: a dump arrives in `file`
+ * (this process's), a load reads from it. Fails with the agent's error, or when the server is not
+ * online (its agent would not take the task) or does not finish within `timeoutMs`.
+ */
+export async function runAgentTask(
+  db: Db,
+  clock: Clock,
+  serverId: string,
+  spec: AgentTask,
+  file: string,
+  timeoutMs = 30 * 60_000,
+): Promise<void> {
+  const id = newId('tsk');
+  await db.transaction(async (tx) => {
+    await tx.query('INSERT INTO agent_tasks (id, server_id, spec, file) VALUES ($1, $2, $3, $4)', [id, serverId, spec, file]);
+    await wakeAgent(tx, serverId);
+  });
+  try {
+    for (const deadline = Date.now() + timeoutMs; ; await pause(100)) {
+      const row = (await db.query<TaskRow>('SELECT * FROM agent_tasks WHERE id = $1', [id])).rows[0];
+      if (row?.status === 'done') return;
+      if (row?.status === 'failed') throw new Error(`the server's agent could not do it: ${row.error ?? ''}`);
+      const server = await findServerById(db, serverId);
+      if (!server || serverStatus(server, clock.now()) !== 'online') throw new Error('the server is not online');
+      if (Date.now() > deadline) throw new Error('the server did not finish in time');
+    }
+  } finally {
+    await db.query('DELETE FROM agent_tasks WHERE id = $1', [id]);
+  }
+}
+
+const pendingTask = async (db: Queryable, serverId: string, id: string) => {
+  const row = (await db.query<TaskRow>('SELECT * FROM agent_tasks WHERE id = $1', [id])).rows[0];
+  if (!row || row.server_id !== serverId) return 'foreign' as const;
+  return row.status === 'pending' ? row : undefined;
+};
+
+/** Tasks as the agent listener hands them out and takes their bytes and reports. */
+export const taskUnits: AgentUnitSource = {
+  kind: 'task',
+  async pending(db, serverId) {
+    const rows = await db.query<TaskRow>(
+      `SELECT id, spec FROM agent_tasks WHERE server_id = $1 AND status = 'pending' ORDER BY id`,
+      [serverId],
+    );
+    return rows.rows.map((r) => ({ kind: 'task' as const, key: r.id, generation: 1, spec: r.spec }));
+  },
+  async report(db, serverId, report) {
+    const task = await pendingTask(db, serverId, report.key);
+    if (task === 'foreign') return 'foreign';
+    if (report.generation > 1) return 'future';
+    if (task)
+      await db.query('UPDATE agent_tasks SET status = $2, error = $3 WHERE id = $1', [
+        task.id,
+        report.error === undefined ? 'done' : 'failed',
+        report.error ?? null,
+      ]);
+    return 'recorded';
+  },
+  /** A load's input: the file the task names. */
+  async artifact(db, serverId, key, name) {
+    const task = await pendingTask(db, serverId, key);
+    if (task === 'foreign') return 'foreign';
+    if (!task || name !== 'input' || task.spec.action !== 'database.load') return undefined;
+    return (await stat(task.file).catch(() => null)) ? createReadStream(task.file) : undefined;
+  },
+  /** A dump's output, written beside the file and renamed onto it once complete. */
+  async receive(db, serverId, key, name, body) {
+    const task = await pendingTask(db, serverId, key);
+    if (task === 'foreign') return 'foreign';
+    if (!task || name !== 'output' || task.spec.action !== 'database.dump') return undefined;
+    const partial = `${task.file}.partial`;
+    try {
+      await pipeline(body, createWriteStream(partial, { mode: 0o600 }));
+      await rename(partial, task.file);
+    } finally {
+      await rm(partial, { force: true });
+    }
+    return 'stored';
+  },
+};
