@@ -1,8 +1,9 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentCall } from '../../src/agent/client.js';
+import { agentCall, agentUpload } from '../../src/agent/client.js';
 import { enrol } from '../../src/agent/enrol.js';
 import { runAgent } from '../../src/agent/run.js';
 import type { Identity } from '../../src/agent/state.js';
@@ -492,6 +493,34 @@ describe('placement and the agent’s units', () => {
       expect(existsSync(rendered) || existsSync(block)).toBe(false);
     } finally {
       await stop();
+    }
+  });
+
+  it('a task’s bytes are its own server’s to send and fetch: another server gets 403, a name the task does not have 404', async () => {
+    const a = await enrolledServer();
+    const b = await enrolledServer();
+    const id = 'tsk_01m8f000000000000000000000';
+    const file = path.join(newAgentDir(), 'dump.sql');
+    await t.db.query('INSERT INTO agent_tasks (id, server_id, spec, file) VALUES ($1, $2, $3, $4)', [
+      id,
+      a.server.id,
+      { action: 'database.dump', database: 'x_db' },
+      file,
+    ]);
+    try {
+      const put = (identity: Identity, name: string) =>
+        agentUpload(url, identity, `/agent/v1/units/task/${id}/artifacts/${name}`, Readable.from([Buffer.from('rows')])).then(
+          () => 204,
+          (e: Error) => Number(/: (\d{3}) /.exec(e.message)?.[1]),
+        );
+      expect(await put(b.identity, 'output')).toBe(403);
+      expect(await put(a.identity, 'input')).toBe(404);
+      expect((await agentCall(url, b.identity, 'GET', `/agent/v1/units/task/${id}/artifacts/input`)).status).toBe(403);
+      expect(existsSync(file)).toBe(false);
+      expect(await put(a.identity, 'output')).toBe(204);
+      expect(readFileSync(file, 'utf8')).toBe('rows');
+    } finally {
+      await t.db.query('DELETE FROM agent_tasks WHERE id = $1', [id]);
     }
   });
 
