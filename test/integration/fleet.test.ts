@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,7 +16,8 @@ import { daemonApp, daemonEnv, dig, httpGet, NO_DAEMONS } from './daemons.js';
  * loopback address (scripts/daemons/web-up.sh). An account is placed on each; each site is
  * answered by its own server and its zone names that server's address. A stopped agent makes its
  * server unreachable and its changes wait while the other server's go on; resumed, or killed and
- * started again, it catches up.
+ * started again, it catches up. A database placed on a server is dumped and loaded by its agent
+ * (with real MariaDB) for a backup and a restore.
  */
 const root = path.resolve(import.meta.dirname, '../..');
 const version = daemonEnv?.BERTH_IT_PHP?.split(',')[0];
@@ -87,7 +88,7 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       expect(await script('web-up.sh', [daemons, address, String(http), String(await freePort())])).toBe(0);
       const created = await t.post('/v1/servers', {
         name: `web-${i + 1}`,
-        roles: ['web'],
+        roles: ['web', 'database'],
         ipv4: address,
         capacity: { accounts: 10 },
       });
@@ -96,7 +97,12 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
         address,
         daemons,
         dataDir,
-        env: readEnv(path.join(daemons, 'web.env')),
+        // Its own nginx and PHP-FPM; for its databases, the machine's one MariaDB (up.sh's).
+        env: {
+          ...readEnv(path.join(daemons, 'web.env')),
+          BERTH_DRIVER_DB: 'mariadb',
+          BERTH_MARIADB_URL: daemonEnv?.BERTH_MARIADB_URL ?? '',
+        },
         http: `${address}:${http}`,
         id: created.body.id,
       };
@@ -185,4 +191,48 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     await serves(a.server, a.name, 'v3 from 127.0.0.11');
     expect((await served(b.server, b.name)).body).toMatch(/^v2 from 127\.0\.0\.12/);
   }, 240_000);
+
+  it('a database on server 1 is backed up and restored by its agent: the same rows as before', async () => {
+    const [host, port] = (daemonEnv?.BERTH_IT_MARIADB ?? ':').split(':') as [string, string];
+    const server = servers[0] as WebServer;
+    const account = await createAccount(t, (await createPlan(t)).id, undefined, {
+      placement: { web: server.id, database: server.id },
+    });
+    const db = (await t.post('/v1/databases', { account_id: account.id, name: `${account.username}_keep` })).body;
+    const user = (
+      await t.post('/v1/database-users', {
+        account_id: account.id,
+        username: `${account.username}_keep`,
+        generate_password: true,
+      })
+    ).body;
+    await t.request('PUT', `/v1/databases/${db.id}/users/${user.id}`, { body: { privileges: ['ALL'] } });
+    await eventually(async () => (await t.get(`/v1/database-users/${user.id}`)).body.sync_state === 'in_sync');
+    const sql = (statement: string) =>
+      new Promise<string>((resolve, reject) =>
+        execFile(
+          'mariadb',
+          ['--no-defaults', `--host=${host}`, `--port=${port}`, `--user=${user.username}`, '-N', '-B', '-e', statement, db.name],
+          { env: { PATH: process.env.PATH, MYSQL_PWD: user.password }, timeout: 30_000 },
+          (err, out, stderr) => (err ? reject(new Error(String(stderr))) : resolve(String(out))),
+        ),
+      );
+    await sql("CREATE TABLE items (id int PRIMARY KEY, name varchar(50)); INSERT INTO items VALUES (1, 'tea'), (2, 'café')");
+    const rows = () => sql('SELECT id, name FROM items ORDER BY id');
+    const before = await rows();
+    const done = (id: string) =>
+      eventually(async () => {
+        const op = (await t.get(`/v1/operations/${id}`)).body;
+        return ['succeeded', 'failed'].includes(op.status) ? op : null;
+      }, 120_000);
+    const backup = (await t.post('/v1/backups', { account_id: account.id, include: ['databases'] })).body;
+    const made = await done(backup.operation.id);
+    expect(made.status, JSON.stringify(made.error)).toBe('succeeded');
+    await sql("DELETE FROM items WHERE id = 1; INSERT INTO items VALUES (9, 'x')");
+    expect(await rows()).not.toBe(before);
+    const restore = await t.post(`/v1/backups/${backup.id}/restore`, {});
+    const restored = await done(restore.body.operation.id);
+    expect(restored.status, JSON.stringify(restored.error)).toBe('succeeded');
+    expect(await rows()).toBe(before);
+  }, 180_000);
 });
