@@ -12,6 +12,7 @@ import type { DatabaseDriver } from '../../src/provisioning/driver.js';
 import { EmbeddedDatabaseDriver } from '../../src/provisioning/drivers/embedded-db.js';
 import { EmbeddedPhpDriver } from '../../src/provisioning/drivers/embedded-php.js';
 import { EmbeddedWebDriver } from '../../src/provisioning/drivers/embedded-web.js';
+import { runAgentTask } from '../../src/modules/servers/index.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan, createReseller } from '../helpers/fixtures.js';
@@ -522,6 +523,43 @@ describe('placement and the agent’s units', () => {
     } finally {
       await t.db.query('DELETE FROM agent_tasks WHERE id = $1', [id]);
     }
+  });
+
+  it('a task ends with its agent’s report: a failure is the waiter’s error, a repeated report changes nothing; a quiet server fails the wait', async () => {
+    const a = await enrolledServer();
+    await poll(a.identity);
+    const dump = () =>
+      runAgentTask(
+        t.db,
+        t.clock,
+        a.server.id,
+        { action: 'database.dump', database: 'x_db' },
+        path.join(newAgentDir(), 'dump.sql'),
+      );
+    const outcome = dump().then(
+      () => 'done',
+      (e: Error) => e.message,
+    );
+    const unit = await eventually(async () =>
+      (await poll(a.identity)).body?.units?.find((u: { kind: string }) => u.kind === 'task'),
+    );
+    const report = () =>
+      agentCall(url, a.identity, 'POST', '/agent/v1/reports', {
+        reports: [{ kind: 'task', key: unit.key, generation: 1, error: 'Unknown database x_db' }],
+      });
+    expect((await report()).status).toBe(204);
+    expect(await outcome).toMatch(/could not do it: Unknown database x_db/);
+    // Its answer lost, the agent reports again: taken, and nothing is left of the task.
+    expect((await report()).status).toBe(204);
+    expect((await t.db.query('SELECT 1 FROM agent_tasks')).rows).toHaveLength(0);
+
+    t.clock.advance(91_000);
+    try {
+      await expect(dump()).rejects.toThrow(/not online/);
+    } finally {
+      t.clock.advance(-91_000);
+    }
+    expect((await t.db.query('SELECT 1 FROM agent_tasks')).rows).toHaveLength(0);
   });
 
   it('reports are refused for another server’s unit and for a generation never given, changing nothing', async () => {

@@ -1,7 +1,6 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import { setTimeout as pause } from 'node:timers/promises';
 import type { Db, Queryable } from '../../db/client.js';
 import { newId } from '../../lib/ids.js';
 import type { Clock } from '../../lib/time.js';
@@ -19,6 +18,11 @@ interface TaskRow {
   error: string | null;
 }
 
+/** The channel a finished task's report is announced on: its payload is the task's id. */
+const AGENT_TASKS_CHANNEL = 'berth_agent_tasks';
+/** How often a waiting task is looked at without an announcement (a lost LISTEN connection, the server's status). */
+const RECHECK_MS = 1000;
+
 /**
  * Runs a task on a server through its agent and waits for its report: a dump arrives in `file`
  * (this process's), a load reads from it. Fails with the agent's error, or when the server is not
@@ -33,28 +37,43 @@ export async function runAgentTask(
   timeoutMs = 30 * 60_000,
 ): Promise<void> {
   const id = newId('tsk');
-  await db.transaction(async (tx) => {
-    await tx.query('INSERT INTO agent_tasks (id, server_id, spec, file) VALUES ($1, $2, $3, $4)', [id, serverId, spec, file]);
-    await wakeAgent(tx, serverId);
-  });
+  let announced = () => undefined as void;
+  const unsubscribe = await db.listen(AGENT_TASKS_CHANNEL, (payload) => payload === id && announced());
   try {
-    for (const deadline = Date.now() + timeoutMs; ; await pause(100)) {
+    await db.transaction(async (tx) => {
+      await tx.query('INSERT INTO agent_tasks (id, server_id, spec, file) VALUES ($1, $2, $3, $4)', [id, serverId, spec, file]);
+      await wakeAgent(tx, serverId);
+    });
+    for (const deadline = Date.now() + timeoutMs; ;) {
       const row = (await db.query<TaskRow>('SELECT * FROM agent_tasks WHERE id = $1', [id])).rows[0];
       if (row?.status === 'done') return;
       if (row?.status === 'failed') throw new Error(`the server's agent could not do it: ${row.error ?? ''}`);
       const server = await findServerById(db, serverId);
       if (!server || serverStatus(server, clock.now()) !== 'online') throw new Error('the server is not online');
       if (Date.now() > deadline) throw new Error('the server did not finish in time');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, RECHECK_MS);
+        announced = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
     }
   } finally {
+    await unsubscribe();
     await db.query('DELETE FROM agent_tasks WHERE id = $1', [id]);
   }
 }
 
+/**
+ * A task as a request about it finds it: `foreign` when it is another server's; undefined when it
+ * is finished or gone (its runner deleted it), so a report repeated after a lost answer is taken
+ * and changes nothing, as a unit's repeated report is.
+ */
 const pendingTask = async (db: Queryable, serverId: string, id: string) => {
   const row = (await db.query<TaskRow>('SELECT * FROM agent_tasks WHERE id = $1', [id])).rows[0];
-  if (!row || row.server_id !== serverId) return 'foreign' as const;
-  return row.status === 'pending' ? row : undefined;
+  if (row && row.server_id !== serverId) return 'foreign' as const;
+  return row?.status === 'pending' ? row : undefined;
 };
 
 /** Tasks as the agent listener hands them out and takes their bytes and reports. */
@@ -71,12 +90,12 @@ export const taskUnits: AgentUnitSource = {
     const task = await pendingTask(db, serverId, report.key);
     if (task === 'foreign') return 'foreign';
     if (report.generation > 1) return 'future';
-    if (task)
-      await db.query('UPDATE agent_tasks SET status = $2, error = $3 WHERE id = $1', [
-        task.id,
-        report.error === undefined ? 'done' : 'failed',
-        report.error ?? null,
-      ]);
+    if (task) {
+      const status = report.error === undefined ? 'done' : 'failed';
+      await db.query('UPDATE agent_tasks SET status = $2, error = $3 WHERE id = $1', [task.id, status, report.error ?? null]);
+      // Delivered when the reports' transaction commits.
+      await db.query('SELECT pg_notify($1, $2)', [AGENT_TASKS_CHANNEL, task.id]);
+    }
     return 'recorded';
   },
   /** A load's input: the file the task names. */
