@@ -12,7 +12,8 @@ import type { DatabaseDriver } from '../../src/provisioning/driver.js';
 import { EmbeddedDatabaseDriver } from '../../src/provisioning/drivers/embedded-db.js';
 import { EmbeddedPhpDriver } from '../../src/provisioning/drivers/embedded-php.js';
 import { EmbeddedWebDriver } from '../../src/provisioning/drivers/embedded-web.js';
-import { runAgentTask } from '../../src/modules/servers/index.js';
+import { runAgentTask, type ServerRow, serverStatus } from '../../src/modules/servers/index.js';
+import { statusCondition } from '../../src/modules/servers/status.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan, createReseller } from '../helpers/fixtures.js';
@@ -244,6 +245,36 @@ describe('servers', () => {
     }
     const all = (await t.get('/v1/servers?status=unreachable&limit=200')).body.data;
     expect(all.every((s: { status: string }) => s.status === 'unreachable')).toBe(true);
+  });
+
+  it('a server’s status is the same rule in the API’s answers and in its filter, for every kind of server', async () => {
+    const now = t.clock.now();
+    const seen = [null, new Date(now.getTime() - 10_000), new Date(now.getTime() - 90_000), new Date(now.getTime() - 91_000)];
+    const ids: string[] = [LOCAL];
+    for (const enrolled of [false, true])
+      for (const draining of [false, true])
+        for (const [i, lastSeen] of seen.entries()) {
+          const id = `srv_status${Number(enrolled)}${Number(draining)}${i}0000000000000000`;
+          ids.push(id);
+          await t.db.query(
+            `INSERT INTO servers (id, name, roles, capacity_accounts, enrolled, draining, last_seen_at)
+             VALUES ($1, $1, '{web}', 1, $2, $3, $4)`,
+            [id, enrolled, draining, lastSeen],
+          );
+        }
+    try {
+      const rows = (await t.db.query<ServerRow>('SELECT * FROM servers WHERE id = ANY($1)', [ids])).rows;
+      for (const status of ['pending_enrolment', 'online', 'unreachable', 'draining', 'decommissioned'] as const) {
+        const params: unknown[] = [ids];
+        const where = statusCondition(status, now, params);
+        const filtered = (await t.db.query<{ id: string }>(`SELECT id FROM servers WHERE id = ANY($1) AND ${where}`, params))
+          .rows;
+        const derived = rows.filter((r) => serverStatus(r, now) === status).map((r) => r.id);
+        expect(filtered.map((r) => r.id).sort(), status).toEqual(derived.sort());
+      }
+    } finally {
+      await t.db.query('DELETE FROM servers WHERE id = ANY($1) AND id <> $2', [ids, LOCAL]);
+    }
   });
 
   it('the agent renews its client certificate at two thirds of its life; the old one is refused from then on', async () => {
