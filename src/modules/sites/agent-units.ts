@@ -18,14 +18,17 @@ export function webAgentUnits(jobs: JobQueue, sealKey: Buffer, dataDir: string):
   return {
     kind: 'web',
     async pending(db, serverId) {
+      // What the account contributes is looked up once per account, not once per site.
+      const accountShare = async (accountId: string) => {
+        const [account, php] = await Promise.all([findAccountById(db, accountId), sites.phpVersionsOfAccount(db, accountId)]);
+        return { workers: account ? limitsOf(account).php_workers : 1, php };
+      };
+      const shares = new Map<string, Awaited<ReturnType<typeof accountShare>>>();
       const units = [];
-      for (const id of await sites.pendingSiteIdsOnServer(db, serverId)) {
-        const unit = await sites.loadWebUnit(db, id);
-        if (!unit || unit.web_server_id !== serverId) continue;
-        const [account, ofAccount] = await Promise.all([
-          findAccountById(db, unit.account_id),
-          sites.phpVersionsOfAccount(db, unit.account_id, unit.id),
-        ]);
+      for (const unit of await sites.pendingWebUnitsOnServer(db, serverId)) {
+        const share = shares.get(unit.account_id) ?? (await accountShare(unit.account_id));
+        shares.set(unit.account_id, share);
+        const { workers, php } = share;
         const version = phpVersionOf(unit);
         const spec: AgentSiteSpec = {
           site_id: unit.id,
@@ -36,9 +39,9 @@ export function webAgentUnits(jobs: JobQueue, sealKey: Buffer, dataDir: string):
           suspended: servedSuspended(unit.status === 'provisioning' ? { ...unit, status: 'active' } : unit),
           php: version ? { version, settings: unit.php } : null,
           tls: await servedTls(db, unit, sealKey),
-          php_versions: ofAccount.versions,
-          php_workers: account ? limitsOf(account).php_workers : 1,
-          prune: !ofAccount.othersPending,
+          php_versions: php.versions,
+          php_workers: workers,
+          prune: !sites.othersPending(php, unit.id),
           removed: unit.status === 'deleting',
           release: unit.current_deployment_id,
         };

@@ -54,8 +54,7 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
    * another of its sites has yet to be applied (its block may still name one); its apply prunes.
    */
   async function prunePools(unit: sites.WebUnit, account: PhpOfAccount): Promise<void> {
-    const { versions, othersPending } = account;
-    if (!othersPending) await php.prunePools(unit.account_username, versions);
+    if (!sites.othersPending(account, unit.id)) await php.prunePools(unit.account_username, account.versions);
   }
 
   /** The unit as the web driver sees it. */
@@ -82,7 +81,7 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
     const syncError = failure
       ? null
       : await sites
-          .phpVersionsOfAccount(db, unit.account_id, unit.id)
+          .phpVersionsOfAccount(db, unit.account_id)
           .then((account) => ensurePools(unit, account.versions))
           .then(() => siteSpec({ ...unit, status: 'active' }))
           .then((spec) => driver.applySite(spec))
@@ -97,7 +96,7 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
     if (!op || !(await ops.transition(db, op.id, ['queued', 'running'], { status: 'running', progress: 10 }))) return;
     await driver.removeSite(unit.id);
     // The account's last site of a PHP version takes that version's pool with it.
-    await prunePools(unit, await sites.phpVersionsOfAccount(db, unit.account_id, unit.id));
+    await prunePools(unit, await sites.phpVersionsOfAccount(db, unit.account_id));
     await ops.transition(db, op.id, ['running'], { status: 'running', progress: 50 });
     await rm(dirOf(unit), { recursive: true, force: true });
     // No apply of this site runs beside this one (the unit lock below), so none can write its
@@ -127,7 +126,7 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
       unit,
       async () => {
         // One read serves both: applying the block changes none of the rows it reads.
-        const account = await sites.phpVersionsOfAccount(db, unit.account_id, unit.id);
+        const account = await sites.phpVersionsOfAccount(db, unit.account_id);
         await ensurePools(unit, account.versions);
         await driver.applySite(await siteSpec(unit));
         await prunePools(unit, account);

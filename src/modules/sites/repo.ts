@@ -153,15 +153,19 @@ export async function sitesUnderDomain(db: Queryable, accountId: string, domain:
  * any of them other than `except` still waits for an apply (its server block may still name a
  * version the account no longer uses).
  */
-export async function phpVersionsOfAccount(db: Queryable, accountId: string, except: string) {
+/** The PHP versions an account's sites use, and which of its sites have yet to be applied. */
+export async function phpVersionsOfAccount(db: Queryable, accountId: string) {
   const r = await db.query<{ runtime: string; pending: boolean; id: string }>(
     `SELECT id, runtime, applied_generation < generation AS pending FROM sites
      WHERE account_id = $1 AND status NOT IN ('deleting', 'failed')`,
     [accountId],
   );
   const versions = [...new Set(r.rows.filter((s) => s.runtime.startsWith('php-')).map((s) => s.runtime.slice(4)))];
-  return { versions, othersPending: r.rows.some((s) => s.id !== except && s.pending) };
+  return { versions, pending: r.rows.filter((s) => s.pending).map((s) => s.id) };
 }
+
+/** Another of the account's sites waits to be applied (its block may still name a pool): no pruning yet. */
+export const othersPending = (account: { pending: string[] }, siteId: string) => account.pending.some((id) => id !== siteId);
 
 export async function siteIdsOfAccount(db: Queryable, accountId: string): Promise<string[]> {
   return (await db.query<{ id: string }>('SELECT id FROM sites WHERE account_id = $1', [accountId])).rows.map((r) => r.id);
@@ -192,18 +196,20 @@ export async function loadWebUnit(db: Queryable, id: string): Promise<WebUnit | 
 }
 
 /**
- * The sites a server's agent has yet to apply: changed since its last report, or being
- * provisioned or deleted (their rows settle when the agent reports).
+ * The sites a server's agent has yet to apply, as units: changed since its last report, or being
+ * provisioned or deleted (their rows settle when the agent reports). One query for all of them.
  */
-export async function pendingSiteIdsOnServer(db: Queryable, serverId: string): Promise<string[]> {
-  const r = await db.query<{ id: string }>(
-    `SELECT s.id FROM sites s JOIN accounts a ON a.id = s.account_id
+export async function pendingWebUnitsOnServer(db: Queryable, serverId: string): Promise<WebUnit[]> {
+  const r = await db.query<WebUnit>(
+    `SELECT x.*, a.status AS account_status, a.username AS account_username, a.web_server_id, s.generation,
+       s.applied_generation
+     FROM (${SELECT}) x JOIN sites s ON s.id = x.id JOIN accounts a ON a.id = x.account_id
      WHERE a.web_server_id = $1 AND s.status <> 'failed'
        AND (s.applied_generation < s.generation OR s.status IN ('provisioning', 'deleting'))
      ORDER BY s.id`,
     [serverId],
   );
-  return r.rows.map((row) => row.id);
+  return r.rows;
 }
 
 /** The web unit's state lives on the site's row. */
