@@ -6,6 +6,7 @@ import type { DatabaseDriver, PhpDriver, WebDriver } from '../provisioning/drive
 import { certificateRequest } from '../tls/internal-ca.js';
 import { generateKey } from '../tls/keys.js';
 import { agentCall, agentDownload, agentUpload } from './client.js';
+import { receiveUnits } from './receive.js';
 import { type CachedUnits, type Identity, loadUnits, saveIdentity, saveUnits } from './state.js';
 import { runTask } from './task.js';
 import { applySiteUnit } from './web.js';
@@ -104,8 +105,8 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
         timeoutMs: (wait + 30) * 1000,
       });
       if (res.status !== 200) throw new Error(`poll refused (${res.status}): ${res.body?.detail ?? res.text.slice(0, 200)}`);
-      const units = res.body?.units ?? [];
-      const reports: AgentReport[] = [];
+      const { units, refused } = receiveUnits(res.body?.units);
+      const reports: AgentReport[] = refused;
       for (const unit of units) {
         if (cached.applied[unitKey(unit)] === unit.generation)
           reports.push({ kind: unit.kind, key: unit.key, generation: unit.generation });

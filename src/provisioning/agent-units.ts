@@ -1,63 +1,79 @@
 import type { Readable } from 'node:stream';
-import { type Static, Type } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 import type { Queryable } from '../db/client.js';
-import type { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
-import type { SiteTls } from './render/nginx.js';
-import type { PhpSettings } from './render/php-fpm.js';
+import { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
+import { SiteTls } from './render/nginx.js';
+import { PhpSettings } from './render/php-fpm.js';
+
+const Key = Type.String({ minLength: 1, maxLength: 100 });
+const Generation = Type.Integer({ minimum: 1, maximum: 2147483647 });
+/** An account's username: its Unix user and PHP pools are named after it. */
+const Username = Type.String({ pattern: '^[a-z][a-z0-9]{2,31}$' });
+const PhpVersion = Type.String({ pattern: '^[0-9]\\.[0-9]{1,2}$' });
 
 /**
  * A site as its web server's agent is handed it. Paths are not in it: the agent places the
  * site's files under its own data directory, as the control plane does for the local server.
  */
-export interface AgentSiteSpec {
-  site_id: string;
-  account_id: string;
-  /** The account's username: its Unix user and PHP pools are named after it. */
-  username: string;
+export const AgentSiteSpec = Type.Object({
+  site_id: Key,
+  account_id: Key,
+  username: Username,
   /** The hostname first, then the aliases. */
-  hostnames: string[];
-  suspended: boolean;
+  hostnames: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 21 }),
+  suspended: Type.Boolean(),
   /** The PHP version the site runs and its settings (null: static files only). */
-  php: { version: string; settings: PhpSettings } | null;
-  tls: SiteTls | null;
+  php: Type.Union([Type.Object({ version: PhpVersion, settings: PhpSettings }), Type.Null()]),
+  tls: Type.Union([SiteTls, Type.Null()]),
   /** The PHP versions the account's sites on this server use: their pools exist before the block is written. */
-  php_versions: string[];
+  php_versions: Type.Array(PhpVersion),
   /** `pm.max_children` of the account's pools (the plan's `php_workers`). */
-  php_workers: number;
+  php_workers: Type.Integer({ minimum: 1, maximum: 10_000 }),
   /** Pools of versions not in `php_versions` go after the apply (false while another site of the account waits for one). */
-  prune: boolean;
+  prune: Type.Boolean(),
   /** The site is being deleted: it stops being served and its files go. */
-  removed: boolean;
+  removed: Type.Boolean(),
   /**
    * The live deployment: the agent fetches its files once (the unit's `release` artifact), then
    * points the site's `current` at them. Null: nothing deployed yet.
    */
-  release: string | null;
-}
+  release: Type.Union([Key, Type.Null()]),
+});
+export type AgentSiteSpec = Static<typeof AgentSiteSpec>;
 
 /** A terminated account's share of the server, to take away: its databases, sites, pools and Unix user. */
-export interface AgentWithdrawal {
-  account_id: string;
-  username: string;
-  roles: ('web' | 'database')[];
-}
+export const AgentWithdrawal = Type.Object({
+  account_id: Key,
+  username: Username,
+  roles: Type.Array(Type.Union([Type.Literal('web'), Type.Literal('database')])),
+});
+export type AgentWithdrawal = Static<typeof AgentWithdrawal>;
 
 /**
  * Work that moves bytes on the server, done once: a database dumped into the task's `output`
  * artifact, or loaded from its `input` artifact.
  */
-export type AgentTask = { action: 'database.dump'; database: string } | { action: 'database.load'; database: DatabaseSpec };
+export const AgentTask = Type.Union([
+  Type.Object({ action: Type.Literal('database.dump'), database: Type.String({ minLength: 1, maxLength: 80 }) }),
+  Type.Object({ action: Type.Literal('database.load'), database: DatabaseSpec }),
+]);
+export type AgentTask = Static<typeof AgentTask>;
+
+const unit = <K extends string, S extends TSchema>(kind: K, spec: S) =>
+  Type.Object({ kind: Type.Literal(kind), key: Key, generation: Generation, spec });
 
 /**
  * What an agent is handed for one apply unit: a complete spec that carries only its own
- * secrets, and the generation it describes. The agent applies it with its local driver and
- * reports that generation (or why it failed).
+ * secrets, and the generation it describes. The agent checks it against this schema, applies it
+ * with its local driver and reports that generation (or why it failed).
  */
-export type AgentUnit =
-  | { kind: 'database'; key: string; generation: number; spec: DatabaseAccountSpec }
-  | { kind: 'web'; key: string; generation: number; spec: AgentSiteSpec }
-  | { kind: 'withdrawal'; key: string; generation: number; spec: AgentWithdrawal }
-  | { kind: 'task'; key: string; generation: number; spec: AgentTask };
+export const AgentUnit = Type.Union([
+  unit('database', DatabaseAccountSpec),
+  unit('web', AgentSiteSpec),
+  unit('withdrawal', AgentWithdrawal),
+  unit('task', AgentTask),
+]);
+export type AgentUnit = Static<typeof AgentUnit>;
 
 const AgentUnitKind = Type.Union([
   Type.Literal('database'),
@@ -67,12 +83,13 @@ const AgentUnitKind = Type.Union([
 ]);
 export type AgentUnitKind = AgentUnit['kind'];
 
+/** What names a unit and the generation it describes, in what is handed out and in what is reported. */
+export const AgentUnitHead = Type.Object({ kind: AgentUnitKind, key: Key, generation: Generation });
+
 /** What an agent says about one unit it was given: the listener validates it, the agent sends it. */
 export const AgentReport = Type.Object(
   {
-    kind: AgentUnitKind,
-    key: Type.String({ minLength: 1, maxLength: 100 }),
-    generation: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+    ...AgentUnitHead.properties,
     /** Why the apply failed; absent when it succeeded. */
     error: Type.Optional(Type.String({ maxLength: 1000 })),
   },

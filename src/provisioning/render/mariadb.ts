@@ -3,21 +3,25 @@
  * spec. Every identifier and string is checked against a narrow pattern before it is quoted,
  * so a name that got past the API's rules still cannot change a statement's meaning.
  */
+import { type Static, Type } from 'typebox';
 
-export interface DatabaseSpec {
-  name: string;
-  charset: string;
-  collation: string;
-}
+/** The statements below check each name against its narrow pattern before quoting it. */
+const Identifier = Type.String({ minLength: 1, maxLength: 80 });
 
-export interface DatabaseAccountSpec {
+export const DatabaseSpec = Type.Object({ name: Identifier, charset: Identifier, collation: Identifier });
+export type DatabaseSpec = Static<typeof DatabaseSpec>;
+
+export const DatabaseAccountSpec = Type.Object({
   /** `<account username>_`: every database and user of the account starts with it. */
-  prefix: string;
-  databases: DatabaseSpec[];
-  users: { username: string; passwordHash: string; locked: boolean }[];
+  prefix: Identifier,
+  databases: Type.Array(DatabaseSpec),
+  users: Type.Array(Type.Object({ username: Identifier, passwordHash: Type.String({ maxLength: 200 }), locked: Type.Boolean() })),
   /** `privileges`: `["ALL"]` or the API's names (`CREATE_TEMPORARY_TABLES`). */
-  grants: { database: string; username: string; privileges: string[] }[];
-}
+  grants: Type.Array(
+    Type.Object({ database: Identifier, username: Identifier, privileges: Type.Array(Type.String({ maxLength: 32 })) }),
+  ),
+});
+export type DatabaseAccountSpec = Static<typeof DatabaseAccountSpec>;
 
 /** The database-level privileges, as the API names them (`LOCK_TABLES` is SQL's `LOCK TABLES`). */
 export const DATABASE_PRIVILEGES = [

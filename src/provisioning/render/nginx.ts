@@ -1,3 +1,4 @@
+import { type Static, Type } from 'typebox';
 import { phpValue, type PhpSettings } from './php-fpm.js';
 
 /**
@@ -5,6 +6,7 @@ import { phpValue, type PhpSettings } from './php-fpm.js';
  * nginx server blocks. The document root is the site's `current` symlink, which a deployment
  * swaps atomically; nginx resolves it per request, so a new release needs no reload.
  */
+
 export interface SiteSpec {
   id: string;
   /** The hostname first, then the aliases. */
@@ -19,15 +21,16 @@ export interface SiteSpec {
   php: { socket: string; settings: PhpSettings } | null;
 }
 
-export interface SiteTls {
+export const SiteTls = Type.Object({
   /** The leaf followed by its chain. */
-  fullchainPem: string;
-  privateKeyPem: string;
+  fullchainPem: Type.String({ maxLength: 65536 }),
+  privateKeyPem: Type.String({ maxLength: 16384 }),
   /** Plain HTTP answers 308 to `https://` (ACME's HTTP-01 proofs excepted). */
-  redirectHttp: boolean;
+  redirectHttp: Type.Boolean(),
   /** `Strict-Transport-Security: max-age=31536000` on HTTPS answers. */
-  hsts: boolean;
-}
+  hsts: Type.Boolean(),
+});
+export type SiteTls = Static<typeof SiteTls>;
 
 export interface WebServerOptions {
   /** Where the shared pages (the suspension page) live. */

@@ -4,6 +4,7 @@
  * site's own settings travel with each request from nginx (`PHP_VALUE`), so the sites of one
  * account share its pool.
  */
+import { type Static, Type } from 'typebox';
 
 export interface PhpPoolSpec {
   /** The account's username; the pool and its Unix user are named after it. */
@@ -16,12 +17,14 @@ export interface PhpPoolSpec {
   workers: number;
 }
 
-export interface PhpSettings {
-  memory_limit_mb: number;
-  upload_max_filesize_mb: number;
-  max_execution_time_s: number;
-  display_errors: boolean;
-}
+const Positive = Type.Integer({ minimum: 1, maximum: 1_000_000 });
+export const PhpSettings = Type.Object({
+  memory_limit_mb: Positive,
+  upload_max_filesize_mb: Positive,
+  max_execution_time_s: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
+  display_errors: Type.Boolean(),
+});
+export type PhpSettings = Static<typeof PhpSettings>;
 
 export const DEFAULT_PHP_SETTINGS: PhpSettings = {
   memory_limit_mb: 128,
