@@ -3,8 +3,10 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { acmeChallengeDir } from '../layout.js';
 import type { AgentTask } from '../provisioning/agent-units.js';
 import type { DatabaseDriver } from '../provisioning/driver.js';
+import { httpProofs } from '../tls/http-proofs.js';
 
 export interface TaskDeps {
   dataDir: string;
@@ -15,12 +17,20 @@ export interface TaskDeps {
   output: (body: Readable) => Promise<void>;
 }
 
+/** Proofs as the web server's challenge directory takes them (the identifier plays no part there). */
+const proofs = (tokens: { token: string; key_authorization?: string }[]) =>
+  tokens.map((p) => ({ type: 'http-01' as const, identifier: '', token: p.token, keyAuthorization: p.key_authorization ?? '' }));
+
 /**
- * One task, its file kept under the agent's own directory (0600: a dump holds the account's
- * data) only while it runs: a dump made with the local driver and streamed to the control
- * plane, or a dump fetched from it and loaded.
+ * One task. A database's file is kept under the agent's own directory (0600: a dump holds the
+ * account's data) only while it runs: a dump made with the local driver and streamed to the
+ * control plane, or a dump fetched from it and loaded. ACME proofs go where this server's web
+ * server serves `/.well-known/acme-challenge/`.
  */
 export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise<void> {
+  if (task.action === 'acme.present') return httpProofs(acmeChallengeDir(o.dataDir)).present(proofs(task.proofs));
+  if (task.action === 'acme.clean_up')
+    return httpProofs(acmeChallengeDir(o.dataDir)).cleanUp(proofs(task.tokens.map((token) => ({ token }))));
   const dir = path.join(o.dataDir, 'agent', 'tasks');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, `${path.basename(id)}.sql`);

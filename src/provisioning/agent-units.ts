@@ -49,13 +49,22 @@ export const AgentWithdrawal = Type.Object({
 });
 export type AgentWithdrawal = Static<typeof AgentWithdrawal>;
 
+/** An ACME HTTP-01 token: base64url, the only thing that becomes a file name. */
+const AcmeToken = Type.String({ pattern: '^[A-Za-z0-9_-]{16,256}$' });
+
 /**
- * Work that moves bytes on the server, done once: a database dumped into the task's `output`
- * artifact, or loaded from its `input` artifact.
+ * Work done once on the server: a database dumped into the task's `output` artifact, or loaded
+ * from its `input` artifact; ACME HTTP-01 proofs placed where its web server serves them, or
+ * taken away, for a certificate of a site it serves.
  */
 export const AgentTask = Type.Union([
   Type.Object({ action: Type.Literal('database.dump'), database: Type.String({ minLength: 1, maxLength: 80 }) }),
   Type.Object({ action: Type.Literal('database.load'), database: DatabaseSpec }),
+  Type.Object({
+    action: Type.Literal('acme.present'),
+    proofs: Type.Array(Type.Object({ token: AcmeToken, key_authorization: Type.String({ maxLength: 1000 }) }), { maxItems: 100 }),
+  }),
+  Type.Object({ action: Type.Literal('acme.clean_up'), tokens: Type.Array(AcmeToken, { maxItems: 100 }) }),
 ]);
 export type AgentTask = Static<typeof AgentTask>;
 

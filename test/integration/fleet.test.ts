@@ -1,9 +1,12 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenAgents } from '../../src/app.js';
+import { acmeChallengeDir } from '../../src/layout.js';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
@@ -29,6 +32,7 @@ interface WebServer {
   dataDir: string;
   env: Record<string, string>;
   http: string;
+  https: string;
   id: string;
   agent?: ChildProcess;
 }
@@ -49,6 +53,18 @@ const readEnv = (file: string) =>
       .filter(Boolean)
       .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
   );
+
+/** The root pebble signs with (made fresh at each start), from its management interface. */
+const pebbleRoot = () =>
+  new Promise<string>((resolve, reject) => {
+    https
+      .get(daemonEnv?.BERTH_IT_ACME_ROOTS_URL ?? '', { ca: readFileSync(daemonEnv?.BERTH_IT_ACME_CA_FILE ?? '') }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve(body));
+      })
+      .on('error', reject);
+  });
 
 describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `skipped: ${NO_DAEMONS} with PHP-FPM`})`, () => {
   let t: TestApp;
@@ -76,7 +92,13 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
   const status = async (server: WebServer) => (await t.get(`/v1/servers/${server.id}`)).body.status as string;
 
   beforeAll(async () => {
-    t = await daemonApp({ BERTH_AGENT_LISTEN: '127.0.0.1:0' });
+    t = await daemonApp({
+      BERTH_AGENT_LISTEN: '127.0.0.1:0',
+      BERTH_ACME_DIRECTORY_URL: daemonEnv?.BERTH_IT_ACME_DIRECTORY_URL ?? '',
+      BERTH_ACME_CA_FILE: daemonEnv?.BERTH_IT_ACME_CA_FILE ?? '',
+      BERTH_ACME_EMAIL: 'hostmaster@berth.test',
+      BERTH_CERTIFICATE_SCHEDULER_MS: '200',
+    });
     await listenAgents(t.app, t.config);
     for (const [i, address] of ADDRESSES.entries()) {
       const daemons = mkdtempSync(path.join(tmpdir(), `berth-web-${i + 1}-`));
@@ -84,8 +106,11 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       dirs.push(daemons, dataDir);
       // The accounts' users (PHP) traverse to their homes; nginx runs as root.
       chmodSync(dataDir, 0o755);
-      const http = await freePort();
-      expect(await script('web-up.sh', [daemons, address, String(http), String(await freePort())])).toBe(0);
+      // Server 1's plain HTTP is on the port pebble checks HTTP-01 proofs at (on the address the
+      // name resolves to); server 2's on any.
+      const http = i === 0 ? Number(daemonEnv?.BERTH_IT_HTTP?.split(':')[1]) : await freePort();
+      const https = await freePort();
+      expect(await script('web-up.sh', [daemons, address, String(http), String(https)])).toBe(0);
       const created = await t.post('/v1/servers', {
         name: `web-${i + 1}`,
         roles: ['web', 'database'],
@@ -104,6 +129,7 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
           BERTH_MARIADB_URL: daemonEnv?.BERTH_MARIADB_URL ?? '',
         },
         http: `${address}:${http}`,
+        https: `${address}:${https}`,
         id: created.body.id,
       };
       servers.push(server);
@@ -191,6 +217,44 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     await serves(a.server, a.name, 'v3 from 127.0.0.11');
     expect((await served(b.server, b.name)).body).toMatch(/^v2 from 127\.0\.0\.12/);
   }, 240_000);
+
+  it('a site on server 1 gets its certificate by HTTP-01, the proof placed and taken away by its agent, and serves it over HTTPS', async () => {
+    const server = servers[0] as WebServer;
+    const account = await createAccount(t, (await createPlan(t)).id, undefined, { placement: { web: server.id } });
+    const name = `tls-${account.username}.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+    const created = await t.post('/v1/sites', { account_id: account.id, hostname: name });
+    expect(created.status, created.text).toBe(202);
+    const siteId = created.body.id as string;
+    await eventually(async () => (await site(siteId)).status === 'active');
+    const r = await t.request('POST', `/v1/sites/${siteId}/deployments`, {
+      raw: tarGz([{ path: 'index.html', content: 'secure on server 1' }]),
+      headers: { 'content-type': 'application/gzip' },
+    });
+    expect(r.status, r.text).toBe(202);
+    const s = await eventually(async () => {
+      const now = await site(siteId);
+      return now.tls.status !== 'pending' && now.sync_state === 'in_sync' && now.current_deployment_id === r.body.id ? now : null;
+    }, 120_000).catch(async (err: Error) => {
+      throw new Error(`${err.message}: ${JSON.stringify(await site(siteId))}; agent: ${output.get(server.agent!)}`);
+    });
+    expect(s.tls, JSON.stringify(s.tls)).toMatchObject({ status: 'active', issuer: 'acme', names: [name], error: null });
+
+    const rootFile = path.join(server.dataDir, 'pebble-root.pem');
+    writeFileSync(rootFile, await pebbleRoot());
+    const [host, port] = server.https.split(':') as [string, string];
+    const { stdout } = await promisify(execFile)('curl', [
+      '-sS',
+      '--cacert',
+      rootFile,
+      '--resolve',
+      `${name}:${port}:${host}`,
+      `https://${name}:${port}/`,
+    ]);
+    expect(stdout).toBe('secure on server 1');
+    // The proof is gone from the agent's challenge directory once used.
+    expect(readdirSync(acmeChallengeDir(server.dataDir))).toEqual([]);
+  }, 180_000);
 
   it('a database on server 1 is backed up and restored by its agent: the same rows as before', async () => {
     const [host, port] = (daemonEnv?.BERTH_IT_MARIADB ?? ':').split(':') as [string, string];

@@ -13,7 +13,7 @@ interface TaskRow {
   id: string;
   server_id: string;
   spec: AgentTask;
-  file: string;
+  file: string | null;
   status: 'pending' | 'done' | 'failed';
   error: string | null;
 }
@@ -25,7 +25,7 @@ const RECHECK_MS = 1000;
 
 /**
  * Runs a task on a server through its agent and waits for its report: a dump arrives in `file`
- * (this process's), a load reads from it. Fails with the agent's error, or when the server is not
+ * (this process's), a load reads from it; other tasks have none. Fails with the agent's error, or when the server is not
  * online (its agent would not take the task) or does not finish within `timeoutMs`.
  */
 export async function runAgentTask(
@@ -33,7 +33,7 @@ export async function runAgentTask(
   clock: Clock,
   serverId: string,
   spec: AgentTask,
-  file: string,
+  file: string | null = null,
   timeoutMs = 30 * 60_000,
 ): Promise<void> {
   const id = newId('tsk');
@@ -102,14 +102,14 @@ export const taskUnits: AgentUnitSource = {
   async artifact(db, serverId, key, name) {
     const task = await pendingTask(db, serverId, key);
     if (task === 'foreign') return 'foreign';
-    if (!task || name !== 'input' || task.spec.action !== 'database.load') return undefined;
+    if (!task?.file || name !== 'input' || task.spec.action !== 'database.load') return undefined;
     return (await stat(task.file).catch(() => null)) ? createReadStream(task.file) : undefined;
   },
   /** A dump's output, written beside the file and renamed onto it once complete. */
   async receive(db, serverId, key, name, body) {
     const task = await pendingTask(db, serverId, key);
     if (task === 'foreign') return 'foreign';
-    if (!task || name !== 'output' || task.spec.action !== 'database.dump') return undefined;
+    if (!task?.file || name !== 'output' || task.spec.action !== 'database.dump') return undefined;
     const partial = `${task.file}.partial`;
     try {
       await pipeline(body, createWriteStream(partial, { mode: 0o600 }));

@@ -57,7 +57,7 @@ export function webAgentUnits(jobs: JobQueue, sealKey: Buffer, dataDir: string):
       if (report.generation < unit.generation) return 'recorded';
       const error = report.error ?? null;
       if (unit.status === 'provisioning')
-        await settleProvision(db, jobs, unit, { failure: null, syncError: error, issue: false });
+        await settleProvision(db, jobs, unit, { failure: null, syncError: error });
       else if (unit.status === 'deleting' && error === null) await settleRemoval(db, unit);
       else {
         const marks = sites.webUnits.marks(db, unit.id);

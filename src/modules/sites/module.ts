@@ -11,7 +11,7 @@ import { certificateJob } from './certificates/issue.js';
 import { certificateRenewal } from './certificates/renewal.js';
 import { certificateRoutes } from './certificates/routes.js';
 import { certificatesService } from './certificates/service.js';
-import { siteSolver } from './certificates/solver.js';
+import { siteSolver, webServerProofs } from './certificates/solver.js';
 import { deploymentJob } from './deployments/job.js';
 import { deploymentRoutes } from './deployments/routes.js';
 import { deploymentSchemas } from './deployments/schemas.js';
@@ -57,7 +57,8 @@ export function sitesModule(
         run: certificateJob(svc, {
           issuer,
           sealKey,
-          solverFor: (site) => siteSolver(config.dataDir, site.account_id, acmeChallenges),
+          solverFor: (site) =>
+            siteSolver(webServerProofs({ ...svc, dataDir: config.dataDir }, site.account_id), site.account_id, acmeChallenges),
         }),
       },
     ],

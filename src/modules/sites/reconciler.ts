@@ -86,7 +86,7 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
           .then(() => siteSpec({ ...unit, status: 'active' }))
           .then((spec) => driver.applySite(spec))
           .then(() => null, publicMessage);
-    await db.transaction((tx) => settleProvision(tx, jobs, unit, { failure, syncError, issue: true }));
+    await db.transaction((tx) => settleProvision(tx, jobs, unit, { failure, syncError }));
     // The queue retries the apply with backoff; the site is served once the server is back.
     if (syncError !== null) throw new Error(syncError);
   }

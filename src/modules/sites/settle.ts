@@ -21,13 +21,14 @@ async function lockIn(tx: Queryable, unit: sites.WebUnit): Promise<sites.SiteRow
 /**
  * A provisioned site is `active` (or `failed` when its directories could not be made) and its
  * operation ends. The web server's failure (`syncError`) does not fail the site: it is served
- * once an apply succeeds. `issue`: HTTP-01 can prove its names now (a site of this server).
+ * once an apply succeeds. Its automatic certificate is requested then: HTTP-01 proofs go where
+ * its server serves them (certificates/solver.ts).
  */
 export async function settleProvision(
   tx: Queryable,
   jobs: JobQueue,
   unit: sites.WebUnit,
-  outcome: { failure: Failure | null; syncError: string | null; issue: boolean },
+  outcome: { failure: Failure | null; syncError: string | null },
 ): Promise<void> {
   const { failure, syncError } = outcome;
   // Deleted meanwhile: the deletion's own apply takes it from here.
@@ -42,7 +43,7 @@ export async function settleProvision(
     else await queueWebApply(tx, jobs, unit.id);
   }
   await siteEvent(tx, failure ? 'site.failed' : 'site.active', row);
-  if (!failure && outcome.issue && row.tls_mode === 'auto') await requestIssue(tx, jobs, row);
+  if (!failure && row.tls_mode === 'auto') await requestIssue(tx, jobs, row);
   if (op)
     await ops.transition(tx, op.id, ['queued', 'running'], {
       status: failure ? 'failed' : 'succeeded',
