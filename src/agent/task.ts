@@ -3,9 +3,11 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { acmeChallengeDir } from '../layout.js';
+import { archiveStream } from '../archives/pack.js';
+import { acmeChallengeDir, releaseDir, siteDir } from '../layout.js';
 import type { AgentTask } from '../provisioning/agent-units.js';
 import type { DatabaseDriver } from '../provisioning/driver.js';
+import { liveRelease } from '../provisioning/releases.js';
 import { httpProofs } from '../tls/http-proofs.js';
 
 export interface TaskDeps {
@@ -24,13 +26,20 @@ const proofs = (tokens: { token: string; key_authorization?: string }[]) =>
 /**
  * One task. A database's file is kept under the agent's own directory (0600: a dump holds the
  * account's data) only while it runs: a dump made with the local driver and streamed to the
- * control plane, or a dump fetched from it and loaded. ACME proofs go where this server's web
+ * control plane, or a dump fetched from it and loaded. A site's live release is packed as it is
+ * now, with what the site wrote into it since. ACME proofs go where this server's web
  * server serves `/.well-known/acme-challenge/`.
  */
 export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise<void> {
   if (task.action === 'acme.present') return httpProofs(acmeChallengeDir(o.dataDir)).present(proofs(task.proofs));
   if (task.action === 'acme.clean_up')
     return httpProofs(acmeChallengeDir(o.dataDir)).cleanUp(proofs(task.tokens.map((token) => ({ token }))));
+  if (task.action === 'site.pack') {
+    const site = siteDir(o.dataDir, path.basename(task.account_id), path.basename(task.site_id));
+    const release = releaseDir(site, path.basename(task.release));
+    if ((await liveRelease(site)) !== task.release) throw new Error(`release ${task.release} is not live on this server yet`);
+    return o.output(archiveStream(o.dataDir, [{ dir: release, as: '' }]));
+  }
   const dir = path.join(o.dataDir, 'agent', 'tasks');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, `${path.basename(id)}.sql`);

@@ -60,6 +60,7 @@ const AcmeToken = Type.String({ pattern: '^[A-Za-z0-9_-]{16,256}$' });
 export const AgentTask = Type.Union([
   Type.Object({ action: Type.Literal('database.dump'), database: Type.String({ minLength: 1, maxLength: 80 }) }),
   Type.Object({ action: Type.Literal('database.load'), database: DatabaseSpec }),
+  Type.Object({ action: Type.Literal('site.pack'), account_id: Key, site_id: Key, release: Key }),
   Type.Object({
     action: Type.Literal('acme.present'),
     proofs: Type.Array(Type.Object({ token: AcmeToken, key_authorization: Type.String({ maxLength: 1000 }) }), { maxItems: 100 }),

@@ -256,6 +256,47 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     expect(readdirSync(acmeChallengeDir(server.dataDir))).toEqual([]);
   }, 180_000);
 
+  it('a site on server 1 is backed up as it serves it there, with what its PHP wrote, and restored there', async () => {
+    const server = servers[0] as WebServer;
+    const plan = await createPlan(t, undefined, { features: ['php'] });
+    const account = await createAccount(t, plan.id, undefined, { placement: { web: server.id } });
+    const name = `keep-${account.username}.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+    const created = await t.post('/v1/sites', { account_id: account.id, hostname: name, runtime: `php-${version}` });
+    expect(created.status, created.text).toBe(202);
+    const siteId = created.body.id as string;
+    await eventually(async () => (await site(siteId)).status === 'active');
+    const r = await t.request('POST', `/v1/sites/${siteId}/deployments`, {
+      raw: tarGz([
+        {
+          path: 'index.php',
+          content: `<?php if (isset($_GET["note"])) file_put_contents(__DIR__ . "/note.txt", $_GET["note"]); echo @file_get_contents(__DIR__ . "/note.txt");`,
+        },
+      ]),
+      headers: { 'content-type': 'application/gzip' },
+    });
+    expect(r.status, r.text).toBe(202);
+    await eventually(
+      async () => (await site(siteId)).sync_state === 'in_sync' && (await site(siteId)).current_deployment_id === r.body.id,
+    );
+    const note = (query = '') => httpGet(name, `/${query}`, server.http).then((a) => a.body);
+    await eventually(async () => (await note('?note=kept')) === 'kept');
+    const done = (id: string) =>
+      eventually(async () => {
+        const op = (await t.get(`/v1/operations/${id}`)).body;
+        return ['succeeded', 'failed'].includes(op.status) ? op : null;
+      }, 120_000);
+    const backup = (await t.post('/v1/backups', { account_id: account.id, include: ['sites'] })).body;
+    const made = await done(backup.operation.id);
+    expect(made.status, JSON.stringify(made.error)).toBe('succeeded');
+    expect(await note('?note=changed')).toBe('changed');
+
+    const restore = await t.post(`/v1/backups/${backup.id}/restore`, {});
+    const restored = await done(restore.body.operation.id);
+    expect(restored.status, JSON.stringify(restored.error)).toBe('succeeded');
+    await eventually(async () => (await note()) === 'kept', 60_000);
+  }, 180_000);
+
   it('a database on server 1 is backed up and restored by its agent: the same rows as before', async () => {
     const [host, port] = (daemonEnv?.BERTH_IT_MARIADB ?? ':').split(':') as [string, string];
     const server = servers[0] as WebServer;

@@ -18,6 +18,9 @@ interface TaskRow {
   error: string | null;
 }
 
+/** The tasks whose agent sends bytes back (`output`). */
+const OUTPUTS = new Set<AgentTask['action']>(['database.dump', 'site.pack']);
+
 /** The channel a finished task's report is announced on: its payload is the task's id. */
 const AGENT_TASKS_CHANNEL = 'berth_agent_tasks';
 /** How often a waiting task is looked at without an announcement (a lost LISTEN connection, the server's status). */
@@ -105,11 +108,11 @@ export const taskUnits: AgentUnitSource = {
     if (!task?.file || name !== 'input' || task.spec.action !== 'database.load') return undefined;
     return (await stat(task.file).catch(() => null)) ? createReadStream(task.file) : undefined;
   },
-  /** A dump's output, written beside the file and renamed onto it once complete. */
+  /** A task's output, written beside the file and renamed onto it once complete. */
   async receive(db, serverId, key, name, body) {
     const task = await pendingTask(db, serverId, key);
     if (task === 'foreign') return 'foreign';
-    if (!task?.file || name !== 'output' || task.spec.action !== 'database.dump') return undefined;
+    if (!task?.file || name !== 'output' || !OUTPUTS.has(task.spec.action)) return undefined;
     const partial = `${task.file}.partial`;
     try {
       await pipeline(body, createWriteStream(partial, { mode: 0o600 }));

@@ -56,8 +56,7 @@ export function webAgentUnits(jobs: JobQueue, sealKey: Buffer, dataDir: string):
       if (report.generation > unit.generation) return 'future';
       if (report.generation < unit.generation) return 'recorded';
       const error = report.error ?? null;
-      if (unit.status === 'provisioning')
-        await settleProvision(db, jobs, unit, { failure: null, syncError: error });
+      if (unit.status === 'provisioning') await settleProvision(db, jobs, unit, { failure: null, syncError: error });
       else if (unit.status === 'deleting' && error === null) await settleRemoval(db, unit);
       else {
         const marks = sites.webUnits.marks(db, unit.id);

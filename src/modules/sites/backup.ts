@@ -1,11 +1,14 @@
-import { stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { archiveStream } from '../../archives/pack.js';
+import { unpackArchive } from '../../archives/unpack.js';
 import { systemCaller } from '../../auth/caller.js';
 import { RestoreRefused, type BackupPart, type StagedPart } from '../../contribution.js';
 import { releaseDir, siteDir } from '../../layout.js';
+import { findAccountById } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
+import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
 import { hasPendingDeployment } from './deployments/repo.js';
 import type { DeploymentsService } from './deployments/service.js';
 import * as repo from './repo.js';
@@ -41,7 +44,8 @@ interface SitesManifest {
  * Sites in backups: each site as the API shows it, and its live release's files
  * (`sites/<id>/`). A backup requested right after a deployment's 202 holds that deployment: it
  * waits until the account has no `pending` deployment (they switch live in milliseconds), at
- * most DEPLOYMENT_WAIT_MS. A restore re-creates a site that is gone and puts the files back as a
+ * most DEPLOYMENT_WAIT_MS. A site on another server is packed there by its agent, as it serves it
+ * (a release it has yet to switch to fails the attempt; the job tries again). A restore re-creates a site that is gone and puts the files back as a
  * new live release through a deployment (quota checks, an atomic switch, rollback kept).
  */
 export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployments: DeploymentsService): BackupPart {
@@ -53,15 +57,38 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
     while ((await hasPendingDeployment(db, accountId)) && Date.now() < deadline) await pause(100);
   }
 
+  /**
+   * A site on another server, as served there (with what it wrote into its release since): its
+   * agent packs the release and streams it here, into the staging the backup archives.
+   */
+  async function packedOnServer(serverId: string, s: repo.SiteRow, release: string, staging: string): Promise<void> {
+    const file = path.join(staging, `.site-${s.id}.tar.gz`);
+    try {
+      const task = { action: 'site.pack' as const, account_id: s.account_id, site_id: s.id, release };
+      await runAgentTask(db, deps.clock, serverId, task, file);
+      await unpackArchive({ file }, 'tar.gz', path.join(staging, 'sites', s.id), {
+        bytes: Number.MAX_SAFE_INTEGER,
+        ratio: Number.POSITIVE_INFINITY,
+      });
+    } finally {
+      await rm(file, { force: true });
+    }
+  }
+
   return {
     name: 'sites',
 
-    async stage(accountId: string): Promise<StagedPart> {
+    async stage(accountId: string, staging: string): Promise<StagedPart> {
       await settledDeployments(accountId);
       const rows = await repo.listSites(db, systemCaller('backup'), { account_id: accountId }, ALL);
+      const server = (await findAccountById(db, accountId))?.web_server_id ?? LOCAL_SERVER_ID;
       const dirs = [];
       for (const s of rows) {
         if (!s.current_deployment_id) continue;
+        if (server !== LOCAL_SERVER_ID) {
+          await packedOnServer(server, s, s.current_deployment_id, staging);
+          continue;
+        }
         const dir = releaseDir(siteDir(config.dataDir, s.account_id, s.id), s.current_deployment_id);
         if (await exists(dir)) dirs.push({ dir, as: `sites/${s.id}` });
       }
