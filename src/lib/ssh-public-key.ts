@@ -17,7 +17,7 @@ export interface SshPublicKey {
   key: string;
 }
 
-export const SSH_KEY_TYPES = [
+const SSH_KEY_TYPES = [
   'ssh-ed25519',
   'ecdsa-sha2-nistp256',
   'ecdsa-sha2-nistp384',
@@ -38,7 +38,7 @@ export class SshKeyRefused extends Error {
   }
 }
 
-export const MAX_KEY_LINE = 16 * 1024;
+const MAX_KEY_LINE = 16 * 1024;
 const MIN_RSA_BITS = 3072;
 const CURVES = { nistp256: ['P-256', 32], nistp384: ['P-384', 48], nistp521: ['P-521', 66] } as const;
 type Curve = keyof typeof CURVES;
