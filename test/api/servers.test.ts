@@ -10,6 +10,7 @@ import type { Identity } from '../../src/agent/state.js';
 import { listenAgents } from '../../src/app.js';
 import { runAgentTask, type ServerRow, serverStatus } from '../../src/modules/servers/index.js';
 import { statusCondition } from '../../src/modules/servers/status.js';
+import { pruneStaleTasks } from '../../src/modules/servers/tasks.js';
 import type { DatabaseDriver } from '../../src/provisioning/driver.js';
 import { EmbeddedDatabaseDriver } from '../../src/provisioning/drivers/embedded-db.js';
 import { EmbeddedPhpDriver } from '../../src/provisioning/drivers/embedded-php.js';
@@ -591,6 +592,29 @@ describe('placement and the agent’s units', () => {
       t.clock.advance(-91_000);
     }
     expect((await t.db.query('SELECT 1 FROM agent_tasks')).rows).toHaveLength(0);
+  });
+
+  it('a task whose waiter is gone (older than the longest wait) is never handed out, and housekeeping deletes it', async () => {
+    const a = await enrolledServer();
+    const insert = (id: string, age: string) =>
+      t.db.query(`INSERT INTO agent_tasks (id, server_id, spec, created_at) VALUES ($1, $2, $3, now() - $4::interval)`, [
+        id,
+        a.server.id,
+        { action: 'database.dump', database: 'x_db' },
+        age,
+      ]);
+    await insert('tsk_01m8f000000000000000000stale', '31 minutes');
+    await insert('tsk_01m8f000000000000000000fresh', '1 minute');
+    try {
+      const keys = async () => ((await poll(a.identity)).body?.units ?? []).map((u: { key: string }) => u.key);
+      expect(await keys()).toEqual(['tsk_01m8f000000000000000000fresh']);
+      await pruneStaleTasks(t.db);
+      expect((await t.db.query('SELECT id FROM agent_tasks WHERE server_id = $1', [a.server.id])).rows).toEqual([
+        { id: 'tsk_01m8f000000000000000000fresh' },
+      ]);
+    } finally {
+      await t.db.query('DELETE FROM agent_tasks WHERE server_id = $1', [a.server.id]);
+    }
   });
 
   it('reports are refused for another server’s unit and for a generation never given, changing nothing', async () => {

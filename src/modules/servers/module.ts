@@ -9,7 +9,7 @@ import { serverRoutes } from './routes.js';
 import { serverSchemas } from './schemas.js';
 import { type ServerHooks, serversService } from './service.js';
 import { AGENT_WAIT_MS } from './status.js';
-import { taskUnits } from './tasks.js';
+import { pruneStaleTasks, taskUnits } from './tasks.js';
 import { withdrawalUnits } from './withdrawals.js';
 
 /**
@@ -50,6 +50,7 @@ export async function serversModule(
     routes: (app) => serverRoutes(app, service),
     // A server that stopped polling is announced unreachable within a wait of passing the limit.
     loops: url ? [periodic(() => service.announceStatuses(), AGENT_WAIT_MS / 3, onError)] : [],
+    housekeeping: [() => pruneStaleTasks(svc.db)],
   };
   return { contribution, service, listener };
 }

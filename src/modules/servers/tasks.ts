@@ -18,6 +18,13 @@ interface TaskRow {
   error: string | null;
 }
 
+/**
+ * The longest a task is waited for. One older than this has lost its waiter (a process killed
+ * meanwhile): it is never handed out, so an agent back after a long absence does not load a dump
+ * nobody is restoring, and the hourly housekeeping deletes it.
+ */
+const TASK_TIMEOUT_MS = 30 * 60_000;
+
 /** The tasks whose agent sends bytes back (`output`). */
 const OUTPUTS = new Set<AgentTask['action']>(['database.dump', 'site.pack']);
 
@@ -37,7 +44,7 @@ export async function runAgentTask(
   serverId: string,
   spec: AgentTask,
   file: string | null = null,
-  timeoutMs = 30 * 60_000,
+  timeoutMs = TASK_TIMEOUT_MS,
 ): Promise<void> {
   const id = newId('tsk');
   let announced = () => undefined as void;
@@ -84,8 +91,10 @@ export const taskUnits: AgentUnitSource = {
   kind: 'task',
   async pending(db, serverId) {
     const rows = await db.query<TaskRow>(
-      `SELECT id, spec FROM agent_tasks WHERE server_id = $1 AND status = 'pending' ORDER BY id`,
-      [serverId],
+      `SELECT id, spec FROM agent_tasks
+       WHERE server_id = $1 AND status = 'pending' AND created_at > now() - make_interval(secs => $2)
+       ORDER BY id`,
+      [serverId, TASK_TIMEOUT_MS / 1000],
     );
     return rows.rows.map((r) => ({ kind: 'task' as const, key: r.id, generation: 1, spec: r.spec }));
   },
@@ -123,3 +132,7 @@ export const taskUnits: AgentUnitSource = {
     return 'stored';
   },
 };
+
+/** Deletes the tasks whose waiter is gone (older than the longest wait). */
+export const pruneStaleTasks = (db: Queryable) =>
+  db.query('DELETE FROM agent_tasks WHERE created_at < now() - make_interval(secs => $1)', [TASK_TIMEOUT_MS / 1000]);
