@@ -3289,7 +3289,7 @@ export interface components {
                  * @enum {string}
                  */
                 policy: "none" | "quarantine" | "reject";
-                /** @description Where aggregate reports go (`rua=mailto:`). */
+                /** @description Where aggregate reports go: bare addresses, comma-separated, each published as a `mailto:` URI of `rua`. */
                 rua: string | null;
             };
             /** @description Where mail to unknown addresses of the domain goes; null: refused. */
@@ -20152,7 +20152,7 @@ export interface operations {
                          * @enum {string}
                          */
                         policy?: "none" | "quarantine" | "reject";
-                        /** @description An address for aggregate reports; null: none. */
+                        /** @description Where aggregate reports go: an address (`dmarc@example.com`), a `mailto:` URI as DMARC guides write it (`mailto:dmarc@example.com`, a size limit `!10m` allowed), or up to 5 of either, comma-separated. Shown as bare addresses; null: none. */
                         rua?: string | null;
                     };
                     /** @description Where mail to an address of the domain that does not exist goes: a mailbox or forwarder of this domain (422 otherwise); null: such mail is refused. */

@@ -115,6 +115,38 @@ describe('DKIM and DMARC', () => {
     expect((await t.get(`/v1/domains/${d.name}/dkim`)).status).toBe(409);
   });
 
+  it('DMARC report addresses as guides write them: mailto: URIs, several, or bare addresses publish the same record', async () => {
+    const d = await mailDomain();
+    const dmarc = async (rua: string) => {
+      const r = await t.request('PATCH', `/v1/domains/${d.name}`, { body: { dmarc: { policy: 'reject', rua } } });
+      expect(r.status, r.text).toBe(200);
+      return { shown: r.body.dmarc.rua, published: (await txt(d.name)).find((x) => x.name === '_dmarc')?.content };
+    };
+    const one = { shown: 'dmarc@example.com', published: 'v=DMARC1; p=reject; rua=mailto:dmarc@example.com' };
+    expect(await dmarc('mailto:dmarc@example.com')).toEqual(one);
+    expect(await dmarc('dmarc@example.com')).toEqual(one);
+    expect(await dmarc('MAILTO:DMARC@Example.com')).toEqual(one);
+    const two = {
+      shown: 'dmarc@example.com,reports@vendor.example!10m',
+      published: 'v=DMARC1; p=reject; rua=mailto:dmarc@example.com,mailto:reports@vendor.example!10m',
+    };
+    expect(await dmarc('mailto:dmarc@example.com, mailto:reports@vendor.example!10m')).toEqual(two);
+    expect(await dmarc('dmarc@example.com,reports@vendor.example!10m')).toEqual(two);
+    for (const rua of [
+      'mailto:',
+      'mailto:a@b.com,',
+      'https://example.com/r',
+      'mailto:a@b.com;p=none',
+      'a@b.com!big',
+      'a@b.co,b@b.co,c@b.co,d@b.co,e@b.co,f@b.co',
+    ]) {
+      const r = await t.request('PATCH', `/v1/domains/${d.name}`, { body: { dmarc: { rua } } });
+      expect(r.status, rua).toBe(422);
+      expect(r.body.errors?.[0]).toMatchObject({ pointer: '/dmarc/rua', code: 'invalid_address' });
+    }
+    expect((await dmarc('dmarc@example.com')).published).toBe(one.published);
+  });
+
   it('refuses a bad policy or rua, DMARC or rotation without mail, and other tenants: nothing changes', async () => {
     const d = await mailDomain();
     const serial = (await t.get(`/v1/domains/${d.name}`)).body.dns.serial;

@@ -36,7 +36,13 @@ export const Domain = Type.Object(
     dmarc: Type.Object(
       {
         policy: DmarcPolicy,
-        rua: Nullable(Type.String({ maxLength: 254, description: 'Where aggregate reports go (`rua=mailto:`).' })),
+        rua: Nullable(
+          Type.String({
+            maxLength: 1400,
+            description:
+              'Where aggregate reports go: bare addresses, comma-separated, each published as a `mailto:` URI of `rua`.',
+          }),
+        ),
       },
       { description: 'The DMARC policy published as the managed `_dmarc` TXT record while mail is enabled.' },
     ),
@@ -72,7 +78,14 @@ export const DomainMutable = {
     {
       policy: Type.Optional(DmarcPolicy),
       rua: Type.Optional(
-        Nullable(Type.String({ minLength: 3, maxLength: 254, description: 'An address for aggregate reports; null: none.' })),
+        Nullable(
+          Type.String({
+            minLength: 3,
+            maxLength: 1400,
+            description:
+              'Where aggregate reports go: an address (`dmarc@example.com`), a `mailto:` URI as DMARC guides write it (`mailto:dmarc@example.com`, a size limit `!10m` allowed), or up to 5 of either, comma-separated. Shown as bare addresses; null: none.',
+          }),
+        ),
       ),
     },
     { additionalProperties: false, description: 'Changes the `_dmarc` record (mail must be enabled, else 409).' },

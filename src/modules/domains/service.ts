@@ -25,6 +25,7 @@ import {
   mailAuthEdit,
   newDkimKeyPair,
   newSelector,
+  normalizeRua,
   RETIRED_KEY_DAYS,
   type DkimKey,
 } from './mail-auth/records.js';
@@ -38,9 +39,6 @@ import { publishZoneChange } from './zone/change.js';
 import { zoneEditor } from './zone/edit.js';
 import { mailRecordsEdit } from './zone/mail-records.js';
 import { initialRecords, mailRecords, type ZoneDefaults } from './zone/template.js';
-
-/** A report address for DMARC (`rua=mailto:`): an address, nothing a TXT record could misread. */
-const RUA = /^[a-z0-9._%+-]{1,64}@(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
 /** 409 `in_use`, naming what holds the domain. */
 const inUse = (name: string, usedBy: UsedBy[]) =>
@@ -199,11 +197,16 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
         throw invalid([{ pointer: '/catch_all', code: 'outside_domain', detail: `must be an address @${current.name}` }]);
       if (catchAllChanges && catchAll !== null && !merged.mail_enabled)
         throw conflict('invalid_state', `Mail is not enabled on ${current.name}.`);
-      const dmarc = merged.dmarc;
-      if (dmarc.rua !== null && !RUA.test(dmarc.rua))
+      const rua = merged.dmarc.rua === null ? null : normalizeRua(merged.dmarc.rua);
+      if (merged.dmarc.rua !== null && rua === null)
         throw invalid([
-          { pointer: '/dmarc/rua', code: 'invalid_address', detail: 'must be an address to send DMARC reports to' },
+          {
+            pointer: '/dmarc/rua',
+            code: 'invalid_address',
+            detail: 'must be addresses (or mailto: URIs) to send DMARC reports to, at most 5, comma-separated',
+          },
         ]);
+      const dmarc = { policy: merged.dmarc.policy, rua };
       const dmarcChanges = dmarc.policy !== current.dmarc_policy || dmarc.rua !== current.dmarc_rua;
       if (dmarcChanges && !merged.mail_enabled)
         throw conflict('invalid_state', `Mail is not enabled on ${current.name}; DMARC is published with mail.`);

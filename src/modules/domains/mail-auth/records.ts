@@ -37,7 +37,42 @@ export async function newDkimKeyPair(): Promise<{ privateKeyPem: string; publicK
 
 export const dkimRecordName = (selector: string) => `${selector}._domainkey`;
 export const dkimRecordContent = (key: DkimKey) => `v=DKIM1; k=rsa; p=${key.public_key}`;
-export const dmarcRecordContent = (d: Dmarc) => `v=DMARC1; p=${d.policy}${d.rua ? `; rua=mailto:${d.rua}` : ''}`;
+/** `rua` holds bare addresses, comma-separated (normalizeRua): each is a `mailto:` URI in the record. */
+export const dmarcRecordContent = (d: Dmarc) =>
+  `v=DMARC1; p=${d.policy}${
+    d.rua
+      ? `; rua=${d.rua
+          .split(',')
+          .map((a) => `mailto:${a}`)
+          .join(',')}`
+      : ''
+  }`;
+
+/** A report address: nothing a TXT record could misread. */
+const ADDRESS = /^[a-z0-9._%+-]{1,64}@(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+/** As DMARC guides write them: `mailto:` optional, a size limit (`!10m`, RFC 7489 §6.2) allowed. */
+const REPORT_URI = /^(?:mailto:)?([^!\s]+)(![0-9]{1,10}[kmgt]?)?$/;
+const MAX_REPORT_ADDRESSES = 5;
+
+/**
+ * DMARC's aggregate report addresses (`rua`) as a caller writes them: a bare address, a
+ * `mailto:` URI, or several of either, comma-separated. Stored and shown as bare addresses
+ * (`a@x.org,b@y.org`), so each form publishes the same record. Null when it is none of those.
+ */
+export function normalizeRua(value: string): string | null {
+  const uris = value
+    .toLowerCase()
+    .split(',')
+    .map((u) => u.trim());
+  if (uris.length > MAX_REPORT_ADDRESSES) return null;
+  const addresses = [];
+  for (const uri of uris) {
+    const m = REPORT_URI.exec(uri);
+    if (!m || !ADDRESS.test(m[1] as string)) return null;
+    addresses.push(`${m[1]}${m[2] ?? ''}`);
+  }
+  return addresses.join(',');
+}
 
 const isMailAuth = (e: ZoneEntry) =>
   e.managed === true && e.type === 'TXT' && (e.name === '_dmarc' || e.name.endsWith('._domainkey'));
