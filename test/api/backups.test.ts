@@ -1,35 +1,16 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Parser, type ReadEntry } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalBackupStorage } from '../../src/modules/backups/storage.js';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
-import { tarGz } from '../helpers/archives.js';
+import { members, tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan, world } from '../helpers/fixtures.js';
 
 /** Backups: the archive and its contents, checksum, download with Range, limits, reach. */
 const PASSWORD = 'correct horse battery staple';
 let t: TestApp;
 let w: Awaited<ReturnType<typeof world>>;
-
-/** Every member of a tar.gz, with its bytes. */
-async function members(archive: Buffer): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  const parser = new Parser({
-    onReadEntry: (entry: ReadEntry) => {
-      const chunks: Buffer[] = [];
-      entry.on('data', (c: Buffer) => chunks.push(c));
-      entry.on('end', () => out.set(entry.path, Buffer.concat(chunks)));
-    },
-  });
-  await new Promise<void>((resolve, reject) => {
-    parser.on('end', resolve);
-    parser.on('error', reject);
-    parser.end(archive);
-  });
-  return out;
-}
 
 async function download(id: string, headers: Record<string, string> = {}, token?: string) {
   const res = await t.app.inject({

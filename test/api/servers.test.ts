@@ -16,7 +16,7 @@ import { EmbeddedDatabaseDriver } from '../../src/provisioning/drivers/embedded-
 import { EmbeddedPhpDriver } from '../../src/provisioning/drivers/embedded-php.js';
 import { EmbeddedWebDriver } from '../../src/provisioning/drivers/embedded-web.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
-import { tarGz } from '../helpers/archives.js';
+import { members, tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan, createReseller } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/ports.js';
 
@@ -449,6 +449,24 @@ describe('placement and the agent’s units', () => {
       const artifact = `/agent/v1/units/web/${site.body.id}/artifacts/${deployed.body.id}`;
       expect((await agentCall(url, other.identity, 'GET', artifact)).status).toBe(403);
       expect((await agentCall(url, identity, 'GET', artifact.replace(deployed.body.id, site.body.id))).status).toBe(404);
+
+      // A backup takes the site's files as its server serves them, with what the site wrote there since.
+      writeFileSync(path.join(files, 'current', 'upload.txt'), 'written on web-1');
+      const backup = await t.post('/v1/backups', { account_id: account.id, include: ['sites'] });
+      expect(backup.status, backup.text).toBe(202);
+      const made = await eventually(async () => {
+        const b = (await t.get(`/v1/backups/${backup.body.id}`)).body;
+        return ['completed', 'failed'].includes(b.status) ? b : null;
+      });
+      expect(made.status, JSON.stringify(made.error)).toBe('completed');
+      const archive = await t.app.inject({
+        method: 'GET',
+        url: `/v1/backups/${backup.body.id}/download`,
+        headers: { authorization: `Bearer ${OPERATOR_TOKEN}` },
+      });
+      const inside = await members(archive.rawPayload);
+      expect(inside.get(`sites/${site.body.id}/upload.txt`)?.toString()).toBe('written on web-1');
+      expect(inside.get(`sites/${site.body.id}/index.html`)?.toString()).toBe('served by web-1');
 
       const removed = await t.request('DELETE', `/v1/sites/${site.body.id}`);
       expect(removed.status, removed.text).toBe(202);

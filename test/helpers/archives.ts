@@ -1,4 +1,5 @@
 import { gzipSync } from 'node:zlib';
+import { Parser, type ReadEntry } from 'tar';
 import yazl from 'yazl';
 
 /** Archives built byte by byte, so tests can make the malicious ones no archiver would. */
@@ -81,5 +82,23 @@ export async function zip(entries: ZipEntry[], rename: [string, string][] = []):
     if (from.length !== to.length) throw new Error('renames must keep the length');
     out = Buffer.from(out.toString('latin1').split(from).join(to), 'latin1');
   }
+  return out;
+}
+
+/** Every member of a tar.gz, with its bytes. */
+export async function members(archive: Buffer): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  const parser = new Parser({
+    onReadEntry: (entry: ReadEntry) => {
+      const chunks: Buffer[] = [];
+      entry.on('data', (c: Buffer) => chunks.push(c));
+      entry.on('end', () => out.set(entry.path, Buffer.concat(chunks)));
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    parser.on('end', resolve);
+    parser.on('error', reject);
+    parser.end(archive);
+  });
   return out;
 }
