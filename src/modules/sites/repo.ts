@@ -197,17 +197,23 @@ export async function loadWebUnit(db: Queryable, id: string): Promise<WebUnit | 
 
 /**
  * The sites a server's agent has yet to apply, as units: changed since its last report, or being
- * provisioned or deleted (their rows settle when the agent reports). One query for all of them.
+ * provisioned or deleted (their rows settle when the agent reports). An idle server's poll costs
+ * the first query alone; the units are read in one more.
  */
 export async function pendingWebUnitsOnServer(db: Queryable, serverId: string): Promise<WebUnit[]> {
+  const pending = await db.query<{ id: string }>(
+    `SELECT s.id FROM sites s JOIN accounts a ON a.id = s.account_id
+     WHERE a.web_server_id = $1 AND s.status <> 'failed'
+       AND (s.applied_generation < s.generation OR s.status IN ('provisioning', 'deleting'))`,
+    [serverId],
+  );
+  if (pending.rows.length === 0) return [];
   const r = await db.query<WebUnit>(
     `SELECT x.*, a.status AS account_status, a.username AS account_username, a.web_server_id, s.generation,
        s.applied_generation
-     FROM (${SELECT}) x JOIN sites s ON s.id = x.id JOIN accounts a ON a.id = x.account_id
-     WHERE a.web_server_id = $1 AND s.status <> 'failed'
-       AND (s.applied_generation < s.generation OR s.status IN ('provisioning', 'deleting'))
-     ORDER BY s.id`,
-    [serverId],
+     FROM (${SELECT} WHERE s.id = ANY($1)) x JOIN sites s ON s.id = x.id JOIN accounts a ON a.id = x.account_id
+     ORDER BY x.id`,
+    [pending.rows.map((row) => row.id)],
   );
   return r.rows;
 }
