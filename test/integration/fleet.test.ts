@@ -166,6 +166,21 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       throw new Error(`${err.message}: ${answer.status} ${answer.body.slice(0, 200)}; agent: ${output.get(server.agent!)}`);
     });
 
+  /** An operation that must succeed, once it has ended. */
+  async function succeeds(operationId: string) {
+    const op = await eventually(async () => {
+      const now = (await t.get(`/v1/operations/${operationId}`)).body;
+      return ['succeeded', 'failed'].includes(now.status) ? now : null;
+    }, 120_000);
+    expect(op.status, JSON.stringify(op.error)).toBe('succeeded');
+  }
+  async function backUp(accountId: string, include: string[]): Promise<string> {
+    const backup = (await t.post('/v1/backups', { account_id: accountId, include })).body;
+    await succeeds(backup.operation.id);
+    return backup.id;
+  }
+  const restore = async (backupId: string) => succeeds((await t.post(`/v1/backups/${backupId}/restore`, {})).body.operation.id);
+
   it('places an account on each server: each site is answered by its own server, and its zone names that server', async () => {
     const plan = await createPlan(t, undefined, { features: ['php'] });
     const hosted = [];
@@ -281,19 +296,9 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     );
     const note = (query = '') => httpGet(name, `/${query}`, server.http).then((a) => a.body);
     await eventually(async () => (await note('?note=kept')) === 'kept');
-    const done = (id: string) =>
-      eventually(async () => {
-        const op = (await t.get(`/v1/operations/${id}`)).body;
-        return ['succeeded', 'failed'].includes(op.status) ? op : null;
-      }, 120_000);
-    const backup = (await t.post('/v1/backups', { account_id: account.id, include: ['sites'] })).body;
-    const made = await done(backup.operation.id);
-    expect(made.status, JSON.stringify(made.error)).toBe('succeeded');
+    const backup = await backUp(account.id, ['sites']);
     expect(await note('?note=changed')).toBe('changed');
-
-    const restore = await t.post(`/v1/backups/${backup.id}/restore`, {});
-    const restored = await done(restore.body.operation.id);
-    expect(restored.status, JSON.stringify(restored.error)).toBe('succeeded');
+    await restore(backup);
     await eventually(async () => (await note()) === 'kept', 60_000);
   }, 180_000);
 
@@ -325,19 +330,10 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     await sql("CREATE TABLE items (id int PRIMARY KEY, name varchar(50)); INSERT INTO items VALUES (1, 'tea'), (2, 'café')");
     const rows = () => sql('SELECT id, name FROM items ORDER BY id');
     const before = await rows();
-    const done = (id: string) =>
-      eventually(async () => {
-        const op = (await t.get(`/v1/operations/${id}`)).body;
-        return ['succeeded', 'failed'].includes(op.status) ? op : null;
-      }, 120_000);
-    const backup = (await t.post('/v1/backups', { account_id: account.id, include: ['databases'] })).body;
-    const made = await done(backup.operation.id);
-    expect(made.status, JSON.stringify(made.error)).toBe('succeeded');
+    const backup = await backUp(account.id, ['databases']);
     await sql("DELETE FROM items WHERE id = 1; INSERT INTO items VALUES (9, 'x')");
     expect(await rows()).not.toBe(before);
-    const restore = await t.post(`/v1/backups/${backup.id}/restore`, {});
-    const restored = await done(restore.body.operation.id);
-    expect(restored.status, JSON.stringify(restored.error)).toBe('succeeded');
+    await restore(backup);
     expect(await rows()).toBe(before);
   }, 180_000);
 });
