@@ -498,7 +498,7 @@ export interface paths {
         };
         /**
          * The event feed
-         * @description Newest first. Consumers order by `resource.version`.
+         * @description Newest first. Consumers order by `resource.version`. To follow the feed, pass `after` (an event id): the events after it, oldest first, at most `limit`, and `next_cursor` null (ask again with `after` set to the last one). With `wait` (0–30 s) an empty answer waits until an event commits, in whichever process writes it. An event is answered once its transaction and every older one have ended, so none is ever passed over. An `after` that is no event of the feed (events are kept 30 days): 422 `unknown_event`.
          */
         get: operations["listEvents"];
         put?: never;
@@ -17699,6 +17699,9 @@ export interface operations {
                 account_id?: string;
                 /** @description Only those that happened at or after this time (RFC 3339). */
                 since?: string;
+                /** @example evt_01jd3x9v6ef8tb2q4w5n7k8m9p */
+                after?: string;
+                wait?: number;
             };
             header?: never;
             path?: never;
@@ -17857,6 +17860,37 @@ export interface operations {
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "not_acceptable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];

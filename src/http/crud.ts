@@ -4,6 +4,7 @@ import type { Caller } from '../auth/caller.js';
 import type { Scope, ScopeArea } from '../auth/scopes.js';
 import { type PageParams } from '../db/paging.js';
 import { pageParams, sendPage } from '../http/pagination.js';
+import type { ErrorCode } from '../lib/errors.js';
 import { replacement } from '../lib/merge-patch.js';
 import { callerOf } from './auth.js';
 import { ifMatchVersion, sendResource } from './etag.js';
@@ -88,6 +89,8 @@ export interface ListRouteOptions<Q extends TObject> {
   querystring: Q;
   /** `$id` of the item schema. */
   item: string;
+  /** Problems it answers beyond the conventions (a filter that names nothing: `validation_failed`). */
+  errors?: ErrorCode[];
   list: (caller: Caller, query: Static<Q>, page: PageParams, request: FastifyRequest) => Promise<{ id: string }[]>;
 }
 
@@ -106,6 +109,7 @@ export function listRoute<Q extends TObject>(app: App, o: ListRouteOptions<Q>): 
           'A page of what the token can reach; filters combine. `next_cursor` (also in the `Link` header) leads to the next page; `null` on the last.',
         querystring: o.querystring,
         response: { 200: Page(Type.Ref(o.item)) },
+        ...(o.errors ? { 'x-errors': o.errors } : {}),
       },
     },
     async (req, reply) => {

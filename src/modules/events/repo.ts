@@ -25,6 +25,9 @@ export interface EventRow {
   created_at: string;
 }
 
+/** The channel an event's commit is announced on (the feed's long-polls wake on it). */
+export const EVENTS_CHANNEL = 'berth_events';
+
 /** Written inside the transaction of the change it describes: no event without the change. */
 export async function recordEvent(tx: Queryable, e: NewEvent): Promise<EventRow> {
   const r = await tx.query<EventRow>(
@@ -32,6 +35,8 @@ export async function recordEvent(tx: Queryable, e: NewEvent): Promise<EventRow>
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
     [newId('evt'), e.type, e.accountId, e.resellerId, e.resource.type, e.resource.id, e.resource.version, JSON.stringify(e.data)],
   );
+  // Delivered when the transaction commits; several in one transaction are delivered once.
+  await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, '']);
   // The row as written, with the data as given (not read back through JSON).
   return { ...(r.rows[0] as EventRow), data: e.data };
 }
@@ -39,7 +44,7 @@ export async function recordEvent(tx: Queryable, e: NewEvent): Promise<EventRow>
 export const pruneEvents = (db: Queryable, olderThan: Date) => db.query('DELETE FROM events WHERE created_at < $1', [olderThan]);
 
 /** The feed's filters. */
-export type EventFilter = Omit<EventListQuery, 'limit' | 'cursor'>;
+export type EventFilter = Omit<EventListQuery, 'limit' | 'cursor' | 'after' | 'wait'>;
 
 const reach = (caller: Caller, params: unknown[]) => reachSql(caller, { account: 'account_id', reseller: 'reseller_id' }, params);
 
@@ -48,11 +53,37 @@ export async function findEvent(db: Queryable, caller: Caller, id: string): Prom
   return (await db.query<EventRow>(`SELECT * FROM events WHERE id = $1 AND ${reach(caller, params)}`, params)).rows[0];
 }
 
+const filters = (caller: Caller, f: EventFilter, params: unknown[]) => {
+  const where = [reach(caller, params), ...equalityFilters(f, ['type', 'resource_id', 'account_id'], '', params)];
+  if (f.since) where.push(`created_at >= $${params.push(f.since)}`);
+  return where;
+};
+
 export async function listEvents(db: Queryable, caller: Caller, f: EventFilter, page: PageParams): Promise<EventRow[]> {
   const params: unknown[] = [];
-  const where = [reach(caller, params)];
-  where.push(...equalityFilters(f, ['type', 'resource_id', 'account_id'], '', params));
-  if (f.since) where.push(`created_at >= $${params.push(f.since)}`);
-  const p = pageOfIds('events', 'e', where, page, params);
+  const p = pageOfIds('events', 'e', filters(caller, f, params), page, params);
   return (await db.query<EventRow>(`SELECT * FROM events e WHERE ${p.where} ${p.tail}`, params)).rows;
+}
+
+/**
+ * At most `limit` events after the one with id `afterId`, in the order their transactions
+ * began, and only those whose transactions no running one precedes: each is answered once, in
+ * an order that a later commit never changes. Undefined when `afterId` is no event the caller
+ * can see (or one pruned).
+ */
+export async function eventsAfter(
+  db: Queryable,
+  caller: Caller,
+  f: EventFilter,
+  afterId: string,
+  limit: number,
+): Promise<EventRow[] | undefined> {
+  const at: unknown[] = [afterId];
+  const cursor = (await db.query<{ xid: string }>(`SELECT xid::text FROM events WHERE id = $1 AND ${reach(caller, at)}`, at))
+    .rows[0];
+  if (!cursor) return undefined;
+  const params: unknown[] = [cursor.xid, afterId];
+  const where = ['(xid, id) > ($1::xid8, $2)', 'xid < pg_snapshot_xmin(pg_current_snapshot())', ...filters(caller, f, params)];
+  const sql = `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY xid, id LIMIT $${params.push(limit)}`;
+  return (await db.query<EventRow>(sql, params)).rows;
 }

@@ -13,10 +13,12 @@ export function eventRoutes(app: App, svc: EventsService): void {
     tags,
     operationId: 'listEvents',
     summary: 'The event feed',
-    description: 'Newest first. Consumers order by `resource.version`.',
+    description:
+      'Newest first. Consumers order by `resource.version`. To follow the feed, pass `after` (an event id): the events after it, oldest first, at most `limit`, and `next_cursor` null (ask again with `after` set to the last one). With `wait` (0–30 s) an empty answer waits until an event commits, in whichever process writes it. An event is answered once its transaction and every older one have ended, so none is ever passed over. An `after` that is no event of the feed (events are kept 30 days): 422 `unknown_event`.',
     scope: 'events:read',
     querystring: EventListQuery,
     item: 'Event',
+    errors: ['validation_failed'],
     list: svc.list,
   });
 

@@ -32,6 +32,8 @@ export const EventListQuery = Type.Object(
     resource_id: Type.Optional(Type.String({ maxLength: 100 })),
     account_id: Type.Optional(Id('acc')),
     since: Type.Optional(Timestamp),
+    after: Type.Optional(Id('evt')),
+    wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 30 })),
   },
   { additionalProperties: false },
 );
