@@ -17699,8 +17699,12 @@ export interface operations {
                 account_id?: string;
                 /** @description Only those that happened at or after this time (RFC 3339). */
                 since?: string;
-                /** @example evt_01jd3x9v6ef8tb2q4w5n7k8m9p */
+                /**
+                 * @description Follow the feed: the events after this one, oldest first (see the description).
+                 * @example evt_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
                 after?: string;
+                /** @description With `after`: seconds to wait for an event to commit when there is none yet (0–30; default 0). */
                 wait?: number;
             };
             header?: never;

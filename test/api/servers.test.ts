@@ -505,7 +505,11 @@ describe('placement and the agent’s units', () => {
         return s.sync_state === 'error' ? s : null;
       });
       expect(failed).toMatchObject({ status: 'active', sync_error: expect.stringContaining('configuration check failed') });
-      expect((await t.get(`/v1/servers/${server.id}`)).body.units).toMatchObject({ in_sync: 1, error: 1, pending: 0 });
+      // Each gets its certificate (a change of its unit) too: counted once both have settled again.
+      await eventually(async () => {
+        const units = (await t.get(`/v1/servers/${server.id}`)).body.units;
+        return units.in_sync === 1 && units.error === 1 && units.pending === 0;
+      });
     } finally {
       await stop();
     }

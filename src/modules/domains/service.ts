@@ -197,8 +197,10 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
         throw invalid([{ pointer: '/catch_all', code: 'outside_domain', detail: `must be an address @${current.name}` }]);
       if (catchAllChanges && catchAll !== null && !merged.mail_enabled)
         throw conflict('invalid_state', `Mail is not enabled on ${current.name}.`);
-      const rua = merged.dmarc.rua === null ? null : normalizeRua(merged.dmarc.rua);
-      if (merged.dmarc.rua !== null && rua === null)
+      // A member a merge patch removed is none, as null is.
+      const given = merged.dmarc.rua ?? null;
+      const rua = given === null ? null : normalizeRua(given);
+      if (given !== null && rua === null)
         throw invalid([
           {
             pointer: '/dmarc/rua',

@@ -32,8 +32,14 @@ export const EventListQuery = Type.Object(
     resource_id: Type.Optional(Type.String({ maxLength: 100 })),
     account_id: Type.Optional(Id('acc')),
     since: Type.Optional(Timestamp),
-    after: Type.Optional(Id('evt')),
-    wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 30 })),
+    after: Type.Optional(Id('evt', 'Follow the feed: the events after this one, oldest first (see the description).')),
+    wait: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 30,
+        description: 'With `after`: seconds to wait for an event to commit when there is none yet (0–30; default 0).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
