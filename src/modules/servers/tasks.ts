@@ -34,9 +34,10 @@ const AGENT_TASKS_CHANNEL = 'berth_agent_tasks';
 const RECHECK_MS = 1000;
 
 /**
- * Runs a task on a server through its agent and waits for its report: a dump arrives in `file`
- * (this process's), a load reads from it; other tasks have none. Fails with the agent's error, or when the server is not
- * online (its agent would not take the task) or does not finish within `timeoutMs`.
+ * Runs a task on a server through its agent and waits for its report: a dump or a packed site
+ * arrives in `file` (this process's), a load reads from it; other tasks have none. Fails with the
+ * agent's error, or when the server is not online (its agent would not take the task) or does not
+ * finish within `timeoutMs`.
  */
 export async function runAgentTask(
   db: Db,

@@ -44,9 +44,10 @@ interface SitesManifest {
  * Sites in backups: each site as the API shows it, and its live release's files
  * (`sites/<id>/`). A backup requested right after a deployment's 202 holds that deployment: it
  * waits until the account has no `pending` deployment (they switch live in milliseconds), at
- * most DEPLOYMENT_WAIT_MS. A site on another server is packed there by its agent, as it serves it
- * (a release it has yet to switch to fails the attempt; the job tries again). A restore re-creates a site that is gone and puts the files back as a
- * new live release through a deployment (quota checks, an atomic switch, rollback kept).
+ * most DEPLOYMENT_WAIT_MS. A site on another server is packed there by its agent, as it serves
+ * it (a release it has yet to switch to fails the attempt; the job tries again). A restore
+ * re-creates a site that is gone and puts the files back as a new live release through a
+ * deployment (quota checks, an atomic switch, rollback kept).
  */
 export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployments: DeploymentsService): BackupPart {
   const { db, config } = deps;
