@@ -66,6 +66,21 @@ export async function listEvents(db: Queryable, caller: Caller, f: EventFilter, 
 }
 
 /**
+ * The feed's horizon: the oldest transaction of this database that was running a moment ago (its
+ * events may yet commit), else the next transaction id. Every transaction of this database with
+ * an older id has ended by the time the next statement reads the events. Transactions of other
+ * databases on the same server hold nothing back: they write no events here.
+ */
+const HORIZON_SQL = `
+  WITH snap AS (SELECT pg_current_snapshot() AS s),
+    ours AS (
+      SELECT backend_xid::text::numeric AS x32 FROM pg_stat_activity
+      WHERE datname = current_database() AND backend_xid IS NOT NULL)
+  SELECT coalesce(
+    (SELECT min(x) FROM snap, pg_snapshot_xip(snap.s) x WHERE x::text::numeric % 4294967296 IN (SELECT x32 FROM ours)),
+    (SELECT pg_snapshot_xmax(s) FROM snap))::text AS horizon`;
+
+/**
  * At most `limit` events after the one with id `afterId`, in the order their transactions
  * began, and only those whose transactions no running one precedes: each is answered once, in
  * an order that a later commit never changes. Undefined when `afterId` is no event the caller
@@ -82,8 +97,10 @@ export async function eventsAfter(
   const cursor = (await db.query<{ xid: string }>(`SELECT xid::text FROM events WHERE id = $1 AND ${reach(caller, at)}`, at))
     .rows[0];
   if (!cursor) return undefined;
-  const params: unknown[] = [cursor.xid, afterId];
-  const where = ['(xid, id) > ($1::xid8, $2)', 'xid < pg_snapshot_xmin(pg_current_snapshot())', ...filters(caller, f, params)];
+  // Read before the events, in a statement of its own (see HORIZON_SQL).
+  const { horizon } = (await db.query<{ horizon: string }>(HORIZON_SQL)).rows[0] as { horizon: string };
+  const params: unknown[] = [cursor.xid, afterId, horizon];
+  const where = ['(xid, id) > ($1::xid8, $2)', 'xid < $3::xid8', ...filters(caller, f, params)];
   const sql = `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY xid, id LIMIT $${params.push(limit)}`;
   return (await db.query<EventRow>(sql, params)).rows;
 }
