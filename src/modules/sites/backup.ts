@@ -5,7 +5,7 @@ import { unpackArchive } from '../../archives/unpack.js';
 import { systemCaller } from '../../auth/caller.js';
 import { RestoreRefused, type BackupPart, type StagedPart } from '../../contribution.js';
 import { releaseDir, siteDir } from '../../layout.js';
-import { findAccountById } from '../accounts/index.js';
+import { findAccountById, limitsOf } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
 import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
@@ -45,7 +45,8 @@ interface SitesManifest {
  * (`sites/<id>/`). A backup requested right after a deployment's 202 holds that deployment: it
  * waits until the account has no `pending` deployment (they switch live in milliseconds), at
  * most DEPLOYMENT_WAIT_MS. A site on another server is packed there by its agent, as it serves
- * it (a release it has yet to switch to fails the attempt; the job tries again). A restore
+ * it, once that server has applied the site's latest change (at most DEPLOYMENT_WAIT_MS too; a
+ * release it has yet to switch to then fails the attempt, and the job tries again). A restore
  * re-creates a site that is gone and puts the files back as a new live release through a
  * deployment (quota checks, an atomic switch, rollback kept).
  */
@@ -59,16 +60,25 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
   }
 
   /**
-   * A site on another server, as served there (with what it wrote into its release since): its
-   * agent packs the release and streams it here, into the staging the backup archives.
+   * A site on another server, as served there (with what it wrote into its release since): once
+   * its server has applied its latest change (the live release among it), its agent packs the
+   * release and streams it here, into the staging the backup archives. What arrives is bounded
+   * by twice the account's disk quota: a server cannot fill the control plane's disk.
    */
-  async function packedOnServer(serverId: string, s: repo.SiteRow, release: string, staging: string): Promise<void> {
+  async function packedOnServer(serverId: string, s: repo.SiteRow, maxBytes: number, staging: string): Promise<void> {
+    const deadline = Date.now() + DEPLOYMENT_WAIT_MS;
+    let site = await repo.findSiteById(db, s.id);
+    while (site?.sync_state === 'pending' && Date.now() < deadline) {
+      await pause(200);
+      site = await repo.findSiteById(db, s.id);
+    }
+    if (!site?.current_deployment_id) return;
     const file = path.join(staging, `.site-${s.id}.tar.gz`);
     try {
-      const task = { action: 'site.pack' as const, account_id: s.account_id, site_id: s.id, release };
+      const task = { action: 'site.pack' as const, account_id: s.account_id, site_id: s.id, release: site.current_deployment_id };
       await runAgentTask(db, deps.clock, serverId, task, file);
       await unpackArchive({ file }, 'tar.gz', path.join(staging, 'sites', s.id), {
-        bytes: Number.MAX_SAFE_INTEGER,
+        bytes: maxBytes,
         ratio: Number.POSITIVE_INFINITY,
       });
     } finally {
@@ -82,12 +92,14 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
     async stage(accountId: string, staging: string): Promise<StagedPart> {
       await settledDeployments(accountId);
       const rows = await repo.listSites(db, systemCaller('backup'), { account_id: accountId }, ALL);
-      const server = (await findAccountById(db, accountId))?.web_server_id ?? LOCAL_SERVER_ID;
+      const account = await findAccountById(db, accountId);
+      const server = account?.web_server_id ?? LOCAL_SERVER_ID;
+      const maxBytes = 2 * (account ? limitsOf(account).disk_quota_mb : 0) * 2 ** 20;
       const dirs = [];
       for (const s of rows) {
         if (!s.current_deployment_id) continue;
         if (server !== LOCAL_SERVER_ID) {
-          await packedOnServer(server, s, s.current_deployment_id, staging);
+          await packedOnServer(server, s, maxBytes, staging);
           continue;
         }
         const dir = releaseDir(siteDir(config.dataDir, s.account_id, s.id), s.current_deployment_id);
