@@ -37,6 +37,7 @@ export const EventListQuery = Type.Object(
       Type.Integer({
         minimum: 0,
         maximum: 30,
+        format: 'int32',
         description: 'With `after`: seconds to wait for an event to commit when there is none yet (0–30; default 0).',
       }),
     ),
