@@ -19,6 +19,7 @@ import { openDb } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
 import { bootstrapOperator } from '../src/modules/tokens/service.js';
 import { EmbeddedDatabaseDriver } from '../src/provisioning/drivers/embedded-db.js';
+import { EmbeddedMailDriver } from '../src/provisioning/drivers/embedded-mail.js';
 import { EmbeddedPhpDriver } from '../src/provisioning/drivers/embedded-php.js';
 import { EmbeddedWebDriver } from '../src/provisioning/drivers/embedded-web.js';
 import { percentile } from './stats.js';
@@ -86,6 +87,7 @@ export async function agentBench() {
           database: new EmbeddedDatabaseDriver(agentDir, '%'),
           web: new EmbeddedWebDriver(agentDir),
           php: new EmbeddedPhpDriver(agentDir, [], { socketDir: agentDir, webGroup: 'www-data' }),
+          mail: new EmbeddedMailDriver(agentDir),
         },
         version: 'bench',
         diskBytesUsed: async () => 0,

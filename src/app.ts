@@ -168,7 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       accounts: async (q, id) => (await countAccountsOn(q, [id])).get(id) ?? 0,
       unitCounts: [sites.serverUnits, mail.serverUnits, databases.serverUnits],
     },
-    { authority: issuers.agentAuthority, sources: [databaseAgentUnits, sites.agentUnits] },
+    { authority: issuers.agentAuthority, sources: [databaseAgentUnits, sites.agentUnits, mail.agentUnits] },
     logError('server status error'),
   );
   const accounts = accountsModule(svc, [

@@ -2,10 +2,11 @@ import { X509Certificate } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { publicMessage } from '../lib/errors.js';
 import type { AgentReport, AgentUnit } from '../provisioning/agent-units.js';
-import type { DatabaseDriver, PhpDriver, WebDriver } from '../provisioning/driver.js';
+import type { DatabaseDriver, MailDriver, PhpDriver, WebDriver } from '../provisioning/driver.js';
 import { certificateRequest } from '../tls/internal-ca.js';
 import { generateKey } from '../tls/keys.js';
 import { agentCall, agentDownload, agentUpload } from './client.js';
+import { applyMailUnit } from './mail.js';
 import { receiveUnits } from './receive.js';
 import { type CachedUnits, type Identity, loadUnits, saveIdentity, saveUnits } from './state.js';
 import { runTask } from './task.js';
@@ -15,7 +16,7 @@ import { ofAccount, withdrawAccount } from './withdraw.js';
 export interface AgentOptions {
   dataDir: string;
   identity: Identity;
-  drivers: { database: DatabaseDriver; web: WebDriver; php: PhpDriver };
+  drivers: { database: DatabaseDriver; web: WebDriver; php: PhpDriver; mail: MailDriver };
   version: string;
   /** Bytes used where the agent keeps its data (its heartbeat carries them). */
   diskBytesUsed: () => Promise<number>;
@@ -41,6 +42,8 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
     const report = { kind: unit.kind, key: unit.key, generation: unit.generation };
     try {
       if (unit.kind === 'database') await o.drivers.database.applyAccount(unit.spec);
+      else if (unit.kind === 'mail')
+        await applyMailUnit({ dataDir: o.dataDir, mail: o.drivers.mail }, unit.key, unit.spec, cached.units);
       else if (unit.kind === 'task') {
         const artifact = `/agent/v1/units/task/${unit.key}/artifacts`;
         await runTask(
@@ -116,7 +119,14 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
       const byKey = new Map(cached.units.map((u) => [unitKey(u), u]));
       // Withdrawals and tasks are not kept: they are done once (the control plane hands them out
       // until they are reported), and a withdrawal run again could take a later account of the same name.
-      for (const unit of units) if (unit.kind !== 'withdrawal' && unit.kind !== 'task') byKey.set(unitKey(unit), unit);
+      // A removed mail domain is forgotten once removed (its removal is idempotent, if handed out again).
+      for (const unit of units) {
+        if (unit.kind === 'withdrawal' || unit.kind === 'task') continue;
+        if (unit.kind === 'mail' && unit.spec.removed) {
+          byKey.delete(unitKey(unit));
+          delete cached.applied[unitKey(unit)];
+        } else byKey.set(unitKey(unit), unit);
+      }
       cached.units = [...byKey.values()];
       await saveUnits(o.dataDir, cached);
       if (reports.length > 0) {

@@ -9,6 +9,7 @@ import type { AgentTask } from '../provisioning/agent-units.js';
 import type { DatabaseDriver } from '../provisioning/driver.js';
 import { liveRelease } from '../provisioning/releases.js';
 import { httpProofs } from '../tls/http-proofs.js';
+import { packMail, unpackMail } from './mail.js';
 
 export interface TaskDeps {
   dataDir: string;
@@ -27,7 +28,7 @@ const proofs = (tokens: { token: string; key_authorization?: string }[]) =>
  * One task. A database's file is kept under the agent's own directory (0600: a dump holds the
  * account's data) only while it runs: a dump made with the local driver and streamed to the
  * control plane, or a dump fetched from it and loaded. A site's live release is packed as it is
- * now, with what the site wrote into it since. ACME proofs go where this server's web
+ * now, with what the site wrote into it since; an account's maildirs are packed, or put back. ACME proofs go where this server's web
  * server serves `/.well-known/acme-challenge/`.
  */
 export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise<void> {
@@ -40,6 +41,8 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
     if ((await liveRelease(site)) !== task.release) throw new Error(`release ${task.release} is not live on this server yet`);
     return o.output(archiveStream(o.dataDir, [{ dir: release, as: '' }]));
   }
+  if (task.action === 'mail.pack') return o.output(await packMail(o.dataDir, task.account_id, task.domains));
+  if (task.action === 'mail.unpack') return unpackMail(o.dataDir, task, await o.input(), id);
   const dir = path.join(o.dataDir, 'agent', 'tasks');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, `${path.basename(id)}.sql`);

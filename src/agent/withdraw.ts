@@ -1,18 +1,20 @@
 import { rm } from 'node:fs/promises';
 import { accountHome } from '../layout.js';
 import type { AgentUnit, AgentWithdrawal } from '../provisioning/agent-units.js';
-import type { DatabaseDriver, PhpDriver, WebDriver } from '../provisioning/driver.js';
+import type { DatabaseDriver, MailDriver, PhpDriver, WebDriver } from '../provisioning/driver.js';
+import { withdrawMail } from './mail.js';
 
 /** Whether a unit the agent keeps belongs to the account. */
 export const ofAccount = (unit: AgentUnit, accountId: string): boolean =>
-  unit.kind === 'web' ? unit.spec.account_id === accountId : unit.key === accountId;
+  unit.kind === 'web' || unit.kind === 'mail' ? unit.spec.account_id === accountId : unit.key === accountId;
 
 /**
- * Takes a terminated account off this server: its sites stop being served (the ones this agent
- * was handed), then its pools and Unix user go, its databases and users, and its files.
+ * Takes a terminated account off this server: its sites stop being served and its mail domains
+ * received (the ones this agent was handed), then its pools and Unix user go, its databases and
+ * users, and its files.
  */
 export async function withdrawAccount(
-  o: { dataDir: string; drivers: { database: DatabaseDriver; web: WebDriver; php: PhpDriver } },
+  o: { dataDir: string; drivers: { database: DatabaseDriver; web: WebDriver; php: PhpDriver; mail: MailDriver } },
   spec: AgentWithdrawal,
   units: AgentUnit[],
 ): Promise<void> {
@@ -21,6 +23,7 @@ export async function withdrawAccount(
       if (unit.kind === 'web' && unit.spec.account_id === spec.account_id) await o.drivers.web.removeSite(unit.key);
     await o.drivers.php.removeAccount(spec.username);
   }
+  if (spec.roles.includes('mail')) await withdrawMail({ dataDir: o.dataDir, mail: o.drivers.mail }, spec.account_id, units);
   if (spec.roles.includes('database')) await o.drivers.database.removeAccount(`${spec.username}_`);
   await rm(accountHome(o.dataDir, spec.account_id), { recursive: true, force: true });
 }

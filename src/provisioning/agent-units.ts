@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { type Static, type TSchema, Type } from 'typebox';
 import type { Queryable } from '../db/client.js';
+import { MailDomainContent } from './render/mail.js';
 import { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
 import { SiteTls } from './render/nginx.js';
 import { PhpSettings } from './render/php-fpm.js';
@@ -41,26 +42,49 @@ export const AgentSiteSpec = Type.Object({
 });
 export type AgentSiteSpec = Static<typeof AgentSiteSpec>;
 
-/** A terminated account's share of the server, to take away: its databases, sites, pools and Unix user. */
+/**
+ * A mail domain as its mail server's agent is handed it: its whole content (mailboxes with their
+ * password hashes, forwarders, the DKIM key it signs with), which the agent places under its own
+ * data directory. `enabled` false: the domain has no mail there; `removed`: the domain is gone.
+ */
+export const AgentMailSpec = Type.Object({
+  account_id: Key,
+  enabled: Type.Boolean(),
+  removed: Type.Boolean(),
+  domain: MailDomainContent,
+});
+export type AgentMailSpec = Static<typeof AgentMailSpec>;
+
+/** A terminated account's share of the server, to take away: its databases, sites, pools, mail and Unix user. */
 export const AgentWithdrawal = Type.Object({
   account_id: Key,
   username: Username,
-  roles: Type.Array(Type.Union([Type.Literal('web'), Type.Literal('database')])),
+  roles: Type.Array(Type.Union([Type.Literal('web'), Type.Literal('database'), Type.Literal('mail')])),
 });
 export type AgentWithdrawal = Static<typeof AgentWithdrawal>;
+
+/** A domain name as its A-label, the name of its mail directory. */
+const DomainName = Type.String({ pattern: '^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$' });
 
 /** An ACME HTTP-01 token: base64url, the only thing that becomes a file name. */
 const AcmeToken = Type.String({ pattern: '^[A-Za-z0-9_-]{16,256}$' });
 
 /**
  * Work done once on the server: a database dumped into the task's `output` artifact, or loaded
- * from its `input` artifact; ACME HTTP-01 proofs placed where its web server serves them, or
- * taken away, for a certificate of a site it serves.
+ * from its `input` artifact; a site's live release or an account's maildirs packed into
+ * `output`, maildirs put back from `input`; ACME HTTP-01 proofs placed where its web server
+ * serves them, or taken away, for a certificate of a site it serves.
  */
 export const AgentTask = Type.Union([
   Type.Object({ action: Type.Literal('database.dump'), database: Type.String({ minLength: 1, maxLength: 80 }) }),
   Type.Object({ action: Type.Literal('database.load'), database: DatabaseSpec }),
   Type.Object({ action: Type.Literal('site.pack'), account_id: Key, site_id: Key, release: Key }),
+  Type.Object({ action: Type.Literal('mail.pack'), account_id: Key, domains: Type.Array(DomainName, { maxItems: 10_000 }) }),
+  Type.Object({
+    action: Type.Literal('mail.unpack'),
+    account_id: Key,
+    mailboxes: Type.Array(Type.Object({ domain: DomainName, id: Key }), { maxItems: 100_000 }),
+  }),
   Type.Object({
     action: Type.Literal('acme.present'),
     proofs: Type.Array(Type.Object({ token: AcmeToken, key_authorization: Type.String({ maxLength: 1000 }) }), { maxItems: 100 }),
@@ -80,6 +104,7 @@ const unit = <K extends string, S extends TSchema>(kind: K, spec: S) =>
 export const AgentUnit = Type.Union([
   unit('database', DatabaseAccountSpec),
   unit('web', AgentSiteSpec),
+  unit('mail', AgentMailSpec),
   unit('withdrawal', AgentWithdrawal),
   unit('task', AgentTask),
 ]);
@@ -88,6 +113,7 @@ export type AgentUnit = Static<typeof AgentUnit>;
 const AgentUnitKind = Type.Union([
   Type.Literal('database'),
   Type.Literal('web'),
+  Type.Literal('mail'),
   Type.Literal('withdrawal'),
   Type.Literal('task'),
 ]);

@@ -13,6 +13,7 @@ import { statusCondition } from '../../src/modules/servers/status.js';
 import { pruneStaleTasks } from '../../src/modules/servers/tasks.js';
 import type { DatabaseDriver } from '../../src/provisioning/driver.js';
 import { EmbeddedDatabaseDriver } from '../../src/provisioning/drivers/embedded-db.js';
+import { EmbeddedMailDriver } from '../../src/provisioning/drivers/embedded-mail.js';
 import { EmbeddedPhpDriver } from '../../src/provisioning/drivers/embedded-php.js';
 import { EmbeddedWebDriver } from '../../src/provisioning/drivers/embedded-web.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
@@ -60,6 +61,7 @@ async function enrolledServer(body: Record<string, unknown> = {}) {
 /** The embedded drivers, rendering into the agent's own data directory. */
 const agentDrivers = (dataDir: string) => ({
   database: new EmbeddedDatabaseDriver(dataDir, '%') as DatabaseDriver,
+  mail: new EmbeddedMailDriver(dataDir),
   web: new EmbeddedWebDriver(dataDir),
   php: new EmbeddedPhpDriver(dataDir, ['8.3'], { socketDir: path.join(dataDir, 'php'), webGroup: 'www-data' }),
 });
@@ -478,6 +480,84 @@ describe('placement and the agent’s units', () => {
     }
   });
 
+  it('an account placed on a mail server has its mail applied by that server’s agent: mailboxes, MX at that server, maildirs backed up and restored there, a deleted domain and a terminated account taken away', async () => {
+    const { server, identity, dataDir } = await enrolledServer({ roles: ['mail'], ipv4: '127.0.0.13' });
+    const plan = await createPlan(t);
+    const account = await createAccount(t, plan.id, undefined, { placement: { web: LOCAL, mail: server.id, database: LOCAL } });
+    expect(account.placement).toEqual({ web: LOCAL, mail: server.id, database: LOCAL });
+    const [name, second] = [`${account.username}.example.com`, `${account.username}.example.net`];
+    for (const n of [name, second])
+      expect((await t.post('/v1/domains', { account_id: account.id, name: n, mail_enabled: true })).status).toBe(201);
+    // Mail for it goes to that server, by name.
+    const records = (await t.get(`/v1/domains/${name}/records`)).body.data as { name: string; type: string; content: string }[];
+    expect(records.filter((r) => r.type === 'MX').map((r) => r.content)).toEqual([`10 mail.${name}.`]);
+    expect(records.find((r) => r.name === 'mail' && r.type === 'A')?.content).toBe('127.0.0.13');
+    const box = await t.post('/v1/emails', { address: `info@${name}`, password: 'a long enough passphrase', quota_mb: 10 });
+    expect(box.status, box.text).toBe(201);
+    await t.post('/v1/emails', { address: `sales@${second}`, password: 'a long enough passphrase', quota_mb: 10 });
+    const passwd = path.join(dataDir, 'rendered', 'mail', 'passwd');
+    const maildir = path.join(dataDir, 'accounts', account.id, 'mail', name, box.body.id, 'Maildir');
+    const secondRoot = path.join(dataDir, 'accounts', account.id, 'mail', second);
+    // Not applied in-process.
+    await eventually(async () => (await t.get(`/v1/servers/${server.id}`)).body.units.pending >= 1);
+    expect(existsSync(path.join(t.dataDir, 'accounts', account.id, 'mail'))).toBe(false);
+
+    const stop = startAgent(dataDir, identity);
+    try {
+      await eventually(async () => (await t.get(`/v1/emails/${box.body.id}`)).body.sync_state === 'in_sync');
+      expect(readFileSync(passwd, 'utf8')).toMatch(new RegExp(`^info@${name}:\\{ARGON2ID\\}`, 'm'));
+      expect(existsSync(maildir)).toBe(true);
+      // The signing key of the domain is the server's to hold, 0600.
+      const key = path.join(dataDir, 'rendered', 'mail', 'dkim', `${name}.private`);
+      expect(statSync(key).mode & 0o777).toBe(0o600);
+
+      // Backed up as the server holds it (a message delivered there), and put back there.
+      const message = path.join(maildir, 'new', '1700000000.M1P1.mx');
+      writeFileSync(message, 'Subject: kept\r\n\r\nhello\r\n');
+      const backup = await t.post('/v1/backups', { account_id: account.id, include: ['emails'] });
+      expect(backup.status, backup.text).toBe(202);
+      const made = await eventually(async () => {
+        const b = (await t.get(`/v1/backups/${backup.body.id}`)).body;
+        return ['completed', 'failed'].includes(b.status) ? b : null;
+      });
+      expect(made.status, JSON.stringify(made.error)).toBe('completed');
+      const archive = await t.app.inject({
+        method: 'GET',
+        url: `/v1/backups/${backup.body.id}/download`,
+        headers: { authorization: `Bearer ${OPERATOR_TOKEN}` },
+      });
+      expect(
+        (await members(archive.rawPayload)).get(`mail/${name}/${box.body.id}/Maildir/new/1700000000.M1P1.mx`)?.toString(),
+      ).toContain('hello');
+      rmSync(message);
+      expect((await t.request('DELETE', `/v1/emails/${box.body.id}`)).status).toBe(204);
+      await eventually(async () => !existsSync(maildir));
+      const restore = await t.post(`/v1/backups/${backup.body.id}/restore`, {});
+      expect(restore.status, restore.text).toBe(202);
+      const restored = await eventually(async () => {
+        const op = (await t.get(`/v1/operations/${restore.body.operation.id}`)).body;
+        return ['succeeded', 'failed'].includes(op.status) ? op : null;
+      });
+      expect(restored.status, JSON.stringify(restored.error)).toBe('succeeded');
+      await eventually(async () => existsSync(message) && readFileSync(passwd, 'utf8').includes(`info@${name}`));
+      expect(readFileSync(message, 'utf8')).toContain('hello');
+
+      // A deleted domain is taken off the server: its maps and its maildirs.
+      expect((await t.request('DELETE', `/v1/domains/${second}?cascade=true`)).status).toBe(204);
+      await eventually(async () => !readFileSync(passwd, 'utf8').includes(`@${second}`) && !existsSync(secondRoot));
+      await eventually(async () => (await t.db.query('SELECT 1 FROM mail_removals')).rows.length === 0);
+
+      // A terminated account's mail goes with its withdrawal.
+      expect((await t.request('DELETE', `/v1/accounts/${account.id}`)).status).toBe(202);
+      await eventually(async () => !readFileSync(passwd, 'utf8').includes(`@${name}`) && !existsSync(maildir));
+      await eventually(
+        async () => (await t.db.query('SELECT 1 FROM agent_withdrawals WHERE account_id = $1', [account.id])).rows.length === 0,
+      );
+    } finally {
+      await stop();
+    }
+  });
+
   it('a unit that fails on its server holds back no other: the failure is reported on it, the rest are applied', async () => {
     const { server, identity, dataDir } = await enrolledServer({ roles: ['web'] });
     const plan = await createPlan(t);
@@ -518,7 +598,9 @@ describe('placement and the agent’s units', () => {
   it('a terminated account is withdrawn from its server by the agent: sites, databases and files, and not re-applied after a restart', async () => {
     const { server, identity, dataDir } = await enrolledServer({ roles: ['web', 'database'] });
     const plan = await createPlan(t);
-    const account = await createAccount(t, plan.id, undefined, { placement: { web: server.id, database: server.id } });
+    const account = await createAccount(t, plan.id, undefined, {
+      placement: { web: server.id, mail: LOCAL, database: server.id },
+    });
     const name = `gone-${account.username}.example.com`;
     expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
     const site = (await t.post('/v1/sites', { account_id: account.id, hostname: name })).body;
@@ -695,14 +777,6 @@ describe('placement and the agent’s units', () => {
     });
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0]).toMatchObject({ pointer: '/placement/web', code: 'unknown_server' });
-    const mail = await addServer({ roles: ['mail', 'database'] });
-    const notYet = await t.post('/v1/accounts', {
-      username: 'notyet' + Date.now().toString(36).slice(-4),
-      contact_email: 'a@b.example.com',
-      plan_id: plan.id,
-      placement: { mail: mail.id },
-    });
-    expect(notYet.body.errors?.[0]).toMatchObject({ pointer: '/placement/mail', code: 'role_not_applied' });
     const reseller = await createReseller(t);
     const token = (await t.post('/v1/tokens', { name: 'r', principal: { kind: 'reseller', id: reseller.id }, scopes: ['*'] }))
       .body.secret as string;

@@ -1,15 +1,7 @@
 import type { Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { invalid, noCapacity } from '../../lib/errors.js';
-import {
-  AGENT_ROLES,
-  findServerById,
-  LOCAL_SERVER_ID,
-  placementCandidates,
-  ROLES,
-  serverStatus,
-  withdrawAccount,
-} from '../servers/index.js';
+import { findServerById, LOCAL_SERVER_ID, placementCandidates, ROLES, serverStatus, withdrawAccount } from '../servers/index.js';
 import { type AccountRow, countAccountsOn } from './repo.js';
 import type { Placement } from './schemas.js';
 
@@ -38,21 +30,10 @@ export async function placeAccount(
           { pointer: `/placement/${role}`, code: 'unknown_server', detail: `is not a server with the role ${role}` },
         ]);
       }
-      if (id !== LOCAL_SERVER_ID && !AGENT_ROLES.includes(role)) {
-        throw invalid([
-          {
-            pointer: `/placement/${role}`,
-            code: 'role_not_applied',
-            detail: `agents do not apply the ${role} role yet: use the local server`,
-          },
-        ]);
-      }
       placement[role] = id;
       continue;
     }
-    const online = (await placementCandidates(tx, role)).filter(
-      (s) => serverStatus(s, now) === 'online' && (s.id === LOCAL_SERVER_ID || AGENT_ROLES.includes(role)),
-    );
+    const online = (await placementCandidates(tx, role)).filter((s) => serverStatus(s, now) === 'online');
     const counts = await countAccountsOn(
       tx,
       online.map((s) => s.id),
@@ -69,14 +50,14 @@ export async function placeAccount(
 }
 
 /**
- * A terminated account's share of other servers (its sites, pools, Unix user and databases
+ * A terminated account's share of other servers (its sites, pools, Unix user, mail and databases
  * there) is withdrawn by their agents: its rows go with it, so no unit names them any more.
- * Mail lives on the local server only.
  */
 export async function withdrawFromServers(tx: Queryable, account: AccountRow): Promise<void> {
   const roles = new Map<string, string[]>();
   const placed: [string, string][] = [
     ['web', account.web_server_id],
+    ['mail', account.mail_server_id],
     ['database', account.database_server_id],
   ];
   for (const [role, id] of placed) if (id !== LOCAL_SERVER_ID) roles.set(id, [...(roles.get(id) ?? []), role]);

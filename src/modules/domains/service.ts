@@ -65,16 +65,24 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
 
   /**
    * The template's addresses for an account: its web server's (the configured ones for the local
-   * server); `mail.<domain>` keeps the local server's, which serves mail.
+   * server). Mail on the local server goes to the provider's mail host, or `mail.<domain>` at the
+   * local addresses; on another server, to `mail.<domain>` at that server's.
    */
   async function zoneFor(account: accounts.AccountRow): Promise<ZoneDefaults> {
-    if (account.web_server_id === LOCAL_SERVER_ID) return zone;
-    const server = await findServerById(db, account.web_server_id);
+    const addressesOf = async (id: string) => {
+      if (id === LOCAL_SERVER_ID) return { ipv4: zone.webIpv4, ipv6: zone.webIpv6 };
+      const server = await findServerById(db, id);
+      return { ipv4: server?.ipv4 ?? null, ipv6: server?.ipv6 ?? null };
+    };
+    if (account.web_server_id === LOCAL_SERVER_ID && account.mail_server_id === LOCAL_SERVER_ID) return zone;
+    const web = await addressesOf(account.web_server_id);
+    const mail = await addressesOf(account.mail_server_id);
     return {
       ...zone,
-      webIpv4: server?.ipv4 ?? null,
-      webIpv6: server?.ipv6 ?? null,
-      mailAddresses: { ipv4: zone.webIpv4, ipv6: zone.webIpv6 },
+      webIpv4: web.ipv4,
+      webIpv6: web.ipv6,
+      mailHost: account.mail_server_id === LOCAL_SERVER_ID ? zone.mailHost : null,
+      mailAddresses: mail,
     };
   }
 

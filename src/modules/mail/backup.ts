@@ -1,10 +1,16 @@
+import { createWriteStream } from 'node:fs';
 import { cp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { archiveStream } from '../../archives/pack.js';
+import { unpackArchive } from '../../archives/unpack.js';
 import { systemCaller } from '../../auth/caller.js';
 import { RestoreRefused, type BackupPart, type StagedPart } from '../../contribution.js';
 import { mailRoot } from '../../layout.js';
+import { findAccountById, limitsOf } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as domains from '../domains/index.js';
+import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
 import * as repo from './repo.js';
 import { addressEvent, presentAddress } from './representation.js';
 import type { Forwarder, Mailbox } from './schemas.js';
@@ -27,25 +33,80 @@ interface MailManifest {
 
 /**
  * Mail in backups: each mailbox and forwarder as the API shows it, the mailboxes' password
- * hashes, and each mail domain's Maildirs. A restore puts each address back as the backup holds
- * it (its id, its password hash, its messages first), re-creating what is gone.
+ * hashes, and each mail domain's Maildirs (packed by the mail server's agent when the account's
+ * mail is on another server). A restore puts each address back as the backup holds it (its id,
+ * its password hash, its messages), re-creating what is gone.
  */
 export function mailBackupPart(deps: ServiceDeps): BackupPart {
   const { db, config, jobs } = deps;
   const caller = systemCaller('backup');
 
-  async function putBack(
-    accountId: string,
-    want: { id: string; kind: repo.AddressKind; address: string; fields: repo.AddressFields },
-    staging: string,
-  ): Promise<void> {
+  /** The address's domain, which must be the account's, and the address that holds it now, if any. */
+  async function target(accountId: string, want: { id: string; address: string }) {
     const domainName = want.address.split('@')[1] as string;
     const domain = await domains.findDomain(db, caller, { name: domainName });
     if (!domain || domain.account_id !== accountId)
       throw new RestoreRefused('domain_missing', `${domainName} is not a domain of the account; restore dns with it.`);
     const current = (await repo.findAddressById(db, want.id)) ?? (await repo.findAddressByName(db, want.address));
-    const id = current?.id ?? want.id;
-    if (want.kind === 'mailbox') {
+    return { domain, domainName, current, id: current?.id ?? want.id };
+  }
+
+  const mailServerOf = async (accountId: string) => (await findAccountById(db, accountId))?.mail_server_id ?? LOCAL_SERVER_ID;
+
+  /**
+   * The account's maildirs on its mail server, packed there by its agent and streamed into the
+   * staging (`mail/<domain>/<mailbox id>`); what arrives is bounded by twice the account's disk quota.
+   */
+  async function packedOnServer(serverId: string, accountId: string, names: string[], staging: string): Promise<void> {
+    const account = await findAccountById(db, accountId);
+    const maxBytes = 2 * (account ? limitsOf(account).disk_quota_mb : 0) * 2 ** 20;
+    const file = path.join(staging, '.mail.tar.gz');
+    try {
+      await runAgentTask(db, deps.clock, serverId, { action: 'mail.pack', account_id: accountId, domains: names }, file);
+      await unpackArchive({ file }, 'tar.gz', path.join(staging, 'mail'), { bytes: maxBytes, ratio: Number.POSITIVE_INFINITY });
+    } finally {
+      await rm(file, { force: true });
+    }
+  }
+
+  /**
+   * The backup's messages put back on the account's mail server, each into the mailbox that holds
+   * its address now, after the rows: every unit its agent applies from then on has the mailbox,
+   * so none takes the messages away. The domains are applied once more, which gives the files to
+   * the mail server's user.
+   */
+  async function unpackedOnServer(serverId: string, accountId: string, mailboxes: Mailbox[], staging: string): Promise<void> {
+    const dirs = [];
+    const placed = [];
+    const touched = new Map<string, domains.DomainRow>();
+    for (const m of mailboxes) {
+      const { domain, domainName, id } = await target(accountId, m);
+      touched.set(domain.id, domain);
+      placed.push({ domain: domainName, id });
+      const dir = path.join(staging, 'mail', domainName, m.id);
+      if (await exists(dir)) dirs.push({ dir, as: `${domainName}/${id}` });
+    }
+    if (!placed.length) return;
+    const file = path.join(staging, '.mail-restore.tar.gz');
+    try {
+      await pipeline(archiveStream(staging, dirs), createWriteStream(file, { mode: 0o600 }));
+      await runAgentTask(db, deps.clock, serverId, { action: 'mail.unpack', account_id: accountId, mailboxes: placed }, file);
+    } finally {
+      await rm(file, { force: true });
+    }
+    await db.transaction(async (tx) => {
+      for (const domain of touched.values()) await touchMailUnit(tx, jobs, domain);
+    });
+  }
+
+  /** An address as the backup holds it; a mailbox's messages first, copied from `staging` when the mail is here. */
+  async function putBack(
+    accountId: string,
+    want: { id: string; kind: repo.AddressKind; address: string; fields: repo.AddressFields },
+    staging: string | null,
+  ): Promise<void> {
+    const { domain, domainName, current, id } = await target(accountId, want);
+    if (want.kind === 'mailbox' && staging) {
       // The messages first, so the mail server never sees the mailbox without them.
       const from = path.join(staging, 'mail', domainName, want.id);
       const to = path.join(mailRoot(config.dataDir, accountId, domainName), id);
@@ -87,11 +148,15 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
         JSON.stringify(Object.fromEntries(mailboxes.map((r) => [r.id, r.password_hash]))),
         { mode: 0o600 },
       );
+      const names = [...new Set(mailboxes.map((r) => r.domain_name))];
+      const server = await mailServerOf(accountId);
       const dirs = [];
-      for (const name of new Set(mailboxes.map((r) => r.domain_name))) {
-        const dir = mailRoot(config.dataDir, accountId, name);
-        if (await exists(dir)) dirs.push({ dir, as: `mail/${name}` });
-      }
+      if (server !== LOCAL_SERVER_ID) await packedOnServer(server, accountId, names, staging);
+      else
+        for (const name of names) {
+          const dir = mailRoot(config.dataDir, accountId, name);
+          if (await exists(dir)) dirs.push({ dir, as: `mail/${name}` });
+        }
       const manifest: MailManifest = {
         emails: (await Promise.all(mailboxes.map((r) => presentAddress(config.dataDir, r)))) as Mailbox[],
         email_forwarders: (await Promise.all(forwarders.map((r) => presentAddress(config.dataDir, r)))) as Forwarder[],
@@ -100,6 +165,8 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
     },
 
     async restore(accountId: string, manifest: MailManifest, staging: string): Promise<void> {
+      const server = await mailServerOf(accountId);
+      const copy = server === LOCAL_SERVER_ID;
       const hashes = JSON.parse(await readFile(path.join(staging, CREDENTIALS), 'utf8').catch(() => '{}')) as Record<
         string,
         string
@@ -112,7 +179,7 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
           forward_to: m.forward_to,
           autoresponder: m.autoresponder,
         };
-        await putBack(accountId, { id: m.id, kind: 'mailbox', address: m.address, fields }, staging);
+        await putBack(accountId, { id: m.id, kind: 'mailbox', address: m.address, fields }, copy ? staging : null);
       }
       for (const f of manifest.email_forwarders ?? []) {
         const fields = {
@@ -122,8 +189,9 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
           forward_to: f.destinations,
           autoresponder: null,
         };
-        await putBack(accountId, { id: f.id, kind: 'forwarder', address: f.address, fields }, staging);
+        await putBack(accountId, { id: f.id, kind: 'forwarder', address: f.address, fields }, null);
       }
+      if (!copy) await unpackedOnServer(server, accountId, manifest.emails ?? [], staging);
     },
   };
 }

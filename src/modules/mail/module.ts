@@ -4,6 +4,7 @@ import { JOBS } from '../../jobs/names.js';
 import type { MailDriver } from '../../provisioning/driver.js';
 import type { ServiceDeps } from '../deps.js';
 import { dkimSealKey } from '../domains/index.js';
+import { mailAgentUnits } from './agent-units.js';
 import { mailBackupPart } from './backup.js';
 import { mailReconciler } from './reconciler.js';
 import { mailRoutes } from './routes.js';
@@ -13,14 +14,15 @@ import { mailUnits } from './unit.js';
 
 /** Mailboxes and forwarders, the mail apply unit, and mail's part of backups. */
 export function mailModule(svc: ServiceDeps, driver: MailDriver) {
+  // DKIM keys are sealed (by domains) with this; the signer gets them in the clear, 0600.
+  const dkimKey = dkimSealKey(svc.config);
   const contribution: Contribution = {
     schemas: mailSchemas,
     routes: (app) => mailRoutes(app, mailService(svc)),
     workers: [
       {
         queue: JOBS.mailApply,
-        // DKIM keys are sealed (by domains) with this; the signer gets them in the clear, 0600.
-        run: mailReconciler(svc.db, driver, svc.config.dataDir, dkimSealKey(svc.config)),
+        run: mailReconciler(svc.db, driver, svc.config.dataDir, dkimKey),
       },
     ],
     gauges: [syncErrorGauge('mail', () => mailUnits.countErrors(svc.db))],
@@ -28,6 +30,7 @@ export function mailModule(svc: ServiceDeps, driver: MailDriver) {
   return {
     contribution,
     backupPart: mailBackupPart(svc),
+    agentUnits: mailAgentUnits(dkimKey),
     serverUnits: (q: Queryable, serverId: string) =>
       mailUnits.countOnServer(
         q,

@@ -2,6 +2,7 @@ import type { Queryable } from '../../db/client.js';
 import { unitState } from '../../db/unit-state.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
+import type { MailDomainContent } from '../../provisioning/render/mail.js';
 import type { AddressRow } from './repo.js';
 
 /**
@@ -18,6 +19,8 @@ export interface MailUnit {
   catch_all: string | null;
   domain_status: string;
   account_status: string;
+  /** The server that serves the account's mail. */
+  mail_server_id: string;
   generation: number;
   applied_generation: number;
   addresses: Pick<
@@ -60,7 +63,8 @@ export async function loadMailUnit(db: Queryable, domainId: string): Promise<Mai
     [domainId],
   );
   const d = await db.query<Omit<MailUnit, 'addresses' | 'generation' | 'applied_generation'>>(
-    `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.catch_all, d.status AS domain_status, a.status AS account_status
+    `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.catch_all, d.status AS domain_status, a.status AS account_status,
+       a.mail_server_id
      FROM domains d JOIN accounts a ON a.id = d.account_id WHERE d.id = $1 FOR SHARE OF d`,
     [domainId],
   );
@@ -76,3 +80,34 @@ export async function loadMailUnit(db: Queryable, domainId: string): Promise<Mai
 // A job is only ever sent with its unit's row (touchMailUnit), so the marks update that row; a
 // domain deleted meanwhile took it along, and there is nothing left to mark.
 export const mailUnits = unitState('mail_units', 'domain_id');
+
+/** The unit as every mail server needs it, wherever it keeps the maildirs. */
+export function mailDomainContent(unit: MailUnit, dkim: MailDomainContent['dkim']): MailDomainContent {
+  const accountActive = unit.domain_status === 'active' && unit.account_status === 'active';
+  return {
+    name: unit.name,
+    mailboxes: unit.addresses
+      .filter((a) => a.kind === 'mailbox')
+      .map((a) => ({
+        id: a.id,
+        address: a.address,
+        passwordHash: a.password_hash as string,
+        quotaMb: a.quota_mb as number,
+        loginAllowed: accountActive && a.status === 'active',
+        forwardTo: a.forward_to,
+        autoresponder: a.autoresponder?.enabled
+          ? {
+              subject: a.autoresponder.subject,
+              body: a.autoresponder.body,
+              startsAt: a.autoresponder.starts_at,
+              endsAt: a.autoresponder.ends_at,
+            }
+          : null,
+      })),
+    forwarders: unit.addresses
+      .filter((a) => a.kind === 'forwarder')
+      .map((a) => ({ address: a.address, destinations: a.forward_to })),
+    catchAll: unit.catch_all,
+    dkim,
+  };
+}

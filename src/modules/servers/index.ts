@@ -1,6 +1,6 @@
 /** The servers module's public surface: where accounts may be placed, and which server is this one. */
 export { findServerById, LOCAL_SERVER_ID, placementCandidates, type ServerRow } from './repo.js';
-export { AGENT_ROLES, ROLES, type Role } from './schemas.js';
+export { ROLES, type Role } from './schemas.js';
 export { serverStatus } from './status.js';
 export { runAgentTask } from './tasks.js';
 export { wakeAgent } from './wake.js';

@@ -6,12 +6,6 @@ import { Id, Name, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } fr
 export const ROLES = ['web', 'mail', 'database'] as const;
 export const Role = StringEnum(ROLES);
 export type Role = Static<typeof Role>;
-/**
- * The roles an agent applies in this release: accounts are placed on a server other than the
- * local one only for these (the other roles' units would wait for it).
- */
-export const AGENT_ROLES: readonly Role[] = ['web', 'database'];
-
 const Roles = Type.Array(Role, {
   minItems: 1,
   maxItems: 3,

@@ -25,8 +25,9 @@ interface TaskRow {
  */
 const TASK_TIMEOUT_MS = 30 * 60_000;
 
-/** The tasks whose agent sends bytes back (`output`). */
-const OUTPUTS = new Set<AgentTask['action']>(['database.dump', 'site.pack']);
+/** The tasks whose agent sends bytes back (`output`), and those it is sent bytes for (`input`). */
+const OUTPUTS = new Set<AgentTask['action']>(['database.dump', 'site.pack', 'mail.pack']);
+const INPUTS = new Set<AgentTask['action']>(['database.load', 'mail.unpack']);
 
 /** The channel a finished task's report is announced on: its payload is the task's id. */
 const AGENT_TASKS_CHANNEL = 'berth_agent_tasks';
@@ -115,7 +116,7 @@ export const taskUnits: AgentUnitSource = {
   async artifact(db, serverId, key, name) {
     const task = await pendingTask(db, serverId, key);
     if (task === 'foreign') return 'foreign';
-    if (!task?.file || name !== 'input' || task.spec.action !== 'database.load') return undefined;
+    if (!task?.file || name !== 'input' || !INPUTS.has(task.spec.action)) return undefined;
     return (await stat(task.file).catch(() => null)) ? createReadStream(task.file) : undefined;
   },
   /** A task's output, written beside the file and renamed onto it once complete. */

@@ -42,7 +42,11 @@ export const withdrawalUnits: AgentUnitSource = {
       kind: 'withdrawal',
       key: r.account_id,
       generation: 1,
-      spec: { account_id: r.account_id, username: r.username, roles: r.roles.filter((x) => x === 'web' || x === 'database') },
+      spec: {
+        account_id: r.account_id,
+        username: r.username,
+        roles: r.roles.filter((x) => x === 'web' || x === 'database' || x === 'mail'),
+      },
     }));
   },
   async report(db, serverId, report) {

@@ -1,33 +1,56 @@
 import path from 'node:path';
+import { type Static, Type } from 'typebox';
 
 /**
  * A mail domain's apply unit as the mail server needs it, and the pure functions that render
  * it: a Dovecot passwd-file (passdb and userdb in one), the Postfix lookup tables, and a Sieve
  * script per mailbox with an autoresponder. Drivers write these; they never see a password.
  */
-export interface MailboxSpec {
-  id: string;
-  address: string;
-  /** `{ARGON2ID}...`: what Dovecot verifies. */
-  passwordHash: string;
-  quotaMb: number;
-  /** False while the mailbox, its domain or its account is suspended. */
-  loginAllowed: boolean;
-  forwardTo: string[];
-  autoresponder: { subject: string; body: string; startsAt: string | null; endsAt: string | null } | null;
-}
+const Address = Type.String({ minLength: 3, maxLength: 254 });
 
-export interface MailDomainSpec {
-  name: string;
+const MailboxSpec = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 100 }),
+  address: Address,
+  /** `{ARGON2ID}...`: what Dovecot verifies. */
+  passwordHash: Type.String({ minLength: 1, maxLength: 500 }),
+  quotaMb: Type.Integer({ minimum: 0, maximum: 10_000_000 }),
+  /** False while the mailbox, its domain or its account is suspended. */
+  loginAllowed: Type.Boolean(),
+  forwardTo: Type.Array(Address, { maxItems: 100 }),
+  autoresponder: Type.Union([
+    Type.Object({
+      subject: Type.String({ maxLength: 1000 }),
+      body: Type.String({ maxLength: 100_000 }),
+      startsAt: Type.Union([Type.String({ maxLength: 40 }), Type.Null()]),
+      endsAt: Type.Union([Type.String({ maxLength: 40 }), Type.Null()]),
+    }),
+    Type.Null(),
+  ]),
+});
+type MailboxSpec = Static<typeof MailboxSpec>;
+
+/** A mail domain's content: every field but where its mailboxes live, which each server decides. */
+export const MailDomainContent = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 253 }),
+  mailboxes: Type.Array(MailboxSpec, { maxItems: 100_000 }),
+  forwarders: Type.Array(Type.Object({ address: Address, destinations: Type.Array(Address, { minItems: 1, maxItems: 100 }) }), {
+    maxItems: 100_000,
+  }),
+  /** Where mail to an unknown address of the domain goes; null: refused. */
+  catchAll: Type.Union([Address, Type.Null()]),
+  /** The key outgoing mail of the domain is signed with (OpenDKIM); null: none. */
+  dkim: Type.Union([
+    Type.Object({ selector: Type.String({ pattern: '^[a-z0-9-]{1,63}$' }), privateKeyPem: Type.String({ maxLength: 20_000 }) }),
+    Type.Null(),
+  ]),
+});
+
+export type MailDomainContent = Static<typeof MailDomainContent>;
+
+export type MailDomainSpec = MailDomainContent & {
   /** Where this domain's mailboxes live: `<root>/<mailbox id>/Maildir`. */
   root: string;
-  mailboxes: MailboxSpec[];
-  forwarders: { address: string; destinations: string[] }[];
-  /** Where mail to an unknown address of the domain goes; null: refused. */
-  catchAll: string | null;
-  /** The key outgoing mail of the domain is signed with (OpenDKIM); null: none. */
-  dkim: { selector: string; privateKeyPem: string } | null;
-}
+};
 
 export const mailboxHome = (domain: MailDomainSpec, mailbox: Pick<MailboxSpec, 'id'>) => path.join(domain.root, mailbox.id);
 

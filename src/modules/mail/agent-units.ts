@@ -1,0 +1,104 @@
+import type { Queryable } from '../../db/client.js';
+import { unseal } from '../../lib/sealed.js';
+import type { AgentUnit, AgentUnitSource } from '../../provisioning/agent-units.js';
+import type { MailDomainContent } from '../../provisioning/render/mail.js';
+import { signingKey } from '../domains/index.js';
+import { wakeAgent } from '../servers/index.js';
+import { loadMailUnit, mailDomainContent, mailUnits } from './unit.js';
+
+/** The domain's signing key, unsealed for the signer alone. */
+export async function dkimOf(db: Queryable, dkimKey: Buffer, domainId: string): Promise<MailDomainContent['dkim']> {
+  const key = await signingKey(db, domainId);
+  return key ? { selector: key.selector, privateKeyPem: unseal(key.private_key_sealed, dkimKey) } : null;
+}
+
+interface Removal {
+  domain_id: string;
+  account_id: string;
+  name: string;
+}
+
+/** A domain gone from another server's mail: left for its agent until it reports it removed. */
+export async function removeOnServer(db: Queryable, serverId: string, removal: Removal): Promise<void> {
+  await db.query(
+    `INSERT INTO mail_removals (domain_id, server_id, account_id, name) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (domain_id) DO NOTHING`,
+    [removal.domain_id, serverId, removal.account_id, removal.name],
+  );
+  await wakeAgent(db, serverId);
+}
+
+// A removal is generation 1: a live unit handed to an agent is at least 2 (touchMailUnit), so
+// the agent never takes one for the other.
+const REMOVAL_GENERATION = 1;
+
+/**
+ * The mail domains of the accounts placed on a mail server, as its agent pulls them and reports
+ * back: each changed domain whole (its DKIM key unsealed for that server's signer alone), and
+ * the domains deleted since, first, so that a new domain of the same name is applied after.
+ */
+export function mailAgentUnits(dkimKey: Buffer): AgentUnitSource {
+  return {
+    kind: 'mail',
+    async pending(db, serverId) {
+      const removals = await db.query<Removal>(
+        'SELECT domain_id, account_id, name FROM mail_removals WHERE server_id = $1 ORDER BY domain_id',
+        [serverId],
+      );
+      const changed = await db.query<{ domain_id: string }>(
+        `SELECT u.domain_id FROM mail_units u JOIN domains d ON d.id = u.domain_id JOIN accounts a ON a.id = d.account_id
+         WHERE a.mail_server_id = $1 AND u.applied_generation < u.generation ORDER BY u.domain_id`,
+        [serverId],
+      );
+      const units: AgentUnit[] = removals.rows.map((r) => ({
+        kind: 'mail',
+        key: r.domain_id,
+        generation: REMOVAL_GENERATION,
+        spec: {
+          account_id: r.account_id,
+          enabled: false,
+          removed: true,
+          domain: { name: r.name, mailboxes: [], forwarders: [], catchAll: null, dkim: null },
+        },
+      }));
+      for (const { domain_id } of changed.rows) {
+        const unit = await loadMailUnit(db, domain_id);
+        if (!unit) continue;
+        const dkim = unit.mail_enabled ? await dkimOf(db, dkimKey, domain_id) : null;
+        units.push({
+          kind: 'mail',
+          key: domain_id,
+          generation: unit.generation,
+          spec: {
+            account_id: unit.account_id,
+            enabled: unit.mail_enabled,
+            removed: false,
+            domain: mailDomainContent(unit, dkim),
+          },
+        });
+      }
+      return units;
+    },
+
+    async report(db, serverId, report) {
+      const unit = await loadMailUnit(db, report.key);
+      if (!unit) {
+        const removal = await db.query<{ server_id: string }>('SELECT server_id FROM mail_removals WHERE domain_id = $1', [
+          report.key,
+        ]);
+        const owner = removal.rows[0]?.server_id;
+        // Removed already (a report sent again) changes nothing.
+        if (owner !== undefined && owner !== serverId) return 'foreign';
+        if (report.generation > REMOVAL_GENERATION) return owner === undefined ? 'foreign' : 'future';
+        if (report.error === undefined)
+          await db.query('DELETE FROM mail_removals WHERE domain_id = $1 AND server_id = $2', [report.key, serverId]);
+        return 'recorded';
+      }
+      if (unit.mail_server_id !== serverId) return 'foreign';
+      if (report.generation > unit.generation) return 'future';
+      const marks = mailUnits.marks(db, unit.id);
+      await (report.error === undefined ? marks.applied(report.generation) : marks.failed(report.error));
+      return 'recorded';
+    },
+  };
+}
