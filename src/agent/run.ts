@@ -30,8 +30,8 @@ const unitKey = (u: Pick<AgentUnit, 'kind' | 'key'>) => `${u.kind}:${u.key}`;
 /**
  * `berth agent run`: level-triggered, like a kubelet. The agent re-applies the units it kept on
  * disk, then long-polls the listener for the units of its server that are not applied yet,
- * applies each with its local driver (one failing does not hold back the others), and reports
- * the generation applied or the error, per unit. Its certificate is renewed at two thirds of
+ * applies each with its local driver (one failing does not hold back the others, and is tried
+ * again after a backoff), and reports the generation applied or the error, per unit. Its certificate is renewed at two thirds of
  * its life. Resolves when `signal` aborts.
  */
 export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<void> {
@@ -98,10 +98,13 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
 
   let known = '';
   let failures = 0;
+  // Seconds until units that failed to apply are tried again (0: none failed): the poll returns
+  // then even without a change, with them still pending. 2, 4 ... 30 s while they keep failing.
+  let retry = 0;
   while (!signal.aborted) {
     try {
       await renewIfDue();
-      const wait = o.waitSeconds ?? 30;
+      const wait = Math.min(o.waitSeconds ?? 30, retry || 30);
       const res = await agentCall(identity.url, identity, 'GET', `/agent/v1/units?wait=${wait}&known=${known}`, undefined, {
         headers: { 'berth-agent-version': o.version, 'berth-disk-bytes-used': String(await o.diskBytesUsed()) },
         signal,
@@ -135,6 +138,7 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
       }
       known = res.body?.known ?? '';
       failures = 0;
+      retry = reports.some((r) => r.error !== undefined) ? Math.min(30, retry ? retry * 2 : 2) : 0;
     } catch (err) {
       if (signal.aborted) break;
       failures++;

@@ -67,7 +67,7 @@ const agentDrivers = (dataDir: string) => ({
 });
 
 /** runAgent in this process until the returned stop is called. */
-function startAgent(dataDir: string, identity: Identity, drivers = agentDrivers(dataDir)) {
+function startAgent(dataDir: string, identity: Identity, drivers = agentDrivers(dataDir), waitSeconds = 5) {
   const controller = new AbortController();
   const running = runAgent(
     {
@@ -77,7 +77,7 @@ function startAgent(dataDir: string, identity: Identity, drivers = agentDrivers(
       version: '0.1.0',
       diskBytesUsed: async () => 1234,
       log: () => undefined,
-      waitSeconds: 5,
+      waitSeconds,
     },
     controller.signal,
   );
@@ -558,7 +558,7 @@ describe('placement and the agent’s units', () => {
     }
   });
 
-  it('a unit that fails on its server holds back no other: the failure is reported on it, the rest are applied', async () => {
+  it('a unit that fails on its server holds back no other: the failure is reported on it, the rest are applied; it is tried again until it applies', async () => {
     const { server, identity, dataDir } = await enrolledServer({ roles: ['web'] });
     const plan = await createPlan(t);
     const account = await createAccount(t, plan.id, undefined, { placement: { web: server.id, database: LOCAL } });
@@ -571,13 +571,15 @@ describe('placement and the agent’s units', () => {
     const [broken, fine] = ids as [string, string];
     const drivers = agentDrivers(dataDir);
     const web = drivers.web;
+    let fault = true;
     drivers.web = Object.assign(Object.create(web), {
       applySite: async (site: { id: string }) => {
-        if (site.id === broken) throw new Error('nginx: configuration check failed');
+        if (site.id === broken && fault) throw new Error('nginx: configuration check failed');
         return web.applySite.call(web, site as never);
       },
     });
-    const stop = startAgent(dataDir, identity, drivers);
+    // Polls that wait as long as in production: a retry does not come from a poll's end.
+    const stop = startAgent(dataDir, identity, drivers, 30);
     try {
       await eventually(async () => (await t.get(`/v1/sites/${fine}`)).body.sync_state === 'in_sync');
       const failed = await eventually(async () => {
@@ -590,6 +592,9 @@ describe('placement and the agent’s units', () => {
         const units = (await t.get(`/v1/servers/${server.id}`)).body.units;
         return units.in_sync === 1 && units.error === 1 && units.pending === 0;
       });
+      // The fault goes (nginx is mended): without any change of the site, its next try applies it.
+      fault = false;
+      await eventually(async () => (await t.get(`/v1/sites/${broken}`)).body.sync_state === 'in_sync', 10_000);
     } finally {
       await stop();
     }

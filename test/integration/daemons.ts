@@ -60,10 +60,16 @@ export async function dig(name: string, type: string): Promise<string[]> {
   return stdout.split('\n').filter(Boolean);
 }
 
+/** `host:port`, or by default the daemons' own listener named by `name`. */
+const at = (name: string, where?: string) => {
+  if (!where) return hostPort(name);
+  const [host, port] = where.split(':');
+  return { host: host as string, port: Number(port) };
+};
+
 /** `curl -H 'Host: <hostname>' http://<at><path>`, by default at the daemons' nginx (`curl --resolve`). */
-export function httpGet(hostname: string, path = '/', at?: string): Promise<{ status: number; body: string }> {
-  const [h, p] = (at ?? '').split(':');
-  const { host, port } = at ? { host: h as string, port: Number(p) } : hostPort('BERTH_IT_HTTP');
+export function httpGet(hostname: string, path = '/', where?: string): Promise<{ status: number; body: string }> {
+  const { host, port } = at('BERTH_IT_HTTP', where);
   return new Promise((resolve, reject) => {
     http
       .get({ host, port, path, headers: { host: hostname }, agent: false }, (res) => {
@@ -76,9 +82,17 @@ export function httpGet(hostname: string, path = '/', at?: string): Promise<{ st
   });
 }
 
-/** An IMAP login with a real client; resolves to true when the server accepts the password. */
-export async function imapLogin(user: string, pass: string, then?: (client: ImapFlow) => Promise<void>): Promise<boolean> {
-  const { host, port } = hostPort('BERTH_IT_IMAP');
+/**
+ * An IMAP login with a real client, by default at the daemons' Dovecot; resolves to true when
+ * the server accepts the password.
+ */
+export async function imapLogin(
+  user: string,
+  pass: string,
+  then?: (client: ImapFlow) => Promise<void>,
+  where?: string,
+): Promise<boolean> {
+  const { host, port } = at('BERTH_IT_IMAP', where);
   const client = new ImapFlow({
     host,
     port,
@@ -105,11 +119,11 @@ export async function imapLogin(user: string, pass: string, then?: (client: Imap
 }
 
 /**
- * An SMTP conversation with Postfix: each command and the reply code it got. Stops after the
- * first command refused, like a client would.
+ * An SMTP conversation with Postfix (by default the daemons'): each command and the reply code
+ * it got. Stops after the first command refused, like a client would.
  */
-export function smtp(commands: string[]): Promise<{ command: string; code: number; text: string }[]> {
-  const { host, port } = hostPort('BERTH_IT_SMTP');
+export function smtp(commands: string[], where?: string): Promise<{ command: string; code: number; text: string }[]> {
+  const { host, port } = at('BERTH_IT_SMTP', where);
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, host);
     const replies: { command: string; code: number; text: string }[] = [];

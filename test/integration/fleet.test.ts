@@ -11,7 +11,7 @@ import { eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/ports.js';
-import { daemonApp, daemonEnv, dig, httpGet, NO_DAEMONS } from './daemons.js';
+import { daemonApp, daemonEnv, dig, httpGet, imapLogin, NO_DAEMONS, smtp } from './daemons.js';
 
 /**
  * Two web servers on one machine: each an agent process (`berth agent`, enrolled with the
@@ -20,7 +20,8 @@ import { daemonApp, daemonEnv, dig, httpGet, NO_DAEMONS } from './daemons.js';
  * answered by its own server and its zone names that server's address. A stopped agent makes its
  * server unreachable and its changes wait while the other server's go on; resumed, or killed and
  * started again, it catches up. A database placed on a server is dumped and loaded by its agent
- * (with real MariaDB) for a backup and a restore.
+ * (with real MariaDB) for a backup and a restore. Each server also runs its own Dovecot, Postfix
+ * and OpenDKIM (scripts/daemons/mail-up.sh): an account's mail is received and read at its server.
  */
 const root = path.resolve(import.meta.dirname, '../..');
 const version = daemonEnv?.BERTH_IT_PHP?.split(',')[0];
@@ -33,6 +34,8 @@ interface WebServer {
   env: Record<string, string>;
   http: string;
   https: string;
+  /** Its mail daemons' settings (BERTH_IT_SMTP, BERTH_IT_IMAP: where they listen). */
+  mail: Record<string, string>;
   id: string;
   agent?: ChildProcess;
 }
@@ -111,9 +114,10 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       const http = i === 0 ? Number(daemonEnv?.BERTH_IT_HTTP?.split(':')[1]) : await freePort();
       const https = await freePort();
       expect(await script('web-up.sh', [daemons, address, String(http), String(https)])).toBe(0);
+      expect(await script('mail-up.sh', [daemons, address])).toBe(0);
       const created = await t.post('/v1/servers', {
         name: `web-${i + 1}`,
-        roles: ['web', 'database'],
+        roles: ['web', 'mail', 'database'],
         ipv4: address,
         capacity: { accounts: 10 },
       });
@@ -122,14 +126,16 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
         address,
         daemons,
         dataDir,
-        // Its own nginx and PHP-FPM; for its databases, the machine's one MariaDB (up.sh's).
+        // Its own nginx, PHP-FPM, Dovecot, Postfix and OpenDKIM; for its databases, the machine's one MariaDB (up.sh's).
         env: {
           ...readEnv(path.join(daemons, 'web.env')),
+          ...readEnv(path.join(daemons, 'mail.env')),
           BERTH_DRIVER_DB: 'mariadb',
           BERTH_MARIADB_URL: daemonEnv?.BERTH_MARIADB_URL ?? '',
         },
         http: `${address}:${http}`,
         https: `${address}:${https}`,
+        mail: readEnv(path.join(daemons, 'mail.env')),
         id: created.body.id,
       };
       servers.push(server);
@@ -301,6 +307,68 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     await restore(backup);
     await eventually(async () => (await note()) === 'kept', 60_000);
   }, 180_000);
+
+  it('an account’s mail on server 1 is received and read there: MX at its address, SMTP to its Postfix, IMAP at its Dovecot, kept across a backup and restore, gone with the account', async () => {
+    const [one, two] = servers as [WebServer, WebServer];
+    const account = await createAccount(t, (await createPlan(t)).id, undefined, { placement: { web: one.id, mail: one.id } });
+    const name = `mail-${account.username}.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
+    const password = 'a long enough passphrase';
+    const box = await t.post('/v1/emails', { address: `info@${name}`, password, quota_mb: 10 });
+    expect(box.status, box.text).toBe(201);
+    await eventually(async () => (await t.get(`/v1/emails/${box.body.id}`)).body.sync_state === 'in_sync', 60_000);
+    expect(await dig(name, 'MX')).toEqual([`10 mail.${name}.`]);
+    expect(await dig(`mail.${name}`, 'A')).toEqual([one.address]);
+
+    const subject = `fleet ${Date.now()}`;
+    const sent = await smtp(
+      [
+        'EHLO client.example',
+        'MAIL FROM:<sender@example.org>',
+        `RCPT TO:<info@${name}>`,
+        'DATA',
+        `From: sender@example.org\r\nTo: info@${name}\r\nSubject: ${subject}\r\n\r\nhello\r\n.`,
+      ],
+      one.mail.BERTH_IT_SMTP,
+    );
+    expect(sent.at(-1)?.code, JSON.stringify(sent)).toBe(250);
+    /** The subjects in the inbox; null when the login is refused, undefined when the mailbox went while being read. */
+    const subjects = async (where: string) => {
+      const seen: string[] = [];
+      const ok = await imapLogin(
+        `info@${name}`,
+        password,
+        async (client) => {
+          // `1:*` of an empty mailbox is an error, not an empty answer.
+          if (!(await client.mailboxOpen('INBOX')).exists) return;
+          for await (const m of client.fetch('1:*', { envelope: true })) seen.push(m.envelope?.subject ?? '');
+        },
+        where,
+      ).catch(() => undefined);
+      return ok === undefined ? undefined : ok ? seen : null;
+    };
+    await eventually(async () => (await subjects(one.mail.BERTH_IT_IMAP as string))?.includes(subject), 30_000);
+    // Nobody else knows the mailbox: not server 2, not the control plane's own mail server.
+    expect(await subjects(two.mail.BERTH_IT_IMAP as string)).toBeNull();
+    expect(await subjects(daemonEnv?.BERTH_IT_IMAP as string)).toBeNull();
+    const unknown = await smtp(
+      ['EHLO client.example', 'MAIL FROM:<sender@example.org>', `RCPT TO:<info@${name}>`],
+      two.mail.BERTH_IT_SMTP,
+    );
+    expect(unknown.at(-1)?.code).not.toBe(250);
+
+    // Backed up there and restored there: the message is read again after its mailbox was deleted.
+    const backup = await backUp(account.id, ['emails']);
+    expect((await t.request('DELETE', `/v1/emails/${box.body.id}`)).status).toBe(204);
+    await eventually(async () => (await subjects(one.mail.BERTH_IT_IMAP as string)) === null, 30_000);
+    await restore(backup);
+    await eventually(async () => (await subjects(one.mail.BERTH_IT_IMAP as string))?.includes(subject), 30_000);
+
+    // Terminated: the server receives no more mail for it and keeps none of its messages.
+    expect((await t.request('DELETE', `/v1/accounts/${account.id}`)).status).toBe(202);
+    await eventually(async () => (await subjects(one.mail.BERTH_IT_IMAP as string)) === null, 30_000);
+    await eventually(async () => !readdirSync(path.join(one.dataDir, 'accounts')).includes(account.id), 30_000);
+  }, 240_000);
 
   it('a database on server 1 is backed up and restored by its agent: the same rows as before', async () => {
     const [host, port] = (daemonEnv?.BERTH_IT_MARIADB ?? ':').split(':') as [string, string];

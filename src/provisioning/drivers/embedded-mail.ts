@@ -37,6 +37,12 @@ export const POSTFIX_MAPS = [
  * creates the Maildirs and Sieve scripts in the account's home and serves nothing itself.
  * `mapsDir` puts the joined files where the daemons read them (default: the rendered directory).
  */
+/**
+ * How maildirs are removed: a mail server session still open on one (a client logged in as the
+ * mailbox goes) can write into it while it is emptied, which fails once with ENOTEMPTY.
+ */
+const MAILDIRS = { recursive: true, force: true, maxRetries: 5, retryDelay: 50 } as const;
+
 export class EmbeddedMailDriver implements MailDriver {
   readonly name = 'embedded';
   private readonly dir: string;
@@ -94,7 +100,7 @@ export class EmbeddedMailDriver implements MailDriver {
   }
 
   async removeDomain(name: string, root: string, options: { keepMaps: boolean }): Promise<void> {
-    await rm(root, { recursive: true, force: true });
+    await rm(root, MAILDIRS);
     if (options.keepMaps) return;
     await rm(this.domainDir(name), { recursive: true, force: true });
     await rm(this.keyFile(name), { force: true });
@@ -105,7 +111,7 @@ export class EmbeddedMailDriver implements MailDriver {
   private async writeMailboxes(domain: MailDomainSpec): Promise<void> {
     const wanted = new Set(domain.mailboxes.map((m) => m.id));
     for (const entry of await readdir(domain.root).catch(() => [] as string[])) {
-      if (!wanted.has(entry)) await rm(path.join(domain.root, entry), { recursive: true, force: true });
+      if (!wanted.has(entry)) await rm(path.join(domain.root, entry), MAILDIRS);
     }
     for (const m of domain.mailboxes) {
       const home = mailboxHome(domain, m);
