@@ -30,13 +30,25 @@ export const EVENTS_CHANNEL = 'berth_events';
 
 /** Written inside the transaction of the change it describes: no event without the change. */
 export async function recordEvent(tx: Queryable, e: NewEvent): Promise<EventRow> {
+  // The feed's followers are notified in the same statement, when the transaction commits
+  // (several events in one transaction, once).
   const r = await tx.query<EventRow>(
-    `INSERT INTO events (id, type, account_id, reseller_id, resource_type, resource_id, resource_version, data)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-    [newId('evt'), e.type, e.accountId, e.resellerId, e.resource.type, e.resource.id, e.resource.version, JSON.stringify(e.data)],
+    `WITH e AS (
+       INSERT INTO events (id, type, account_id, reseller_id, resource_type, resource_id, resource_version, data)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *)
+     SELECT e.* FROM e, pg_notify($9, '') n`,
+    [
+      newId('evt'),
+      e.type,
+      e.accountId,
+      e.resellerId,
+      e.resource.type,
+      e.resource.id,
+      e.resource.version,
+      JSON.stringify(e.data),
+      EVENTS_CHANNEL,
+    ],
   );
-  // Delivered when the transaction commits; several in one transaction are delivered once.
-  await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, '']);
   // The row as written, with the data as given (not read back through JSON).
   return { ...(r.rows[0] as EventRow), data: e.data };
 }
