@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { type Static, type TSchema, Type } from 'typebox';
 import type { Queryable } from '../db/client.js';
+import { ACCOUNT_USERNAME_PATTERN } from '../lib/account-username.js';
 import { MailDomainContent } from './render/mail.js';
 import { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
 import { SiteTls } from './render/nginx.js';
@@ -8,8 +9,7 @@ import { PhpSettings } from './render/php-fpm.js';
 
 const Key = Type.String({ minLength: 1, maxLength: 100 });
 const Generation = Type.Integer({ minimum: 1, maximum: 2147483647 });
-/** An account's username: its Unix user and PHP pools are named after it. */
-const Username = Type.String({ pattern: '^[a-z][a-z0-9]{2,31}$' });
+const Username = Type.String({ pattern: ACCOUNT_USERNAME_PATTERN });
 const PhpVersion = Type.String({ pattern: '^[0-9]\\.[0-9]{1,2}$' });
 
 /**

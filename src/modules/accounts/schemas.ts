@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { withRemovableMembers } from '../../http/routes.js';
 import { Email, Id, Name, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+import { ACCOUNT_USERNAME_PATTERN } from '../../lib/account-username.js';
 import { LimitSchemas } from '../plans/index.js';
 
 /** Hosting accounts as the API shows and takes them: each shape declared once (validator, type, document). */
@@ -8,7 +9,7 @@ import { LimitSchemas } from '../plans/index.js';
 const Status = StringEnum(['active', 'suspended', 'terminating'] as const);
 export type AccountStatus = Static<typeof Status>;
 const Username = Type.String({
-  pattern: '^[a-z][a-z0-9]{2,31}$',
+  pattern: ACCOUNT_USERNAME_PATTERN,
   minLength: 3,
   maxLength: 32,
   description: 'Unique and immutable.',

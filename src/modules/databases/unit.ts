@@ -2,6 +2,7 @@ import type { Db, Queryable } from '../../db/client.js';
 import { unitState } from '../../db/unit-state.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
+import { isAccountUsername } from '../../lib/account-username.js';
 import type { AgentUnitSource } from '../../provisioning/agent-units.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
@@ -77,8 +78,6 @@ async function specOf(db: Queryable, unit: Unit): Promise<DatabaseAccountSpec> {
   };
 }
 
-const USERNAME = /^[a-z][a-z0-9]{2,31}$/;
-
 /**
  * The `database.apply` job: makes the server hold exactly the account's databases, users and
  * grants and records their sizes; an account that is gone (terminated) has everything with its
@@ -89,7 +88,7 @@ export function databaseReconciler(db: Db, driver: DatabaseDriver) {
   return async (data: Record<string, unknown>): Promise<void> => {
     const accountId = String(data.account_id);
     const username = String(data.username);
-    if (!USERNAME.test(username)) throw new Error(`database.apply: not an account username: ${username.slice(0, 40)}`);
+    if (!isAccountUsername(username)) throw new Error(`database.apply: not an account username: ${username.slice(0, 40)}`);
     await db.withSessionLock(`database.apply:${accountId}`, async () => {
       const loaded = await loadUnit(db, accountId);
       if (!loaded) {

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Failure, Id, Nullable, PageQuery, ResourceMeta, StringEnum, SyncFields, Timestamp } from '../../http/schemas.js';
+import { PHP_SETTINGS_FIELDS } from '../../provisioning/render/php-fpm.js';
 
 /** Sites as the API shows and takes them: each shape declared once (validator, type, document). */
 
@@ -20,22 +21,7 @@ const Runtime = Type.String({
   description:
     '`static` serves files; `php-<major>.<minor>` runs `*.php` with that PHP version (one of `GET /v1/runtimes`; the plan needs `php`), with `index.php` as index and as the fallback of paths that are no file (a front controller).',
 });
-const phpFields = {
-  memory_limit_mb: Type.Integer({ minimum: 16, maximum: 2048, format: 'int32', description: '`memory_limit`. Default 128.' }),
-  upload_max_filesize_mb: Type.Integer({
-    minimum: 1,
-    maximum: 1024,
-    format: 'int32',
-    description: "`upload_max_filesize` and `post_max_size`, and the web server's largest request body. Default 64.",
-  }),
-  max_execution_time_s: Type.Integer({
-    minimum: 1,
-    maximum: 600,
-    format: 'int32',
-    description: '`max_execution_time`. Default 30.',
-  }),
-  display_errors: Type.Boolean({ description: '`display_errors`. Default false.' }),
-};
+const phpFields = PHP_SETTINGS_FIELDS;
 const Php = Type.Object(phpFields, { description: "The site's PHP settings (used when its runtime is PHP)." });
 const PhpInput = Type.Object(
   Object.fromEntries(Object.entries(phpFields).map(([k, v]) => [k, Type.Optional(v)])) as {

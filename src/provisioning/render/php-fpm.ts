@@ -17,13 +17,24 @@ export interface PhpPoolSpec {
   workers: number;
 }
 
-const Positive = Type.Integer({ minimum: 1, maximum: 1_000_000 });
-export const PhpSettings = Type.Object({
-  memory_limit_mb: Positive,
-  upload_max_filesize_mb: Positive,
-  max_execution_time_s: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
-  display_errors: Type.Boolean(),
-});
+/** A site's PHP settings, as the API takes them and the renderers write them: one declaration. */
+export const PHP_SETTINGS_FIELDS = {
+  memory_limit_mb: Type.Integer({ minimum: 16, maximum: 2048, format: 'int32', description: '`memory_limit`. Default 128.' }),
+  upload_max_filesize_mb: Type.Integer({
+    minimum: 1,
+    maximum: 1024,
+    format: 'int32',
+    description: "`upload_max_filesize` and `post_max_size`, and the web server's largest request body. Default 64.",
+  }),
+  max_execution_time_s: Type.Integer({
+    minimum: 1,
+    maximum: 600,
+    format: 'int32',
+    description: '`max_execution_time`. Default 30.',
+  }),
+  display_errors: Type.Boolean({ description: '`display_errors`. Default false.' }),
+};
+export const PhpSettings = Type.Object(PHP_SETTINGS_FIELDS);
 export type PhpSettings = Static<typeof PhpSettings>;
 
 export const DEFAULT_PHP_SETTINGS: PhpSettings = {
