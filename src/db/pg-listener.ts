@@ -21,12 +21,15 @@ export class PgListener {
   async listen(channel: string, onNotify: Handler): Promise<() => Promise<void>> {
     // A handler of its own: the same function subscribed twice is unsubscribed once each.
     const handler: Handler = (payload) => onNotify(payload);
-    const set = this.handlers.get(channel) ?? new Set<Handler>();
+    const known = this.handlers.get(channel);
+    const set = known ?? new Set<Handler>();
     this.handlers.set(channel, set);
     set.add(handler);
     if (!this.client) await (this.connecting ??= this.connect());
-    // Also after a connect that began before this channel was added (a second LISTEN is a no-op).
-    await this.client?.query(listenSql(channel)).catch(() => undefined);
+    // The first handler of a channel LISTENs (also after a connect that began before it was
+    // added); the next ones share it, so a request that waits for a notification (a feed's
+    // follower, a task's waiter) costs no statement while others wait too.
+    if (!known) await this.client?.query(listenSql(channel)).catch(() => undefined);
     return () => this.unsubscribe(channel, handler);
   }
 
