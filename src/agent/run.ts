@@ -99,7 +99,8 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
   let known = '';
   let failures = 0;
   // Seconds until units that failed to apply are tried again (0: none failed): the poll returns
-  // then even without a change, with them still pending. 2, 4 ... 30 s while they keep failing.
+  // then even without a change, with them still pending. 2, 4, 8, then every 10 s while they keep
+  // failing: a daemon back from a restart is in use within seconds, at one poll per 10 s.
   let retry = 0;
   while (!signal.aborted) {
     try {
@@ -138,7 +139,7 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
       }
       known = res.body?.known ?? '';
       failures = 0;
-      retry = reports.some((r) => r.error !== undefined) ? Math.min(30, retry ? retry * 2 : 2) : 0;
+      retry = reports.some((r) => r.error !== undefined) ? Math.min(10, retry ? retry * 2 : 2) : 0;
     } catch (err) {
       if (signal.aborted) break;
       failures++;

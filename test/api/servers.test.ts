@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -558,6 +559,53 @@ describe('placement and the agent’s units', () => {
     }
   });
 
+  it('what an agent sends back is bounded and checked: maildirs beyond twice the disk quota fail the backup, a release not live there fails its packing', async () => {
+    const { server, identity, dataDir } = await enrolledServer({ roles: ['mail', 'web'] });
+    const plan = await createPlan(t, undefined, { disk_quota_mb: 1 });
+    const account = await createAccount(t, plan.id, undefined, {
+      placement: { web: server.id, mail: server.id, database: LOCAL },
+    });
+    const name = `${account.username}.example.org`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
+    const box = await t.post('/v1/emails', { address: `big@${name}`, password: 'a long enough passphrase', quota_mb: 1 });
+    expect(box.status, box.text).toBe(201);
+    const stop = startAgent(dataDir, identity);
+    try {
+      await eventually(async () => (await t.get(`/v1/emails/${box.body.id}`)).body.sync_state === 'in_sync');
+      // 3 MiB of mail where the account may hold 1 MiB: more than the control plane takes (2 MiB).
+      const inbox = path.join(dataDir, 'accounts', account.id, 'mail', name, box.body.id, 'Maildir', 'new');
+      writeFileSync(path.join(inbox, '1.M1.big'), randomBytes(3 * 2 ** 20));
+      const backup = await t.post('/v1/backups', { account_id: account.id, include: ['emails'] });
+      expect(backup.status, backup.text).toBe(202);
+      const made = await eventually(async () => {
+        const b = (await t.get(`/v1/backups/${backup.body.id}`)).body;
+        return ['completed', 'failed'].includes(b.status) ? b : null;
+      });
+      expect(made).toMatchObject({
+        status: 'failed',
+        error: { code: 'backup_failed', detail: expect.stringContaining('exceeds') },
+      });
+      const stored = path.join(t.dataDir, 'backups');
+      expect(existsSync(stored) ? readdirSync(stored).filter((f) => f.includes(backup.body.id)) : []).toEqual([]);
+
+      const pack = runAgentTask(
+        t.db,
+        t.clock,
+        server.id,
+        {
+          action: 'site.pack',
+          account_id: account.id,
+          site_id: 'sit_00000000000000000000000000',
+          release: 'dep_00000000000000000000000000',
+        },
+        path.join(newAgentDir(), 'release.tar.gz'),
+      );
+      await expect(pack).rejects.toThrow(/not live on this server/);
+    } finally {
+      await stop();
+    }
+  });
+
   it('a unit that fails on its server holds back no other: the failure is reported on it, the rest are applied; it is tried again until it applies', async () => {
     const { server, identity, dataDir } = await enrolledServer({ roles: ['web'] });
     const plan = await createPlan(t);
@@ -594,7 +642,8 @@ describe('placement and the agent’s units', () => {
       });
       // The fault goes (nginx is mended): without any change of the site, its next try applies it.
       fault = false;
-      await eventually(async () => (await t.get(`/v1/sites/${broken}`)).body.sync_state === 'in_sync', 10_000);
+      // Tried at most 10 s apart, where a poll without a change lasts 30 s.
+      await eventually(async () => (await t.get(`/v1/sites/${broken}`)).body.sync_state === 'in_sync', 20_000);
     } finally {
       await stop();
     }
