@@ -5,6 +5,7 @@
 # starts the control plane's own with it; a test starts one per agent. Ports come from
 # BERTH_IT_*_PORT (the same numbers serve on each address). Stop with down.sh DIR. Needs root.
 set -euo pipefail
+. "$(dirname "$0")/wait-port.sh"
 dir=$(realpath -m "${1:?usage: mail-up.sh DIR ADDRESS}")
 address=${2:?address}
 imap_port=${BERTH_IT_IMAP_PORT:-11143}
@@ -20,14 +21,6 @@ mkdir -p "$dir"
 # Postfix's and Dovecot's unprivileged processes open their files below DIR.
 chmod 755 "$dir"
 cd "$dir"
-wait_port() { # host port what
-  for _ in $(seq 1 100); do
-    if (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; then return 0; fi
-    sleep 0.1
-  done
-  echo "$3 did not start listening on $1:$2" >&2
-  return 1
-}
 
 # --- Mail maps: Berth writes passwd (Dovecot) and the Postfix tables here ---
 # passwd is written 0640: the directory's setgid bit gives it Dovecot's group (auth runs as dovecot).

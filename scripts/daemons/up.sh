@@ -5,6 +5,7 @@
 # Needs root (Postfix's master and Dovecot start as root and drop privileges).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/wait-port.sh"
 dir=$(realpath -m "${1:?usage: up.sh DIR}")
 mkdir -p "$dir"
 cd "$dir"
@@ -17,15 +18,6 @@ acme_port=${BERTH_IT_ACME_PORT:-14000}
 acme_mgmt_port=${BERTH_IT_ACME_MGMT_PORT:-15000}
 mariadb_port=${BERTH_IT_MARIADB_PORT:-13306}
 api_key=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
-
-wait_port() { # host port what [tries of 0.1 s]
-  for _ in $(seq 1 "${4:-100}"); do
-    if (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; then return 0; fi
-    sleep 0.1
-  done
-  echo "$3 did not start listening on $1:$2" >&2
-  return 1
-}
 
 # --- PowerDNS (gsqlite3 backend, HTTP API) ---
 mkdir -p pdns

@@ -4,6 +4,7 @@
 # DIR/web.env: the BERTH_* settings of Berth's web and PHP drivers for them. up.sh starts the
 # control plane's own with it; a test starts one per agent. Stop with down.sh DIR. Needs root.
 set -euo pipefail
+. "$(dirname "$0")/wait-port.sh"
 dir=$(realpath -m "${1:?usage: web-up.sh DIR ADDRESS HTTP_PORT HTTPS_PORT}")
 address=${2:?address}
 http_port=${3:?http port}
@@ -36,10 +37,7 @@ http {
 CONF
 nginx -c "$dir/nginx/nginx.conf" -t -q
 nginx -c "$dir/nginx/nginx.conf"
-for _ in $(seq 1 100); do
-  if (exec 3<>"/dev/tcp/$address/$http_port") 2>/dev/null; then break; fi
-  sleep 0.1
-done
+wait_port "$address" "$http_port" nginx
 
 # --- PHP-FPM: a master per installed version; Berth writes accounts' pools into DIR/php/<version>/pools.
 # nginx runs as root here, so the web server's group is root. ---

@@ -91,6 +91,26 @@ function startAgent(dataDir: string, identity: Identity, drivers = agentDrivers(
 const poll = (identity: Pick<Identity, 'ca_pem' | 'key_pem' | 'certificate_pem'>, query = 'wait=0') =>
   agentCall(url, identity, 'GET', `/agent/v1/units?${query}`, undefined, { headers: { 'berth-agent-version': '0.1.0' } });
 
+/** A backup of the account, once it has ended (completed or failed). */
+async function backUp(accountId: string, include: string[]) {
+  const backup = await t.post('/v1/backups', { account_id: accountId, include });
+  expect(backup.status, backup.text).toBe(202);
+  return eventually(async () => {
+    const b = (await t.get(`/v1/backups/${backup.body.id}`)).body;
+    return ['completed', 'failed'].includes(b.status) ? b : null;
+  });
+}
+
+/** The files in a backup's archive, by path. */
+async function archived(backupId: string) {
+  const archive = await t.app.inject({
+    method: 'GET',
+    url: `/v1/backups/${backupId}/download`,
+    headers: { authorization: `Bearer ${OPERATOR_TOKEN}` },
+  });
+  return members(archive.rawPayload);
+}
+
 beforeAll(async () => {
   t = await createTestApp({ env: { BERTH_AGENT_LISTEN: '127.0.0.1:0' } });
   url = `https://127.0.0.1:${await listenAgents(t.app, t.config)}`;
@@ -455,19 +475,9 @@ describe('placement and the agent’s units', () => {
 
       // A backup takes the site's files as its server serves them, with what the site wrote there since.
       writeFileSync(path.join(files, 'current', 'upload.txt'), 'written on web-1');
-      const backup = await t.post('/v1/backups', { account_id: account.id, include: ['sites'] });
-      expect(backup.status, backup.text).toBe(202);
-      const made = await eventually(async () => {
-        const b = (await t.get(`/v1/backups/${backup.body.id}`)).body;
-        return ['completed', 'failed'].includes(b.status) ? b : null;
-      });
+      const made = await backUp(account.id, ['sites']);
       expect(made.status, JSON.stringify(made.error)).toBe('completed');
-      const archive = await t.app.inject({
-        method: 'GET',
-        url: `/v1/backups/${backup.body.id}/download`,
-        headers: { authorization: `Bearer ${OPERATOR_TOKEN}` },
-      });
-      const inside = await members(archive.rawPayload);
+      const inside = await archived(made.id);
       expect(inside.get(`sites/${site.body.id}/upload.txt`)?.toString()).toBe('written on web-1');
       expect(inside.get(`sites/${site.body.id}/index.html`)?.toString()).toBe('served by web-1');
 
@@ -515,25 +525,15 @@ describe('placement and the agent’s units', () => {
       // Backed up as the server holds it (a message delivered there), and put back there.
       const message = path.join(maildir, 'new', '1700000000.M1P1.mx');
       writeFileSync(message, 'Subject: kept\r\n\r\nhello\r\n');
-      const backup = await t.post('/v1/backups', { account_id: account.id, include: ['emails'] });
-      expect(backup.status, backup.text).toBe(202);
-      const made = await eventually(async () => {
-        const b = (await t.get(`/v1/backups/${backup.body.id}`)).body;
-        return ['completed', 'failed'].includes(b.status) ? b : null;
-      });
+      const made = await backUp(account.id, ['emails']);
       expect(made.status, JSON.stringify(made.error)).toBe('completed');
-      const archive = await t.app.inject({
-        method: 'GET',
-        url: `/v1/backups/${backup.body.id}/download`,
-        headers: { authorization: `Bearer ${OPERATOR_TOKEN}` },
-      });
-      expect(
-        (await members(archive.rawPayload)).get(`mail/${name}/${box.body.id}/Maildir/new/1700000000.M1P1.mx`)?.toString(),
-      ).toContain('hello');
+      expect((await archived(made.id)).get(`mail/${name}/${box.body.id}/Maildir/new/1700000000.M1P1.mx`)?.toString()).toContain(
+        'hello',
+      );
       rmSync(message);
       expect((await t.request('DELETE', `/v1/emails/${box.body.id}`)).status).toBe(204);
       await eventually(async () => !existsSync(maildir));
-      const restore = await t.post(`/v1/backups/${backup.body.id}/restore`, {});
+      const restore = await t.post(`/v1/backups/${made.id}/restore`, {});
       expect(restore.status, restore.text).toBe(202);
       const restored = await eventually(async () => {
         const op = (await t.get(`/v1/operations/${restore.body.operation.id}`)).body;
@@ -575,18 +575,13 @@ describe('placement and the agent’s units', () => {
       // 3 MiB of mail where the account may hold 1 MiB: more than the control plane takes (2 MiB).
       const inbox = path.join(dataDir, 'accounts', account.id, 'mail', name, box.body.id, 'Maildir', 'new');
       writeFileSync(path.join(inbox, '1.M1.big'), randomBytes(3 * 2 ** 20));
-      const backup = await t.post('/v1/backups', { account_id: account.id, include: ['emails'] });
-      expect(backup.status, backup.text).toBe(202);
-      const made = await eventually(async () => {
-        const b = (await t.get(`/v1/backups/${backup.body.id}`)).body;
-        return ['completed', 'failed'].includes(b.status) ? b : null;
-      });
+      const made = await backUp(account.id, ['emails']);
       expect(made).toMatchObject({
         status: 'failed',
         error: { code: 'backup_failed', detail: expect.stringContaining('exceeds') },
       });
       const stored = path.join(t.dataDir, 'backups');
-      expect(existsSync(stored) ? readdirSync(stored).filter((f) => f.includes(backup.body.id)) : []).toEqual([]);
+      expect(existsSync(stored) ? readdirSync(stored).filter((f) => f.includes(made.id)) : []).toEqual([]);
 
       const pack = runAgentTask(
         t.db,
