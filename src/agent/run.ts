@@ -31,8 +31,8 @@ const unitKey = (u: Pick<AgentUnit, 'kind' | 'key'>) => `${u.kind}:${u.key}`;
  * `berth agent run`: level-triggered, like a kubelet. The agent re-applies the units it kept on
  * disk, then long-polls the listener for the units of its server that are not applied yet,
  * applies each with its local driver (one failing does not hold back the others, and is tried
- * again after a backoff), and reports the generation applied or the error, per unit. Its certificate is renewed at two thirds of
- * its life. Resolves when `signal` aborts.
+ * again after a backoff), and reports the generation applied or the error, per unit. Its
+ * certificate is renewed at two thirds of its life. Resolves when `signal` aborts.
  */
 export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<void> {
   let identity = o.identity;

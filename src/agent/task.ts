@@ -28,8 +28,8 @@ const proofs = (tokens: { token: string; key_authorization?: string }[]) =>
  * One task. A database's file is kept under the agent's own directory (0600: a dump holds the
  * account's data) only while it runs: a dump made with the local driver and streamed to the
  * control plane, or a dump fetched from it and loaded. A site's live release is packed as it is
- * now, with what the site wrote into it since; an account's maildirs are packed, or put back. ACME proofs go where this server's web
- * server serves `/.well-known/acme-challenge/`.
+ * now, with what the site wrote into it since; an account's maildirs are packed, or put back.
+ * ACME proofs go where this server's web server serves `/.well-known/acme-challenge/`.
  */
 export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise<void> {
   if (task.action === 'acme.present') return httpProofs(acmeChallengeDir(o.dataDir)).present(proofs(task.proofs));

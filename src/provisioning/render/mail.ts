@@ -6,7 +6,8 @@ import { type Static, Type } from 'typebox';
  * it: a Dovecot passwd-file (passdb and userdb in one), the Postfix lookup tables, and a Sieve
  * script per mailbox with an autoresponder. Drivers write these; they never see a password.
  */
-const Address = Type.String({ minLength: 3, maxLength: 254 });
+// As the API takes them (an external destination may be up to 320 characters).
+const Address = Type.String({ minLength: 3, maxLength: 320 });
 
 const MailboxSpec = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 100 }),
