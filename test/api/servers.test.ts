@@ -644,6 +644,32 @@ describe('placement and the agent’s units', () => {
     }
   });
 
+  it('a unit that failed is tried again by its agent without any change, at most 10 s later: a database server back from a restart', async () => {
+    const { server, identity, dataDir } = await enrolledServer();
+    const plan = await createPlan(t);
+    const account = await createAccount(t, plan.id, undefined, { placement: { web: LOCAL, mail: LOCAL, database: server.id } });
+    const created = await t.post('/v1/databases', { account_id: account.id, name: `${account.username}_retry` });
+    expect(created.status, created.text).toBe(201);
+    const drivers = agentDrivers(dataDir);
+    const database = drivers.database;
+    let down = true;
+    drivers.database = Object.assign(Object.create(database), {
+      applyAccount: async (spec: never) => {
+        if (down) throw new Error('mariadb: connection refused');
+        return database.applyAccount.call(database, spec);
+      },
+    });
+    // Polls that wait as long as in production (30 s): a retry does not come from a poll's end.
+    const stop = startAgent(dataDir, identity, drivers, 30);
+    try {
+      await eventually(async () => (await t.get(`/v1/databases/${created.body.id}`)).body.sync_state === 'error');
+      down = false;
+      await eventually(async () => (await t.get(`/v1/databases/${created.body.id}`)).body.sync_state === 'in_sync', 20_000);
+    } finally {
+      await stop();
+    }
+  });
+
   it('a terminated account is withdrawn from its server by the agent: sites, databases and files, and not re-applied after a restart', async () => {
     const { server, identity, dataDir } = await enrolledServer({ roles: ['web', 'database'] });
     const plan = await createPlan(t);
