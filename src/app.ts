@@ -39,6 +39,7 @@ import { domainAccountHooks } from './modules/domains/service.js';
 import { eventsModule } from './modules/events/module.js';
 import { issuersModule } from './modules/issuers/module.js';
 import { mailModule } from './modules/mail/module.js';
+import { measuredMailBytes } from './modules/mail/repo.js';
 import { mailAccountHooks, mailDomainHooks } from './modules/mail/service.js';
 import { operationsModule } from './modules/operations/module.js';
 import { plansModule } from './modules/plans/module.js';
@@ -47,6 +48,7 @@ import { resellersModule } from './modules/resellers/module.js';
 import { serversModule } from './modules/servers/module.js';
 import { keptReleaseBytes } from './modules/sites/deployments/repo.js';
 import { sitesModule } from './modules/sites/module.js';
+import { writtenOnServers } from './modules/sites/repo.js';
 import { siteAccountHooks, siteDomainHooks } from './modules/sites/service.js';
 import { tokensModule } from './modules/tokens/module.js';
 import { TokenResolver } from './modules/tokens/resolver.js';
@@ -129,8 +131,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bootstrapToken: config.bootstrapToken,
     onBackgroundError: (err) => app.log.warn({ err }, 'background token work failed (a cache refresh or recording its use)'),
   });
-  // Site releases are counted from the sizes recorded when each was unpacked, databases from their last measurement.
-  const diskInUse = diskMeter(db, config.dataDir, [{ dir: 'sites', bytes: keptReleaseBytes }, { bytes: databaseBytes }]);
+  // Site releases are counted from the sizes recorded when each was unpacked, databases from
+  // their last measurement, and what lives on other servers from what their agents measured.
+  const diskInUse = diskMeter(db, config.dataDir, [
+    { dir: 'sites', bytes: keptReleaseBytes },
+    { bytes: databaseBytes },
+    { bytes: measuredMailBytes },
+    { bytes: writtenOnServers },
+  ]);
   const svc: ServiceDeps = { db, clock, config, jobs, resolver, diskInUse };
   const logError = (what: string) => (err: unknown) => app.log.error({ err }, what);
 

@@ -64,6 +64,7 @@ export async function runAgentCommand(argv: string[], config: Readonly<Config>):
         drivers: { database: drivers.db, web: drivers.web, php: drivers.php, mail: drivers.mail },
         version: VERSION,
         diskBytesUsed: () => bytesUsedUnder(config.dataDir),
+        measureEveryMs: config.databaseMeterMs,
         log,
       },
       controller.signal,

@@ -10,6 +10,7 @@ import { applyMailUnit } from './mail.js';
 import { receiveUnits } from './receive.js';
 import { type CachedUnits, type Identity, loadUnits, saveIdentity, saveUnits } from './state.js';
 import { runTask } from './task.js';
+import { measureUnits } from './usage.js';
 import { applySiteUnit } from './web.js';
 import { ofAccount, withdrawAccount } from './withdraw.js';
 
@@ -23,6 +24,8 @@ export interface AgentOptions {
   log: (message: string) => void;
   /** Seconds a poll waits for a change (at most 30). */
   waitSeconds?: number;
+  /** How often the usage of what it holds is measured and sent (at most once per poll). */
+  measureEveryMs?: number;
 }
 
 const unitKey = (u: Pick<AgentUnit, 'kind' | 'key'>) => `${u.kind}:${u.key}`;
@@ -96,6 +99,21 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
     o.log('client certificate renewed');
   }
 
+  // Usage goes with the first poll that gets through, then every measureEveryMs. Its failure
+  // (a control plane that does not take it yet) is logged and holds back no unit.
+  let measureAt = 0;
+  async function sendUsage(): Promise<void> {
+    if (Date.now() < measureAt) return;
+    measureAt = Date.now() + (o.measureEveryMs ?? 60_000);
+    try {
+      const measurements = await measureUnits(o.dataDir, o.drivers.database, cached.units);
+      const sent = await agentCall(identity.url, identity, 'POST', '/agent/v1/usage', { measurements }, { signal });
+      if (sent.status !== 204) throw new Error(`usage refused (${sent.status}): ${sent.body?.detail ?? ''}`);
+    } catch (err) {
+      if (!signal.aborted) o.log(`usage not sent: ${publicMessage(err)}`);
+    }
+  }
+
   let known = '';
   let failures = 0;
   // Seconds until units that failed to apply are tried again (0: none failed): the poll returns
@@ -137,6 +155,7 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
         const sent = await agentCall(identity.url, identity, 'POST', '/agent/v1/reports', { reports }, { signal });
         if (sent.status !== 204) throw new Error(`report refused (${sent.status}): ${sent.body?.detail ?? ''}`);
       }
+      await sendUsage();
       known = res.body?.known ?? '';
       failures = 0;
       retry = reports.some((r) => r.error !== undefined) ? Math.min(10, retry ? retry * 2 : 2) : 0;

@@ -134,6 +134,21 @@ export const AgentReport = Type.Object(
 export type AgentReport = Static<typeof AgentReport>;
 
 /**
+ * What an agent measured on its server, every few minutes: a site's files (`web`, keyed by the
+ * site), a mailbox's (`mail`, keyed by the mailbox) and a database's size (`database`, keyed by
+ * its name). The control plane records only what belongs to accounts placed on that server.
+ */
+export const AgentMeasurement = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('web'), Type.Literal('mail'), Type.Literal('database')]),
+    key: Key,
+    bytes: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  },
+  { additionalProperties: false },
+);
+export type AgentMeasurement = Static<typeof AgentMeasurement>;
+
+/**
  * A module's apply units as the agent listener serves them: the units of the accounts placed on
  * a server that it has yet to apply (pending or failed), and the recording of a report, which
  * refuses a unit the server does not own (`foreign`) or a generation it was never given (`future`).
@@ -149,4 +164,6 @@ export interface AgentUnitSource {
   artifact?(db: Queryable, serverId: string, key: string, name: string): Promise<Readable | 'foreign' | undefined>;
   /** Bytes the agent sends for a unit (a task's output), stored; `foreign` or undefined as above. */
   receive?(db: Queryable, serverId: string, key: string, name: string, body: Readable): Promise<'stored' | 'foreign' | undefined>;
+  /** Records what the agent measured of this kind, for what the server holds (the rest changes nothing). */
+  measured?(db: Queryable, serverId: string, measurements: AgentMeasurement[]): Promise<void>;
 }

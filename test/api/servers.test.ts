@@ -9,6 +9,7 @@ import { enrol } from '../../src/agent/enrol.js';
 import { runAgent } from '../../src/agent/run.js';
 import type { Identity } from '../../src/agent/state.js';
 import { listenAgents } from '../../src/app.js';
+import { directoryBytes } from '../../src/lib/disk.js';
 import { runAgentTask, type ServerRow, serverStatus } from '../../src/modules/servers/index.js';
 import { statusCondition } from '../../src/modules/servers/status.js';
 import { pruneStaleTasks } from '../../src/modules/servers/tasks.js';
@@ -68,7 +69,13 @@ const agentDrivers = (dataDir: string) => ({
 });
 
 /** runAgent in this process until the returned stop is called. */
-function startAgent(dataDir: string, identity: Identity, drivers = agentDrivers(dataDir), waitSeconds = 5) {
+function startAgent(
+  dataDir: string,
+  identity: Identity,
+  drivers = agentDrivers(dataDir),
+  waitSeconds = 5,
+  measureEveryMs = 60_000,
+) {
   const controller = new AbortController();
   const running = runAgent(
     {
@@ -79,6 +86,7 @@ function startAgent(dataDir: string, identity: Identity, drivers = agentDrivers(
       diskBytesUsed: async () => 1234,
       log: () => undefined,
       waitSeconds,
+      measureEveryMs,
     },
     controller.signal,
   );
@@ -554,6 +562,76 @@ describe('placement and the agent’s units', () => {
       await eventually(
         async () => (await t.db.query('SELECT 1 FROM agent_withdrawals WHERE account_id = $1', [account.id])).rows.length === 0,
       );
+    } finally {
+      await stop();
+    }
+  });
+
+  it('what a server holds counts in the usage: its agent measures sites, mailboxes and databases there; another server’s measurements change nothing', async () => {
+    const { server, identity, dataDir } = await enrolledServer({ roles: ['web', 'mail', 'database'] });
+    const other = await enrolledServer({ roles: ['web', 'mail', 'database'] });
+    const plan = await createPlan(t);
+    const account = await createAccount(t, plan.id, undefined, {
+      placement: { web: server.id, mail: server.id, database: server.id },
+    });
+    const name = `${account.username}.example.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
+    const box = await t.post('/v1/emails', { address: `info@${name}`, password: 'a long enough passphrase', quota_mb: 10 });
+    expect(box.status, box.text).toBe(201);
+    const database = await t.post('/v1/databases', { account_id: account.id, name: `${account.username}_shop` });
+    expect(database.status, database.text).toBe(201);
+    const site = await t.post('/v1/sites', { account_id: account.id, hostname: name });
+    expect(site.status, site.text).toBe(202);
+
+    // The server's MariaDB, as its meter sees it: the account's database, and one that is not its.
+    const drivers = agentDrivers(dataDir);
+    drivers.database.measure = async () =>
+      new Map([
+        [`${account.username}_shop`, 81_920],
+        ['someone_else', 1],
+      ]);
+    const stop = startAgent(dataDir, identity, drivers, 1, 0);
+    try {
+      await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.status === 'active');
+      const deployed = await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
+        raw: tarGz([{ path: 'index.html', content: 'served by the server' }]),
+        headers: { 'content-type': 'application/gzip' },
+      });
+      expect(deployed.status, deployed.text).toBe(202);
+      const files = path.join(dataDir, 'accounts', account.id, 'sites', site.body.id);
+      await eventually(async () => existsSync(path.join(files, 'current', 'index.html')));
+      writeFileSync(path.join(files, 'current', 'upload.bin'), randomBytes(200_000));
+      const maildir = path.join(dataDir, 'accounts', account.id, 'mail', name, box.body.id, 'Maildir');
+      await eventually(async () => existsSync(path.join(maildir, 'new')));
+      writeFileSync(path.join(maildir, 'new', '1700000000.M1P1.mx'), randomBytes(50_000));
+
+      await eventually(async () => (await t.get(`/v1/emails/${box.body.id}`)).body.usage_bytes >= 50_000);
+      await eventually(async () => (await t.get(`/v1/databases/${database.body.id}`)).body.size_bytes === 81_920);
+      const mailbox = (await t.get(`/v1/emails/${box.body.id}`)).body.usage_bytes;
+      // The release counts once (the control plane's copy), what the site wrote into it once more.
+      const here = await directoryBytes(path.join(t.dataDir, 'accounts', account.id));
+      const usage = await eventually(async () => {
+        const u = (await t.get(`/v1/accounts/${account.id}`)).body.usage;
+        return u.disk_bytes === here + 200_000 + mailbox + 81_920 ? u : null;
+      });
+
+      // Another server naming this account's mailbox, site and database records nothing.
+      const sent = await agentCall(url, other.identity, 'POST', '/agent/v1/usage', {
+        measurements: [
+          { kind: 'mail', key: box.body.id, bytes: 1 },
+          { kind: 'web', key: site.body.id, bytes: 1 },
+          { kind: 'database', key: `${account.username}_shop`, bytes: 1 },
+        ],
+      });
+      expect(sent.status, sent.text).toBe(204);
+      expect((await t.get(`/v1/accounts/${account.id}`)).body.usage.disk_bytes).toBe(usage.disk_bytes);
+      expect((await t.get(`/v1/emails/${box.body.id}`)).body.usage_bytes).toBe(mailbox);
+      // A measurement that is not one is refused whole.
+      const bad = await agentCall(url, identity, 'POST', '/agent/v1/usage', {
+        measurements: [{ kind: 'mail', key: box.body.id, bytes: -1 }],
+      });
+      expect(bad.status).toBe(422);
+      expect((await t.get(`/v1/emails/${box.body.id}`)).body.usage_bytes).toBe(mailbox);
     } finally {
       await stop();
     }

@@ -1,29 +1,9 @@
-import { lstat, readdir } from 'node:fs/promises';
-import path from 'node:path';
 import type { Queryable } from '../../db/client.js';
 import { accountHome } from '../../layout.js';
+import { directoryBytes } from '../../lib/disk.js';
 import type { ExceededLimit } from '../../lib/errors.js';
 import type { Limits } from '../plans/index.js';
 import type { Usage } from './schemas.js';
-
-/** Bytes of every regular file under dir (symlinks are not followed), less the top-level entries `skip` names. */
-export async function directoryBytes(dir: string, skip: string[] = []): Promise<number> {
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw err;
-  }
-  let total = 0;
-  for (const e of entries) {
-    if (skip.includes(e.name)) continue;
-    const full = path.join(dir, e.name);
-    if (e.isDirectory()) total += await directoryBytes(full);
-    else if (e.isFile()) total += (await lstat(full)).size;
-  }
-  return total;
-}
 
 /**
  * Counts an account's resources. Each resource module registers its counter here as it

@@ -4,6 +4,7 @@ import { JOBS } from '../../jobs/names.js';
 import { periodic } from '../../jobs/periodic.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
 import type { ServiceDeps } from '../deps.js';
+import { LOCAL_SERVER_ID } from '../servers/index.js';
 import { databasesBackupPart } from './backup.js';
 import { recordSizes } from './repo.js';
 import { databaseRoutes } from './routes.js';
@@ -19,7 +20,7 @@ export function databasesModule(svc: ServiceDeps, driver: DatabaseDriver, onErro
     routes: (app) => databaseRoutes(app, databasesService(svc)),
     workers: [{ queue: JOBS.databaseApply, run: databaseReconciler(db, driver) }],
     // Sizes grow between applies: each process measures them now and then (an UPDATE only where they changed).
-    loops: [periodic(async () => recordSizes(db, await driver.measure()), config.databaseMeterMs, onError)],
+    loops: [periodic(async () => recordSizes(db, LOCAL_SERVER_ID, await driver.measure()), config.databaseMeterMs, onError)],
     gauges: [syncErrorGauge('database', () => databaseUnits.countErrors(db))],
   };
   return {

@@ -202,12 +202,15 @@ export async function databaseBytes(db: Queryable, accountId: string): Promise<n
   return r.rows[0]?.n ?? 0;
 }
 
-/** Records measured sizes by database name (a measurement, not a change: no new version). */
-export async function recordSizes(db: Queryable, sizes: Map<string, number>): Promise<void> {
+/**
+ * Records sizes a server measured, by database name, for the accounts placed on that server (a
+ * name that is not one of theirs changes nothing). A measurement, not a change: no new version.
+ */
+export async function recordSizes(db: Queryable, serverId: string, sizes: Map<string, number>): Promise<void> {
   if (!sizes.size) return;
   await db.query(
-    `UPDATE databases d SET size_bytes = v.bytes FROM unnest($1::text[], $2::bigint[]) AS v(name, bytes)
-     WHERE d.name = v.name AND d.size_bytes <> v.bytes`,
-    [[...sizes.keys()], [...sizes.values()]],
+    `UPDATE databases d SET size_bytes = v.bytes FROM unnest($1::text[], $2::bigint[]) AS v(name, bytes), accounts a
+     WHERE d.name = v.name AND d.size_bytes <> v.bytes AND a.id = d.account_id AND a.database_server_id = $3`,
+    [[...sizes.keys()], [...sizes.values()], serverId],
   );
 }

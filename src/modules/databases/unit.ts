@@ -102,7 +102,7 @@ export function databaseReconciler(db: Db, driver: DatabaseDriver) {
       }
       await applyUnit(
         loaded.unit,
-        async () => repo.recordSizes(db, await driver.applyAccount(loaded.spec)),
+        async () => repo.recordSizes(db, LOCAL_SERVER_ID, await driver.applyAccount(loaded.spec)),
         databaseUnits.marks(db, accountId),
       );
     });
@@ -139,4 +139,5 @@ export const databaseAgentUnits: AgentUnitSource = {
     await (report.error === undefined ? marks.applied(report.generation) : marks.failed(report.error));
     return 'recorded';
   },
+  measured: (db, serverId, measurements) => repo.recordSizes(db, serverId, new Map(measurements.map((m) => [m.key, m.bytes]))),
 };

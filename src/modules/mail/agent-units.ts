@@ -100,5 +100,15 @@ export function mailAgentUnits(dkimKey: Buffer): AgentUnitSource {
       await (report.error === undefined ? marks.applied(report.generation) : marks.failed(report.error));
       return 'recorded';
     },
+
+    /** Each mailbox's files as measured by the server its account's mail is placed on. */
+    async measured(db, serverId, measurements) {
+      await db.query(
+        `UPDATE mail_addresses m SET measured_bytes = v.bytes FROM unnest($1::text[], $2::bigint[]) AS v(id, bytes), accounts a
+         WHERE m.id = v.id AND m.kind = 'mailbox' AND a.id = m.account_id AND a.mail_server_id = $3
+           AND m.measured_bytes IS DISTINCT FROM v.bytes`,
+        [measurements.map((m) => m.key), measurements.map((m) => m.bytes), serverId],
+      );
+    },
   };
 }

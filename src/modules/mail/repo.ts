@@ -21,6 +21,8 @@ export interface AddressRow {
   autoresponder: Autoresponder | null;
   sync_state: 'pending' | 'in_sync' | 'error';
   sync_error: string | null;
+  /** Bytes its agent measured when its account's mail is on another server; null on the local one. */
+  measured_bytes: number | null;
   created_at: string;
   updated_at: string;
   version: number;
@@ -32,7 +34,7 @@ export type AddressFields = Pick<AddressRow, 'password_hash' | 'quota_mb' | 'sta
 // The sync state is the mail unit's: a domain's addresses are applied together.
 const SELECT = `SELECT m.id, m.kind, m.domain_id, d.name AS domain_name, m.account_id, m.reseller_id, m.address,
     m.password_hash, m.quota_mb, m.status, m.forward_to, m.autoresponder, coalesce(u.sync_state, 'pending') AS sync_state,
-    u.sync_error, m.created_at, m.updated_at, m.version
+    u.sync_error, m.measured_bytes::float8 AS measured_bytes, m.created_at, m.updated_at, m.version
   FROM mail_addresses m JOIN domains d ON d.id = m.domain_id LEFT JOIN mail_units u ON u.domain_id = m.domain_id`;
 
 const reach = (caller: Caller, params: unknown[]) =>
@@ -136,4 +138,13 @@ export async function addressesOfDomain(db: Queryable, domainId: string): Promis
 export async function findAddressByName(db: Queryable, address: string): Promise<AddressRow | undefined> {
   const id = (await db.query<{ id: string }>('SELECT id FROM mail_addresses WHERE address = $1', [address])).rows[0]?.id;
   return id ? findAddressById(db, id) : undefined;
+}
+
+/** Bytes of the account's mailboxes as measured on another mail server (0 for mail kept here, which the home's walk counts). */
+export async function measuredMailBytes(db: Queryable, accountId: string): Promise<number> {
+  const r = await db.query<{ n: number }>(
+    'SELECT coalesce(sum(measured_bytes), 0)::float8 AS n FROM mail_addresses WHERE account_id = $1',
+    [accountId],
+  );
+  return r.rows[0]?.n ?? 0;
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Queryable } from '../../db/client.js';
 import { mailRoot } from '../../layout.js';
-import { directoryBytes } from '../accounts/index.js';
+import { directoryBytes } from '../../lib/disk.js';
 import { publishResourceEvent } from '../publishing/index.js';
 import type { AddressRow } from './repo.js';
 import { NO_AUTORESPONDER } from './rules.js';
@@ -38,9 +38,12 @@ export const toForwarder = (r: AddressRow): Forwarder => ({
   version: r.version,
 });
 
-/** Bytes in the mailbox's home (its Maildir and Sieve script), measured from the files. */
-export const mailboxUsage = (dataDir: string, r: AddressRow): Promise<number> =>
-  directoryBytes(path.join(mailRoot(dataDir, r.account_id, r.domain_name), r.id));
+/**
+ * Bytes in the mailbox's home (its Maildir and Sieve script): measured from the files here, or
+ * as the agent of the mail server that holds them last measured them.
+ */
+export const mailboxUsage = async (dataDir: string, r: AddressRow): Promise<number> =>
+  r.measured_bytes ?? directoryBytes(path.join(mailRoot(dataDir, r.account_id, r.domain_name), r.id));
 
 export const presentAddress = async (dataDir: string, r: AddressRow): Promise<Mailbox | Forwarder> =>
   r.kind === 'mailbox' ? toMailbox(r, await mailboxUsage(dataDir, r)) : toForwarder(r);

@@ -11,7 +11,7 @@ import { MemoryBucketStore } from '../../http/rate-limit.js';
 import { installValidation } from '../../http/validation.js';
 import { forbidden, invalid, notFound, rateLimited, unauthenticated } from '../../lib/errors.js';
 import type { Clock } from '../../lib/time.js';
-import { AgentReport, type AgentUnit, type AgentUnitSource } from '../../provisioning/agent-units.js';
+import { AgentMeasurement, AgentReport, type AgentUnit, type AgentUnitSource } from '../../provisioning/agent-units.js';
 import {
   type CertificateAuthority,
   certificateFingerprint,
@@ -66,6 +66,10 @@ const UnitsQuery = Type.Object(
   { additionalProperties: false },
 );
 const ReportsBody = Type.Object({ reports: Type.Array(AgentReport, { maxItems: 1000 }) }, { additionalProperties: false });
+const UsageBody = Type.Object(
+  { measurements: Type.Array(AgentMeasurement, { maxItems: 50_000 }) },
+  { additionalProperties: false },
+);
 
 const ArtifactParams = Type.Object({
   kind: Type.String({ pattern: '^[a-z]{1,20}$' }),
@@ -262,6 +266,20 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
           throw invalid([
             { pointer: `/reports/${i}/generation`, code: 'unknown_generation', detail: 'was never given to this server' },
           ]);
+      }
+    });
+    return reply.code(204).send();
+  });
+
+  // Measurements, unlike reports, may name what left the server since (a mailbox deleted while
+  // it was measured): each source records those of the accounts placed there and ignores the rest.
+  app.post('/agent/v1/usage', { schema: { body: UsageBody } }, async (request, reply) => {
+    const server = await serverOf(request);
+    const { measurements } = request.body;
+    await db.transaction(async (tx) => {
+      for (const source of deps.sources) {
+        const own = measurements.filter((m) => m.kind === source.kind);
+        if (own.length > 0) await source.measured?.(tx, server.id, own);
       }
     });
     return reply.code(204).send();

@@ -73,5 +73,7 @@ export function webAgentUnits(jobs: JobQueue, sealKey: Buffer, dataDir: string):
       const dir = releaseDir(siteDir(dataDir, unit.account_id, unit.id), name);
       return (await stat(dir).catch(() => null))?.isDirectory() ? archiveStream(dataDir, [{ dir, as: '' }]) : undefined;
     },
+
+    measured: (db, serverId, measurements) => sites.recordMeasuredBytes(db, serverId, measurements),
   };
 }

@@ -225,3 +225,26 @@ export async function findSiteByHostname(db: Queryable, hostname: string): Promi
   const r = await db.query<{ site_id: string }>('SELECT site_id FROM site_hostnames WHERE hostname = $1', [hostname]);
   return r.rows[0] ? findSiteById(db, r.rows[0].site_id) : undefined;
 }
+
+/** Records each site's files as measured by the web server its account is placed on (others change nothing). */
+export async function recordMeasuredBytes(db: Queryable, serverId: string, measured: { key: string; bytes: number }[]) {
+  await db.query(
+    `UPDATE sites s SET measured_bytes = v.bytes FROM unnest($1::text[], $2::bigint[]) AS v(id, bytes), accounts a
+     WHERE s.id = v.id AND a.id = s.account_id AND a.web_server_id = $3 AND s.measured_bytes IS DISTINCT FROM v.bytes`,
+    [measured.map((m) => m.key), measured.map((m) => m.bytes), serverId],
+  );
+}
+
+/**
+ * What the account's sites wrote on the web servers that serve them: what each server measured
+ * beyond the live release (uploads, caches). The releases themselves count from their records.
+ */
+export async function writtenOnServers(db: Queryable, accountId: string): Promise<number> {
+  const r = await db.query<{ n: number }>(
+    `SELECT coalesce(sum(greatest(s.measured_bytes - coalesce(p.size_bytes, 0), 0)), 0)::float8 AS n
+     FROM sites s LEFT JOIN deployments p ON p.id = s.current_deployment_id
+     WHERE s.account_id = $1 AND s.measured_bytes IS NOT NULL`,
+    [accountId],
+  );
+  return r.rows[0]?.n ?? 0;
+}
