@@ -74,6 +74,12 @@ export function agentCall(
   });
 }
 
+/** A refused transfer's error: the status and the problem's detail. */
+const refusal = (path: string, status: number | undefined, chunks: Buffer[]) => {
+  const text = Buffer.concat(chunks).toString('utf8').slice(0, 500);
+  return new Error(`${path}: ${status} ${/"detail":"([^"]*)"/.exec(text)?.[1] ?? text}`);
+};
+
 /** A GET whose answer is streamed (an artifact): the response once it is a 200, else an error with the problem's detail. */
 export function agentDownload(url: string, creds: Credentials, path: string, signal?: AbortSignal): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
@@ -84,10 +90,7 @@ export function agentDownload(url: string, creds: Credentials, path: string, sig
         if (res.statusCode === 200) return resolve(res);
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8').slice(0, 500);
-          reject(new Error(`${path}: ${res.statusCode} ${/"detail":"([^"]*)"/.exec(text)?.[1] ?? text}`));
-        });
+        res.on('end', () => reject(refusal(path, res.statusCode, chunks)));
       },
     );
     req.on('timeout', () => req.destroy(new Error(`no answer from ${url} in time`)));
@@ -108,15 +111,19 @@ export function agentUpload(url: string, creds: Credentials, path: string, body:
         cert: creds.certificate_pem,
         timeout: 60_000,
         headers: { 'content-type': 'application/octet-stream' },
+        // A connection of its own: one refused mid-body (413) is closed, never pooled for the next call.
+        agent: false,
       },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          res.statusCode === 204
-            ? resolve()
-            : reject(new Error(`${path}: ${res.statusCode} ${Buffer.concat(chunks).toString('utf8').slice(0, 300)}`)),
-        );
+        res.on('end', () => {
+          if (res.statusCode === 204) return resolve();
+          body.unpipe(req);
+          body.destroy();
+          req.destroy();
+          reject(refusal(path, res.statusCode, chunks));
+        });
       },
     );
     req.on('timeout', () => req.destroy(new Error(`no answer from ${url} in time`)));

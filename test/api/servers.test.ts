@@ -650,16 +650,26 @@ describe('placement and the agent’s units', () => {
     const stop = startAgent(dataDir, identity);
     try {
       await eventually(async () => (await t.get(`/v1/emails/${box.body.id}`)).body.sync_state === 'in_sync');
-      // 3 MiB of mail where the account may hold 1 MiB: more than the control plane takes (2 MiB).
+      // 5 MiB of mail where the account may hold 1 MiB: more than the control plane takes (2 MiB
+      // of files, in an archive of at most 3 MiB): the upload is cut off at that, and the agent's
+      // report of the refusal fails the backup at once, storing nothing.
       const inbox = path.join(dataDir, 'accounts', account.id, 'mail', name, box.body.id, 'Maildir', 'new');
-      writeFileSync(path.join(inbox, '1.M1.big'), randomBytes(3 * 2 ** 20));
+      writeFileSync(path.join(inbox, '1.M1.big'), randomBytes(5 * 2 ** 20));
       const made = await backUp(account.id, ['emails']);
       expect(made).toMatchObject({
         status: 'failed',
-        error: { code: 'backup_failed', detail: expect.stringContaining('exceeds') },
+        error: { code: 'backup_failed', detail: expect.stringMatching(/413 The task's output exceeds \d+ bytes/) },
       });
       const stored = path.join(t.dataDir, 'backups');
       expect(existsSync(stored) ? readdirSync(stored).filter((f) => f.includes(made.id)) : []).toEqual([]);
+      // 3 MiB passes the upload's bound (what packing adds) and fails at the unpack's: 2 MiB of files.
+      writeFileSync(path.join(inbox, '1.M1.big'), randomBytes(3 * 2 ** 20));
+      const unpacked = await backUp(account.id, ['emails']);
+      expect(unpacked).toMatchObject({
+        status: 'failed',
+        error: { code: 'backup_failed', detail: expect.stringContaining('exceeds') },
+      });
+      expect(unpacked.error.detail).not.toMatch(/413/);
 
       const pack = runAgentTask(
         t.db,
@@ -671,7 +681,7 @@ describe('placement and the agent’s units', () => {
           site_id: 'sit_00000000000000000000000000',
           release: 'dep_00000000000000000000000000',
         },
-        path.join(newAgentDir(), 'release.tar.gz'),
+        { file: path.join(newAgentDir(), 'release.tar.gz') },
       );
       await expect(pack).rejects.toThrow(/not live on this server/);
     } finally {
@@ -823,7 +833,7 @@ describe('placement and the agent’s units', () => {
         t.clock,
         a.server.id,
         { action: 'database.dump', database: 'x_db' },
-        path.join(newAgentDir(), 'dump.sql'),
+        { file: path.join(newAgentDir(), 'dump.sql') },
       );
     const outcome = dump().then(
       () => 'done',

@@ -22,6 +22,12 @@ import { exceededLimits, measureUsage, type RecordedBytes, type ResourceCounter 
 
 export const limitsOf = (r: repo.AccountRow): plans.Limits => repo.planLimitsOf(r, r.limit_overrides);
 
+/**
+ * The most of an account another server may send back for its backup (packed files, a dump):
+ * twice its disk quota, so that no server fills the control plane's disk.
+ */
+export const transferLimit = (r: repo.AccountRow | undefined): number => 2 * (r ? limitsOf(r).disk_quota_mb : 0) * 2 ** 20;
+
 /** Whether the account's plan includes a feature (`ssl`, `php`, `backups`). */
 export const hasFeature = (r: repo.AccountRow, feature: string): boolean => r.plan_features.includes(feature);
 

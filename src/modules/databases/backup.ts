@@ -6,7 +6,7 @@ import type { JobQueue } from '../../jobs/queue.js';
 import type { Clock } from '../../lib/time.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
 import type { DatabaseSpec } from '../../provisioning/render/mariadb.js';
-import { findAccountById, lockBelowLimit } from '../accounts/index.js';
+import { findAccountById, lockBelowLimit, transferLimit } from '../accounts/index.js';
 import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
 import * as repo from './repo.js';
 import { databaseEvent, presentUser, toDatabase } from './representation.js';
@@ -41,17 +41,19 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
    * the agent of the server its databases are placed on (a task whose file is this one).
    */
   async function serverOf(accountId: string) {
-    const serverId = (await findAccountById(db, accountId))?.database_server_id ?? LOCAL_SERVER_ID;
+    const account = await findAccountById(db, accountId);
+    const serverId = account?.database_server_id ?? LOCAL_SERVER_ID;
     if (serverId === LOCAL_SERVER_ID) return driver;
     return {
-      dump: (database: string, file: string) => runAgentTask(db, clock, serverId, { action: 'database.dump', database }, file),
+      dump: (database: string, file: string) =>
+        runAgentTask(db, clock, serverId, { action: 'database.dump', database }, { file, maxBytes: transferLimit(account) }),
       load: (d: DatabaseSpec, file: string) =>
         runAgentTask(
           db,
           clock,
           serverId,
           { action: 'database.load', database: { name: d.name, charset: d.charset, collation: d.collation } },
-          file,
+          { file },
         ),
     };
   }

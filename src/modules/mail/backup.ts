@@ -7,7 +7,7 @@ import { unpackArchive } from '../../archives/unpack.js';
 import { systemCaller } from '../../auth/caller.js';
 import { RestoreRefused, type BackupPart, type StagedPart } from '../../contribution.js';
 import { mailRoot } from '../../layout.js';
-import { findAccountById, limitsOf } from '../accounts/index.js';
+import { findAccountById, transferLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as domains from '../domains/index.js';
 import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
@@ -58,11 +58,11 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
    * staging (`mail/<domain>/<mailbox id>`); what arrives is bounded by twice the account's disk quota.
    */
   async function packedOnServer(serverId: string, accountId: string, names: string[], staging: string): Promise<void> {
-    const account = await findAccountById(db, accountId);
-    const maxBytes = 2 * (account ? limitsOf(account).disk_quota_mb : 0) * 2 ** 20;
+    const maxBytes = transferLimit(await findAccountById(db, accountId));
     const file = path.join(staging, '.mail.tar.gz');
     try {
-      await runAgentTask(db, deps.clock, serverId, { action: 'mail.pack', account_id: accountId, domains: names }, file);
+      const task = { action: 'mail.pack' as const, account_id: accountId, domains: names };
+      await runAgentTask(db, deps.clock, serverId, task, { file, maxBytes });
       await unpackArchive({ file }, 'tar.gz', path.join(staging, 'mail'), { bytes: maxBytes, ratio: Number.POSITIVE_INFINITY });
     } finally {
       await rm(file, { force: true });
@@ -90,7 +90,7 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
     const file = path.join(staging, '.mail-restore.tar.gz');
     try {
       await pipeline(archiveStream(staging, dirs), createWriteStream(file, { mode: 0o600 }));
-      await runAgentTask(db, deps.clock, serverId, { action: 'mail.unpack', account_id: accountId, mailboxes: placed }, file);
+      await runAgentTask(db, deps.clock, serverId, { action: 'mail.unpack', account_id: accountId, mailboxes: placed }, { file });
     } finally {
       await rm(file, { force: true });
     }

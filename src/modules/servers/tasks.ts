@@ -1,7 +1,9 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Db, Queryable } from '../../db/client.js';
+import { payloadTooLarge } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Clock } from '../../lib/time.js';
 import type { AgentTask, AgentUnitSource } from '../../provisioning/agent-units.js';
@@ -14,9 +16,12 @@ interface TaskRow {
   server_id: string;
   spec: AgentTask;
   file: string | null;
+  max_bytes: number | null;
   status: 'pending' | 'done' | 'failed';
   error: string | null;
 }
+
+const TASK_COLUMNS = 'id, server_id, spec, file, max_bytes::float8 AS max_bytes, status, error';
 
 /**
  * The longest a task is waited for. One older than this has lost its waiter (a process killed
@@ -34,6 +39,13 @@ const AGENT_TASKS_CHANNEL = 'berth_agent_tasks';
 /** How often a waiting task is looked at without an announcement (a lost LISTEN connection, the server's status). */
 const RECHECK_MS = 1000;
 
+/** A task's file here, and how much of it its agent may send (past it: 413, nothing kept). */
+export interface TaskOptions {
+  file?: string;
+  maxBytes?: number;
+  timeoutMs?: number;
+}
+
 /**
  * Runs a task on a server through its agent and waits for its report: a dump or a packed site
  * arrives in `file` (this process's), a load reads from it; other tasks have none. Fails with the
@@ -45,19 +57,24 @@ export async function runAgentTask(
   clock: Clock,
   serverId: string,
   spec: AgentTask,
-  file: string | null = null,
-  timeoutMs = TASK_TIMEOUT_MS,
+  { file = undefined, maxBytes = undefined, timeoutMs = TASK_TIMEOUT_MS }: TaskOptions = {},
 ): Promise<void> {
   const id = newId('tsk');
   let announced = () => undefined as void;
   const unsubscribe = await db.listen(AGENT_TASKS_CHANNEL, (payload) => payload === id && announced());
   try {
     await db.transaction(async (tx) => {
-      await tx.query('INSERT INTO agent_tasks (id, server_id, spec, file) VALUES ($1, $2, $3, $4)', [id, serverId, spec, file]);
+      await tx.query('INSERT INTO agent_tasks (id, server_id, spec, file, max_bytes) VALUES ($1, $2, $3, $4, $5)', [
+        id,
+        serverId,
+        spec,
+        file ?? null,
+        maxBytes ?? null,
+      ]);
       await wakeAgent(tx, serverId);
     });
     for (const deadline = Date.now() + timeoutMs; ;) {
-      const row = (await db.query<TaskRow>('SELECT * FROM agent_tasks WHERE id = $1', [id])).rows[0];
+      const row = (await db.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM agent_tasks WHERE id = $1`, [id])).rows[0];
       if (row?.status === 'done') return;
       if (row?.status === 'failed') throw new Error(`the server's agent could not do it: ${row.error ?? ''}`);
       const server = await findServerById(db, serverId);
@@ -83,9 +100,26 @@ export async function runAgentTask(
  * and changes nothing, as a unit's repeated report is.
  */
 const pendingTask = async (db: Queryable, serverId: string, id: string) => {
-  const row = (await db.query<TaskRow>('SELECT * FROM agent_tasks WHERE id = $1', [id])).rows[0];
+  const row = (await db.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM agent_tasks WHERE id = $1`, [id])).rows[0];
   if (row && row.server_id !== serverId) return 'foreign' as const;
   return row?.status === 'pending' ? row : undefined;
+};
+
+/**
+ * Passes the output's bytes up to `max` (null: any), then fails with a 413. An archive may hold
+ * `max` bytes of files and exceed it by what packing adds (tar's headers, gzip's blocks of
+ * incompressible data): 1 % and 1 MiB; the unpack checks the files against `max` itself.
+ */
+const bounded = (max: number | null) => {
+  const allowed = max === null ? Number.POSITIVE_INFINITY : max + Math.ceil(max / 100) + 2 ** 20;
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (seen > allowed) done(payloadTooLarge(`The task's output exceeds ${allowed} bytes.`, allowed));
+      else done(null, chunk);
+    },
+  });
 };
 
 /** Tasks as the agent listener hands them out and takes their bytes and reports. */
@@ -126,7 +160,7 @@ export const taskUnits: AgentUnitSource = {
     if (!task?.file || name !== 'output' || !OUTPUTS.has(task.spec.action)) return undefined;
     const partial = `${task.file}.partial`;
     try {
-      await pipeline(body, createWriteStream(partial, { mode: 0o600 }));
+      await pipeline(body, bounded(task.max_bytes), createWriteStream(partial, { mode: 0o600 }));
       await rename(partial, task.file);
     } finally {
       await rm(partial, { force: true });

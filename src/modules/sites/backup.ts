@@ -5,7 +5,7 @@ import { unpackArchive } from '../../archives/unpack.js';
 import { systemCaller } from '../../auth/caller.js';
 import { RestoreRefused, type BackupPart, type StagedPart } from '../../contribution.js';
 import { releaseDir, siteDir } from '../../layout.js';
-import { findAccountById, limitsOf } from '../accounts/index.js';
+import { findAccountById, transferLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
 import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
@@ -76,7 +76,7 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
     const file = path.join(staging, `.site-${s.id}.tar.gz`);
     try {
       const task = { action: 'site.pack' as const, account_id: s.account_id, site_id: s.id, release: site.current_deployment_id };
-      await runAgentTask(db, deps.clock, serverId, task, file);
+      await runAgentTask(db, deps.clock, serverId, task, { file, maxBytes });
       await unpackArchive({ file }, 'tar.gz', path.join(staging, 'sites', s.id), {
         bytes: maxBytes,
         ratio: Number.POSITIVE_INFINITY,
@@ -94,7 +94,7 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
       const rows = await repo.listSites(db, systemCaller('backup'), { account_id: accountId }, ALL);
       const account = await findAccountById(db, accountId);
       const server = account?.web_server_id ?? LOCAL_SERVER_ID;
-      const maxBytes = 2 * (account ? limitsOf(account).disk_quota_mb : 0) * 2 ** 20;
+      const maxBytes = transferLimit(account);
       const dirs = [];
       for (const s of rows) {
         if (!s.current_deployment_id) continue;

@@ -24,7 +24,7 @@ export function webServerProofs(deps: { db: Db; clock: Clock; dataDir: string },
     return id && id !== LOCAL_SERVER_ID ? id : null;
   };
   const onAgent = (serverId: string, task: AgentTask) =>
-    runAgentTask(deps.db, deps.clock, serverId, task, null, PROOF_TIMEOUT_MS);
+    runAgentTask(deps.db, deps.clock, serverId, task, { timeoutMs: PROOF_TIMEOUT_MS });
   return {
     async present(challenges) {
       const server = await remoteServer();
