@@ -144,8 +144,15 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
     return server;
   }
 
+  // What each server was last answered, and the count of its changes then: a poll that knows that
+  // state, with no change since (a commit's NOTIFY, a report), waits without asking every source
+  // again. An idle agent's poll costs its certificate check and heartbeat.
+  const changes = new Map<string, number>();
+  const answered = new Map<string, { known: string; at: number }>();
+  const changed = (serverId: string) => changes.set(serverId, (changes.get(serverId) ?? 0) + 1);
   const wakers = new Map<string, Set<() => void>>();
   const unsubscribe = await db.listen(AGENT_UNITS_CHANNEL, (serverId) => {
+    changed(serverId);
     for (const wake of wakers.get(serverId) ?? []) wake();
   });
   // Polls under way answer at once when the listener closes (each waits up to 30 s otherwise,
@@ -217,8 +224,16 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
     if (!wasOnline) await deps.announce(server.id);
     const deadline = Date.now() + (request.query.wait ?? 0) * 1000;
     for (;;) {
+      const at = changes.get(server.id) ?? 0;
+      const last = answered.get(server.id);
+      const unchanged = last?.at === at && last.known === request.query.known;
+      if (unchanged && deadline > Date.now() && !closing) {
+        await waitForChange(server.id, deadline - Date.now());
+        continue;
+      }
       const units = await pendingUnits(server.id);
       const known = stateTag(units);
+      answered.set(server.id, { known, at });
       const left = deadline - Date.now();
       if (known !== request.query.known || left <= 0 || closing) return { known, units, wait_ms: AGENT_WAIT_MS };
       await waitForChange(server.id, left);
@@ -268,6 +283,7 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
           ]);
       }
     });
+    changed(server.id);
     return reply.code(204).send();
   });
 
