@@ -1,7 +1,15 @@
 import type { Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { invalid, noCapacity } from '../../lib/errors.js';
-import { findServerById, LOCAL_SERVER_ID, placementCandidates, ROLES, serverStatus, withdrawAccount } from '../servers/index.js';
+import {
+  findServerById,
+  LOCAL_SERVER_ID,
+  placementCandidates,
+  type Role,
+  ROLES,
+  serverStatus,
+  withdrawAccount,
+} from '../servers/index.js';
 import { type AccountRow, countAccountsOn } from './repo.js';
 import type { Placement } from './schemas.js';
 
@@ -54,8 +62,8 @@ export async function placeAccount(
  * there) is withdrawn by their agents: its rows go with it, so no unit names them any more.
  */
 export async function withdrawFromServers(tx: Queryable, account: AccountRow): Promise<void> {
-  const roles = new Map<string, string[]>();
-  const placed: [string, string][] = [
+  const roles = new Map<string, Role[]>();
+  const placed: [Role, string][] = [
     ['web', account.web_server_id],
     ['mail', account.mail_server_id],
     ['database', account.database_server_id],

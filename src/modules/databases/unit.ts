@@ -7,7 +7,7 @@ import type { AgentUnitSource } from '../../provisioning/agent-units.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
 import type { DatabaseAccountSpec } from '../../provisioning/render/mariadb.js';
-import { LOCAL_SERVER_ID, wakeAgent } from '../servers/index.js';
+import { handedToAgent, LOCAL_SERVER_ID } from '../servers/index.js';
 import * as repo from './repo.js';
 
 /**
@@ -95,11 +95,7 @@ export function databaseReconciler(db: Db, driver: DatabaseDriver) {
         await driver.removeAccount(`${username}_`);
         return;
       }
-      // Another server's unit is its agent's to apply: the agent listener wakes its long-poll.
-      if (loaded.unit.database_server_id !== LOCAL_SERVER_ID) {
-        await wakeAgent(db, loaded.unit.database_server_id);
-        return;
-      }
+      if (await handedToAgent(db, loaded.unit.database_server_id)) return;
       await applyUnit(
         loaded.unit,
         async () => repo.recordSizes(db, LOCAL_SERVER_ID, await driver.applyAccount(loaded.spec)),

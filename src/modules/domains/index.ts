@@ -2,4 +2,4 @@
 export { domainNamesOfAccount, domainNameTaken, type DomainRow, findDomain, findDomainById } from './repo.js';
 export type { DomainDependent, DomainHooks } from './hooks.js';
 export type { AcmeChallengeRecords } from './zone/acme-challenges.js';
-export { dkimSealKey, signingKey } from './mail-auth/repo.js';
+export { dkimSealKey, signingKey, signingKeys } from './mail-auth/repo.js';

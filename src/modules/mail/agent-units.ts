@@ -2,15 +2,19 @@ import type { Queryable } from '../../db/client.js';
 import { unseal } from '../../lib/sealed.js';
 import type { AgentUnit, AgentUnitSource } from '../../provisioning/agent-units.js';
 import type { MailDomainContent } from '../../provisioning/render/mail.js';
-import { signingKey } from '../domains/index.js';
+import { signingKey, signingKeys } from '../domains/index.js';
 import { wakeAgent } from '../servers/index.js';
-import { loadMailUnit, mailDomainContent, mailUnits } from './unit.js';
+import { loadMailUnit, mailDomainContent, mailUnits, pendingMailUnitsOnServer } from './unit.js';
+
+type SealedKey = { selector: string; private_key_sealed: string } | undefined;
+
+/** A signing key unsealed for the signer alone. */
+const unsealed = (key: SealedKey, dkimKey: Buffer): MailDomainContent['dkim'] =>
+  key ? { selector: key.selector, privateKeyPem: unseal(key.private_key_sealed, dkimKey) } : null;
 
 /** The domain's signing key, unsealed for the signer alone. */
-export async function dkimOf(db: Queryable, dkimKey: Buffer, domainId: string): Promise<MailDomainContent['dkim']> {
-  const key = await signingKey(db, domainId);
-  return key ? { selector: key.selector, privateKeyPem: unseal(key.private_key_sealed, dkimKey) } : null;
-}
+export const dkimOf = async (db: Queryable, dkimKey: Buffer, domainId: string) =>
+  unsealed(await signingKey(db, domainId), dkimKey);
 
 interface Removal {
   domain_id: string;
@@ -45,11 +49,6 @@ export function mailAgentUnits(dkimKey: Buffer): AgentUnitSource {
         'SELECT domain_id, account_id, name FROM mail_removals WHERE server_id = $1 ORDER BY domain_id',
         [serverId],
       );
-      const changed = await db.query<{ domain_id: string }>(
-        `SELECT u.domain_id FROM mail_units u JOIN domains d ON d.id = u.domain_id JOIN accounts a ON a.id = d.account_id
-         WHERE a.mail_server_id = $1 AND u.applied_generation < u.generation ORDER BY u.domain_id`,
-        [serverId],
-      );
       const units: AgentUnit[] = removals.rows.map((r) => ({
         kind: 'mail',
         key: r.domain_id,
@@ -61,13 +60,16 @@ export function mailAgentUnits(dkimKey: Buffer): AgentUnitSource {
           domain: { name: r.name, mailboxes: [], forwarders: [], catchAll: null, dkim: null },
         },
       }));
-      for (const { domain_id } of changed.rows) {
-        const unit = await loadMailUnit(db, domain_id);
-        if (!unit) continue;
-        const dkim = unit.mail_enabled ? await dkimOf(db, dkimKey, domain_id) : null;
+      const changed = await pendingMailUnitsOnServer(db, serverId);
+      const keys = await signingKeys(
+        db,
+        changed.filter((u) => u.mail_enabled).map((u) => u.id),
+      );
+      for (const unit of changed) {
+        const dkim = unsealed(keys.get(unit.id), dkimKey);
         units.push({
           kind: 'mail',
-          key: domain_id,
+          key: unit.id,
           generation: unit.generation,
           spec: {
             account_id: unit.account_id,

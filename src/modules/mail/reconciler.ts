@@ -4,7 +4,7 @@ import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { MailDriver } from '../../provisioning/driver.js';
 import { findAccountById } from '../accounts/index.js';
 import { domainNameTaken } from '../domains/index.js';
-import { LOCAL_SERVER_ID, wakeAgent } from '../servers/index.js';
+import { handedToAgent, LOCAL_SERVER_ID } from '../servers/index.js';
 import { dkimOf, removeOnServer } from './agent-units.js';
 import { loadMailUnit, mailDomainContent, mailUnits } from './unit.js';
 
@@ -31,10 +31,7 @@ export function mailReconciler(db: Db, driver: MailDriver, dataDir: string, dkim
         await driver.removeDomain(name, root, { keepMaps: await domainNameTaken(db, name) });
         return;
       }
-      if (unit.mail_server_id !== LOCAL_SERVER_ID) {
-        await wakeAgent(db, unit.mail_server_id);
-        return;
-      }
+      if (await handedToAgent(db, unit.mail_server_id)) return;
       const apply = () =>
         unit.mail_enabled
           ? dkimOf(db, dkimKey, id).then((dkim) => driver.applyDomain({ ...mailDomainContent(unit, dkim), root }))

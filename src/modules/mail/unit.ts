@@ -77,6 +77,29 @@ export async function loadMailUnit(db: Queryable, domainId: string): Promise<Mai
   return { ...d.rows[0], ...(u.rows[0] ?? { generation: 1, applied_generation: 0 }), addresses: r.rows };
 }
 
+/**
+ * The mail units of another server whose changes its agent has yet to apply, whole, in three
+ * queries however many there are (what `loadMailUnit` reads, without its locks).
+ */
+export async function pendingMailUnitsOnServer(db: Queryable, serverId: string): Promise<MailUnit[]> {
+  const d = await db.query<Omit<MailUnit, 'addresses'>>(
+    `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.catch_all, d.status AS domain_status, a.status AS account_status,
+       a.mail_server_id, u.generation, u.applied_generation
+     FROM mail_units u JOIN domains d ON d.id = u.domain_id JOIN accounts a ON a.id = d.account_id
+     WHERE a.mail_server_id = $1 AND u.applied_generation < u.generation ORDER BY u.domain_id`,
+    [serverId],
+  );
+  if (d.rows.length === 0) return [];
+  const r = await db.query<MailUnit['addresses'][number] & { domain_id: string }>(
+    `SELECT domain_id, id, kind, address, password_hash, quota_mb, status, forward_to, autoresponder
+     FROM mail_addresses WHERE domain_id = ANY($1::text[]) ORDER BY address`,
+    [d.rows.map((x) => x.id)],
+  );
+  const units = new Map(d.rows.map((unit) => [unit.id, { ...unit, addresses: [] as MailUnit['addresses'] }]));
+  for (const { domain_id, ...address } of r.rows) units.get(domain_id)?.addresses.push(address);
+  return [...units.values()];
+}
+
 // A job is only ever sent with its unit's row (touchMailUnit), so the marks update that row; a
 // domain deleted meanwhile took it along, and there is nothing left to mark.
 export const mailUnits = unitState('mail_units', 'domain_id');

@@ -3,5 +3,5 @@ export { findServerById, LOCAL_SERVER_ID, placementCandidates, type ServerRow } 
 export { ROLES, type Role } from './schemas.js';
 export { serverStatus } from './status.js';
 export { runAgentTask } from './tasks.js';
-export { wakeAgent } from './wake.js';
+export { handedToAgent, wakeAgent } from './wake.js';
 export { withdrawAccount } from './withdrawals.js';

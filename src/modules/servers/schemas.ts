@@ -6,6 +6,7 @@ import { Id, Name, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } fr
 export const ROLES = ['web', 'mail', 'database'] as const;
 export const Role = StringEnum(ROLES);
 export type Role = Static<typeof Role>;
+export const isRole = (value: string): value is Role => (ROLES as readonly string[]).includes(value);
 const Roles = Type.Array(Role, {
   minItems: 1,
   maxItems: 3,

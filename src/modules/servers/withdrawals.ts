@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/client.js';
 import type { AgentUnit, AgentUnitSource } from '../../provisioning/agent-units.js';
+import { isRole, type Role } from './schemas.js';
 import { wakeAgent } from './wake.js';
 
 /**
@@ -12,7 +13,7 @@ export async function withdrawAccount(
   tx: Queryable,
   serverId: string,
   account: { id: string; username: string },
-  roles: string[],
+  roles: Role[],
 ): Promise<void> {
   await tx.query(
     `INSERT INTO agent_withdrawals (server_id, account_id, username, roles) VALUES ($1, $2, $3, $4)
@@ -45,7 +46,7 @@ export const withdrawalUnits: AgentUnitSource = {
       spec: {
         account_id: r.account_id,
         username: r.username,
-        roles: r.roles.filter((x) => x === 'web' || x === 'database' || x === 'mail'),
+        roles: r.roles.filter(isRole),
       },
     }));
   },

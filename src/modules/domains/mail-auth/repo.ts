@@ -36,6 +36,18 @@ export async function signingKey(
   return r.rows[0];
 }
 
+/** The signing keys of these domains, by domain (one query for a whole poll's units). */
+export async function signingKeys(
+  db: Queryable,
+  domainIds: string[],
+): Promise<Map<string, Pick<DkimKeyRow, 'selector' | 'private_key_sealed'>>> {
+  const r = await db.query<DkimKeyRow>(
+    'SELECT domain_id, selector, private_key_sealed FROM dkim_keys WHERE domain_id = ANY($1::text[]) AND retired_at IS NULL',
+    [domainIds],
+  );
+  return new Map(r.rows.map((k) => [k.domain_id, k]));
+}
+
 export async function selectorsOf(db: Queryable, domainId: string): Promise<string[]> {
   return (await db.query<{ selector: string }>('SELECT selector FROM dkim_keys WHERE domain_id = $1', [domainId])).rows.map(
     (r) => r.selector,
