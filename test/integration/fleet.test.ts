@@ -132,6 +132,8 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
           ...readEnv(path.join(daemons, 'mail.env')),
           BERTH_DRIVER_DB: 'mariadb',
           BERTH_MARIADB_URL: daemonEnv?.BERTH_MARIADB_URL ?? '',
+          // What it holds is measured and sent every second (60 s by default).
+          BERTH_DATABASE_METER_MS: '1000',
         },
         http: `${address}:${http}`,
         https: `${address}:${https}`,
@@ -348,6 +350,8 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       return ok === undefined ? undefined : ok ? seen : null;
     };
     await eventually(async () => (await subjects(one.mail.BERTH_IT_IMAP as string))?.includes(subject), 30_000);
+    // Its usage is what server 1 holds, as its agent measured it (nothing of it is here).
+    await eventually(async () => (await t.get(`/v1/emails/${box.body.id}`)).body.usage_bytes > 0, 30_000);
     // Nobody else knows the mailbox: not server 2, not the control plane's own mail server.
     expect(await subjects(two.mail.BERTH_IT_IMAP as string)).toBeNull();
     expect(await subjects(daemonEnv?.BERTH_IT_IMAP as string)).toBeNull();
@@ -398,6 +402,8 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     await sql("CREATE TABLE items (id int PRIMARY KEY, name varchar(50)); INSERT INTO items VALUES (1, 'tea'), (2, 'café')");
     const rows = () => sql('SELECT id, name FROM items ORDER BY id');
     const before = await rows();
+    // Its size is as server 1's agent measured it (the control plane measures only its own).
+    await eventually(async () => (await t.get(`/v1/databases/${db.id}`)).body.size_bytes > 0, 30_000);
     const backup = await backUp(account.id, ['databases']);
     await sql("DELETE FROM items WHERE id = 1; INSERT INTO items VALUES (9, 'x')");
     expect(await rows()).not.toBe(before);

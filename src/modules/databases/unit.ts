@@ -17,22 +17,30 @@ import * as repo from './repo.js';
  * withdrawn by its prefix.
  */
 export async function touchDatabaseUnit(tx: Queryable, jobs: JobQueue, account: { id: string; username: string }): Promise<void> {
-  await tx.query(
+  const r = await tx.query<{ server_id: string }>(
     `INSERT INTO database_units (account_id) VALUES ($1)
-     ON CONFLICT (account_id) DO UPDATE SET generation = database_units.generation + 1, sync_state = 'pending'`,
+     ON CONFLICT (account_id) DO UPDATE SET generation = database_units.generation + 1, sync_state = 'pending'
+     RETURNING (SELECT database_server_id FROM accounts WHERE id = $1) AS server_id`,
     [account.id],
   );
+  await wakeOnCommit(tx, r.rows[0]?.server_id);
   await jobs.send(tx, JOBS.databaseApply, { account_id: account.id, username: account.username });
 }
 
+/** Another server's agent pulls the change as the transaction commits, not after its apply job. */
+const wakeOnCommit = async (tx: Queryable, serverId: string | undefined) => {
+  if (serverId) await handedToAgent(tx, serverId);
+};
+
 /** Renders the unit again if the account has one (its suspension locks or unlocks the users). */
 export async function touchExistingUnit(tx: Queryable, jobs: JobQueue, accountId: string): Promise<void> {
-  const r = await tx.query<{ username: string }>(
+  const r = await tx.query<{ username: string; server_id: string }>(
     `UPDATE database_units u SET generation = generation + 1, sync_state = 'pending' FROM accounts a
-     WHERE u.account_id = $1 AND a.id = u.account_id RETURNING a.username`,
+     WHERE u.account_id = $1 AND a.id = u.account_id RETURNING a.username, a.database_server_id AS server_id`,
     [accountId],
   );
   const username = r.rows[0]?.username;
+  await wakeOnCommit(tx, r.rows[0]?.server_id);
   if (username) await jobs.send(tx, JOBS.databaseApply, { account_id: accountId, username });
 }
 

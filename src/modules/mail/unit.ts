@@ -3,6 +3,7 @@ import { unitState } from '../../db/unit-state.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { MailDomainContent } from '../../provisioning/render/mail.js';
+import { handedToAgent } from '../servers/index.js';
 import type { AddressRow } from './repo.js';
 
 /**
@@ -39,11 +40,15 @@ export async function touchMailUnit(
   jobs: JobQueue,
   domain: { id: string; name: string; account_id: string },
 ): Promise<void> {
-  await tx.query(
+  const r = await tx.query<{ server_id: string | null }>(
     `INSERT INTO mail_units (domain_id, generation) VALUES ($1, 2)
-     ON CONFLICT (domain_id) DO UPDATE SET generation = mail_units.generation + 1, sync_state = 'pending'`,
-    [domain.id],
+     ON CONFLICT (domain_id) DO UPDATE SET generation = mail_units.generation + 1, sync_state = 'pending'
+     RETURNING (SELECT mail_server_id FROM accounts WHERE id = $2) AS server_id`,
+    [domain.id, domain.account_id],
   );
+  // Another server's agent pulls the change as the transaction commits, not after its apply job.
+  const serverId = r.rows[0]?.server_id;
+  if (serverId) await handedToAgent(tx, serverId);
   await jobs.send(tx, JOBS.mailApply, { domain_id: domain.id, name: domain.name, account_id: domain.account_id });
 }
 
