@@ -429,6 +429,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account_id}/login-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a login link into the panel
+         * @description Single sign-on for a billing system's client area: a link that opens the panel as the account, valid for 60 seconds and usable once. The operator or the account's reseller makes it (an account's own token gets 403); it mints a token (`tokens:write`). Whoever opens it exchanges its code with `POST /v1/sessions` for a token of that account alone, with the scopes of the token that made the link, for 8 hours. Announced as `account.login_link.used` when exchanged.
+         */
+        post: operations["createLoginLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a login code for a token
+         * @description No token needed: the code is the credential. It is exchanged once, within 60 s of the link being made, for `{token, account_id, expires_at}`; a used, expired or unknown code is a 401 `invalid_login_code`. The token speaks for the account alone, with the scopes of the token that made the link, and expires within 8 hours (no later than that token).
+         */
+        post: operations["createSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/operations": {
         parameters: {
             query?: never;
@@ -2421,6 +2461,23 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "account.login_link.used": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The account.login_link.used event */
+        post: operations["webhook_account_login_link_used"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "server.created": {
         parameters: {
             query?: never;
@@ -3201,6 +3258,30 @@ export interface components {
             version: number;
             /** @description The bearer secret. Shown only in this response. */
             secret: string;
+        };
+        LoginLink: {
+            /** @description The panel at `BERTH_BASE_URL` with the code in its fragment (`/panel/#login_code=...`), which no server log sees. */
+            url: string;
+            /** @description The single-use code itself, for a panel of your own: exchange it with `POST /v1/sessions`. */
+            login_code: string;
+            /** @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p */
+            account_id: string;
+            /**
+             * Format: date-time
+             * @description 60 seconds from now.
+             */
+            expires_at: string;
+        };
+        Session: {
+            /** @description A bearer token of the account: shown once. */
+            token: string;
+            /** @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p */
+            account_id: string;
+            /**
+             * Format: date-time
+             * @description At most 8 hours from now.
+             */
+            expires_at: string;
         };
         /** @description Asynchronous work on real systems. Survives restarts; a queued one can be canceled. */
         Operation: {
@@ -4218,7 +4299,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types to receive, or `["*"]` for all. */
-            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
             enabled: boolean;
             /**
              * @description `delivery_failures`: every retry of a delivery failed. Set `enabled` to true to resume.
@@ -4252,7 +4333,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types to receive, or `["*"]` for all. */
-            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
             enabled: boolean;
             /**
              * @description `delivery_failures`: every retry of a delivery failed. Set `enabled` to true to resume.
@@ -16719,6 +16800,686 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createLoginLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any 1-255 printable ASCII characters, unique per intended change (a UUID). A retry with the same key within 24 hours gets the first response again (`Idempotent-Replayed: true`) instead of doing the work twice; the same key with another body is a 422.
+                 * @example 5f2b1c7e-8d3a-4b6f-9e0a-1c2d3e4f5a6b
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "url": "https://hooks.example.com/berth",
+                     *       "login_code": "example",
+                     *       "account_id": "acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "expires_at": "2026-11-24T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LoginLink"];
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any 1-255 printable ASCII characters, unique per intended change (a UUID). A retry with the same key within 24 hours gets the first response again (`Idempotent-Replayed: true`) instead of doing the work twice; the same key with another body is a 422.
+                 * @example 5f2b1c7e-8d3a-4b6f-9e0a-1c2d3e4f5a6b
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "login_code": "example"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The code of a login link. */
+                    login_code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "token": "example",
+                     *       "account_id": "acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "expires_at": "2026-11-24T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The code of a login link is unknown, already exchanged or older than its 60 seconds (`POST /v1/sessions`). Each link is exchanged once: make a new one. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_login_code",
+                     *       "title": "Invalid login code",
+                     *       "status": 401,
+                     *       "detail": "The code of a login link is unknown, already exchanged or older than its 60 seconds (`POST /v1/sessions`). Each link is exchanged once: make a new one.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_login_code",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -45130,7 +45891,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
                     description?: string;
                     enabled?: boolean;
                 };
@@ -45805,7 +46566,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
                     description: string;
                     enabled: boolean;
                 };
@@ -46557,7 +47318,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types?: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+                    event_types?: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
                     description?: string;
                     enabled?: boolean;
                 };
@@ -49976,6 +50737,35 @@ export interface operations {
         };
     };
     webhook_token_revoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_account_login_link_used: {
         parameters: {
             query?: never;
             header: {

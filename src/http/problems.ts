@@ -19,6 +19,12 @@ export const PROBLEMS: Record<ErrorCode, ProblemDoc> = {
     description:
       'The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.',
   },
+  invalid_login_code: {
+    status: 401,
+    title: 'Invalid login code',
+    description:
+      'The code of a login link is unknown, already exchanged or older than its 60 seconds (`POST /v1/sessions`). Each link is exchanged once: make a new one.',
+  },
   insufficient_scope: {
     status: 403,
     title: 'Insufficient scope',

@@ -5,6 +5,7 @@
 export type ErrorCode =
   | 'malformed_request'
   | 'unauthenticated'
+  | 'invalid_login_code'
   | 'insufficient_scope'
   | 'forbidden'
   | 'account_suspended'
@@ -123,6 +124,9 @@ export const accountSuspended = (message: string): AppError => new AppError('acc
 /** 401 with the headers that tell a client how to authenticate (and the failure bucket's state). */
 export const unauthenticated = (message: string, headers: Record<string, string>): AppError =>
   new AppError('unauthenticated', message, {}, headers);
+
+export const invalidLoginCode = (): AppError =>
+  new AppError('invalid_login_code', 'The login code is unknown, used or expired. Ask for a new login link.');
 
 /** 429: `policy` names the limit; the headers carry `Retry-After`. */
 export const rateLimited = (policy: string, message: string, headers: Record<string, string>): AppError =>

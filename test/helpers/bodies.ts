@@ -19,6 +19,8 @@ export const BODIES: Record<string, (ids: Record<string, string>) => unknown> = 
   // Creations that name a resource of A.
   createAccount: (i) => ({ username: 'reachb', contact_email: 'b@example.com', plan_id: i.plans }),
   createToken: (i) => ({ name: 'x', scopes: ['*'], principal: { kind: 'account', id: i.accounts } }),
+  // A code names no resource: anyone may try one, and an unknown one is a 401 for all alike.
+  createSession: () => ({ login_code: 'no-such-code' }),
   createDomain: (i) => ({ account_id: i.accounts, name: 'reach-b-new.com' }),
   createEmail: (i) => ({ address: `new@${i.domains}`, generate_password: true, quota_mb: 10 }),
   createEmailForwarder: (i) => ({ address: `fwd@${i.domains}`, destinations: ['x@example.org'] }),

@@ -48,6 +48,7 @@ export const EVENT_TYPES = [
   'webhook.disabled',
   'token.created',
   'token.revoked',
+  'account.login_link.used',
   'server.created',
   'server.updated',
   'server.deleted',

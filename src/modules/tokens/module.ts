@@ -1,10 +1,11 @@
 import type { Contribution } from '../../contribution.js';
 import type { ServiceDeps } from '../deps.js';
+import { loginLinks } from './login-links.js';
 import { tokenRoutes } from './routes.js';
 import { tokenSchemas } from './schemas.js';
 import { tokensService } from './service.js';
 
 export const tokensModule = (svc: ServiceDeps): Contribution => ({
   schemas: tokenSchemas,
-  routes: (app) => tokenRoutes(app, tokensService(svc)),
+  routes: (app) => tokenRoutes(app, tokensService(svc), loginLinks(svc), svc.config.baseUrl),
 });

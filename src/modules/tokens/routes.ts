@@ -1,12 +1,14 @@
+import { Type } from 'typebox';
 import type { ALL_SCOPES } from '../../auth/scopes.js';
 import { callerOf } from '../../http/auth.js';
 import { resourceRoutes } from '../../http/crud.js';
-import type { App } from '../../http/routes.js';
-import { PageOnlyQuery } from '../../http/schemas.js';
-import { CreateToken, Me } from './schemas.js';
+import { type App, paramId } from '../../http/routes.js';
+import { IdParams, PageOnlyQuery } from '../../http/schemas.js';
+import type { loginLinks } from './login-links.js';
+import { CreateSession, CreateToken, Me } from './schemas.js';
 import type { TokensService } from './service.js';
 
-export function tokenRoutes(app: App, svc: TokensService): void {
+export function tokenRoutes(app: App, svc: TokensService, links: ReturnType<typeof loginLinks>, baseUrl: string | null): void {
   resourceRoutes(app, {
     path: '/v1/tokens',
     prefix: 'tok',
@@ -71,5 +73,44 @@ export function tokenRoutes(app: App, svc: TokensService): void {
         },
       };
     },
+  );
+
+  app.post(
+    '/v1/accounts/:account_id/login-links',
+    {
+      config: { scope: 'tokens:write', reach: async (req) => links.reachable(callerOf(req), paramId(req)) },
+      schema: {
+        tags: ['accounts'],
+        operationId: 'createLoginLink',
+        summary: 'Make a login link into the panel',
+        description:
+          "Single sign-on for a billing system's client area: a link that opens the panel as the account, valid for 60 seconds and usable once. The operator or the account's reseller makes it (an account's own token gets 403); it mints a token (`tokens:write`). Whoever opens it exchanges its code with `POST /v1/sessions` for a token of that account alone, with the scopes of the token that made the link, for 8 hours. Announced as `account.login_link.used` when exchanged.",
+        params: IdParams('acc'),
+        response: { 201: Type.Ref('LoginLink') },
+      },
+    },
+    async (req, reply) => {
+      const base = baseUrl ?? `${req.protocol}://${req.host}`;
+      return reply.code(201).send(await links.create(callerOf(req), paramId(req), base));
+    },
+  );
+
+  app.post(
+    '/v1/sessions',
+    {
+      config: { auth: false },
+      schema: {
+        tags: ['accounts'],
+        operationId: 'createSession',
+        summary: 'Exchange a login code for a token',
+        description:
+          'No token needed: the code is the credential. It is exchanged once, within 60 s of the link being made, for `{token, account_id, expires_at}`; a used, expired or unknown code is a 401 `invalid_login_code`. The token speaks for the account alone, with the scopes of the token that made the link, and expires within 8 hours (no later than that token).',
+        security: [],
+        'x-errors': ['invalid_login_code'],
+        body: CreateSession,
+        response: { 201: Type.Ref('Session') },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await links.exchange(req.body.login_code)),
   );
 }

@@ -63,4 +63,37 @@ export const Me = Type.Object({
   }),
 });
 
-export const tokenSchemas = [TokenSchema, CreatedToken];
+export const LoginLinkSchema = Type.Object(
+  {
+    url: Type.String({
+      maxLength: 2000,
+      description:
+        'The panel at `BERTH_BASE_URL` with the code in its fragment (`/panel/#login_code=...`), which no server log sees.',
+    }),
+    login_code: Type.String({
+      maxLength: 100,
+      description: 'The single-use code itself, for a panel of your own: exchange it with `POST /v1/sessions`.',
+    }),
+    account_id: Id('acc'),
+    expires_at: Type.String({ format: 'date-time', maxLength: 40, description: '60 seconds from now.' }),
+  },
+  { $id: 'LoginLink' },
+);
+export type LoginLink = Static<typeof LoginLinkSchema>;
+
+export const CreateSession = Type.Object(
+  { login_code: Type.String({ minLength: 1, maxLength: 100, description: 'The code of a login link.' }) },
+  { additionalProperties: false },
+);
+
+export const SessionSchema = Type.Object(
+  {
+    token: Type.String({ maxLength: 100, description: 'A bearer token of the account: shown once.' }),
+    account_id: Id('acc'),
+    expires_at: Type.String({ format: 'date-time', maxLength: 40, description: 'At most 8 hours from now.' }),
+  },
+  { $id: 'Session' },
+);
+export type Session = Static<typeof SessionSchema>;
+
+export const tokenSchemas = [TokenSchema, CreatedToken, LoginLinkSchema, SessionSchema];
