@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pruneLoginCodes } from '../../src/modules/tokens/login-links.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createToken, world } from '../helpers/fixtures.js';
 
@@ -41,11 +42,13 @@ describe('login links', () => {
     expect(events.body.data[0].data).toMatchObject({ account_id: w.accountA.id, session_token_id: me.body.token.id });
   });
 
-  it('a code older than 60 s, or unknown, is refused', async () => {
+  it('a code older than 60 s, or unknown, is refused; housekeeping deletes the expired ones', async () => {
     const link = await makeLink(w.accountA.id, w.tokenA);
     t.clock.advance(60_001);
     expect((await exchange(link.body.login_code)).body.code).toBe('invalid_login_code');
     expect((await exchange('not-a-code')).status).toBe(401);
+    await pruneLoginCodes(t.db, t.clock.now());
+    expect((await t.db.query('SELECT 1 FROM login_codes WHERE expires_at < $1', [t.clock.now().toISOString()])).rows).toEqual([]);
   });
 
   it('the session is narrowed to the scopes and lifetime of the token that made the link', async () => {

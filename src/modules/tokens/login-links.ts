@@ -91,6 +91,10 @@ export function loginLinks(deps: ServiceDeps) {
   };
 }
 
+/** Codes past their minute, used or not, are of no use to anyone: the hourly housekeeping deletes them. */
+export const pruneLoginCodes = (db: Queryable, now: Date) =>
+  db.query('DELETE FROM login_codes WHERE expires_at < $1', [now.toISOString()]);
+
 const usedEvent = (tx: Queryable, account: AccountRow, madeBy: string, tokenId: string, expiresAt: Date) =>
   publishEvent(tx, {
     type: 'account.login_link.used',
