@@ -359,6 +359,7 @@ describe("the CLI reference's tour", () => {
       const out = r.stdout.trim().startsWith('{') ? (JSON.parse(r.stdout) as Record<string, any>) : {};
       if (line.startsWith('berth plans create')) vars.PLAN_ID = out.id;
       if (line.startsWith('berth accounts create')) vars.ACCOUNT_ID = out.id;
+      if (line.startsWith('berth accounts login-link')) expect(out.url).toMatch(/\/panel\/#login_code=[\w-]{43}$/);
       if (line.startsWith('berth backups create')) vars.BACKUP_ID = out.resource.id;
     }
     expect(statSync(path.join(dir, 'backup.tar.gz')).size).toBeGreaterThan(0);

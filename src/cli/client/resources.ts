@@ -49,6 +49,7 @@ export const RESOURCES: ResourceDef[] = [
       suspend: 'post /v1/accounts/{account_id}/suspend',
       unsuspend: 'post /v1/accounts/{account_id}/unsuspend',
       usage: 'get /v1/accounts/{account_id}/usage',
+      'login-link': 'post /v1/accounts/{account_id}/login-links',
     },
   },
   {
