@@ -131,14 +131,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bootstrapToken: config.bootstrapToken,
     onBackgroundError: (err) => app.log.warn({ err }, 'background token work failed (a cache refresh or recording its use)'),
   });
-  // Site releases are counted from the sizes recorded when each was unpacked, databases from
-  // their last measurement, and what lives on other servers from what their agents measured.
-  const diskInUse = diskMeter(db, config.dataDir, [
-    { dir: 'sites', bytes: keptReleaseBytes },
-    { bytes: databaseBytes },
-    { bytes: measuredMailBytes },
-    { bytes: writtenOnServers },
-  ]);
+  // An account's bytes outside its home's walk: databases as last measured, and what other
+  // servers hold as their agents measured it. Both the usage and the quota meter count them; the
+  // quota meter counts site releases from the sizes recorded when each was unpacked.
+  const recordedElsewhere = [{ bytes: databaseBytes }, { bytes: measuredMailBytes }, { bytes: writtenOnServers }];
+  const diskInUse = diskMeter(db, config.dataDir, [{ dir: 'sites', bytes: keptReleaseBytes }, ...recordedElsewhere]);
   const svc: ServiceDeps = { db, clock, config, jobs, resolver, diskInUse };
   const logError = (what: string) => (err: unknown) => app.log.error({ err }, what);
 
@@ -185,6 +182,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     siteAccountHooks(jobs, db, php),
     databaseAccountHooks(jobs),
     backups.accountHooks,
+    { diskBytes: recordedElsewhere },
   ]);
   const modules: Contribution[] = [
     resellersModule(svc),

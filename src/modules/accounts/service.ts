@@ -100,7 +100,7 @@ export interface AccountHooks {
   terminating: ((tx: Queryable, accountId: string) => Promise<void>)[];
   /** Before that transaction: what lives outside the account's home (backup archives). */
   removals: ((accountId: string) => Promise<void>)[];
-  /** Bytes the account stores outside its home that count against its disk quota (databases). */
+  /** Bytes the account stores outside its home that count against its disk quota (databases, other servers). */
   diskBytes: RecordedBytes[];
 }
 

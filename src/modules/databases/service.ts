@@ -288,5 +288,4 @@ export const databaseAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => (
   statusChanged: [(tx, accountId) => touchExistingUnit(tx, jobs, accountId)],
   // The unit goes with the account (cascade); the job, finding none, drops everything with the prefix.
   terminating: [(tx, accountId) => touchExistingUnit(tx, jobs, accountId)],
-  diskBytes: [{ bytes: repo.databaseBytes }],
 });

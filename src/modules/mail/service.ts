@@ -302,7 +302,6 @@ const mailboxCounter = async (db: Queryable, accountId: string) => ({
 /** A suspended (or unsuspended) account's mailboxes refuse (or accept) logins: their units render again. */
 export const mailAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => ({
   counters: [mailboxCounter],
-  diskBytes: [{ bytes: repo.measuredMailBytes }],
   statusChanged: [(tx, accountId) => touchMailUnitsOfAccount(tx, jobs, accountId)],
 });
 

@@ -317,7 +317,6 @@ export const siteAccountHooks = (
   php: Pick<PhpDriver, 'removeAccount'>,
 ): Partial<AccountHooks> => ({
   counters: [siteCounter],
-  diskBytes: [{ bytes: repo.writtenOnServers }],
   // Its PHP pools and Unix user live outside its home.
   removals: [
     async (accountId) => {
