@@ -10,7 +10,8 @@ import { SUPPORTED_VERSIONS } from './versioning.js';
 
 const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
-function baseUrl(request: FastifyRequest, configured: string | null): string {
+/** Where clients reach this server: `BERTH_BASE_URL`, else the address the request came to. */
+export function baseUrl(request: FastifyRequest, configured: string | null): string {
   return configured ?? `${request.protocol}://${request.host}`;
 }
 

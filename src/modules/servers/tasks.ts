@@ -57,7 +57,7 @@ export async function runAgentTask(
   clock: Clock,
   serverId: string,
   spec: AgentTask,
-  { file = undefined, maxBytes = undefined, timeoutMs = TASK_TIMEOUT_MS }: TaskOptions = {},
+  { file, maxBytes, timeoutMs = TASK_TIMEOUT_MS }: TaskOptions = {},
 ): Promise<void> {
   const id = newId('tsk');
   let announced = () => undefined as void;

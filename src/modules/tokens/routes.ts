@@ -2,13 +2,19 @@ import { Type } from 'typebox';
 import type { ALL_SCOPES } from '../../auth/scopes.js';
 import { callerOf } from '../../http/auth.js';
 import { resourceRoutes } from '../../http/crud.js';
+import { baseUrl } from '../../http/errors.js';
 import { type App, paramId } from '../../http/routes.js';
 import { IdParams, PageOnlyQuery } from '../../http/schemas.js';
 import type { loginLinks } from './login-links.js';
 import { CreateSession, CreateToken, Me } from './schemas.js';
 import type { TokensService } from './service.js';
 
-export function tokenRoutes(app: App, svc: TokensService, links: ReturnType<typeof loginLinks>, baseUrl: string | null): void {
+export function tokenRoutes(
+  app: App,
+  svc: TokensService,
+  links: ReturnType<typeof loginLinks>,
+  configuredBase: string | null,
+): void {
   resourceRoutes(app, {
     path: '/v1/tokens',
     prefix: 'tok',
@@ -89,10 +95,7 @@ export function tokenRoutes(app: App, svc: TokensService, links: ReturnType<type
         response: { 201: Type.Ref('LoginLink') },
       },
     },
-    async (req, reply) => {
-      const base = baseUrl ?? `${req.protocol}://${req.host}`;
-      return reply.code(201).send(await links.create(callerOf(req), paramId(req), base));
-    },
+    async (req, reply) => reply.code(201).send(await links.create(callerOf(req), paramId(req), baseUrl(req, configuredBase))),
   );
 
   app.post(
