@@ -29,6 +29,7 @@ import { countAccountsOn } from './modules/accounts/repo.js';
 import { diskMeter } from './modules/accounts/usage.js';
 import { backupsModule } from './modules/backups/module.js';
 import { LocalBackupStorage, type BackupStorage } from './modules/backups/storage.js';
+import { cronModule } from './modules/cron/module.js';
 import { databasesModule } from './modules/databases/module.js';
 import { databaseBytes } from './modules/databases/repo.js';
 import { databaseAccountHooks } from './modules/databases/service.js';
@@ -55,7 +56,7 @@ import { TokenResolver } from './modules/tokens/resolver.js';
 import type { Lookup } from './modules/webhooks/address-policy.js';
 import { webhooksModule } from './modules/webhooks/module.js';
 import { webhookDocs } from './modules/webhooks/routes.js';
-import type { DatabaseDriver, DnsDriver, MailDriver, PhpDriver, WebDriver } from './provisioning/driver.js';
+import type { CronDriver, DatabaseDriver, DnsDriver, MailDriver, PhpDriver, WebDriver } from './provisioning/driver.js';
 import { driversFor } from './provisioning/drivers/index.js';
 import { applyResync } from './provisioning/resync.js';
 
@@ -76,6 +77,8 @@ export interface AppDeps {
   phpDriver?: PhpDriver;
   /** The database driver; by default the one BERTH_DRIVER_DB names. */
   databaseDriver?: DatabaseDriver;
+  /** The cron driver; by default the one BERTH_DRIVER_CRON names. */
+  cronDriver?: CronDriver;
   /** Backup storage; by default a directory under the data dir. */
   backupStorage?: BackupStorage;
   /** How webhook hosts resolve; by default the system resolver. */
@@ -159,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   const mail = mailModule(svc, mailDriver);
   const databases = databasesModule(svc, deps.databaseDriver ?? drivers.db, logError('database meter error'));
+  const cron = cronModule(svc, deps.cronDriver ?? drivers.cron, php, logError('cron run collector error'));
   const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
   // The parts in the order a restore puts them back: zones before the mail and sites on them.
   const backups = backupsModule(
@@ -171,7 +175,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     svc,
     {
       accounts: async (q, id) => (await countAccountsOn(q, [id])).get(id) ?? 0,
-      unitCounts: [sites.serverUnits, mail.serverUnits, databases.serverUnits],
+      unitCounts: [sites.serverUnits, mail.serverUnits, databases.serverUnits, cron.serverUnits],
     },
     { authority: issuers.agentAuthority, sources: [databaseAgentUnits, sites.agentUnits, mail.agentUnits] },
     logError('server status error'),
@@ -182,6 +186,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     siteAccountHooks(jobs, db, php),
     databaseAccountHooks(jobs),
     backups.accountHooks,
+    cron.accountHooks,
     { diskBytes: recordedElsewhere },
   ]);
   const modules: Contribution[] = [
@@ -196,6 +201,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     issuers.contribution,
     mail.contribution,
     databases.contribution,
+    cron.contribution,
     sites.contribution,
     backups.contribution,
     webhooksModule(svc, { lookup: deps.webhookLookup, publish: publishEvent, onError: logError('webhook relay error') }),

@@ -35,6 +35,7 @@ const ConfigSchema = Type.Object({
     mail: driver('embedded', 'dovecot-postfix'),
     db: driver('embedded', 'mariadb'),
     php: driver('embedded', 'php-fpm'),
+    cron: driver('embedded', 'cron'),
   }),
   // The real daemons' settings, read only when their driver is chosen (docs/Guides/real-daemons.md).
   powerdns: Type.Object({
@@ -73,6 +74,8 @@ const ConfigSchema = Type.Object({
     dumpBin: Path,
     clientBin: Path,
   }),
+  // Debian's cron reads the accounts' files from `dir`; each process collects the runs it recorded every `collectMs`.
+  cron: Type.Object({ dir: Path, collectMs: Type.Integer({ minimum: 100, maximum: 60_000 }) }),
   // PHP-FPM's files, `{version}` standing for `8.2`; null versions: those installed.
   php: Type.Object({
     versions: Type.Union([Type.Array(Type.String({ pattern: '^\\d+\\.\\d+$' }), { minItems: 1 }), Type.Null()]),
@@ -134,7 +137,8 @@ const ENV_NAMES: Record<string, string> = {
   baseUrl: 'BERTH_BASE_URL',
   secretKey: 'BERTH_SECRET_KEY (32 bytes as base64 or hex)',
   webhooks: 'BERTH_WEBHOOK_*',
-  drivers: 'BERTH_DRIVER_DNS|WEB|MAIL|DB|PHP',
+  drivers: 'BERTH_DRIVER_DNS|WEB|MAIL|DB|PHP|CRON',
+  cron: 'BERTH_CRON_DIR / BERTH_CRON_COLLECT_MS',
   php: 'BERTH_PHP_VERSIONS / BERTH_PHP_POOL_DIR / BERTH_PHP_FPM_CONF / BERTH_PHP_FPM_PID / BERTH_PHP_SOCKET_DIR / BERTH_PHP_WEB_GROUP',
   powerdns: 'BERTH_PDNS_API_URL / BERTH_PDNS_API_KEY / BERTH_PDNS_SERVER_ID',
   nginx: 'BERTH_NGINX_BIN / BERTH_NGINX_CONF / BERTH_NGINX_SITES_DIR',
@@ -216,7 +220,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       mail: (env.BERTH_DRIVER_MAIL || 'embedded') as 'embedded',
       db: (env.BERTH_DRIVER_DB || 'embedded') as 'embedded',
       php: (env.BERTH_DRIVER_PHP || 'embedded') as 'embedded',
+      cron: (env.BERTH_DRIVER_CRON || 'embedded') as 'embedded',
     },
+    cron: { dir: env.BERTH_CRON_DIR || '/etc/cron.d', collectMs: int(env, 'BERTH_CRON_COLLECT_MS', 10_000) },
     powerdns: {
       apiUrl: env.BERTH_PDNS_API_URL || null,
       apiKey: env.BERTH_PDNS_API_KEY || null,

@@ -13,6 +13,7 @@ const SCOPE_AREAS = [
   'events',
   'tokens',
   'servers',
+  'cron',
 ] as const;
 export type ScopeArea = (typeof SCOPE_AREAS)[number];
 export type Scope = `${ScopeArea}:${'read' | 'write'}` | '*';

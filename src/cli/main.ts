@@ -10,6 +10,8 @@ async function main(argv: string[]): Promise<number> {
   const server =
     SERVER_COMMANDS.has(command ?? '') || (command === 'token' && rest[0] === 'create' && rest.includes('--operator'));
   if (server) return (await import('./server-commands.js')).runServerCommand(argv);
+  // Started by cron as root on a hosting server: the runner alone, none of the server's code.
+  if (command === 'cron-run') return (await import('../provisioning/cron/command.js')).cronRunCommand(rest);
   return (await import('./client/program.js')).runClient(argv);
 }
 

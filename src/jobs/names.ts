@@ -4,6 +4,7 @@ export const JOBS = {
   backupCreate: 'backup.create',
   backupRestore: 'backup.restore',
   certificateIssue: 'certificate.issue',
+  cronApply: 'cron.apply',
   databaseApply: 'database.apply',
   dnsApply: 'dns.apply',
   dnsChangeApply: 'dns.change.apply',
@@ -30,6 +31,7 @@ export const UNIT_KEYS: Readonly<Partial<Record<string, string>>> = {
   [JOBS.dnsApply]: 'domain_id',
   [JOBS.mailApply]: 'domain_id',
   [JOBS.databaseApply]: 'account_id',
+  [JOBS.cronApply]: 'account_id',
   [JOBS.webApply]: 'site_id',
   // Not an apply, but the same shape: the job obtains a certificate for the site as it is when
   // the job runs, so one waiting per site is enough (and one ACME order in flight per site).

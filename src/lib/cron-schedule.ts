@@ -7,7 +7,7 @@ import { Cron } from 'croner';
  * `@reboot` (no run is tied to a boot), a sixth field (seconds), and a schedule that never
  * fires. `minimumIntervalMinutes` is the shortest time between two runs, counted over the
  * expanded minutes and hours, across the hour and the day (`*​/7` fires at :56 and again at
- * :03, 7 minutes apart only within the hour).
+ * the next hour's :00, 4 minutes later: 7 minutes apart only within the hour).
  */
 export interface Schedule {
   /** The five fields the schedule stands for (a named schedule expanded). */

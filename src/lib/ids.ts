@@ -23,7 +23,9 @@ export type IdPrefix =
   | 'tok'
   | 'req'
   | 'srv'
-  | 'tsk';
+  | 'tsk'
+  | 'cjb'
+  | 'crn';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const bytes = new Uint8Array(16);

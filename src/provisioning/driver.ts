@@ -1,3 +1,5 @@
+import type { CronRunRecord } from './cron/runner.js';
+import type { CronAccountSpec } from './render/cron.js';
 import type { MailDomainSpec } from './render/mail.js';
 import type { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
 import type { SiteSpec } from './render/nginx.js';
@@ -71,6 +73,11 @@ export interface PhpDriver {
   readonly versions: readonly string[];
   /** Where the web server reaches the account's pool of a version. */
   socket(username: string, version: string): string;
+  /**
+   * The account's Unix user exists, with its home laid out as for its pools: what runs as the
+   * account without a pool (its cron jobs) needs it too. Its name.
+   */
+  ensureUser(username: string, home: string): Promise<string>;
   /** The account's pools of these versions exist and answer (with its Unix user); others are left. */
   ensurePools(pools: PhpPoolSpec[]): Promise<void>;
   /** The account's pools of versions not in `keep` go. */
@@ -79,4 +86,20 @@ export interface PhpDriver {
   removeAccount(username: string): Promise<void>;
   /** Gives the account's Unix user a release's files, readable by the web server's group. */
   own(dir: string, username: string): Promise<void>;
+}
+
+/**
+ * A cron driver makes an account's cron jobs run on schedule as its Unix user: `applyAccount`
+ * gets the whole unit (idempotent), `removeAccount` withdraws it. Runs are recorded on the server
+ * by Berth's runner; `collect` hands over what it recorded, `acknowledge` forgets the finished
+ * ones once stored.
+ */
+export interface CronDriver {
+  readonly name: string;
+  applyAccount(spec: CronAccountSpec): Promise<void>;
+  removeAccount(username: string): Promise<void>;
+  /** Starts a run now, in the background; or why it cannot run here (the embedded default). */
+  runNow(jobId: string, runId: string): Promise<{ skipped: string } | null>;
+  collect(): Promise<CronRunRecord[]>;
+  acknowledge(runIds: string[]): Promise<void>;
 }

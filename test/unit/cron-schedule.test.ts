@@ -56,7 +56,7 @@ describe('cron schedules', () => {
   });
 
   it('count the shortest interval over the expanded minutes, with the wrap across the hour', () => {
-    expect(interval('*/7 * * * *')).toBe(4); // :56, then :03
+    expect(interval('*/7 * * * *')).toBe(4); // :56, then the next hour's :00
     expect(interval('*/5 * * * *')).toBe(5);
     expect(interval('*/10 * * * *')).toBe(10);
     expect(interval('0,59 * * * *')).toBe(1); // :59, then :00

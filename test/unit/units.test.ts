@@ -137,6 +137,8 @@ describe('quota checks', () => {
       max_databases: 1,
       max_database_users: 2,
       php_workers: 5,
+      max_cron_jobs: 10,
+      cron_min_interval_minutes: 5,
     };
     const usage = {
       sites: 2,

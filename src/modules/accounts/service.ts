@@ -31,13 +31,19 @@ export const transferLimit = (r: repo.AccountRow | undefined): number => 2 * (r 
 /** Whether the account's plan includes a feature (`ssl`, `php`, `backups`). */
 export const hasFeature = (r: repo.AccountRow, feature: string): boolean => r.plan_features.includes(feature);
 
+/** The account in the caller's reach, else a 404 that does not say whether it exists. */
+export async function reachableAccount(db: Queryable, caller: Caller, accountId: string): Promise<repo.AccountRow> {
+  const account = await repo.findAccount(db, caller, accountId);
+  if (!account) throw notFound('account');
+  return account;
+}
+
 /**
  * The account a new resource goes to: in the caller's reach (else 404), writable by the caller
  * (403 `account_suspended` for its own principal), and not being terminated (409).
  */
 export async function writableAccount(db: Queryable, caller: Caller, accountId: string): Promise<repo.AccountRow> {
-  const account = await repo.findAccount(db, caller, accountId);
-  if (!account) throw notFound('account');
+  const account = await reachableAccount(db, caller, accountId);
   requireWritable(caller, account);
   if (account.status === 'terminating') throw conflict('invalid_state', 'The account is being terminated.');
   return account;
@@ -50,7 +56,14 @@ export async function writableAccount(db: Queryable, caller: Caller, accountId: 
 export async function lockBelowLimit(
   tx: Queryable,
   accountId: string,
-  limit: 'max_domains' | 'max_email_accounts' | 'max_sites' | 'max_backups' | 'max_databases' | 'max_database_users',
+  limit:
+    | 'max_domains'
+    | 'max_email_accounts'
+    | 'max_sites'
+    | 'max_backups'
+    | 'max_databases'
+    | 'max_database_users'
+    | 'max_cron_jobs',
   count: (tx: Queryable, accountId: string) => Promise<number>,
 ): Promise<repo.AccountRow> {
   const locked = (await repo.findAccountById(tx, accountId, true)) as repo.AccountRow;

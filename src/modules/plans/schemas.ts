@@ -22,6 +22,14 @@ export const LimitSchemas = {
     description:
       "PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.",
   }),
+  max_cron_jobs: Limit('Cron jobs. Optional when a plan is created or replaced: 10 if never given.'),
+  cron_min_interval_minutes: Type.Integer({
+    minimum: 1,
+    maximum: 1440,
+    format: 'int32',
+    description:
+      'The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.',
+  }),
 };
 export type LimitField = keyof typeof LimitSchemas;
 export type Limits = Record<LimitField, number>;
@@ -47,7 +55,8 @@ export type PlanFeature = Plan['features'][number];
 
 // Limits added after the first plans existed are optional: a client written before them keeps
 // working (its plans get the default, and a replacement that leaves them out keeps the value).
-const { max_databases, max_database_users, php_workers, ...firstLimits } = LimitSchemas;
+const { max_databases, max_database_users, php_workers, max_cron_jobs, cron_min_interval_minutes, ...firstLimits } =
+  LimitSchemas;
 export const PlanMutable = {
   name: Name,
   description: Description,
@@ -55,6 +64,8 @@ export const PlanMutable = {
   max_databases: Type.Optional(max_databases),
   max_database_users: Type.Optional(max_database_users),
   php_workers: Type.Optional(php_workers),
+  max_cron_jobs: Type.Optional(max_cron_jobs),
+  cron_min_interval_minutes: Type.Optional(cron_min_interval_minutes),
   features: Features,
 };
 export type PlanPatch = Partial<Static<ReturnType<typeof Type.Object<typeof PlanMutable>>>>;

@@ -31,6 +31,8 @@ const fieldsOf = (r: repo.PlanRow): repo.PlanFields => ({
 // Fields a plan may leave out when it is created (the migrations gave existing plans the same defaults).
 const DEFAULT_DATABASES = 10;
 const DEFAULT_PHP_WORKERS = 5;
+const DEFAULT_CRON_JOBS = 10;
+const DEFAULT_CRON_INTERVAL_MINUTES = 5;
 
 const duplicateName = () => conflict('already_exists', 'A plan with this name already exists.');
 
@@ -62,6 +64,8 @@ export function plansService(deps: ServiceDeps) {
           max_databases: input.max_databases ?? DEFAULT_DATABASES,
           max_database_users: input.max_database_users ?? DEFAULT_DATABASES,
           php_workers: input.php_workers ?? DEFAULT_PHP_WORKERS,
+          max_cron_jobs: input.max_cron_jobs ?? DEFAULT_CRON_JOBS,
+          cron_min_interval_minutes: input.cron_min_interval_minutes ?? DEFAULT_CRON_INTERVAL_MINUTES,
           description: input.description ?? '',
           features: input.features ?? [],
         });

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { type Caller, reachesAccount, requireWritable } from '../../auth/caller.js';
+import { type Caller, requireWritable } from '../../auth/caller.js';
 import { displayPrefix, generateTokenSecret, hashSecret } from '../../auth/secret.js';
 import type { Queryable } from '../../db/client.js';
-import { forbidden, invalidLoginCode, notFound } from '../../lib/errors.js';
+import { forbidden, invalidLoginCode } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { type AccountRow, findAccountById } from '../accounts/index.js';
+import { type AccountRow, findAccountById, reachableAccount } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { publishEvent } from '../publishing/index.js';
 import * as repo from './repo.js';
@@ -24,11 +24,7 @@ const SESSION_MS = 8 * 3_600_000;
 export function loginLinks(deps: ServiceDeps) {
   const { db, clock } = deps;
 
-  async function reachable(caller: Caller, accountId: string): Promise<AccountRow> {
-    const account = await findAccountById(db, accountId);
-    if (!account || !reachesAccount(caller, account.id, account.reseller_id)) throw notFound('account');
-    return account;
-  }
+  const reachable = (caller: Caller, accountId: string): Promise<AccountRow> => reachableAccount(db, caller, accountId);
 
   return {
     /** The account, for the route's reach check (404 when out of reach). */

@@ -31,6 +31,11 @@ export class EmbeddedPhpDriver implements PhpDriver {
     return path.join(this.o.socketDir, `${unixUser(username, digest)}-${version}.sock`);
   }
 
+  /** No user is made here: the name it would have. */
+  async ensureUser(username: string): Promise<string> {
+    return unixUser(username, digest);
+  }
+
   async ensurePools(pools: PhpPoolSpec[]): Promise<void> {
     for (const p of pools) {
       const dir = path.join(this.dir, p.version);

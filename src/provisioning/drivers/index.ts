@@ -1,6 +1,8 @@
 import type { Config } from '../../config.js';
 import { installedPhpVersions, sortVersions } from '../../lib/php-versions.js';
-import type { DatabaseDriver, DnsDriver, MailDriver, PhpDriver, WebDriver } from '../driver.js';
+import path from 'node:path';
+import { CronFilesDriver } from '../cron/driver.js';
+import type { CronDriver, DatabaseDriver, DnsDriver, MailDriver, PhpDriver, WebDriver } from '../driver.js';
 import { DovecotPostfixMailDriver } from './dovecot-postfix.js';
 import { EmbeddedDatabaseDriver } from './embedded-db.js';
 import { EmbeddedDnsDriver } from './embedded-dns.js';
@@ -19,8 +21,9 @@ export function driversFor(config: Config): {
   mail: MailDriver;
   db: DatabaseDriver;
   php: PhpDriver;
+  cron: CronDriver;
 } {
-  const { drivers, powerdns, nginx, mailServer, dataDir, webListen, webListenTls, mariadb, php } = config;
+  const { drivers, powerdns, nginx, mailServer, dataDir, webListen, webListenTls, mariadb, php, cron } = config;
   const phpVersions = php.versions ? sortVersions(php.versions) : installedPhpVersions();
   const listen = { listen: webListen, listenTls: webListenTls };
   return {
@@ -45,5 +48,14 @@ export function driversFor(config: Config): {
         ? new MariaDbDatabaseDriver({ ...mariadb, url: mariadb.url as string })
         : new EmbeddedDatabaseDriver(dataDir, mariadb.userHost),
     php: drivers.php === 'php-fpm' ? new PhpFpmDriver(phpVersions, php) : new EmbeddedPhpDriver(dataDir, phpVersions, php),
+    cron: cronDriver(dataDir, drivers.cron === 'cron' ? cron.dir : null),
   };
 }
+
+/** Debian's cron reading `cronDir`, or (null) the embedded default rendering into the data directory. */
+export const cronDriver = (dataDir: string, cronDir: string | null): CronDriver =>
+  new CronFilesDriver(cronDir ? 'cron' : 'embedded', {
+    cronDir: cronDir ?? path.resolve(dataDir, 'rendered', 'cron.d'),
+    stateDir: path.resolve(dataDir, 'cron'),
+    runs: cronDir !== null,
+  });

@@ -51,7 +51,7 @@ export class PhpFpmDriver implements PhpDriver {
   ensurePools(pools: PhpPoolSpec[]): Promise<void> {
     return this.exclusive(async () => {
       for (const p of pools) {
-        const user = await this.ensureUser(p.username, p.home);
+        const user = await this.createUser(p.username, p.home);
         await this.confine(p, user);
         const file = poolFile(forVersion(this.o.poolDir, p.version), p.username);
         const content = renderPool(p, { user, socket: this.socket(p.username, p.version), webGroup: this.o.webGroup });
@@ -68,6 +68,14 @@ export class PhpFpmDriver implements PhpDriver {
         await this.reload(p.version);
         await this.waitFor(socket, p.version);
       }
+    });
+  }
+
+  ensureUser(username: string, home: string): Promise<string> {
+    return this.exclusive(async () => {
+      const user = await this.createUser(username, home);
+      await this.confine({ home, tmp: path.join(home, 'tmp') }, user);
+      return user;
     });
   }
 
@@ -95,7 +103,7 @@ export class PhpFpmDriver implements PhpDriver {
   }
 
   async own(dir: string, username: string): Promise<void> {
-    const user = await this.exclusive(() => this.ensureUser(username, null));
+    const user = await this.exclusive(() => this.createUser(username, null));
     await runCommand('chown', ['-R', '--no-dereference', `${user}:${this.o.webGroup}`, '--', dir], 'chown');
     await runCommand('chmod', ['-R', 'u+rwX,g+rX,g-w,o-rwx', '--', dir], 'chmod');
   }
@@ -104,7 +112,7 @@ export class PhpFpmDriver implements PhpDriver {
    * The account's home is traversable but not listable by others (Dovecot reaches the mail in
    * it), its sites only by the web server's group, its temporary directory by itself alone.
    */
-  private async confine(p: PhpPoolSpec, user: string): Promise<void> {
+  private async confine(p: Pick<PhpPoolSpec, 'home' | 'tmp'>, user: string): Promise<void> {
     const ids = await this.ids(user);
     const group = await this.groupId(this.o.webGroup);
     await mkdir(p.tmp, { recursive: true });
@@ -118,7 +126,7 @@ export class PhpFpmDriver implements PhpDriver {
     await chmod(p.tmp, 0o700);
   }
 
-  private async ensureUser(username: string, home: string | null): Promise<string> {
+  private async createUser(username: string, home: string | null): Promise<string> {
     const user = unixUser(username, digest);
     if (!(await this.userExists(user))) {
       await runCommand(

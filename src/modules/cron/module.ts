@@ -1,0 +1,33 @@
+import { syncErrorGauge, type Contribution } from '../../contribution.js';
+import type { Queryable } from '../../db/client.js';
+import { JOBS } from '../../jobs/names.js';
+import type { CronDriver, PhpDriver } from '../../provisioning/driver.js';
+import type { AccountHooks } from '../accounts/index.js';
+import type { ServiceDeps } from '../deps.js';
+import { cronRoutes } from './routes.js';
+import { runCollector } from './runs.js';
+import { cronSchemas } from './schemas.js';
+import { cronService } from './service.js';
+import { cronReconciler, cronUnits, touchExistingCronUnit } from './unit.js';
+
+/** Cron jobs, their apply unit (an account's cron file) and the runs collected from the runner. */
+export function cronModule(svc: ServiceDeps, driver: CronDriver, php: PhpDriver, onError: (err: unknown) => void) {
+  const { db, config, clock, jobs } = svc;
+  const contribution: Contribution = {
+    schemas: cronSchemas,
+    routes: (app) => cronRoutes(app, cronService(svc, driver)),
+    workers: [{ queue: JOBS.cronApply, run: cronReconciler(db, driver, php, config.dataDir) }],
+    loops: [runCollector(db, clock, driver, config.cron.collectMs, onError)],
+    gauges: [syncErrorGauge('cron', () => cronUnits.countErrors(db))],
+  };
+  // A suspension takes the account's lines out of its cron file, its end puts them back; a
+  // termination stops them at once, and the apply after the row has gone removes the file.
+  const touch = (tx: Queryable, accountId: string) => touchExistingCronUnit(tx, jobs, accountId);
+  const accountHooks: Partial<AccountHooks> = { statusChanged: [touch], terminating: [touch] };
+  return {
+    contribution,
+    accountHooks,
+    serverUnits: (q: Queryable, serverId: string) =>
+      cronUnits.countOnServer(q, serverId, 'JOIN accounts a ON a.id = t.account_id AND a.web_server_id = $1'),
+  };
+}

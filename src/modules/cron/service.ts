@@ -1,0 +1,160 @@
+import { requireWritable, type Caller } from '../../auth/caller.js';
+import type { PageParams } from '../../db/paging.js';
+import { invalid, notFound } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import { checkVersion, staleVersion } from '../../lib/if-match.js';
+import { mergeFields } from '../../lib/merge-patch.js';
+import type { CronDriver } from '../../provisioning/driver.js';
+import { type AccountRow, limitsOf, lockBelowLimit, reachableAccount, writableAccount } from '../accounts/index.js';
+import type { ServiceDeps } from '../deps.js';
+import { publishResourceEvent } from '../publishing/index.js';
+import * as repo from './repo.js';
+import { toJob, toRun } from './representation.js';
+import { checkSchedule, commandErrors } from './rules.js';
+import type { CreateCronJob, CronJob, CronJobPatch, CronRun } from './schemas.js';
+import { touchCronUnit } from './unit.js';
+
+const DEFAULT_TIMEOUT_S = 3600;
+
+/** Field errors of a job's schedule (against the account's plan) and command; a 422 when any. */
+function check(account: AccountRow, f: repo.JobFields): void {
+  const errors = [...checkSchedule(f.schedule, limitsOf(account).cron_min_interval_minutes).errors, ...commandErrors(f.command)];
+  if (errors.length) throw invalid(errors);
+}
+
+export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver) {
+  async function present(row: repo.JobRow): Promise<CronJob> {
+    return toJob(row, (await repo.lastRuns(db, [row.id])).get(row.id), clock.now());
+  }
+
+  /** The job of the account in the caller's reach; 404 otherwise. */
+  async function load(caller: Caller, accountId: string, id: string): Promise<repo.JobRow> {
+    const row = await repo.findJob(db, caller, accountId, id);
+    if (!row) throw notFound('cron job');
+    return row;
+  }
+
+  return {
+    load,
+    reachableAccount: (caller: Caller, accountId: string) => reachableAccount(db, caller, accountId),
+
+    async list(caller: Caller, accountId: string, page: PageParams): Promise<CronJob[]> {
+      await reachableAccount(db, caller, accountId);
+      const rows = await repo.listJobs(db, accountId, page);
+      const last = await repo.lastRuns(
+        db,
+        rows.map((r) => r.id),
+      );
+      return rows.map((r) => toJob(r, last.get(r.id), clock.now()));
+    },
+
+    get: async (caller: Caller, accountId: string, id: string) => present(await load(caller, accountId, id)),
+
+    /** `max_cron_jobs` counted under the account's row lock; the unit applied after the commit. */
+    async create(caller: Caller, accountId: string, input: CreateCronJob): Promise<CronJob> {
+      const account = await writableAccount(db, caller, accountId);
+      const fields: repo.JobFields = {
+        name: input.name,
+        schedule: input.schedule.trim(),
+        command: input.command,
+        timeout_s: input.timeout_s ?? DEFAULT_TIMEOUT_S,
+        overlap: input.overlap ?? 'skip',
+        enabled: input.enabled ?? true,
+        notify: { on: input.notify?.on ?? 'never', email: input.notify?.email ?? null },
+      };
+      check(account, fields);
+      const id = newId('cjb');
+      const row = await db.transaction(async (tx) => {
+        await lockBelowLimit(tx, account.id, 'max_cron_jobs', repo.countJobs);
+        await repo.insertJob(tx, id, account.id, fields);
+        await touchCronUnit(tx, jobs, account);
+        const created = (await repo.findJobById(tx, id)) as repo.JobRow;
+        await publishResourceEvent(tx, 'cron_job.created', 'cron_job', created, toJob(created, undefined, clock.now()));
+        return created;
+      });
+      return present(row);
+    },
+
+    /** A merge patch; `command` is replaced whole (an `argv` and a `shell` never mix). */
+    async update(caller: Caller, accountId: string, id: string, patch: CronJobPatch, expectedVersion?: number): Promise<CronJob> {
+      const current = await load(caller, accountId, id);
+      const account = await writableAccount(db, caller, accountId);
+      checkVersion(expectedVersion, current.version);
+      const { command, ...rest } = patch;
+      const fields = mergeFields<repo.JobFields>(
+        {
+          name: current.name,
+          schedule: current.schedule,
+          command: current.command,
+          timeout_s: current.timeout_s,
+          overlap: current.overlap,
+          enabled: current.enabled,
+          notify: current.notify,
+        },
+        rest,
+      );
+      if (command) fields.command = command;
+      fields.schedule = fields.schedule.trim();
+      check(account, fields);
+      const row = await db.transaction(async (tx) => {
+        if (!(await repo.updateJob(tx, id, current.version, fields))) throw staleVersion();
+        await touchCronUnit(tx, jobs, account);
+        const updated = (await repo.findJobById(tx, id)) as repo.JobRow;
+        await publishResourceEvent(tx, 'cron_job.updated', 'cron_job', updated, toJob(updated, undefined, clock.now()));
+        return updated;
+      });
+      return present(row);
+    },
+
+    /** Its runs go with it; the account's cron file loses its line at the next apply. */
+    async remove(caller: Caller, accountId: string, id: string, expectedVersion?: number): Promise<void> {
+      const current = await load(caller, accountId, id);
+      requireWritable(caller);
+      checkVersion(expectedVersion, current.version);
+      const account = await writableAccount(db, caller, accountId);
+      const shown = await present(current);
+      await db.transaction(async (tx) => {
+        await repo.deleteJob(tx, id);
+        await touchCronUnit(tx, jobs, account);
+        await publishResourceEvent(tx, 'cron_job.deleted', 'cron_job', current, shown);
+      });
+    },
+
+    /**
+     * A run now (202 with the run, `running`): recorded first, then started after the commit by
+     * the server's runner, which reports its end. Where jobs never run (the embedded default)
+     * the run is `skipped` with the reason at once.
+     */
+    async run(caller: Caller, accountId: string, id: string): Promise<CronRun> {
+      const job = await load(caller, accountId, id);
+      await writableAccount(db, caller, accountId);
+      const run: repo.RunRow = {
+        id: newId('crn'),
+        job_id: job.id,
+        trigger: 'manual',
+        status: 'running',
+        started_at: clock.now().toISOString(),
+        finished_at: null,
+        exit_code: null,
+        output_tail: '',
+        reason: null,
+      };
+      await db.transaction(async (tx) => {
+        await repo.insertRun(tx, run);
+        await repo.pruneRuns(tx, job.id);
+      });
+      const refused = await driver.runNow(job.id, run.id);
+      if (refused) {
+        Object.assign(run, { status: 'skipped', finished_at: clock.now().toISOString(), reason: refused.skipped });
+        await db.transaction((tx) => repo.recordRun(tx, run));
+      }
+      return toRun(run);
+    },
+
+    async runs(caller: Caller, accountId: string, id: string, page: PageParams): Promise<CronRun[]> {
+      await load(caller, accountId, id);
+      return (await repo.listRuns(db, id, page)).map(toRun);
+    },
+  };
+}
+export type CronService = ReturnType<typeof cronService>;

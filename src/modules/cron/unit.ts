@@ -1,0 +1,110 @@
+import type { Db, Queryable } from '../../db/client.js';
+import { unitState } from '../../db/unit-state.js';
+import { JOBS } from '../../jobs/names.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import { isAccountUsername } from '../../lib/account-username.js';
+import { parseSchedule } from '../../lib/cron-schedule.js';
+import { accountHome } from '../../layout.js';
+import { applyUnit } from '../../provisioning/apply-unit.js';
+import type { CronDriver, PhpDriver } from '../../provisioning/driver.js';
+import type { CronAccountSpec } from '../../provisioning/render/cron.js';
+import { LOCAL_SERVER_ID } from '../servers/index.js';
+import * as repo from './repo.js';
+
+/** An account's cron jobs are one unit (its cron.d file), with its state in cron_units. */
+export const cronUnits = unitState('cron_units', 'account_id');
+
+/**
+ * Marks the account's cron unit changed inside the caller's transaction and queues its apply; the
+ * job data carries the username so that a unit whose account is gone can still be withdrawn.
+ */
+export async function touchCronUnit(tx: Queryable, jobs: JobQueue, account: { id: string; username: string }): Promise<void> {
+  await tx.query(
+    `INSERT INTO cron_units (account_id) VALUES ($1)
+     ON CONFLICT (account_id) DO UPDATE SET generation = cron_units.generation + 1, sync_state = 'pending'`,
+    [account.id],
+  );
+  await jobs.send(tx, JOBS.cronApply, { account_id: account.id, username: account.username });
+}
+
+/** Renders the unit again if the account has one (a suspension takes its lines away). */
+export async function touchExistingCronUnit(tx: Queryable, jobs: JobQueue, accountId: string): Promise<void> {
+  const r = await tx.query<{ username: string }>(
+    `UPDATE cron_units u SET generation = generation + 1, sync_state = 'pending' FROM accounts a
+     WHERE u.account_id = $1 AND a.id = u.account_id RETURNING a.username`,
+    [accountId],
+  );
+  const username = r.rows[0]?.username;
+  if (username) await jobs.send(tx, JOBS.cronApply, { account_id: accountId, username });
+}
+
+interface Unit {
+  account_id: string;
+  username: string;
+  account_status: string;
+  web_server_id: string;
+  generation: number;
+  applied_generation: number;
+}
+
+/** The unit as committed: FOR SHARE waits for a change still being written (jobs/names.ts, UNIT_KEYS). */
+async function loadUnit(db: Queryable, accountId: string): Promise<Unit | undefined> {
+  return (
+    await db.query<Unit>(
+      `SELECT u.account_id, a.username, a.status AS account_status, a.web_server_id, u.generation, u.applied_generation
+       FROM cron_units u JOIN accounts a ON a.id = u.account_id WHERE u.account_id = $1 FOR SHARE OF u`,
+      [accountId],
+    )
+  ).rows[0];
+}
+
+/** Everything the account's web server must hold of its jobs. */
+async function specOf(db: Queryable, unit: Unit, user: string, home: string): Promise<CronAccountSpec> {
+  const jobs = await repo.jobsOfAccount(db, unit.account_id);
+  return {
+    account_id: unit.account_id,
+    username: unit.username,
+    user,
+    home,
+    suspended: unit.account_status !== 'active',
+    jobs: jobs.map((j) => ({
+      id: j.id,
+      fields: parseSchedule(j.schedule).fields,
+      command: j.command,
+      timeout_s: j.timeout_s,
+      overlap: j.overlap,
+      enabled: j.enabled,
+    })),
+  };
+}
+
+/**
+ * The `cron.apply` job: the account's Unix user exists (its jobs run as it), then its cron file
+ * and job files are exactly its jobs; an account that is gone has its file withdrawn. One apply
+ * of an account at a time across processes; failures are recorded on the unit and retried.
+ */
+export function cronReconciler(db: Db, driver: CronDriver, php: PhpDriver, dataDir: string) {
+  return async (data: Record<string, unknown>): Promise<void> => {
+    const accountId = String(data.account_id);
+    const username = String(data.username);
+    if (!isAccountUsername(username)) throw new Error(`cron.apply: not an account username: ${username.slice(0, 40)}`);
+    await db.withSessionLock(`cron.apply:${accountId}`, async () => {
+      const unit = await loadUnit(db, accountId);
+      if (!unit) {
+        await driver.removeAccount(username);
+        return;
+      }
+      // Jobs of accounts on another web server are not run here (their agents' share).
+      if (unit.web_server_id !== LOCAL_SERVER_ID) return;
+      await applyUnit(
+        unit,
+        async () => {
+          const home = accountHome(dataDir, accountId);
+          const user = await php.ensureUser(unit.username, home);
+          await driver.applyAccount(await specOf(db, unit, user, home));
+        },
+        cronUnits.marks(db, accountId),
+      );
+    });
+  };
+}

@@ -1,0 +1,185 @@
+import { spawn } from 'node:child_process';
+import { mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { isId, newId } from '../../lib/ids.js';
+import { runCommand } from '../../lib/run-command.js';
+import type { CronJobFile } from '../render/cron.js';
+
+/** The last bytes of a run's output that are kept. */
+export const OUTPUT_TAIL_BYTES = 64 * 1024;
+/** How long a job has after SIGTERM at its timeout before SIGKILL. */
+const KILL_GRACE_MS = 5000;
+/** What `flock -n` exits with when another run holds the lock. */
+const LOCK_BUSY = 75;
+
+export type CronRunStatus = 'running' | 'succeeded' | 'failed' | 'timed_out' | 'skipped';
+
+/** A run as the runner records it (`<state>/runs/<id>.json`) and the control plane collects it. */
+export interface CronRunRecord {
+  id: string;
+  job_id: string;
+  trigger: 'schedule' | 'manual';
+  status: CronRunStatus;
+  started_at: string;
+  finished_at: string | null;
+  exit_code: number | null;
+  output_tail: string;
+  reason: string | null;
+}
+
+export const jobFile = (state: string, jobId: string) => path.join(state, 'jobs', `${jobId}.json`);
+export const runsDir = (state: string) => path.join(state, 'runs');
+
+async function record(state: string, run: CronRunRecord): Promise<void> {
+  const dir = runsDir(state);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const tmp = path.join(dir, `.${run.id}.tmp`);
+  await writeFile(tmp, JSON.stringify(run), { mode: 0o600 });
+  await rename(tmp, path.join(dir, `${run.id}.json`));
+}
+
+/** The last `max` bytes written into it. */
+function tail(max: number) {
+  let chunks: Buffer[] = [];
+  let size = 0;
+  return {
+    add(chunk: Buffer) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > 2 * max) {
+        const all = Buffer.concat(chunks);
+        chunks = [all.subarray(all.length - max)];
+        size = max;
+      }
+    },
+    text() {
+      const all = Buffer.concat(chunks);
+      return all.subarray(Math.max(0, all.length - max)).toString('utf8');
+    },
+  };
+}
+
+/** The Unix user's ids and home, from the system's database of users. */
+async function userIds(user: string): Promise<{ uid: number; gid: number }> {
+  const [, , uid, gid] = (await runCommand('getent', ['passwd', user], 'getent passwd')).trim().split(':');
+  if (!uid || !gid || Number(uid) === 0) throw new Error(`the account's user ${user} is missing or is root`);
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+/**
+ * Takes the job's lock without waiting, or answers false: `flock -n` locks the open lock file it
+ * is handed as fd 3, which this process keeps open (and the lock with it) until the run ends or
+ * the runner dies. The job itself never gets the descriptor.
+ */
+async function lock(state: string, jobId: string): Promise<{ release(): Promise<void> } | null> {
+  const dir = path.join(state, 'locks');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const handle = await open(path.join(dir, `${jobId}.lock`), 'a', 0o600);
+  const code = await new Promise<number>((resolve, reject) => {
+    const p = spawn('flock', ['-n', '-E', String(LOCK_BUSY), '3'], { stdio: ['ignore', 'ignore', 'ignore', handle.fd] });
+    p.on('error', reject);
+    p.on('exit', (c) => resolve(c ?? 1));
+  });
+  if (code === 0) return { release: () => handle.close() };
+  await handle.close();
+  if (code === LOCK_BUSY) return null;
+  throw new Error(`flock failed with exit code ${code}`);
+}
+
+/** Runs the command as the user in its home, bounded by the timeout: its exit code, or null when it was stopped. */
+function execute(job: CronJobFile, ids: { uid: number; gid: number }, out: ReturnType<typeof tail>) {
+  const [file, ...args] = 'argv' in job.command ? job.command.argv : ['/bin/sh', '-c', job.command.shell];
+  const env = {
+    HOME: job.home,
+    USER: job.user,
+    LOGNAME: job.user,
+    SHELL: '/bin/sh',
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    LANG: 'C.UTF-8',
+  };
+  return new Promise<{ code: number | null; timedOut: boolean }>((resolve) => {
+    // Its own process group (detached), so that the timeout stops what it started too. libuv
+    // drops the supplementary groups with the user and group ids.
+    const child = spawn(file as string, args, {
+      cwd: job.home,
+      env,
+      uid: ids.uid,
+      gid: ids.gid,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.on('data', out.add);
+    child.stderr.on('data', out.add);
+    let timedOut = false;
+    const stop = (signal: NodeJS.Signals) => {
+      try {
+        process.kill(-(child.pid as number), signal);
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stop('SIGTERM');
+      setTimeout(() => stop('SIGKILL'), KILL_GRACE_MS).unref();
+    }, job.timeout_s * 1000);
+    const done = (code: number | null) => {
+      clearTimeout(timer);
+      resolve({ code, timedOut });
+    };
+    // A command that cannot start ends as a shell's would: 127, with the reason in the output.
+    child.on('error', (err) => {
+      out.add(Buffer.from(`berth: cannot start ${String(file).slice(0, 200)}: ${err.message}\n`));
+      done(127);
+    });
+    child.on('close', done);
+  });
+}
+
+/**
+ * `berth cron-run STATE JOB_ID [--run RUN_ID]`: one run of a job, as cron (or a manual run)
+ * starts it, as root. The job's file (written by the driver, root's alone) says what to run;
+ * the command runs as the account's Unix user in its home, never as root, under the job's lock
+ * (`overlap: skip`) and timeout. The run is recorded when it starts and when it ends, with the
+ * exit code and the last 64 KiB of its output, for the control plane to collect.
+ */
+export async function runCronJob(state: string, jobId: string, runId?: string): Promise<CronRunRecord | null> {
+  if (!isId('cjb', jobId) || (runId !== undefined && !isId('crn', runId))) throw new Error('not a job or run id');
+  const text = await readFile(jobFile(state, jobId), 'utf8').catch(() => null);
+  // A job deleted since cron read its file: nothing to run, nothing to record.
+  if (text === null) return null;
+  const job = JSON.parse(text) as CronJobFile;
+  const run: CronRunRecord = {
+    id: runId ?? newId('crn'),
+    job_id: jobId,
+    trigger: runId ? 'manual' : 'schedule',
+    status: 'running',
+    started_at: new Date().toISOString(),
+    finished_at: null,
+    exit_code: null,
+    output_tail: '',
+    reason: null,
+  };
+  const finish = async (fields: Partial<CronRunRecord>) => {
+    Object.assign(run, { finished_at: new Date().toISOString(), ...fields });
+    await record(state, run);
+    return run;
+  };
+  if (job.suspended) return finish({ status: 'skipped', reason: 'the account is suspended' });
+  const held = job.overlap === 'skip' ? await lock(state, jobId) : { release: async () => undefined };
+  if (!held) return finish({ status: 'skipped', reason: 'the previous run is still going (overlap: skip)' });
+  try {
+    await record(state, run);
+    const out = tail(OUTPUT_TAIL_BYTES);
+    let result: { code: number | null; timedOut: boolean };
+    try {
+      result = await execute(job, await userIds(job.user), out);
+    } catch (err) {
+      return await finish({ status: 'failed', reason: (err as Error).message.slice(0, 1000) });
+    }
+    const status = result.timedOut ? 'timed_out' : result.code === 0 ? 'succeeded' : 'failed';
+    return await finish({ status, exit_code: result.code, output_tail: out.text() });
+  } finally {
+    await held.release();
+  }
+}

@@ -1,0 +1,112 @@
+import { type Static, Type } from 'typebox';
+import { ACCOUNT_USERNAME_PATTERN } from '../../lib/account-username.js';
+import { idPattern, isId } from '../../lib/ids.js';
+
+/**
+ * An account's cron jobs as its web server applies them: one file under `/etc/cron.d` whose
+ * lines name only Berth's runner and a job's id, and one job file per job that the runner reads
+ * (root's alone: the account's own PHP can neither read nor plant one).
+ */
+const JobId = Type.String({ pattern: idPattern('cjb') });
+export const CronCommand = Type.Union(
+  [
+    Type.Object(
+      {
+        argv: Type.Array(Type.String({ maxLength: 4096 }), {
+          minItems: 1,
+          maxItems: 64,
+          description: 'The program and its arguments, run without a shell (the program looked up in `PATH`).',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      { shell: Type.String({ minLength: 1, maxLength: 4096, description: 'One line for `/bin/sh -c` (no newline).' }) },
+      { additionalProperties: false },
+    ),
+  ],
+  {
+    description:
+      "Run in the account's home as the account's Unix user, never as root, with `HOME`, `USER` and a plain `PATH`. No NUL anywhere.",
+  },
+);
+export type CronCommand = Static<typeof CronCommand>;
+
+export const CronJobSpec = Type.Object({
+  id: JobId,
+  /** Five fields as cron reads them (a named schedule expanded). */
+  fields: Type.String({ pattern: '^[0-9A-Za-z*,/-]+( [0-9A-Za-z*,/-]+){4}$', maxLength: 200 }),
+  command: CronCommand,
+  timeout_s: Type.Integer({ minimum: 1, maximum: 86400 }),
+  overlap: Type.Union([Type.Literal('skip'), Type.Literal('allow')]),
+  enabled: Type.Boolean(),
+});
+export type CronJobSpec = Static<typeof CronJobSpec>;
+
+export const CronAccountSpec = Type.Object({
+  account_id: Type.String({ minLength: 1, maxLength: 100 }),
+  username: Type.String({ pattern: ACCOUNT_USERNAME_PATTERN }),
+  /** The Unix user the jobs run as (the account's, which owns its files and runs its PHP). */
+  user: Type.String({ pattern: '^[a-z_][a-z0-9_-]{0,31}$' }),
+  home: Type.String({ pattern: '^/[A-Za-z0-9._/-]+$' }),
+  /** A suspended account's jobs have no line, and the runner refuses them. */
+  suspended: Type.Boolean(),
+  jobs: Type.Array(CronJobSpec),
+});
+export type CronAccountSpec = Static<typeof CronAccountSpec>;
+
+/** What the runner reads for one job: everything it needs, nothing from a cron line. */
+export interface CronJobFile {
+  id: string;
+  account_id: string;
+  user: string;
+  home: string;
+  suspended: boolean;
+  command: CronCommand;
+  timeout_s: number;
+  overlap: 'skip' | 'allow';
+}
+
+/** The account's file under `/etc/cron.d`: cron reads names of letters, digits, `-` and `_` only (no dots). */
+export const cronFileName = (username: string) => `berth-${username}`;
+
+const RUNNER = /^\/[A-Za-z0-9._/-]+$/;
+const FIELD = /^[0-9A-Za-z*,/-]+$/;
+
+/**
+ * The account's cron.d file: each enabled job's schedule, `root` (the runner drops to the
+ * account's user), the runner and the job's id; a suspended account's file has no job line.
+ * `MAILTO=""`: the runner records the output, cron mails nothing. Ends with a newline, which
+ * cron requires of the last line.
+ */
+export function renderCronFile(spec: CronAccountSpec, runner: string): string {
+  if (!RUNNER.test(runner)) throw new Error(`refusing an unsafe cron runner path: ${JSON.stringify(runner.slice(0, 100))}`);
+  const lines = [
+    `# Berth: the cron jobs of account ${spec.username}. Written by Berth; changes here are replaced.`,
+    'SHELL=/bin/sh',
+    'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    'MAILTO=""',
+  ];
+  if (!spec.suspended)
+    for (const job of spec.jobs) {
+      if (!job.enabled) continue;
+      const fields = job.fields.split(' ');
+      if (fields.length !== 5 || !fields.every((f) => FIELD.test(f)) || !isId('cjb', job.id))
+        throw new Error(`refusing an unsafe cron line for job ${JSON.stringify(job.id.slice(0, 40))}`);
+      lines.push(`${fields.join(' ')} root ${runner} ${job.id}`);
+    }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The runner's file of one job. */
+export const renderJobFile = (spec: CronAccountSpec, job: CronJobSpec): string =>
+  `${JSON.stringify({
+    id: job.id,
+    account_id: spec.account_id,
+    user: spec.user,
+    home: spec.home,
+    suspended: spec.suspended,
+    command: job.command,
+    timeout_s: job.timeout_s,
+    overlap: job.overlap,
+  } satisfies CronJobFile)}\n`;
