@@ -9,5 +9,6 @@ dir=$(realpath -m "${1:?usage: down.sh DIR}")
 for pid in "$dir"/php/run/php*-fpm.pid; do [ -f "$pid" ] && kill "$(cat "$pid")" 2>/dev/null; done
 [ -f "$dir/mariadb/mariadb.pid" ] && kill "$(cat "$dir/mariadb/mariadb.pid")" 2>/dev/null
 [ -f "$dir/opendkim/opendkim.pid" ] && kill "$(cat "$dir/opendkim/opendkim.pid")" 2>/dev/null
+[ -f "$dir/cron/cron.pid" ] && kill "$(cat "$dir/cron/cron.pid")" 2>/dev/null
 [ -f "$dir/pdns/pdns.pid" ] && kill "$(cat "$dir/pdns/pdns.pid")" 2>/dev/null
 exit 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts PowerDNS, nginx, Dovecot, Postfix, pebble (an ACME server), MariaDB and PHP-FPM on loopback high ports, with every configuration,
+# Starts PowerDNS, nginx, Dovecot, Postfix, pebble (an ACME server), MariaDB, PHP-FPM and cron on loopback high ports, with every configuration,
 # database, socket, spool and log inside DIR, for the integration suite (test/integration).
 # Writes DIR/env: the BERTH_* settings that point Berth's drivers at them. Stop with down.sh DIR.
 # Needs root (Postfix's master and Dovecot start as root and drop privileges).
@@ -91,7 +91,17 @@ wait_port 127.0.0.1 "$mariadb_port" MariaDB 600
 mariadb --no-defaults --socket="$dir/mariadb/mariadb.sock" -uroot -e \
   "CREATE USER 'berth'@'127.0.0.1' IDENTIFIED BY '$mariadb_password'; GRANT ALL PRIVILEGES ON *.* TO 'berth'@'127.0.0.1' WITH GRANT OPTION;"
 
+# --- cron: Debian's, in the foreground, reading the system's /etc/cron.d (where Berth writes each
+# account's file); one per machine, so a cron already running is used as it is ---
+mkdir -p cron
+if ! pgrep -x cron >/dev/null; then
+  setsid cron -f -L 0 </dev/null >cron/cron.log 2>&1 &
+  echo $! >cron/cron.pid
+fi
+
 cat >env <<CONF
+BERTH_DRIVER_CRON=cron
+BERTH_CRON_DIR=/etc/cron.d
 BERTH_DRIVER_DNS=powerdns
 BERTH_PDNS_API_URL=http://127.0.0.1:$pdns_api_port
 BERTH_PDNS_API_KEY=$api_key

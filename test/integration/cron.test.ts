@@ -1,0 +1,102 @@
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountHome } from '../../src/layout.js';
+import { eventually, type TestApp } from '../helpers/app.js';
+import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { daemonApp, daemonEnv, NO_DAEMONS } from './daemons.js';
+
+/**
+ * Cron jobs on Debian's cron: the account's file in /etc/cron.d, Berth's runner running each job
+ * as the account's Unix user (made by the PHP-FPM driver) under its lock and timeout, the runs
+ * collected into the API and announced to webhooks.
+ */
+const ready = daemonEnv?.BERTH_DRIVER_CRON === 'cron' && daemonEnv.BERTH_DRIVER_PHP === 'php-fpm';
+
+describe.skipIf(!ready)(`cron jobs (${ready ? 'Debian cron' : `skipped: ${NO_DAEMONS} with cron and PHP-FPM`})`, () => {
+  let t: TestApp;
+  let rx: Receiver;
+  let account: { id: string; username: string };
+  beforeAll(async () => {
+    t = await daemonApp({ BERTH_CRON_COLLECT_MS: '300', BERTH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1', BERTH_WEBHOOK_RELAY_MS: '50' });
+    rx = await startReceiver();
+    expect((await t.post('/v1/webhooks', { url: rx.url('/cron'), event_types: ['cron_job.run_failed'] })).status).toBe(201);
+    // Every minute allowed: the scheduled run below fires each minute.
+    account = await createAccount(t, (await createPlan(t, undefined, { cron_min_interval_minutes: 1 })).id);
+  });
+  afterAll(async () => {
+    // Deleting the jobs takes the account's lines out of the system's /etc/cron.d.
+    for (const job of (await t.get(jobs())).body?.data ?? []) await t.request('DELETE', `${jobs()}/${job.id}`);
+    await eventually(async () => !read(path.join('/etc/cron.d', `berth-${account.username}`)).includes('cjb_'));
+    await rx?.close();
+    await t?.close();
+  });
+
+  const jobs = () => `/v1/accounts/${account.id}/cron-jobs`;
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  async function job(body: Record<string, unknown>): Promise<string> {
+    const r = await t.post(jobs(), { name: 'job', schedule: '@daily', ...body });
+    expect(r.status, r.text).toBe(201);
+    await eventually(async () => (await t.get(`${jobs()}/${r.body.id}`)).body.sync_state === 'in_sync');
+    return r.body.id;
+  }
+  const run = async (id: string) => {
+    const r = await t.post(`${jobs()}/${id}/run`);
+    expect(r.status, r.text).toBe(202);
+    return r.body.id as string;
+  };
+  const finished = (id: string, runId: string) =>
+    eventually(async () => {
+      const r = (await t.get(`${jobs()}/${id}/runs`)).body.data.find((x: { id: string }) => x.id === runId);
+      return r?.status !== 'running' && r;
+    });
+
+  it("a manual run runs as the account's user in its home, and its file is the user's", async () => {
+    const id = await job({ command: { shell: 'id -un > ran.txt; date -u +%s >> ran.txt' } });
+    const r = await finished(id, await run(id));
+    expect(r).toMatchObject({ status: 'succeeded', exit_code: 0, trigger: 'manual' });
+    const file = path.join(accountHome(t.dataDir, account.id), 'ran.txt');
+    const [user, at] = read(file).trim().split('\n');
+    expect(user).toBe(`berth-${account.username}`);
+    expect(Math.abs(Number(at) - Date.now() / 1000)).toBeLessThan(120);
+    expect(statSync(file).uid).not.toBe(0);
+  });
+
+  it('a job on `* * * * *` runs by itself within 70 s and its run shows in the API', { timeout: 120_000 }, async () => {
+    const id = await job({ schedule: '* * * * *', command: { argv: ['echo', 'tick'] } });
+    expect(read(path.join('/etc/cron.d', `berth-${account.username}`))).toContain(id);
+    const r = await eventually(async () => {
+      const runs = (await t.get(`${jobs()}/${id}/runs`)).body.data;
+      return runs.find((x: { status: string }) => x.status === 'succeeded');
+    }, 90_000);
+    expect(r).toMatchObject({ trigger: 'schedule', exit_code: 0, output_tail: 'tick\n' });
+    expect((await t.request('PATCH', `${jobs()}/${id}`, { body: { enabled: false } })).status).toBe(200);
+  });
+
+  it('a run past its timeout ends timed_out', async () => {
+    const id = await job({ command: { argv: ['sleep', '60'] }, timeout_s: 1 });
+    expect(await finished(id, await run(id))).toMatchObject({ status: 'timed_out' });
+  });
+
+  it('two runs at once with overlap: skip give one skipped', async () => {
+    const id = await job({ command: { argv: ['sleep', '3'] }, overlap: 'skip' });
+    const [a, b] = await Promise.all([run(id), run(id)]);
+    const statuses = [(await finished(id, a)).status, (await finished(id, b)).status].sort();
+    expect(statuses).toEqual(['skipped', 'succeeded']);
+  });
+
+  it("a failing run keeps its exit code and output, and cron_job.run_failed reaches the webhook", async () => {
+    const id = await job({ command: { shell: 'echo "no such table" >&2; exit 3' } });
+    const runId = await run(id);
+    expect(await finished(id, runId)).toMatchObject({ status: 'failed', exit_code: 3, output_tail: 'no such table\n' });
+    const delivered = await eventually(async () => rx.received.find((r) => r.body.includes(runId)));
+    expect(JSON.parse(delivered.body)).toMatchObject({ type: 'cron_job.run_failed', data: { id: runId, exit_code: 3 } });
+  });
+});
