@@ -30,6 +30,7 @@ import { diskMeter } from './modules/accounts/usage.js';
 import { backupsModule } from './modules/backups/module.js';
 import { LocalBackupStorage, type BackupStorage } from './modules/backups/storage.js';
 import { cronModule } from './modules/cron/module.js';
+import { cronAgentUnits } from './modules/cron/unit.js';
 import { databasesModule } from './modules/databases/module.js';
 import { databaseBytes } from './modules/databases/repo.js';
 import { databaseAccountHooks } from './modules/databases/service.js';
@@ -177,7 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       accounts: async (q, id) => (await countAccountsOn(q, [id])).get(id) ?? 0,
       unitCounts: [sites.serverUnits, mail.serverUnits, databases.serverUnits, cron.serverUnits],
     },
-    { authority: issuers.agentAuthority, sources: [databaseAgentUnits, sites.agentUnits, mail.agentUnits] },
+    { authority: issuers.agentAuthority, sources: [databaseAgentUnits, sites.agentUnits, mail.agentUnits, cronAgentUnits] },
     logError('server status error'),
   );
   const accounts = accountsModule(svc, [

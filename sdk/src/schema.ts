@@ -1125,6 +1125,100 @@ export interface paths {
         patch: operations["updateDatabaseUser"];
         trace?: never;
     };
+    "/v1/accounts/{account_id}/cron-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an account's cron jobs
+         * @description A page of what the token can reach; filters combine. `next_cursor` (also in the `Link` header) leads to the next page; `null` on the last.
+         */
+        get: operations["listCronJobs"];
+        put?: never;
+        /**
+         * Create a cron job
+         * @description Runs `command` on `schedule` as the account's Unix user in its home, on the account's web server, under `timeout_s` (default 3600) and, with `overlap: skip` (the default), never twice at once. A schedule firing more often than the plan's `cron_min_interval_minutes` is a 422 `schedule_too_frequent`; an unreadable one, `@reboot` or seconds a 422 `invalid_format`; a newline in `shell` a 422 `invalid_value` (NUL anywhere: `invalid_character`). `max_cron_jobs` applies (403). In the server's cron once `sync_state` is `in_sync`. Announced as `cron_job.created`.
+         */
+        post: operations["createCronJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/cron-jobs/{cron_job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a cron job
+         * @description The job with its `next_run_at` (null while disabled) and `last_run`, and its `ETag`.
+         */
+        get: operations["getCronJob"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a cron job
+         * @description Its runs go with it; a run going on finishes. 204 once deleted. Announced as `cron_job.deleted`.
+         */
+        delete: operations["deleteCronJob"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a cron job (JSON Merge Patch)
+         * @description The same checks as a creation. `command` is replaced whole. `enabled: false` takes its line out of the cron file (manual runs still work). Announced as `cron_job.updated`.
+         *
+         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.
+         */
+        patch: operations["updateCronJob"];
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/cron-jobs/{cron_job_id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a cron job now
+         * @description Starts a run of the job now, outside its schedule. 202 with the run, `running`; its end (`succeeded`, `failed`, `timed_out`, or `skipped` while the previous run holds the job's lock) shows in `GET .../runs` within seconds. Where no cron driver is configured (the embedded default) jobs never run: the run is `skipped` with the reason. A disabled job can be run this way.
+         */
+        post: operations["runCronJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/cron-jobs/{cron_job_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a cron job's runs
+         * @description The job's newest runs first (the newest 100 are kept), each with its trigger, status, exit code and the last 64 KiB of its output. `next_cursor` (also in the `Link` header) leads to the next page.
+         */
+        get: operations["listCronJobRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sites": {
         parameters: {
             query?: never;
@@ -2478,6 +2572,91 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "cron_job.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The cron_job.created event */
+        post: operations["webhook_cron_job_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cron_job.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The cron_job.updated event */
+        post: operations["webhook_cron_job_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cron_job.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The cron_job.deleted event */
+        post: operations["webhook_cron_job_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cron_job.run_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The cron_job.run_failed event */
+        post: operations["webhook_cron_job_run_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "cron_job.run_timed_out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The cron_job.run_timed_out event */
+        post: operations["webhook_cron_job_run_timed_out"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "server.created": {
         parameters: {
             query?: never;
@@ -2684,6 +2863,16 @@ export interface components {
              * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
              */
             php_workers: number;
+            /**
+             * Format: int32
+             * @description Cron jobs. Optional when a plan is created or replaced: 10 if never given.
+             */
+            max_cron_jobs: number;
+            /**
+             * Format: int32
+             * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
+             */
+            cron_min_interval_minutes: number;
             features: ("ssl" | "php" | "backups")[];
             /** Format: date-time */
             created_at: string;
@@ -2906,6 +3095,16 @@ export interface components {
                  * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                  */
                 php_workers: number;
+                /**
+                 * Format: int32
+                 * @description Cron jobs. Optional when a plan is created or replaced: 10 if never given.
+                 */
+                max_cron_jobs: number;
+                /**
+                 * Format: int32
+                 * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
+                 */
+                cron_min_interval_minutes: number;
             };
             /** @description Per-account limits that replace the plan's; in a merge patch, `null` removes one. */
             limit_overrides: {
@@ -2959,6 +3158,16 @@ export interface components {
                  * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                  */
                 php_workers?: number;
+                /**
+                 * Format: int32
+                 * @description Cron jobs. Optional when a plan is created or replaced: 10 if never given.
+                 */
+                max_cron_jobs?: number;
+                /**
+                 * Format: int32
+                 * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
+                 */
+                cron_min_interval_minutes?: number;
             };
             /** @description The servers the account lives on, one per role (`GET /v1/servers/{server_id}`). */
             placement: {
@@ -3088,6 +3297,16 @@ export interface components {
                  * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                  */
                 php_workers: number;
+                /**
+                 * Format: int32
+                 * @description Cron jobs. Optional when a plan is created or replaced: 10 if never given.
+                 */
+                max_cron_jobs: number;
+                /**
+                 * Format: int32
+                 * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
+                 */
+                cron_min_interval_minutes: number;
             };
             /** @description Per-account limits that replace the plan's; in a merge patch, `null` removes one. */
             limit_overrides: {
@@ -3141,6 +3360,16 @@ export interface components {
                  * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                  */
                 php_workers?: number;
+                /**
+                 * Format: int32
+                 * @description Cron jobs. Optional when a plan is created or replaced: 10 if never given.
+                 */
+                max_cron_jobs?: number;
+                /**
+                 * Format: int32
+                 * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
+                 */
+                cron_min_interval_minutes?: number;
             };
             /** @description The servers the account lives on, one per role (`GET /v1/servers/{server_id}`). */
             placement: {
@@ -3210,7 +3439,7 @@ export interface components {
                 kind: "operator" | "reseller" | "account";
                 id: string | null;
             };
-            scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write")[];
+            scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write" | "cron:read" | "cron:write")[];
             account_ids: string[] | null;
             /** Format: date-time */
             expires_at: string | null;
@@ -3238,7 +3467,7 @@ export interface components {
                 kind: "operator" | "reseller" | "account";
                 id: string | null;
             };
-            scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write")[];
+            scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write" | "cron:read" | "cron:write")[];
             account_ids: string[] | null;
             /** Format: date-time */
             expires_at: string | null;
@@ -3853,6 +4082,86 @@ export interface components {
              */
             version: number;
         };
+        /** @description One run of a cron job; the newest 100 of each job are kept. */
+        CronRun: {
+            /** @example crn_01jd3x9v6ef8tb2q4w5n7k8m9p */
+            id: string;
+            /** @example cjb_01jd3x9v6ef8tb2q4w5n7k8m9p */
+            cron_job_id: string;
+            /** @enum {string} */
+            trigger: "schedule" | "manual";
+            /** @enum {string} */
+            status: "running" | "succeeded" | "failed" | "timed_out" | "skipped";
+            /** Format: date-time */
+            started_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+            /** Format: int32 */
+            exit_code: number | null;
+            /** @description The last 64 KiB of what it wrote (standard output and error together). */
+            output_tail: string;
+            /** @description Why it was skipped, or failed without an exit code. */
+            reason: string | null;
+        };
+        /** @description A command the account's web server runs on a schedule as the account's Unix user, with a history of its runs. */
+        CronJob: {
+            /** @example cjb_01jd3x9v6ef8tb2q4w5n7k8m9p */
+            id: string;
+            /** @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p */
+            account_id: string;
+            name: string;
+            /**
+             * @description Five fields (minute hour day-of-month month day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`, in the server's time zone (`timezone`). `@reboot` and a sixth field (seconds) are refused; a schedule firing more often than the plan's `cron_min_interval_minutes` (counted across the hour and the day: `*\/7` fires at :56 and again 4 minutes later, at :00) is a 422 `schedule_too_frequent`.
+             * @example *\/15 * * * *
+             */
+            schedule: string;
+            /** @description The time zone the server's cron runs the schedule in. */
+            timezone: string;
+            /** @description Run in the account's home as the account's Unix user, never as root, with `HOME`, `USER` and a plain `PATH`. No NUL anywhere. */
+            command: {
+                /** @description The program and its arguments, run without a shell (the program looked up in `PATH`). */
+                argv: string[];
+            } | {
+                /** @description One line for `/bin/sh -c` (no newline). */
+                shell: string;
+            };
+            /**
+             * Format: int32
+             * @description A run still going after this many seconds gets SIGTERM (its whole process group), SIGKILL 5 s later: `timed_out`.
+             */
+            timeout_s: number;
+            /**
+             * @description `skip`: a run due while the previous one still runs is recorded `skipped` and does not start.
+             * @enum {string}
+             */
+            overlap: "skip" | "allow";
+            enabled: boolean;
+            /** @description Mail the run's output tail to `email` (the account's contact address when absent) after each run, or after failed and timed-out ones. */
+            notify: {
+                /** @enum {string} */
+                on: "never" | "failure" | "always";
+                /** Format: email */
+                email?: string | null;
+            };
+            /** Format: date-time */
+            next_run_at: string | null;
+            last_run: components["schemas"]["CronRun"] | null;
+            /**
+             * @description `in_sync` once the account's web server has written the job into its cron.
+             * @enum {string}
+             */
+            sync_state: "pending" | "in_sync" | "error";
+            sync_error: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: int32
+             * @description Increases on each change; the ETag derives from it.
+             */
+            version: number;
+        };
         /** @description A website. States: provisioning → active ⇄ suspended; provisioning → failed; any → deleting → gone. A suspended site, or any site of a suspended account, answers 503 with a suspension page. */
         Site: {
             /** @example site_01jd3x9v6ef8tb2q4w5n7k8m9p */
@@ -4299,7 +4608,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types to receive, or `["*"]` for all. */
-            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
             enabled: boolean;
             /**
              * @description `delivery_failures`: every retry of a delivery failed. Set `enabled` to true to resume.
@@ -4333,7 +4642,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types to receive, or `["*"]` for all. */
-            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
             enabled: boolean;
             /**
              * @description `delivery_failures`: every retry of a delivery failed. Set `enabled` to true to resume.
@@ -6905,6 +7214,8 @@ export interface operations {
                      *           "max_databases": 10,
                      *           "max_database_users": 10,
                      *           "php_workers": 5,
+                     *           "max_cron_jobs": 10,
+                     *           "cron_min_interval_minutes": 1,
                      *           "features": [
                      *             "ssl"
                      *           ],
@@ -7143,6 +7454,8 @@ export interface operations {
                  *       "max_databases": 10,
                  *       "max_database_users": 10,
                  *       "php_workers": 5,
+                 *       "max_cron_jobs": 10,
+                 *       "cron_min_interval_minutes": 1,
                  *       "features": [
                  *         "ssl"
                  *       ]
@@ -7201,6 +7514,16 @@ export interface operations {
                      * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                      */
                     php_workers?: number;
+                    /**
+                     * Format: int32
+                     * @description Cron jobs. Optional when a plan is created or replaced: 10 if never given.
+                     */
+                    max_cron_jobs?: number;
+                    /**
+                     * Format: int32
+                     * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
+                     */
+                    cron_min_interval_minutes?: number;
                     features?: ("ssl" | "php" | "backups")[];
                 };
             };
@@ -7235,6 +7558,8 @@ export interface operations {
                      *       "max_databases": 10,
                      *       "max_database_users": 10,
                      *       "php_workers": 5,
+                     *       "max_cron_jobs": 10,
+                     *       "cron_min_interval_minutes": 1,
                      *       "features": [
                      *         "ssl"
                      *       ],
@@ -7599,6 +7924,8 @@ export interface operations {
                      *       "max_databases": 10,
                      *       "max_database_users": 10,
                      *       "php_workers": 5,
+                     *       "max_cron_jobs": 10,
+                     *       "cron_min_interval_minutes": 1,
                      *       "features": [
                      *         "ssl"
                      *       ],
@@ -7872,6 +8199,8 @@ export interface operations {
                  *       "max_databases": 10,
                  *       "max_database_users": 10,
                  *       "php_workers": 5,
+                 *       "max_cron_jobs": 10,
+                 *       "cron_min_interval_minutes": 1,
                  *       "features": [
                  *         "ssl"
                  *       ]
@@ -7930,6 +8259,16 @@ export interface operations {
                      * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                      */
                     php_workers?: number;
+                    /**
+                     * Format: int32
+                     * @description Cron jobs. Optional when a plan is created or replaced: 10 if never given.
+                     */
+                    max_cron_jobs?: number;
+                    /**
+                     * Format: int32
+                     * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
+                     */
+                    cron_min_interval_minutes?: number;
                     features: ("ssl" | "php" | "backups")[];
                 };
             };
@@ -7962,6 +8301,8 @@ export interface operations {
                      *       "max_databases": 10,
                      *       "max_database_users": 10,
                      *       "php_workers": 5,
+                     *       "max_cron_jobs": 10,
+                     *       "cron_min_interval_minutes": 1,
                      *       "features": [
                      *         "ssl"
                      *       ],
@@ -8678,6 +9019,8 @@ export interface operations {
                  *       "max_databases": 10,
                  *       "max_database_users": 10,
                  *       "php_workers": 5,
+                 *       "max_cron_jobs": 10,
+                 *       "cron_min_interval_minutes": 1,
                  *       "features": [
                  *         "ssl"
                  *       ]
@@ -8736,6 +9079,16 @@ export interface operations {
                      * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                      */
                     php_workers?: number;
+                    /**
+                     * Format: int32
+                     * @description Cron jobs. Optional when a plan is created or replaced: 10 if never given.
+                     */
+                    max_cron_jobs?: number;
+                    /**
+                     * Format: int32
+                     * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
+                     */
+                    cron_min_interval_minutes?: number;
                     features?: ("ssl" | "php" | "backups")[];
                 };
             };
@@ -8768,6 +9121,8 @@ export interface operations {
                      *       "max_databases": 10,
                      *       "max_database_users": 10,
                      *       "php_workers": 5,
+                     *       "max_cron_jobs": 10,
+                     *       "cron_min_interval_minutes": 1,
                      *       "features": [
                      *         "ssl"
                      *       ],
@@ -11732,7 +12087,9 @@ export interface operations {
                      *             "max_dns_records_per_domain": 10,
                      *             "max_databases": 10,
                      *             "max_database_users": 10,
-                     *             "php_workers": 5
+                     *             "php_workers": 5,
+                     *             "max_cron_jobs": 10,
+                     *             "cron_min_interval_minutes": 1
                      *           },
                      *           "limit_overrides": {
                      *             "max_sites": 10,
@@ -11744,7 +12101,9 @@ export interface operations {
                      *             "max_dns_records_per_domain": 10,
                      *             "max_databases": 10,
                      *             "max_database_users": 10,
-                     *             "php_workers": 5
+                     *             "php_workers": 5,
+                     *             "max_cron_jobs": 10,
+                     *             "cron_min_interval_minutes": 1
                      *           },
                      *           "placement": {
                      *             "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -11998,7 +12357,9 @@ export interface operations {
                  *         "max_dns_records_per_domain": 10,
                  *         "max_databases": 10,
                  *         "max_database_users": 10,
-                 *         "php_workers": 5
+                 *         "php_workers": 5,
+                 *         "max_cron_jobs": 10,
+                 *         "cron_min_interval_minutes": 1
                  *       },
                  *       "placement": {
                  *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -12069,6 +12430,16 @@ export interface operations {
                          * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                          */
                         php_workers?: number;
+                        /**
+                         * Format: int32
+                         * @description Cron jobs. Optional when a plan is created or replaced: 10 if never given.
+                         */
+                        max_cron_jobs?: number;
+                        /**
+                         * Format: int32
+                         * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
+                         */
+                        cron_min_interval_minutes?: number;
                     };
                     /** @description Operator only: the server of a role, which must have that role. A role left out is placed by the default policy: the online server with the role, placement enabled and capacity left that holds the fewest accounts (409 `no_capacity` naming the role when there is none). */
                     placement?: {
@@ -12116,7 +12487,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "limit_overrides": {
                      *         "max_sites": 10,
@@ -12128,7 +12501,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "placement": {
                      *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -12509,7 +12884,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "limit_overrides": {
                      *         "max_sites": 10,
@@ -12521,7 +12898,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "placement": {
                      *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -12808,7 +13187,9 @@ export interface operations {
                  *         "max_dns_records_per_domain": 10,
                  *         "max_databases": 10,
                  *         "max_database_users": 10,
-                 *         "php_workers": 5
+                 *         "php_workers": 5,
+                 *         "max_cron_jobs": 10,
+                 *         "cron_min_interval_minutes": 1
                  *       }
                  *     }
                  */
@@ -12870,6 +13251,16 @@ export interface operations {
                          * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                          */
                         php_workers?: number;
+                        /**
+                         * Format: int32
+                         * @description Cron jobs. Optional when a plan is created or replaced: 10 if never given.
+                         */
+                        max_cron_jobs?: number;
+                        /**
+                         * Format: int32
+                         * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
+                         */
+                        cron_min_interval_minutes?: number;
                     };
                 };
             };
@@ -12906,7 +13297,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "limit_overrides": {
                      *         "max_sites": 10,
@@ -12918,7 +13311,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "placement": {
                      *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -13312,7 +13707,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "limit_overrides": {
                      *         "max_sites": 10,
@@ -13324,7 +13721,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "placement": {
                      *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -13720,7 +14119,9 @@ export interface operations {
                  *         "max_dns_records_per_domain": 10,
                  *         "max_databases": 10,
                  *         "max_database_users": 10,
-                 *         "php_workers": 5
+                 *         "php_workers": 5,
+                 *         "max_cron_jobs": 10,
+                 *         "cron_min_interval_minutes": 1
                  *       }
                  *     }
                  */
@@ -13742,6 +14143,8 @@ export interface operations {
                         max_databases?: number | null;
                         max_database_users?: number | null;
                         php_workers?: number | null;
+                        max_cron_jobs?: number | null;
+                        cron_min_interval_minutes?: number | null;
                     };
                 };
             };
@@ -13778,7 +14181,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "limit_overrides": {
                      *         "max_sites": 10,
@@ -13790,7 +14195,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "placement": {
                      *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -14196,7 +14603,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "limit_overrides": {
                      *         "max_sites": 10,
@@ -14208,7 +14617,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "placement": {
                      *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -14589,7 +15000,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "limit_overrides": {
                      *         "max_sites": 10,
@@ -14601,7 +15014,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "placement": {
                      *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -14968,7 +15383,9 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
-                     *         "php_workers": 5
+                     *         "php_workers": 5,
+                     *         "max_cron_jobs": 10,
+                     *         "cron_min_interval_minutes": 1
                      *       },
                      *       "usage": {
                      *         "sites": 1,
@@ -15043,6 +15460,16 @@ export interface operations {
                              * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                              */
                             php_workers: number;
+                            /**
+                             * Format: int32
+                             * @description Cron jobs. Optional when a plan is created or replaced: 10 if never given.
+                             */
+                            max_cron_jobs: number;
+                            /**
+                             * Format: int32
+                             * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
+                             */
+                            cron_min_interval_minutes: number;
                         };
                         usage: {
                             /**
@@ -15601,7 +16028,7 @@ export interface operations {
                         kind: "operator" | "reseller" | "account";
                         id: string | null;
                     };
-                    scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write")[];
+                    scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write" | "cron:read" | "cron:write")[];
                     account_ids?: string[] | null;
                     /** Format: date-time */
                     expires_at?: string | null;
@@ -16662,7 +17089,7 @@ export interface operations {
                             id: string | null;
                         };
                         token: components["schemas"]["Token"];
-                        scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write")[];
+                        scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write" | "cron:read" | "cron:write")[];
                         reach: {
                             /** @example rsl_01jd3x9v6ef8tb2q4w5n7k8m9p */
                             reseller_id: string | null;
@@ -36214,6 +36641,2485 @@ export interface operations {
             };
         };
     };
+    listCronJobs: {
+        parameters: {
+            query?: {
+                /** @description Page size (1-200). */
+                limit?: number;
+                /** @description Opaque cursor from `next_cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "cjb_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *           "account_id": "acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *           "name": "example.com",
+                     *           "schedule": "*\/15 * * * *",
+                     *           "timezone": "Europe/Berlin",
+                     *           "command": {
+                     *             "argv": [
+                     *               "example"
+                     *             ]
+                     *           },
+                     *           "timeout_s": 1,
+                     *           "overlap": "skip",
+                     *           "enabled": true,
+                     *           "notify": {
+                     *             "on": "never",
+                     *             "email": "ada@example.com"
+                     *           },
+                     *           "next_run_at": "2026-11-24T09:30:00Z",
+                     *           "last_run": {
+                     *             "id": "crn_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *             "cron_job_id": "cjb_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *             "trigger": "schedule",
+                     *             "status": "running",
+                     *             "started_at": "2026-11-24T09:30:00Z",
+                     *             "finished_at": "2026-11-24T09:30:00Z",
+                     *             "exit_code": 1,
+                     *             "output_tail": "example",
+                     *             "reason": "Invoice 1042 is 30 days overdue"
+                     *           },
+                     *           "sync_state": "pending",
+                     *           "sync_error": null,
+                     *           "created_at": "2026-11-24T09:30:00Z",
+                     *           "updated_at": "2026-11-24T09:30:00Z",
+                     *           "version": 1
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJpZCI6ImFjY18wMWpkM3g5djZlZjh0YjJxNHc1bjdrOG05cCJ9"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CronJob"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createCronJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any 1-255 printable ASCII characters, unique per intended change (a UUID). A retry with the same key within 24 hours gets the first response again (`Idempotent-Replayed: true`) instead of doing the work twice; the same key with another body is a 422.
+                 * @example 5f2b1c7e-8d3a-4b6f-9e0a-1c2d3e4f5a6b
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example.com",
+                 *       "schedule": "*\/15 * * * *",
+                 *       "command": {
+                 *         "argv": [
+                 *           "example"
+                 *         ]
+                 *       },
+                 *       "timeout_s": 1,
+                 *       "overlap": "skip",
+                 *       "enabled": true,
+                 *       "notify": {
+                 *         "on": "never",
+                 *         "email": "ada@example.com"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    /**
+                     * @description Five fields (minute hour day-of-month month day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`, in the server's time zone (`timezone`). `@reboot` and a sixth field (seconds) are refused; a schedule firing more often than the plan's `cron_min_interval_minutes` (counted across the hour and the day: `*\/7` fires at :56 and again 4 minutes later, at :00) is a 422 `schedule_too_frequent`.
+                     * @example *\/15 * * * *
+                     */
+                    schedule: string;
+                    /** @description Run in the account's home as the account's Unix user, never as root, with `HOME`, `USER` and a plain `PATH`. No NUL anywhere. */
+                    command: {
+                        /** @description The program and its arguments, run without a shell (the program looked up in `PATH`). */
+                        argv: string[];
+                    } | {
+                        /** @description One line for `/bin/sh -c` (no newline). */
+                        shell: string;
+                    };
+                    /**
+                     * Format: int32
+                     * @description A run still going after this many seconds gets SIGTERM (its whole process group), SIGKILL 5 s later: `timed_out`.
+                     */
+                    timeout_s?: number;
+                    /**
+                     * @description `skip`: a run due while the previous one still runs is recorded `skipped` and does not start.
+                     * @enum {string}
+                     */
+                    overlap?: "skip" | "allow";
+                    enabled?: boolean;
+                    /** @description Mail the run's output tail to `email` (the account's contact address when absent) after each run, or after failed and timed-out ones. */
+                    notify?: {
+                        /** @enum {string} */
+                        on: "never" | "failure" | "always";
+                        /** Format: email */
+                        email?: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description A command the account's web server runs on a schedule as the account's Unix user, with a history of its runs. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cjb_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "account_id": "acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "name": "example.com",
+                     *       "schedule": "*\/15 * * * *",
+                     *       "timezone": "Europe/Berlin",
+                     *       "command": {
+                     *         "argv": [
+                     *           "example"
+                     *         ]
+                     *       },
+                     *       "timeout_s": 1,
+                     *       "overlap": "skip",
+                     *       "enabled": true,
+                     *       "notify": {
+                     *         "on": "never",
+                     *         "email": "ada@example.com"
+                     *       },
+                     *       "next_run_at": "2026-11-24T09:30:00Z",
+                     *       "last_run": {
+                     *         "id": "crn_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "cron_job_id": "cjb_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "trigger": "schedule",
+                     *         "status": "running",
+                     *         "started_at": "2026-11-24T09:30:00Z",
+                     *         "finished_at": "2026-11-24T09:30:00Z",
+                     *         "exit_code": 1,
+                     *         "output_tail": "example",
+                     *         "reason": "Invoice 1042 is 30 days overdue"
+                     *       },
+                     *       "sync_state": "pending",
+                     *       "sync_error": null,
+                     *       "created_at": "2026-11-24T09:30:00Z",
+                     *       "updated_at": "2026-11-24T09:30:00Z",
+                     *       "version": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CronJob"];
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCronJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` the client holds: 304 without a body while it is still current.
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+                /**
+                 * @description The cron job's id.
+                 * @example cjb_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                cron_job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A command the account's web server runs on a schedule as the account's Unix user, with a history of its runs. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cjb_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "account_id": "acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "name": "example.com",
+                     *       "schedule": "*\/15 * * * *",
+                     *       "timezone": "Europe/Berlin",
+                     *       "command": {
+                     *         "argv": [
+                     *           "example"
+                     *         ]
+                     *       },
+                     *       "timeout_s": 1,
+                     *       "overlap": "skip",
+                     *       "enabled": true,
+                     *       "notify": {
+                     *         "on": "never",
+                     *         "email": "ada@example.com"
+                     *       },
+                     *       "next_run_at": "2026-11-24T09:30:00Z",
+                     *       "last_run": {
+                     *         "id": "crn_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "cron_job_id": "cjb_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "trigger": "schedule",
+                     *         "status": "running",
+                     *         "started_at": "2026-11-24T09:30:00Z",
+                     *         "finished_at": "2026-11-24T09:30:00Z",
+                     *         "exit_code": 1,
+                     *         "output_tail": "example",
+                     *         "reason": "Invoice 1042 is 30 days overdue"
+                     *       },
+                     *       "sync_state": "pending",
+                     *       "sync_error": null,
+                     *       "created_at": "2026-11-24T09:30:00Z",
+                     *       "updated_at": "2026-11-24T09:30:00Z",
+                     *       "version": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CronJob"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteCronJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the version the change was made against (`"3"`): the request is refused with 412 when the resource has changed since. `*` matches any version.
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+                /**
+                 * @description The cron job's id.
+                 * @example cjb_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                cron_job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `If-Match` does not match the current ETag. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/precondition_failed",
+                     *       "title": "Precondition failed",
+                     *       "status": 412,
+                     *       "detail": "The `If-Match` header does not match the current `ETag`: the resource changed since it was read.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "precondition_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateCronJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the version the change was made against (`"3"`): the request is refused with 412 when the resource has changed since. `*` matches any version.
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+                /**
+                 * @description The cron job's id.
+                 * @example cjb_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                cron_job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example.com",
+                 *       "schedule": "*\/15 * * * *",
+                 *       "command": {
+                 *         "argv": [
+                 *           "example"
+                 *         ]
+                 *       },
+                 *       "timeout_s": 1,
+                 *       "overlap": "skip",
+                 *       "enabled": true,
+                 *       "notify": {
+                 *         "on": "never",
+                 *         "email": "ada@example.com"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    /**
+                     * @description Five fields (minute hour day-of-month month day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`, in the server's time zone (`timezone`). `@reboot` and a sixth field (seconds) are refused; a schedule firing more often than the plan's `cron_min_interval_minutes` (counted across the hour and the day: `*\/7` fires at :56 and again 4 minutes later, at :00) is a 422 `schedule_too_frequent`.
+                     * @example *\/15 * * * *
+                     */
+                    schedule?: string;
+                    /** @description Run in the account's home as the account's Unix user, never as root, with `HOME`, `USER` and a plain `PATH`. No NUL anywhere. */
+                    command?: {
+                        /** @description The program and its arguments, run without a shell (the program looked up in `PATH`). */
+                        argv: string[];
+                    } | {
+                        /** @description One line for `/bin/sh -c` (no newline). */
+                        shell: string;
+                    };
+                    /**
+                     * Format: int32
+                     * @description A run still going after this many seconds gets SIGTERM (its whole process group), SIGKILL 5 s later: `timed_out`.
+                     */
+                    timeout_s?: number;
+                    /**
+                     * @description `skip`: a run due while the previous one still runs is recorded `skipped` and does not start.
+                     * @enum {string}
+                     */
+                    overlap?: "skip" | "allow";
+                    enabled?: boolean;
+                    /** @description Mail the run's output tail to `email` (the account's contact address when absent) after each run, or after failed and timed-out ones. */
+                    notify?: {
+                        /** @enum {string} */
+                        on?: "never" | "failure" | "always";
+                        /** Format: email */
+                        email?: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description A command the account's web server runs on a schedule as the account's Unix user, with a history of its runs. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cjb_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "account_id": "acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "name": "example.com",
+                     *       "schedule": "*\/15 * * * *",
+                     *       "timezone": "Europe/Berlin",
+                     *       "command": {
+                     *         "argv": [
+                     *           "example"
+                     *         ]
+                     *       },
+                     *       "timeout_s": 1,
+                     *       "overlap": "skip",
+                     *       "enabled": true,
+                     *       "notify": {
+                     *         "on": "never",
+                     *         "email": "ada@example.com"
+                     *       },
+                     *       "next_run_at": "2026-11-24T09:30:00Z",
+                     *       "last_run": {
+                     *         "id": "crn_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "cron_job_id": "cjb_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *         "trigger": "schedule",
+                     *         "status": "running",
+                     *         "started_at": "2026-11-24T09:30:00Z",
+                     *         "finished_at": "2026-11-24T09:30:00Z",
+                     *         "exit_code": 1,
+                     *         "output_tail": "example",
+                     *         "reason": "Invoice 1042 is 30 days overdue"
+                     *       },
+                     *       "sync_state": "pending",
+                     *       "sync_error": null,
+                     *       "created_at": "2026-11-24T09:30:00Z",
+                     *       "updated_at": "2026-11-24T09:30:00Z",
+                     *       "version": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CronJob"];
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `If-Match` does not match the current ETag. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/precondition_failed",
+                     *       "title": "Precondition failed",
+                     *       "status": 412,
+                     *       "detail": "The `If-Match` header does not match the current `ETag`: the resource changed since it was read.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "precondition_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    runCronJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any 1-255 printable ASCII characters, unique per intended change (a UUID). A retry with the same key within 24 hours gets the first response again (`Idempotent-Replayed: true`) instead of doing the work twice; the same key with another body is a 422.
+                 * @example 5f2b1c7e-8d3a-4b6f-9e0a-1c2d3e4f5a6b
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+                /**
+                 * @description The cron job's id.
+                 * @example cjb_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                cron_job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One run of a cron job; the newest 100 of each job are kept. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "crn_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "cron_job_id": "cjb_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "trigger": "schedule",
+                     *       "status": "running",
+                     *       "started_at": "2026-11-24T09:30:00Z",
+                     *       "finished_at": "2026-11-24T09:30:00Z",
+                     *       "exit_code": 1,
+                     *       "output_tail": "example",
+                     *       "reason": "Invoice 1042 is 30 days overdue"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CronRun"];
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCronJobRuns: {
+        parameters: {
+            query?: {
+                /** @description Page size (1-200). */
+                limit?: number;
+                /** @description Opaque cursor from `next_cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+                /**
+                 * @description The cron job's id.
+                 * @example cjb_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                cron_job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "crn_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *           "cron_job_id": "cjb_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *           "trigger": "schedule",
+                     *           "status": "running",
+                     *           "started_at": "2026-11-24T09:30:00Z",
+                     *           "finished_at": "2026-11-24T09:30:00Z",
+                     *           "exit_code": 1,
+                     *           "output_tail": "example",
+                     *           "reason": "Invoice 1042 is 30 days overdue"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJpZCI6ImFjY18wMWpkM3g5djZlZjh0YjJxNHc1bjdrOG05cCJ9"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CronRun"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listSites: {
         parameters: {
             query?: {
@@ -45891,7 +48797,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
                     description?: string;
                     enabled?: boolean;
                 };
@@ -46566,7 +49472,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
                     description: string;
                     enabled: boolean;
                 };
@@ -47318,7 +50224,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types?: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+                    event_types?: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
                     description?: string;
                     enabled?: boolean;
                 };
@@ -50766,6 +53672,151 @@ export interface operations {
         };
     };
     webhook_account_login_link_used: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_cron_job_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_cron_job_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_cron_job_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_cron_job_run_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_cron_job_run_timed_out: {
         parameters: {
             query?: never;
             header: {

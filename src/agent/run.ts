@@ -2,10 +2,11 @@ import { X509Certificate } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { publicMessage } from '../lib/errors.js';
 import type { AgentReport, AgentUnit } from '../provisioning/agent-units.js';
-import type { DatabaseDriver, MailDriver, PhpDriver, WebDriver } from '../provisioning/driver.js';
+import type { CronDriver, DatabaseDriver, MailDriver, PhpDriver, WebDriver } from '../provisioning/driver.js';
 import { certificateRequest } from '../tls/internal-ca.js';
 import { generateKey } from '../tls/keys.js';
 import { agentCall, agentDownload, agentUpload } from './client.js';
+import { applyCronUnit, sendCronRuns } from './cron.js';
 import { applyMailUnit } from './mail.js';
 import { receiveUnits } from './receive.js';
 import { type CachedUnits, type Identity, loadUnits, saveIdentity, saveUnits } from './state.js';
@@ -17,7 +18,7 @@ import { ofAccount, withdrawAccount } from './withdraw.js';
 export interface AgentOptions {
   dataDir: string;
   identity: Identity;
-  drivers: { database: DatabaseDriver; web: WebDriver; php: PhpDriver; mail: MailDriver };
+  drivers: { database: DatabaseDriver; web: WebDriver; php: PhpDriver; mail: MailDriver; cron: CronDriver };
   version: string;
   /** Bytes used where the agent keeps its data (its heartbeat carries them). */
   diskBytesUsed: () => Promise<number>;
@@ -45,6 +46,7 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
     const report = { kind: unit.kind, key: unit.key, generation: unit.generation };
     try {
       if (unit.kind === 'database') await o.drivers.database.applyAccount(unit.spec);
+      else if (unit.kind === 'cron') await applyCronUnit(o, unit.spec);
       else if (unit.kind === 'mail')
         await applyMailUnit({ dataDir: o.dataDir, mail: o.drivers.mail }, unit.key, unit.spec, cached.units);
       else if (unit.kind === 'task') {
@@ -53,6 +55,7 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
           {
             dataDir: o.dataDir,
             database: o.drivers.database,
+            cron: o.drivers.cron,
             input: () => agentDownload(identity.url, identity, `${artifact}/input`),
             output: (body) => agentUpload(identity.url, identity, `${artifact}/output`, body),
           },
@@ -156,6 +159,9 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
         if (sent.status !== 204) throw new Error(`report refused (${sent.status}): ${sent.body?.detail ?? ''}`);
       }
       await sendUsage();
+      await sendCronRuns(o.drivers.cron, (runs) =>
+        agentCall(identity.url, identity, 'POST', '/agent/v1/cron-runs', { runs }, { signal }),
+      );
       known = res.body?.known ?? '';
       failures = 0;
       retry = reports.some((r) => r.error !== undefined) ? Math.min(10, retry ? retry * 2 : 2) : 0;

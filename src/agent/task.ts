@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { archiveStream } from '../archives/pack.js';
 import { acmeChallengeDir, releaseDir, siteDir } from '../layout.js';
 import type { AgentTask } from '../provisioning/agent-units.js';
-import type { DatabaseDriver } from '../provisioning/driver.js';
+import type { CronDriver, DatabaseDriver } from '../provisioning/driver.js';
 import { liveRelease } from '../provisioning/releases.js';
 import { httpProofs } from '../tls/http-proofs.js';
 import { packMail, unpackMail } from './mail.js';
@@ -14,6 +14,7 @@ import { packMail, unpackMail } from './mail.js';
 export interface TaskDeps {
   dataDir: string;
   database: DatabaseDriver;
+  cron: CronDriver;
   /** The task's input, as the control plane sends it. */
   input: () => Promise<Readable>;
   /** Sends the task's output to the control plane. */
@@ -29,7 +30,8 @@ const proofs = (tokens: { token: string; key_authorization?: string }[]) =>
  * account's data) only while it runs: a dump made with the local driver and streamed to the
  * control plane, or a dump fetched from it and loaded. A site's live release is packed as it is
  * now, with what the site wrote into it since; an account's maildirs are packed, or put back.
- * ACME proofs go where this server's web server serves `/.well-known/acme-challenge/`.
+ * ACME proofs go where this server's web server serves `/.well-known/acme-challenge/`. A cron
+ * job's run is started, and reported by the runner as every run is.
  */
 export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise<void> {
   if (task.action === 'acme.present') return httpProofs(acmeChallengeDir(o.dataDir)).present(proofs(task.proofs));
@@ -43,6 +45,8 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
   }
   if (task.action === 'mail.pack') return o.output(await packMail(o.dataDir, task.account_id, task.domains));
   if (task.action === 'mail.unpack') return unpackMail(o.dataDir, task, await o.input(), id);
+  // Started (or, where jobs never run, recorded skipped): the runner's record reports the rest.
+  if (task.action === 'cron.run') return void (await o.cron.runNow(task.job_id, task.run_id));
   const dir = path.join(o.dataDir, 'agent', 'tasks');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, `${path.basename(id)}.sql`);

@@ -83,6 +83,11 @@ export async function installOpenApi(app: FastifyInstance, extra: OpenApiOptions
         { name: 'sites', description: 'Web sites: hostnames, runtimes (static or PHP), deployments and HTTPS certificates.' },
         { name: 'databases', description: 'MariaDB databases of an account, and the privileges its users hold on them.' },
         { name: 'database-users', description: 'MariaDB logins of an account (`<username>_<suffix>`).' },
+        {
+          name: 'cron',
+          description:
+            "Cron jobs of an account: commands its web server runs on a schedule as the account's Unix user, and their runs.",
+        },
         { name: 'backups', description: 'Archives of an account (sites, mailboxes, zones) on backup storage.' },
         {
           name: 'webhooks',

@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream';
 import { type Static, type TSchema, Type } from 'typebox';
-import type { Queryable } from '../db/client.js';
+import type { Db, Queryable } from '../db/client.js';
 import { ACCOUNT_USERNAME_PATTERN } from '../lib/account-username.js';
+import { type CronRunRecord, CronUnitSpec } from './render/cron.js';
 import { MailDomainContent } from './render/mail.js';
 import { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
 import { SiteTls } from './render/nginx.js';
@@ -73,7 +74,7 @@ const AcmeToken = Type.String({ pattern: '^[A-Za-z0-9_-]{16,256}$' });
  * Work done once on the server: a database dumped into the task's `output` artifact, or loaded
  * from its `input` artifact; a site's live release or an account's maildirs packed into
  * `output`, maildirs put back from `input`; ACME HTTP-01 proofs placed where its web server
- * serves them, or taken away, for a certificate of a site it serves.
+ * serves them, or taken away, for a certificate of a site it serves; a cron job's run started now.
  */
 export const AgentTask = Type.Union([
   Type.Object({ action: Type.Literal('database.dump'), database: Type.String({ minLength: 1, maxLength: 80 }) }),
@@ -90,6 +91,7 @@ export const AgentTask = Type.Union([
     proofs: Type.Array(Type.Object({ token: AcmeToken, key_authorization: Type.String({ maxLength: 1000 }) }), { maxItems: 100 }),
   }),
   Type.Object({ action: Type.Literal('acme.clean_up'), tokens: Type.Array(AcmeToken, { maxItems: 100 }) }),
+  Type.Object({ action: Type.Literal('cron.run'), job_id: Key, run_id: Key }),
 ]);
 export type AgentTask = Static<typeof AgentTask>;
 
@@ -107,6 +109,7 @@ export const AgentUnit = Type.Union([
   unit('mail', AgentMailSpec),
   unit('withdrawal', AgentWithdrawal),
   unit('task', AgentTask),
+  unit('cron', CronUnitSpec),
 ]);
 export type AgentUnit = Static<typeof AgentUnit>;
 
@@ -116,6 +119,7 @@ const AgentUnitKind = Type.Union([
   Type.Literal('mail'),
   Type.Literal('withdrawal'),
   Type.Literal('task'),
+  Type.Literal('cron'),
 ]);
 export type AgentUnitKind = AgentUnit['kind'];
 
@@ -166,4 +170,6 @@ export interface AgentUnitSource {
   receive?(db: Queryable, serverId: string, key: string, name: string, body: Readable): Promise<'stored' | 'foreign' | undefined>;
   /** Records what the agent measured of this kind, for what the server holds (the rest changes nothing). */
   measured?(db: Queryable, serverId: string, measurements: AgentMeasurement[]): Promise<void>;
+  /** Stores the runs of cron jobs the server's runner recorded, of jobs the server holds; the ids it may forget. */
+  runs?(db: Db, serverId: string, runs: CronRunRecord[]): Promise<string[]>;
 }

@@ -1,5 +1,4 @@
-import type { CronRunRecord } from './cron/runner.js';
-import type { CronAccountSpec } from './render/cron.js';
+import type { CronAccountSpec, CronRunRecord } from './render/cron.js';
 import type { MailDomainSpec } from './render/mail.js';
 import type { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
 import type { SiteSpec } from './render/nginx.js';

@@ -65,6 +65,11 @@ beforeAll(async () => {
   });
   const backup = await post('/v1/backups', { account_id: w.accountA.id, include: ['dns'] });
   const schedule = await post('/v1/backup-schedules', { account_id: w.accountA.id, cron: '0 4 * * *', retain: 1 });
+  const cronJob = await post(`/v1/accounts/${w.accountA.id}/cron-jobs`, {
+    name: 'a',
+    schedule: '@daily',
+    command: { argv: ['true'] },
+  });
   const webhook = await post('/v1/webhooks', { url: 'https://hooks.example.com/a', event_types: ['*'] });
   await post(`/v1/webhooks/${webhook.id}/test`, undefined);
   const delivery = await eventually(async () => (await t.get(`/v1/webhooks/${webhook.id}/deliveries`, w.tokenA)).body.data[0]);
@@ -89,6 +94,7 @@ beforeAll(async () => {
     deployments: deployment.id,
     backups: backup.id,
     'backup-schedules': schedule.id,
+    'cron-jobs': cronJob.id,
     webhooks: webhook.id,
     deliveries: delivery.id,
     databases: database.id,

@@ -10,6 +10,7 @@ import { runAgent } from '../../src/agent/run.js';
 import type { Identity } from '../../src/agent/state.js';
 import { listenAgents } from '../../src/app.js';
 import { directoryBytes } from '../../src/lib/disk.js';
+import { newId } from '../../src/lib/ids.js';
 import { runAgentTask, type ServerRow, serverStatus } from '../../src/modules/servers/index.js';
 import { statusCondition } from '../../src/modules/servers/status.js';
 import { pruneStaleTasks } from '../../src/modules/servers/tasks.js';
@@ -18,6 +19,7 @@ import { EmbeddedDatabaseDriver } from '../../src/provisioning/drivers/embedded-
 import { EmbeddedMailDriver } from '../../src/provisioning/drivers/embedded-mail.js';
 import { EmbeddedPhpDriver } from '../../src/provisioning/drivers/embedded-php.js';
 import { EmbeddedWebDriver } from '../../src/provisioning/drivers/embedded-web.js';
+import { cronDriver } from '../../src/provisioning/drivers/index.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { members, tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan, createReseller } from '../helpers/fixtures.js';
@@ -66,6 +68,7 @@ const agentDrivers = (dataDir: string) => ({
   mail: new EmbeddedMailDriver(dataDir),
   web: new EmbeddedWebDriver(dataDir),
   php: new EmbeddedPhpDriver(dataDir, ['8.3'], { socketDir: path.join(dataDir, 'php'), webGroup: 'www-data' }),
+  cron: cronDriver(dataDir, null),
 });
 
 /** runAgent in this process until the returned stop is called. */
@@ -756,6 +759,45 @@ describe('placement and the agent’s units', () => {
     } finally {
       await stop();
     }
+  });
+
+  it('an account placed on a web server has its cron jobs applied and run by that server’s agent; their runs come back through it', async () => {
+    const { server, identity, dataDir } = await enrolledServer({ roles: ['web'] });
+    const account = await createAccount(t, (await createPlan(t)).id, undefined, { placement: { web: server.id } });
+    const job = await t.post(`/v1/accounts/${account.id}/cron-jobs`, {
+      name: 'nightly',
+      schedule: '@daily',
+      command: { argv: ['true'] },
+    });
+    expect(job.status, job.text).toBe(201);
+    const file = (dir: string) => path.join(dir, 'rendered', 'cron.d', `berth-${account.username}`);
+    const runs = () => t.get(`/v1/accounts/${account.id}/cron-jobs/${job.body.id}/runs`);
+    const stop = startAgent(dataDir, identity);
+    try {
+      await eventually(
+        async () => (await t.get(`/v1/accounts/${account.id}/cron-jobs/${job.body.id}`)).body.sync_state === 'in_sync',
+      );
+      expect(readFileSync(file(dataDir), 'utf8')).toContain(`root ${path.join(dataDir, 'cron', 'run')} ${job.body.id}`);
+      expect(existsSync(file(t.dataDir))).toBe(false);
+      // A manual run is handed to the agent; its driver (embedded here) records it skipped, and
+      // the record reaches the API with the agent's next poll.
+      const run = await t.post(`/v1/accounts/${account.id}/cron-jobs/${job.body.id}/run`);
+      expect(run.status, run.text).toBe(202);
+      const seen = await eventually(async () => (await runs()).body.data.find((r: { status: string }) => r.status !== 'running'));
+      expect(seen).toMatchObject({ id: run.body.id, status: 'skipped', reason: expect.stringMatching(/no cron driver/) });
+      await eventually(async () => readdirSync(path.join(dataDir, 'cron', 'runs')).length === 0);
+    } finally {
+      await stop();
+    }
+    // A run of the job sent by another server changes nothing (that server forgets it).
+    const other = await enrolledServer({ roles: ['web'] });
+    const now = new Date().toISOString();
+    const forged = { id: newId('crn'), job_id: job.body.id, trigger: 'schedule', status: 'failed', started_at: now };
+    const sent = await agentCall(url, other.identity, 'POST', '/agent/v1/cron-runs', {
+      runs: [{ ...forged, finished_at: now, exit_code: 1, output_tail: '', reason: null }],
+    });
+    expect(sent).toMatchObject({ status: 200, body: { stored: [forged.id] } });
+    expect((await runs()).body.data.map((r: { id: string }) => r.id)).not.toContain(forged.id);
   });
 
   it('a terminated account is withdrawn from its server by the agent: sites, databases and files, and not re-applied after a restart', async () => {

@@ -137,7 +137,11 @@ describe('resource commands', () => {
     const domain = (await t.post('/v1/domains', { account_id: account.id, name: `${unique('d')}.com` })).body;
     const site = (await t.post('/v1/sites', { account_id: account.id, hostname: domain.name })).body;
     for (const def of RESOURCES) for (const key of Object.values(def.verbs)) expect(() => operation(key)).not.toThrow();
-    const parents: Record<string, string[]> = { records: ['--domain', domain.name], deployments: ['--site', site.id] };
+    const parents: Record<string, string[]> = {
+      records: ['--domain', domain.name],
+      deployments: ['--site', site.id],
+      'cron-jobs': ['--account', account.id],
+    };
     for (const def of RESOURCES.filter((d) => d.verbs.list)) {
       const r = await ok([def.name, 'list', ...(parents[def.name] ?? [])]);
       expect(Array.isArray(r.json), def.name).toBe(true);

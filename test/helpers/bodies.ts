@@ -30,5 +30,6 @@ export const BODIES: Record<string, (ids: Record<string, string>) => unknown> = 
   createDatabase: (i) => ({ account_id: i.accounts, name: 'reachb_db' }),
   createDatabaseUser: (i) => ({ account_id: i.accounts, username: 'reachb_user', generate_password: true }),
   putDatabaseGrant: () => ({ privileges: ['SELECT'] }),
+  createCronJob: () => ({ name: 'reach', schedule: '@daily', command: { argv: ['true'] } }),
   createWebhook: (i) => ({ url: 'https://hooks.example.com/b', event_types: ['*'], account_ids: [i.accounts] }),
 };

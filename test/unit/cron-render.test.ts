@@ -39,9 +39,9 @@ describe('cron files', () => {
   });
 
   it('refuse a field, id or runner that could add a line or a command', () => {
-    expect(() => renderCronFile({ ...spec, jobs: [job('cjb_01jd3x9v6ef8tb2q4w5n7k8m9p', '* * * * *\n* * * * * root sh')] }, RUNNER)).toThrow(
-      /unsafe cron line/,
-    );
+    expect(() =>
+      renderCronFile({ ...spec, jobs: [job('cjb_01jd3x9v6ef8tb2q4w5n7k8m9p', '* * * * *\n* * * * * root sh')] }, RUNNER),
+    ).toThrow(/unsafe cron line/);
     expect(() => renderCronFile({ ...spec, jobs: [job('cjb_x; rm -rf /', '* * * * *')] }, RUNNER)).toThrow(/unsafe cron line/);
     expect(() => renderCronFile(spec, '/srv/run me')).toThrow(/unsafe cron runner/);
   });

@@ -127,6 +127,17 @@ export const RESOURCES: ResourceDef[] = [
     },
   },
   {
+    name: 'cron-jobs',
+    about: "An account's cron jobs (--account)",
+    parents: ['account_id'],
+    columns: ['id', 'name', 'schedule', 'enabled', 'next_run_at', 'sync_state'],
+    verbs: {
+      ...crud('/v1/accounts/{account_id}/cron-jobs', '/v1/accounts/{account_id}/cron-jobs/{cron_job_id}'),
+      run: 'post /v1/accounts/{account_id}/cron-jobs/{cron_job_id}/run',
+      runs: 'get /v1/accounts/{account_id}/cron-jobs/{cron_job_id}/runs',
+    },
+  },
+  {
     name: 'backups',
     about: 'Backups of an account',
     columns: ['id', 'account_id', 'status', 'size_bytes', 'created_at'],

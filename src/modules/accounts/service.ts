@@ -57,13 +57,7 @@ export async function lockBelowLimit(
   tx: Queryable,
   accountId: string,
   limit:
-    | 'max_domains'
-    | 'max_email_accounts'
-    | 'max_sites'
-    | 'max_backups'
-    | 'max_databases'
-    | 'max_database_users'
-    | 'max_cron_jobs',
+    'max_domains' | 'max_email_accounts' | 'max_sites' | 'max_backups' | 'max_databases' | 'max_database_users' | 'max_cron_jobs',
   count: (tx: Queryable, accountId: string) => Promise<number>,
 ): Promise<repo.AccountRow> {
   const locked = (await repo.findAccountById(tx, accountId, true)) as repo.AccountRow;

@@ -1,8 +1,7 @@
 import { reachSql, type Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { pageSql, type PageParams } from '../../db/paging.js';
-import type { CronRunRecord } from '../../provisioning/cron/runner.js';
-import type { CronCommand } from '../../provisioning/render/cron.js';
+import { type CronRunRecord, type CronCommand } from '../../provisioning/render/cron.js';
 
 /** Runs kept per job: the newest. */
 export const RUNS_KEPT = 100;
@@ -46,8 +45,9 @@ export async function insertJob(tx: Queryable, id: string, accountId: string, f:
 /** A job of the account, in the caller's reach. */
 export async function findJob(db: Queryable, caller: Caller, accountId: string, id: string): Promise<JobRow | undefined> {
   const params: unknown[] = [id, accountId];
-  return (await db.query<JobRow>(`SELECT ${COLUMNS} ${FROM} WHERE j.id = $1 AND j.account_id = $2 AND ${reach(caller, params)}`, params))
-    .rows[0];
+  return (
+    await db.query<JobRow>(`SELECT ${COLUMNS} ${FROM} WHERE j.id = $1 AND j.account_id = $2 AND ${reach(caller, params)}`, params)
+  ).rows[0];
 }
 
 export async function findJobById(db: Queryable, id: string): Promise<JobRow | undefined> {
@@ -65,8 +65,19 @@ export async function jobsOfAccount(db: Queryable, accountId: string): Promise<J
   return (await db.query<JobRow>(`SELECT ${COLUMNS} ${FROM} WHERE j.account_id = $1 ORDER BY j.id`, [accountId])).rows;
 }
 
+/** Of these jobs, those whose account's web server is `serverId`. */
+export async function jobsOnServer(db: Queryable, serverId: string, jobIds: string[]): Promise<string[]> {
+  const r = await db.query<{ id: string }>(
+    `SELECT j.id FROM cron_jobs j JOIN accounts a ON a.id = j.account_id WHERE j.id = ANY($1::text[]) AND a.web_server_id = $2`,
+    [jobIds, serverId],
+  );
+  return r.rows.map((row) => row.id);
+}
+
 export async function countJobs(db: Queryable, accountId: string): Promise<number> {
-  return (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM cron_jobs WHERE account_id = $1', [accountId])).rows[0]?.n ?? 0;
+  return (
+    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM cron_jobs WHERE account_id = $1', [accountId])).rows[0]?.n ?? 0
+  );
 }
 
 export async function updateJob(tx: Queryable, id: string, version: number, f: JobFields): Promise<boolean> {
@@ -86,7 +97,8 @@ const RUN_COLUMNS = `r.id, r.job_id, r.trigger, r.status, r.started_at, r.finish
 export async function listRuns(db: Queryable, jobId: string, page: PageParams): Promise<RunRow[]> {
   const params: unknown[] = [jobId];
   const p = pageSql(page, 'r.id', params);
-  return (await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM cron_runs r WHERE r.job_id = $1 AND ${p.where} ${p.tail}`, params)).rows;
+  return (await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM cron_runs r WHERE r.job_id = $1 AND ${p.where} ${p.tail}`, params))
+    .rows;
 }
 
 /** The newest run of each job. */

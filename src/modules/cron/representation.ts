@@ -1,5 +1,5 @@
 import { nextRun, parseSchedule } from '../../lib/cron-schedule.js';
-import type { CronRunRecord } from '../../provisioning/cron/runner.js';
+import type { CronRunRecord } from '../../provisioning/render/cron.js';
 import type * as repo from './repo.js';
 import type { CronJob, CronRun } from './schemas.js';
 

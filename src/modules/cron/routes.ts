@@ -83,7 +83,11 @@ export function cronRoutes(app: App, svc: CronService): void {
     },
     async (req, reply) => {
       const p = ids(req);
-      return sendResource(req, reply, await svc.update(callerOf(req), p.account_id, p.cron_job_id, req.body, ifMatchVersion(req)));
+      return sendResource(
+        req,
+        reply,
+        await svc.update(callerOf(req), p.account_id, p.cron_job_id, req.body, ifMatchVersion(req)),
+      );
     },
   );
 
@@ -117,7 +121,7 @@ export function cronRoutes(app: App, svc: CronService): void {
         operationId: 'runCronJob',
         summary: 'Run a cron job now',
         description:
-          "202 with the run, `running`; its end (`succeeded`, `failed`, `timed_out`, or `skipped` while the previous run holds the job's lock) shows in `GET .../runs` within seconds. Where no cron driver is configured (the embedded default) jobs never run: the run is `skipped` with the reason. A disabled job can be run this way.",
+          "Starts a run of the job now, outside its schedule. 202 with the run, `running`; its end (`succeeded`, `failed`, `timed_out`, or `skipped` while the previous run holds the job's lock) shows in `GET .../runs` within seconds. Where no cron driver is configured (the embedded default) jobs never run: the run is `skipped` with the reason. A disabled job can be run this way.",
         params: CronJobParams,
         response: { 202: Type.Ref('CronRun') },
       },

@@ -1,5 +1,5 @@
-import { type FieldError } from '../../lib/errors.js';
 import { minimumIntervalMinutes, parseSchedule, type Schedule, ScheduleRefused } from '../../lib/cron-schedule.js';
+import { type FieldError } from '../../lib/errors.js';
 import type { CronCommand } from '../../provisioning/render/cron.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { Db, Queryable } from '../../db/client.js';
 import { periodic } from '../../jobs/periodic.js';
 import type { Clock } from '../../lib/time.js';
-import type { CronRunRecord } from '../../provisioning/cron/runner.js';
 import type { CronDriver } from '../../provisioning/driver.js';
+import type { CronRunRecord } from '../../provisioning/render/cron.js';
 import { publishResourceEvent } from '../publishing/index.js';
 import * as repo from './repo.js';
 import { toRun } from './representation.js';
@@ -45,8 +45,7 @@ export function runCollector(db: Db, clock: Clock, driver: CronDriver, intervalM
   return periodic(
     async () => {
       await driver.acknowledge(await storeRuns(db, await driver.collect()));
-      for (const lost of await repo.failLostRuns(db, clock.now()))
-        await db.transaction((tx) => announce(tx, lost));
+      for (const lost of await repo.failLostRuns(db, clock.now())) await db.transaction((tx) => announce(tx, lost));
     },
     intervalMs,
     onError,

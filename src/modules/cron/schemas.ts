@@ -16,7 +16,8 @@ const TimeoutS = Type.Integer({
   minimum: 1,
   maximum: 86400,
   format: 'int32',
-  description: 'A run still going after this many seconds gets SIGTERM (its whole process group), SIGKILL 5 s later: `timed_out`.',
+  description:
+    'A run still going after this many seconds gets SIGTERM (its whole process group), SIGKILL 5 s later: `timed_out`.',
 });
 const Overlap = StringEnum(['skip', 'allow'] as const, {
   description: '`skip`: a run due while the previous one still runs is recorded `skipped` and does not start.',
@@ -28,7 +29,8 @@ const Notify = Type.Object(
   },
   {
     additionalProperties: false,
-    description: "Mail the run's output tail to `email` (the account's contact address when absent) after each run, or after failed and timed-out ones.",
+    description:
+      "Mail the run's output tail to `email` (the account's contact address when absent) after each run, or after failed and timed-out ones.",
   },
 );
 const JobName = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$' });
@@ -42,10 +44,13 @@ export const CronRun = Type.Object(
     started_at: Timestamp,
     finished_at: Nullable(Timestamp),
     exit_code: Nullable(Type.Integer({ minimum: -1, maximum: 255, format: 'int32' })),
-    output_tail: Type.String({ maxLength: 70_000, description: 'The last 64 KiB of what it wrote (standard output and error together).' }),
+    output_tail: Type.String({
+      maxLength: 70_000,
+      description: 'The last 64 KiB of what it wrote (standard output and error together).',
+    }),
     reason: Nullable(Type.String({ maxLength: 1000, description: 'Why it was skipped, or failed without an exit code.' })),
   },
-  { $id: 'CronRun', description: "One run of a cron job; the newest 100 of each job are kept." },
+  { $id: 'CronRun', description: 'One run of a cron job; the newest 100 of each job are kept.' },
 );
 export type CronRun = Static<typeof CronRun>;
 
@@ -68,8 +73,7 @@ export const CronJob = Type.Object(
   },
   {
     $id: 'CronJob',
-    description:
-      "A command the account's web server runs on a schedule as the account's Unix user, with a history of its runs.",
+    description: "A command the account's web server runs on a schedule as the account's Unix user, with a history of its runs.",
   },
 );
 export type CronJob = Static<typeof CronJob>;
@@ -100,10 +104,7 @@ export const CreateCronJob = Type.Object(
 );
 export type CreateCronJob = Static<typeof CreateCronJob>;
 
-export const CronJobParams = Type.Object(
-  { account_id: Id('acc'), cron_job_id: Id('cjb') },
-  { additionalProperties: false },
-);
+export const CronJobParams = Type.Object({ account_id: Id('acc'), cron_job_id: Id('cjb') }, { additionalProperties: false });
 export const CronJobListQuery = Type.Object(PageQuery, { additionalProperties: false });
 
 export const cronSchemas = [CronRun, CronJob];

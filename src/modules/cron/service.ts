@@ -1,6 +1,6 @@
 import { requireWritable, type Caller } from '../../auth/caller.js';
 import type { PageParams } from '../../db/paging.js';
-import { invalid, notFound } from '../../lib/errors.js';
+import { invalid, notFound, publicMessage } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { checkVersion, staleVersion } from '../../lib/if-match.js';
 import { mergeFields } from '../../lib/merge-patch.js';
@@ -8,6 +8,7 @@ import type { CronDriver } from '../../provisioning/driver.js';
 import { type AccountRow, limitsOf, lockBelowLimit, reachableAccount, writableAccount } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { publishResourceEvent } from '../publishing/index.js';
+import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
 import * as repo from './repo.js';
 import { toJob, toRun } from './representation.js';
 import { checkSchedule, commandErrors } from './rules.js';
@@ -23,6 +24,29 @@ function check(account: AccountRow, f: repo.JobFields): void {
 }
 
 export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver) {
+  /**
+   * Starts the run where the account's web server runs its jobs: this process's runner, or the
+   * server's agent (which has started it once the task is reported). Why it did not start, if so.
+   */
+  async function startRun(account: AccountRow, jobId: string, runId: string): Promise<Partial<repo.RunRow> | null> {
+    if (account.web_server_id === LOCAL_SERVER_ID) {
+      const refused = await driver.runNow(jobId, runId);
+      return refused && { status: 'skipped', reason: refused.skipped };
+    }
+    try {
+      await runAgentTask(
+        db,
+        clock,
+        account.web_server_id,
+        { action: 'cron.run', job_id: jobId, run_id: runId },
+        { timeoutMs: 60_000 },
+      );
+      return null;
+    } catch (err) {
+      return { status: 'failed', reason: publicMessage(err) };
+    }
+  }
+
   async function present(row: repo.JobRow): Promise<CronJob> {
     return toJob(row, (await repo.lastRuns(db, [row.id])).get(row.id), clock.now());
   }
@@ -127,7 +151,7 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
      */
     async run(caller: Caller, accountId: string, id: string): Promise<CronRun> {
       const job = await load(caller, accountId, id);
-      await writableAccount(db, caller, accountId);
+      const account = await writableAccount(db, caller, accountId);
       const run: repo.RunRow = {
         id: newId('crn'),
         job_id: job.id,
@@ -143,9 +167,9 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
         await repo.insertRun(tx, run);
         await repo.pruneRuns(tx, job.id);
       });
-      const refused = await driver.runNow(job.id, run.id);
-      if (refused) {
-        Object.assign(run, { status: 'skipped', finished_at: clock.now().toISOString(), reason: refused.skipped });
+      const ended = await startRun(account, job.id, run.id);
+      if (ended) {
+        Object.assign(run, { finished_at: clock.now().toISOString(), ...ended });
         await db.transaction((tx) => repo.recordRun(tx, run));
       }
       return toRun(run);

@@ -2,14 +2,16 @@ import type { Db, Queryable } from '../../db/client.js';
 import { unitState } from '../../db/unit-state.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
+import { accountHome } from '../../layout.js';
 import { isAccountUsername } from '../../lib/account-username.js';
 import { parseSchedule } from '../../lib/cron-schedule.js';
-import { accountHome } from '../../layout.js';
+import type { AgentUnitSource } from '../../provisioning/agent-units.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { CronDriver, PhpDriver } from '../../provisioning/driver.js';
-import type { CronAccountSpec } from '../../provisioning/render/cron.js';
-import { LOCAL_SERVER_ID } from '../servers/index.js';
+import type { CronUnitSpec } from '../../provisioning/render/cron.js';
+import { handedToAgent } from '../servers/index.js';
 import * as repo from './repo.js';
+import { storeRuns } from './runs.js';
 
 /** An account's cron jobs are one unit (its cron.d file), with its state in cron_units. */
 export const cronUnits = unitState('cron_units', 'account_id');
@@ -19,22 +21,30 @@ export const cronUnits = unitState('cron_units', 'account_id');
  * job data carries the username so that a unit whose account is gone can still be withdrawn.
  */
 export async function touchCronUnit(tx: Queryable, jobs: JobQueue, account: { id: string; username: string }): Promise<void> {
-  await tx.query(
+  const r = await tx.query<{ server_id: string }>(
     `INSERT INTO cron_units (account_id) VALUES ($1)
-     ON CONFLICT (account_id) DO UPDATE SET generation = cron_units.generation + 1, sync_state = 'pending'`,
+     ON CONFLICT (account_id) DO UPDATE SET generation = cron_units.generation + 1, sync_state = 'pending'
+     RETURNING (SELECT web_server_id FROM accounts WHERE id = $1) AS server_id`,
     [account.id],
   );
+  await wakeOnCommit(tx, r.rows[0]?.server_id);
   await jobs.send(tx, JOBS.cronApply, { account_id: account.id, username: account.username });
 }
 
+/** Another server's agent pulls the change as the transaction commits, not after its apply job. */
+const wakeOnCommit = async (tx: Queryable, serverId: string | undefined) => {
+  if (serverId) await handedToAgent(tx, serverId);
+};
+
 /** Renders the unit again if the account has one (a suspension takes its lines away). */
 export async function touchExistingCronUnit(tx: Queryable, jobs: JobQueue, accountId: string): Promise<void> {
-  const r = await tx.query<{ username: string }>(
+  const r = await tx.query<{ username: string; server_id: string }>(
     `UPDATE cron_units u SET generation = generation + 1, sync_state = 'pending' FROM accounts a
-     WHERE u.account_id = $1 AND a.id = u.account_id RETURNING a.username`,
+     WHERE u.account_id = $1 AND a.id = u.account_id RETURNING a.username, a.web_server_id AS server_id`,
     [accountId],
   );
   const username = r.rows[0]?.username;
+  await wakeOnCommit(tx, r.rows[0]?.server_id);
   if (username) await jobs.send(tx, JOBS.cronApply, { account_id: accountId, username });
 }
 
@@ -47,25 +57,21 @@ interface Unit {
   applied_generation: number;
 }
 
+const UNIT_SELECT = `SELECT u.account_id, a.username, a.status AS account_status, a.web_server_id, u.generation,
+    u.applied_generation
+  FROM cron_units u JOIN accounts a ON a.id = u.account_id`;
+
 /** The unit as committed: FOR SHARE waits for a change still being written (jobs/names.ts, UNIT_KEYS). */
 async function loadUnit(db: Queryable, accountId: string): Promise<Unit | undefined> {
-  return (
-    await db.query<Unit>(
-      `SELECT u.account_id, a.username, a.status AS account_status, a.web_server_id, u.generation, u.applied_generation
-       FROM cron_units u JOIN accounts a ON a.id = u.account_id WHERE u.account_id = $1 FOR SHARE OF u`,
-      [accountId],
-    )
-  ).rows[0];
+  return (await db.query<Unit>(`${UNIT_SELECT} WHERE u.account_id = $1 FOR SHARE OF u`, [accountId])).rows[0];
 }
 
 /** Everything the account's web server must hold of its jobs. */
-async function specOf(db: Queryable, unit: Unit, user: string, home: string): Promise<CronAccountSpec> {
+async function specOf(db: Queryable, unit: Unit): Promise<CronUnitSpec> {
   const jobs = await repo.jobsOfAccount(db, unit.account_id);
   return {
     account_id: unit.account_id,
     username: unit.username,
-    user,
-    home,
     suspended: unit.account_status !== 'active',
     jobs: jobs.map((j) => ({
       id: j.id,
@@ -94,17 +100,54 @@ export function cronReconciler(db: Db, driver: CronDriver, php: PhpDriver, dataD
         await driver.removeAccount(username);
         return;
       }
-      // Jobs of accounts on another web server are not run here (their agents' share).
-      if (unit.web_server_id !== LOCAL_SERVER_ID) return;
+      if (await handedToAgent(db, unit.web_server_id)) return;
       await applyUnit(
         unit,
         async () => {
           const home = accountHome(dataDir, accountId);
           const user = await php.ensureUser(unit.username, home);
-          await driver.applyAccount(await specOf(db, unit, user, home));
+          await driver.applyAccount({ ...(await specOf(db, unit)), user, home });
         },
         cronUnits.marks(db, accountId),
       );
     });
   };
 }
+
+/** The cron units of the accounts whose web server is a server, as its agent pulls them and reports back; and its runs. */
+export const cronAgentUnits: AgentUnitSource = {
+  kind: 'cron',
+  async pending(db, serverId) {
+    const units = (
+      await db.query<Unit>(
+        `${UNIT_SELECT} WHERE a.web_server_id = $1 AND u.applied_generation < u.generation ORDER BY u.account_id`,
+        [serverId],
+      )
+    ).rows;
+    return Promise.all(
+      units.map(async (unit) => ({
+        kind: 'cron' as const,
+        key: unit.account_id,
+        generation: unit.generation,
+        spec: await specOf(db, unit),
+      })),
+    );
+  },
+  async report(db, serverId, report) {
+    const unit = (await db.query<Unit>(`${UNIT_SELECT} WHERE u.account_id = $1`, [report.key])).rows[0];
+    if (!unit || unit.web_server_id !== serverId) return 'foreign';
+    if (report.generation > unit.generation) return 'future';
+    const marks = cronUnits.marks(db, unit.account_id);
+    await (report.error === undefined ? marks.applied(report.generation) : marks.failed(report.error));
+    return 'recorded';
+  },
+  /** Runs of jobs whose account's web server is this one; another server's are ignored (and forgotten there). */
+  async runs(db, serverId, runs) {
+    const own = new Set(await repo.jobsOnServer(db, serverId, [...new Set(runs.map((r) => r.job_id))]));
+    const stored = await storeRuns(
+      db,
+      runs.filter((r) => own.has(r.job_id)),
+    );
+    return [...stored, ...runs.filter((r) => !own.has(r.job_id)).map((r) => r.id)];
+  },
+};

@@ -55,8 +55,7 @@ export type PlanFeature = Plan['features'][number];
 
 // Limits added after the first plans existed are optional: a client written before them keeps
 // working (its plans get the default, and a replacement that leaves them out keeps the value).
-const { max_databases, max_database_users, php_workers, max_cron_jobs, cron_min_interval_minutes, ...firstLimits } =
-  LimitSchemas;
+const { max_databases, max_database_users, php_workers, max_cron_jobs, cron_min_interval_minutes, ...firstLimits } = LimitSchemas;
 export const PlanMutable = {
   name: Name,
   description: Description,

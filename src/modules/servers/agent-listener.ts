@@ -12,6 +12,7 @@ import { installValidation } from '../../http/validation.js';
 import { forbidden, invalid, notFound, rateLimited, unauthenticated } from '../../lib/errors.js';
 import type { Clock } from '../../lib/time.js';
 import { AgentMeasurement, AgentReport, type AgentUnit, type AgentUnitSource } from '../../provisioning/agent-units.js';
+import { CronRunRecord } from '../../provisioning/render/cron.js';
 import {
   type CertificateAuthority,
   certificateFingerprint,
@@ -70,6 +71,8 @@ const UsageBody = Type.Object(
   { measurements: Type.Array(AgentMeasurement, { maxItems: 50_000 }) },
   { additionalProperties: false },
 );
+
+const CronRunsBody = Type.Object({ runs: Type.Array(CronRunRecord, { maxItems: 500 }) }, { additionalProperties: false });
 
 const ArtifactParams = Type.Object({
   kind: Type.String({ pattern: '^[a-z]{1,20}$' }),
@@ -299,6 +302,15 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
       }
     });
     return reply.code(204).send();
+  });
+
+  // Runs of cron jobs its runner recorded: the answer names those stored (or of jobs it does not
+  // hold any more), which the agent forgets; the rest it sends again.
+  app.post('/agent/v1/cron-runs', { schema: { body: CronRunsBody } }, async (request, reply) => {
+    const server = await serverOf(request);
+    const stored = [];
+    for (const source of deps.sources) if (source.runs) stored.push(...(await source.runs(db, server.id, request.body.runs)));
+    return reply.code(200).send({ stored });
   });
 
   return app;

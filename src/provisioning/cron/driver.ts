@@ -4,8 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileIfChanged } from '../atomic-write.js';
 import type { CronDriver } from '../driver.js';
-import { type CronAccountSpec, cronFileName, renderCronFile, renderJobFile } from '../render/cron.js';
-import { type CronRunRecord, jobFile, runsDir } from './runner.js';
+import { type CronAccountSpec, cronFileName, type CronRunRecord, renderCronFile, renderJobFile } from '../render/cron.js';
+import { jobFile, recordRun, runsDir } from './runner.js';
 
 /** The `berth` entry point the runner script starts (this checkout's). */
 const BERTH_BIN = fileURLToPath(new URL('../../../bin/berth.mjs', import.meta.url));
@@ -53,16 +53,14 @@ export class CronFilesDriver implements CronDriver {
     return JSON.parse(await readFile(this.listFile(username), 'utf8').catch(() => '[]')) as string[];
   }
 
+  /** An account without jobs has no file. */
   async applyAccount(spec: CronAccountSpec): Promise<void> {
+    if (!spec.jobs.length) return this.removeAccount(spec.username);
     await this.ensureRunner();
     await mkdir(this.o.cronDir, { recursive: true });
     const before = await this.previousJobs(spec.username);
     for (const job of spec.jobs) await writeFileIfChanged(jobFile(this.o.stateDir, job.id), renderJobFile(spec, job), 0o600);
-    await writeFileIfChanged(
-      path.join(this.o.cronDir, cronFileName(spec.username)),
-      renderCronFile(spec, this.runner),
-      0o600,
-    );
+    await writeFileIfChanged(path.join(this.o.cronDir, cronFileName(spec.username)), renderCronFile(spec, this.runner), 0o600);
     const now = spec.jobs.map((j) => j.id);
     await writeFileIfChanged(this.listFile(spec.username), JSON.stringify(now), 0o600);
     for (const id of before.filter((id) => !now.includes(id))) await rm(jobFile(this.o.stateDir, id), { force: true });
@@ -74,9 +72,17 @@ export class CronFilesDriver implements CronDriver {
     await rm(this.listFile(username), { force: true });
   }
 
+  /** The embedded default records the run skipped, as a runner would, and says why. */
   async runNow(jobId: string, runId: string): Promise<{ skipped: string } | null> {
-    if (!this.o.runs)
-      return { skipped: 'no cron driver is configured on this server: jobs are rendered, never run (BERTH_DRIVER_CRON)' };
+    if (!this.o.runs) {
+      const skipped = 'no cron driver is configured on this server: jobs are rendered, never run (BERTH_DRIVER_CRON)';
+      const now = new Date().toISOString();
+      await recordRun(this.o.stateDir, {
+        ...{ id: runId, job_id: jobId, trigger: 'manual', status: 'skipped', started_at: now, finished_at: now },
+        ...{ exit_code: null, output_tail: '', reason: skipped },
+      });
+      return { skipped };
+    }
     // The runner outlives this request: it records the run itself.
     spawn(this.runner, [jobId, '--run', runId], { detached: true, stdio: 'ignore' }).unref();
     return null;

@@ -3,34 +3,20 @@ import { mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isId, newId } from '../../lib/ids.js';
 import { runCommand } from '../../lib/run-command.js';
-import type { CronJobFile } from '../render/cron.js';
+import type { CronJobFile, CronRunRecord } from '../render/cron.js';
 
 /** The last bytes of a run's output that are kept. */
-export const OUTPUT_TAIL_BYTES = 64 * 1024;
+const OUTPUT_TAIL_BYTES = 64 * 1024;
 /** How long a job has after SIGTERM at its timeout before SIGKILL. */
 const KILL_GRACE_MS = 5000;
 /** What `flock -n` exits with when another run holds the lock. */
 const LOCK_BUSY = 75;
 
-export type CronRunStatus = 'running' | 'succeeded' | 'failed' | 'timed_out' | 'skipped';
-
-/** A run as the runner records it (`<state>/runs/<id>.json`) and the control plane collects it. */
-export interface CronRunRecord {
-  id: string;
-  job_id: string;
-  trigger: 'schedule' | 'manual';
-  status: CronRunStatus;
-  started_at: string;
-  finished_at: string | null;
-  exit_code: number | null;
-  output_tail: string;
-  reason: string | null;
-}
-
 export const jobFile = (state: string, jobId: string) => path.join(state, 'jobs', `${jobId}.json`);
 export const runsDir = (state: string) => path.join(state, 'runs');
 
-async function record(state: string, run: CronRunRecord): Promise<void> {
+/** Writes the run's record where the control plane (or the server's agent) collects it. */
+export async function recordRun(state: string, run: CronRunRecord): Promise<void> {
   const dir = runsDir(state);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const tmp = path.join(dir, `.${run.id}.tmp`);
@@ -162,14 +148,14 @@ export async function runCronJob(state: string, jobId: string, runId?: string): 
   };
   const finish = async (fields: Partial<CronRunRecord>) => {
     Object.assign(run, { finished_at: new Date().toISOString(), ...fields });
-    await record(state, run);
+    await recordRun(state, run);
     return run;
   };
   if (job.suspended) return finish({ status: 'skipped', reason: 'the account is suspended' });
   const held = job.overlap === 'skip' ? await lock(state, jobId) : { release: async () => undefined };
   if (!held) return finish({ status: 'skipped', reason: 'the previous run is still going (overlap: skip)' });
   try {
-    await record(state, run);
+    await recordRun(state, run);
     const out = tail(OUTPUT_TAIL_BYTES);
     let result: { code: number | null; timedOut: boolean };
     try {

@@ -1,6 +1,6 @@
+import path from 'node:path';
 import type { Config } from '../../config.js';
 import { installedPhpVersions, sortVersions } from '../../lib/php-versions.js';
-import path from 'node:path';
 import { CronFilesDriver } from '../cron/driver.js';
 import type { CronDriver, DatabaseDriver, DnsDriver, MailDriver, PhpDriver, WebDriver } from '../driver.js';
 import { DovecotPostfixMailDriver } from './dovecot-postfix.js';

@@ -32,7 +32,7 @@ export const CronCommand = Type.Union(
 );
 export type CronCommand = Static<typeof CronCommand>;
 
-export const CronJobSpec = Type.Object({
+const CronJobSpec = Type.Object({
   id: JobId,
   /** Five fields as cron reads them (a named schedule expanded). */
   fields: Type.String({ pattern: '^[0-9A-Za-z*,/-]+( [0-9A-Za-z*,/-]+){4}$', maxLength: 200 }),
@@ -41,19 +41,46 @@ export const CronJobSpec = Type.Object({
   overlap: Type.Union([Type.Literal('skip'), Type.Literal('allow')]),
   enabled: Type.Boolean(),
 });
-export type CronJobSpec = Static<typeof CronJobSpec>;
+type CronJobSpec = Static<typeof CronJobSpec>;
 
-export const CronAccountSpec = Type.Object({
+/** An account's cron unit as its web server is handed it (an agent's, or this process's drivers). */
+export const CronUnitSpec = Type.Object({
   account_id: Type.String({ minLength: 1, maxLength: 100 }),
   username: Type.String({ pattern: ACCOUNT_USERNAME_PATTERN }),
-  /** The Unix user the jobs run as (the account's, which owns its files and runs its PHP). */
-  user: Type.String({ pattern: '^[a-z_][a-z0-9_-]{0,31}$' }),
-  home: Type.String({ pattern: '^/[A-Za-z0-9._/-]+$' }),
   /** A suspended account's jobs have no line, and the runner refuses them. */
   suspended: Type.Boolean(),
-  jobs: Type.Array(CronJobSpec),
+  jobs: Type.Array(CronJobSpec, { maxItems: 10_000 }),
 });
-export type CronAccountSpec = Static<typeof CronAccountSpec>;
+export type CronUnitSpec = Static<typeof CronUnitSpec>;
+
+/**
+ * The unit with where it runs on that server: the Unix user the jobs run as (the account's,
+ * which owns its files and runs its PHP) and its home there.
+ */
+export type CronAccountSpec = CronUnitSpec & { user: string; home: string };
+
+/** A run as Berth's runner records it on the server and the control plane collects it. */
+export const CronRunRecord = Type.Object(
+  {
+    id: Type.String({ pattern: idPattern('crn') }),
+    job_id: JobId,
+    trigger: Type.Union([Type.Literal('schedule'), Type.Literal('manual')]),
+    status: Type.Union([
+      Type.Literal('running'),
+      Type.Literal('succeeded'),
+      Type.Literal('failed'),
+      Type.Literal('timed_out'),
+      Type.Literal('skipped'),
+    ]),
+    started_at: Type.String({ maxLength: 40 }),
+    finished_at: Type.Union([Type.String({ maxLength: 40 }), Type.Null()]),
+    exit_code: Type.Union([Type.Integer({ minimum: -1, maximum: 255 }), Type.Null()]),
+    output_tail: Type.String({ maxLength: 70_000 }),
+    reason: Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+export type CronRunRecord = Static<typeof CronRunRecord>;
 
 /** What the runner reads for one job: everything it needs, nothing from a cron line. */
 export interface CronJobFile {
