@@ -169,7 +169,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const backups = backupsModule(
     svc,
     backupStorage,
-    [domains.backupPart, mail.backupPart, sites.backupPart, databases.backupPart],
+    [domains.backupPart, mail.backupPart, sites.backupPart, databases.backupPart, cron.backupPart],
     logError('backup scheduler error'),
   );
   const servers = await serversModule(

@@ -4487,8 +4487,8 @@ export interface components {
             trigger: "manual" | "schedule";
             /** @example bks_01jd3x9v6ef8tb2q4w5n7k8m9p */
             schedule_id: string | null;
-            /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants). Default: all. */
-            include: ("sites" | "emails" | "dns" | "databases")[];
+            /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
+            include: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
             /** @enum {string} */
             status: "queued" | "running" | "completed" | "failed" | "expired";
             /** Format: int64 */
@@ -4532,8 +4532,8 @@ export interface components {
             trigger: "manual" | "schedule";
             /** @example bks_01jd3x9v6ef8tb2q4w5n7k8m9p */
             schedule_id: string | null;
-            /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants). Default: all. */
-            include: ("sites" | "emails" | "dns" | "databases")[];
+            /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
+            include: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
             /** @enum {string} */
             status: "queued" | "running" | "completed" | "failed" | "expired";
             /** Format: int64 */
@@ -4577,8 +4577,8 @@ export interface components {
             account_id: string;
             cron: string;
             timezone: string;
-            /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants). Default: all. */
-            include: ("sites" | "emails" | "dns" | "databases")[];
+            /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
+            include: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
             /**
              * Format: int32
              * @description Completed backups of this schedule kept; older ones expire (`backup.expired`) as a new one completes, or at once when `retain` is lowered. The plan's `max_backups` still applies.
@@ -44730,8 +44730,8 @@ export interface operations {
                 "application/json": {
                     /** @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p */
                     account_id: string;
-                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants). Default: all. */
-                    include?: ("sites" | "emails" | "dns" | "databases")[];
+                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
+                    include?: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
                 };
             };
         };
@@ -45759,8 +45759,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants). Default: all. */
-                    include?: ("sites" | "emails" | "dns" | "databases")[];
+                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
+                    include?: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
                 };
             };
         };
@@ -46714,8 +46714,8 @@ export interface operations {
                      * @example Europe/Berlin
                      */
                     timezone?: string;
-                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants). Default: all. */
-                    include?: ("sites" | "emails" | "dns" | "databases")[];
+                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
+                    include?: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
                     /**
                      * Format: int32
                      * @description Completed backups of this schedule kept; older ones expire (`backup.expired`) as a new one completes, or at once when `retain` is lowered. The plan's `max_backups` still applies.
@@ -47390,8 +47390,8 @@ export interface operations {
                      * @example Europe/Berlin
                      */
                     timezone: string;
-                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants). Default: all. */
-                    include: ("sites" | "emails" | "dns" | "databases")[];
+                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
+                    include: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
                     /**
                      * Format: int32
                      * @description Completed backups of this schedule kept; older ones expire (`backup.expired`) as a new one completes, or at once when `retain` is lowered. The plan's `max_backups` still applies.
@@ -48148,8 +48148,8 @@ export interface operations {
                      * @example Europe/Berlin
                      */
                     timezone?: string;
-                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants). Default: all. */
-                    include?: ("sites" | "emails" | "dns" | "databases")[];
+                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
+                    include?: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
                     /**
                      * Format: int32
                      * @description Completed backups of this schedule kept; older ones expire (`backup.expired`) as a new one completes, or at once when `retain` is lowered. The plan's `max_backups` still applies.

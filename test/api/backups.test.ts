@@ -63,7 +63,11 @@ describe('backups', () => {
     const { acc, box, site } = await populatedAccount(w.tokenA, w.plan.id, 'backed-up.io');
     const r = await t.post('/v1/backups', { account_id: acc.id }, w.tokenA);
     expect(r.status, r.text).toBe(202);
-    expect(r.body).toMatchObject({ status: 'queued', trigger: 'manual', include: ['sites', 'emails', 'dns', 'databases'] });
+    expect(r.body).toMatchObject({
+      status: 'queued',
+      trigger: 'manual',
+      include: ['sites', 'emails', 'dns', 'databases', 'cron_jobs'],
+    });
     expect(r.body.operation).toMatchObject({ type: 'backup.create', resource: { type: 'backup', id: r.body.id } });
     const b = await completed(r.body.id);
     expect(b.status, JSON.stringify(b.error)).toBe('completed');

@@ -199,4 +199,25 @@ describe('cron jobs', () => {
     const events = await t.get(`/v1/events?type=cron_job.deleted&account_id=${account.id}`);
     expect(events.body.data).toHaveLength(1);
   });
+
+  it('go into backups and come back with a restore: the same id, schedule and command, in the cron file again', async () => {
+    const account = await createAccount(t, w.plan.id, w.tokenA);
+    const made = (await create(account.id, { ...job, schedule: '30 2 * * *', overlap: 'allow' }, w.tokenA)).body;
+    const backup = await t.post('/v1/backups', { account_id: account.id, include: ['cron_jobs'] }, w.tokenA);
+    expect(backup.status, backup.text).toBe(202);
+    const done = await eventually(async () => {
+      const b = (await t.get(`/v1/backups/${backup.body.id}`)).body;
+      return ['completed', 'failed'].includes(b.status) && b;
+    });
+    expect(done).toMatchObject({ status: 'completed', contents: { cron_jobs: 1 } });
+    expect((await t.request('DELETE', `${jobsOf(account.id)}/${made.id}`)).status).toBe(204);
+    await eventually(async () => !read(cronFile(account.username)));
+
+    const restore = await t.post(`/v1/backups/${backup.body.id}/restore`, {}, w.tokenA);
+    expect(restore.status, restore.text).toBe(202);
+    await eventually(async () => (await t.get(`/v1/operations/${restore.body.operation.id}`)).body.status === 'succeeded');
+    const back = (await t.get(`${jobsOf(account.id)}/${made.id}`)).body;
+    expect(back).toMatchObject({ schedule: '30 2 * * *', command: job.command, overlap: 'allow', enabled: true });
+    await eventually(async () => read(cronFile(account.username)).includes(`30 2 * * * root`));
+  });
 });

@@ -4,6 +4,7 @@ import { JOBS } from '../../jobs/names.js';
 import type { CronDriver, PhpDriver } from '../../provisioning/driver.js';
 import type { AccountHooks } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
+import { cronBackupPart } from './backup.js';
 import { cronRoutes } from './routes.js';
 import { runCollector } from './runs.js';
 import { cronSchemas } from './schemas.js';
@@ -27,6 +28,7 @@ export function cronModule(svc: ServiceDeps, driver: CronDriver, php: PhpDriver,
   return {
     contribution,
     accountHooks,
+    backupPart: cronBackupPart(svc),
     serverUnits: (q: Queryable, serverId: string) =>
       cronUnits.countOnServer(q, serverId, 'JOIN accounts a ON a.id = t.account_id AND a.web_server_id = $1'),
   };

@@ -1,0 +1,74 @@
+import { type BackupPart, RestoreRefused, type StagedPart } from '../../contribution.js';
+import { findAccountById, lockBelowLimit } from '../accounts/index.js';
+import type { ServiceDeps } from '../deps.js';
+import { publishResourceEvent } from '../publishing/index.js';
+import * as repo from './repo.js';
+import { toJob } from './representation.js';
+import type { CronJob } from './schemas.js';
+import { touchCronUnit } from './unit.js';
+
+/** What a backup's manifest holds of an account's cron jobs. */
+interface CronManifest {
+  cron_jobs?: CronJob[];
+}
+
+/**
+ * Cron jobs in backups: each job as the API shows it (its runs are history, not kept). A restore
+ * puts each back as the backup holds it (its id, schedule, command and settings), re-creating
+ * what is gone within the plan's `max_cron_jobs`, and applies the account's cron unit once.
+ */
+export function cronBackupPart({ db, clock, jobs }: ServiceDeps): BackupPart {
+  return {
+    name: 'cron_jobs',
+
+    async stage(accountId: string): Promise<StagedPart> {
+      const rows = await repo.jobsOfAccount(db, accountId);
+      const last = await repo.lastRuns(
+        db,
+        rows.map((r) => r.id),
+      );
+      return {
+        manifest: { cron_jobs: rows.map((r) => toJob(r, last.get(r.id), clock.now())) } satisfies CronManifest,
+        dirs: [],
+        contents: { cron_jobs: rows.length },
+      };
+    },
+
+    async restore(accountId: string, manifest: CronManifest): Promise<void> {
+      const wanted = manifest.cron_jobs ?? [];
+      if (!wanted.length) return;
+      await db.transaction(async (tx) => {
+        const account = await findAccountById(tx, accountId);
+        if (!account) throw new RestoreRefused('invalid_state', 'The account no longer exists.');
+        for (const job of wanted) {
+          const fields: repo.JobFields = {
+            name: job.name,
+            schedule: job.schedule,
+            command: job.command,
+            timeout_s: job.timeout_s,
+            overlap: job.overlap,
+            enabled: job.enabled,
+            notify: job.notify,
+          };
+          const current = await repo.findJobById(tx, job.id);
+          if (current && current.account_id !== accountId)
+            throw new RestoreRefused('already_exists', `Cron job ${job.id} belongs to another account.`);
+          if (current) await repo.updateJob(tx, job.id, current.version, fields);
+          else {
+            await lockBelowLimit(tx, accountId, 'max_cron_jobs', repo.countJobs);
+            await repo.insertJob(tx, job.id, accountId, fields);
+          }
+          const row = (await repo.findJobById(tx, job.id)) as repo.JobRow;
+          await publishResourceEvent(
+            tx,
+            `cron_job.${current ? 'updated' : 'created'}`,
+            'cron_job',
+            row,
+            toJob(row, undefined, clock.now()),
+          );
+        }
+        await touchCronUnit(tx, jobs, account);
+      });
+    },
+  };
+}
