@@ -30,7 +30,6 @@ import { diskMeter } from './modules/accounts/usage.js';
 import { backupsModule } from './modules/backups/module.js';
 import { LocalBackupStorage, type BackupStorage } from './modules/backups/storage.js';
 import { cronModule } from './modules/cron/module.js';
-import { cronAgentUnits } from './modules/cron/unit.js';
 import { databasesModule } from './modules/databases/module.js';
 import { databaseBytes } from './modules/databases/repo.js';
 import { databaseAccountHooks } from './modules/databases/service.js';
@@ -163,7 +162,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   const mail = mailModule(svc, mailDriver);
   const databases = databasesModule(svc, deps.databaseDriver ?? drivers.db, logError('database meter error'));
-  const cron = cronModule(svc, deps.cronDriver ?? drivers.cron, php, logError('cron run collector error'));
+  const cron = cronModule(
+    svc,
+    { cron: deps.cronDriver ?? drivers.cron, php },
+    { error: logError('cron run collector error'), warn: (message) => app.log.warn(message) },
+  );
   const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
   // The parts in the order a restore puts them back: zones before the mail and sites on them.
   const backups = backupsModule(
@@ -178,7 +181,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       accounts: async (q, id) => (await countAccountsOn(q, [id])).get(id) ?? 0,
       unitCounts: [sites.serverUnits, mail.serverUnits, databases.serverUnits, cron.serverUnits],
     },
-    { authority: issuers.agentAuthority, sources: [databaseAgentUnits, sites.agentUnits, mail.agentUnits, cronAgentUnits] },
+    { authority: issuers.agentAuthority, sources: [databaseAgentUnits, sites.agentUnits, mail.agentUnits, cron.agentUnits] },
     logError('server status error'),
   );
   const accounts = accountsModule(svc, [

@@ -74,6 +74,11 @@ const ConfigSchema = Type.Object({
     dumpBin: Path,
     clientBin: Path,
   }),
+  // The provider's mail host, for mail Berth sends itself (cron jobs' notifications), and its sender.
+  smtp: Type.Object({
+    url: Type.Union([Type.String({ pattern: '^smtps?://' }), Type.Null()]),
+    from: Type.String({ pattern: '^[^\\s@<>]+@[^\\s@<>]+$', maxLength: 254 }),
+  }),
   // Debian's cron reads the accounts' files from `dir`; each process collects the runs it recorded every `collectMs`.
   cron: Type.Object({ dir: Path, collectMs: Type.Integer({ minimum: 100, maximum: 60_000 }) }),
   // PHP-FPM's files, `{version}` standing for `8.2`; null versions: those installed.
@@ -139,6 +144,7 @@ const ENV_NAMES: Record<string, string> = {
   webhooks: 'BERTH_WEBHOOK_*',
   drivers: 'BERTH_DRIVER_DNS|WEB|MAIL|DB|PHP|CRON',
   cron: 'BERTH_CRON_DIR / BERTH_CRON_COLLECT_MS',
+  smtp: 'BERTH_SMTP_URL / BERTH_SMTP_FROM',
   php: 'BERTH_PHP_VERSIONS / BERTH_PHP_POOL_DIR / BERTH_PHP_FPM_CONF / BERTH_PHP_FPM_PID / BERTH_PHP_SOCKET_DIR / BERTH_PHP_WEB_GROUP',
   powerdns: 'BERTH_PDNS_API_URL / BERTH_PDNS_API_KEY / BERTH_PDNS_SERVER_ID',
   nginx: 'BERTH_NGINX_BIN / BERTH_NGINX_CONF / BERTH_NGINX_SITES_DIR',
@@ -223,6 +229,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       cron: (env.BERTH_DRIVER_CRON || 'embedded') as 'embedded',
     },
     cron: { dir: env.BERTH_CRON_DIR || '/etc/cron.d', collectMs: int(env, 'BERTH_CRON_COLLECT_MS', 10_000) },
+    smtp: {
+      url: env.BERTH_SMTP_URL || null,
+      from: env.BERTH_SMTP_FROM || `berth@${env.BERTH_MAIL_HOST?.toLowerCase().replace(/\.$/, '') || 'localhost.localdomain'}`,
+    },
     powerdns: {
       apiUrl: env.BERTH_PDNS_API_URL || null,
       apiKey: env.BERTH_PDNS_API_KEY || null,

@@ -102,6 +102,7 @@ fi
 cat >env <<CONF
 BERTH_DRIVER_CRON=cron
 BERTH_CRON_DIR=/etc/cron.d
+BERTH_SMTP_URL=smtp://127.0.0.1:${BERTH_IT_SMTP_PORT:-12525}
 BERTH_DRIVER_DNS=powerdns
 BERTH_PDNS_API_URL=http://127.0.0.1:$pdns_api_port
 BERTH_PDNS_API_KEY=$api_key

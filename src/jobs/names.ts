@@ -5,6 +5,7 @@ export const JOBS = {
   backupRestore: 'backup.restore',
   certificateIssue: 'certificate.issue',
   cronApply: 'cron.apply',
+  cronNotify: 'cron.notify',
   databaseApply: 'database.apply',
   dnsApply: 'dns.apply',
   dnsChangeApply: 'dns.change.apply',

@@ -5,7 +5,7 @@ import { accountHome } from '../../src/layout.js';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { daemonApp, daemonEnv, NO_DAEMONS } from './daemons.js';
+import { daemonApp, daemonEnv, imapLogin, NO_DAEMONS } from './daemons.js';
 
 /**
  * Cron jobs on Debian's cron: the account's file in /etc/cron.d, Berth's runner running each job
@@ -92,11 +92,34 @@ describe.skipIf(!ready)(`cron jobs (${ready ? 'Debian cron' : `skipped: ${NO_DAE
     expect(statuses).toEqual(['skipped', 'succeeded']);
   });
 
-  it('a failing run keeps its exit code and output, and cron_job.run_failed reaches the webhook', async () => {
-    const id = await job({ command: { shell: 'echo "no such table" >&2; exit 3' } });
+  it('a failing run keeps its exit code and output, reaches the webhook, and is mailed through the mail host', async () => {
+    // A mailbox on the daemons' Dovecot receives the notification.
+    const domain = `cron-${Date.now().toString(36)}.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name: domain, mail_enabled: true })).status).toBe(201);
+    const box = await t.post('/v1/emails', { address: `ops@${domain}`, password: 'a-long-password-123', quota_mb: 10 });
+    expect(box.status, box.text).toBe(201);
+    await eventually(async () => (await t.get(`/v1/emails/${box.body.id}`)).body.sync_state === 'in_sync');
+
+    const id = await job({
+      name: 'import',
+      command: { shell: 'echo "no such table" >&2; exit 3' },
+      notify: { on: 'failure', email: `ops@${domain}` },
+    });
     const runId = await run(id);
     expect(await finished(id, runId)).toMatchObject({ status: 'failed', exit_code: 3, output_tail: 'no such table\n' });
     const delivered = await eventually(async () => rx.received.find((r) => r.body.includes(runId)));
     expect(JSON.parse(delivered.body)).toMatchObject({ type: 'cron_job.run_failed', data: { id: runId, exit_code: 3 } });
+
+    const mailed = await eventually(async () => {
+      let text = '';
+      await imapLogin(`ops@${domain}`, 'a-long-password-123', async (client) => {
+        await client.mailboxOpen('INBOX');
+        for await (const m of client.fetch('1:*', { envelope: true, source: true }))
+          if (m.envelope?.subject?.includes('import')) text = m.source?.toString('utf8') ?? '';
+      });
+      return text;
+    }, 30_000);
+    expect(mailed).toContain('failed, exit code 3');
+    expect(mailed).toContain('no such table');
   });
 });

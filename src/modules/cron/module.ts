@@ -5,20 +5,30 @@ import type { CronDriver, PhpDriver } from '../../provisioning/driver.js';
 import type { AccountHooks } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { cronBackupPart } from './backup.js';
+import { cronNotifier } from './notify.js';
 import { cronRoutes } from './routes.js';
 import { runCollector } from './runs.js';
 import { cronSchemas } from './schemas.js';
 import { cronService } from './service.js';
-import { cronReconciler, cronUnits, touchExistingCronUnit } from './unit.js';
+import { cronAgentUnits, cronReconciler, cronUnits, touchExistingCronUnit } from './unit.js';
 
 /** Cron jobs, their apply unit (an account's cron file) and the runs collected from the runner. */
-export function cronModule(svc: ServiceDeps, driver: CronDriver, php: PhpDriver, onError: (err: unknown) => void) {
-  const { db, config, clock, jobs } = svc;
+export function cronModule(
+  svc: ServiceDeps,
+  drivers: { cron: CronDriver; php: PhpDriver },
+  log: { error: (err: unknown) => void; warn: (message: string) => void },
+) {
+  const { cron: driver, php } = drivers;
+  const onError = log.error;
+  const { db, config, jobs } = svc;
   const contribution: Contribution = {
     schemas: cronSchemas,
     routes: (app) => cronRoutes(app, cronService(svc, driver)),
-    workers: [{ queue: JOBS.cronApply, run: cronReconciler(db, driver, php, config.dataDir) }],
-    loops: [runCollector(db, clock, driver, config.cron.collectMs, onError)],
+    workers: [
+      { queue: JOBS.cronApply, run: cronReconciler(db, driver, php, config.dataDir) },
+      { queue: JOBS.cronNotify, run: cronNotifier(db, config.smtp, log.warn) },
+    ],
+    loops: [runCollector(svc, driver, config.cron.collectMs, onError)],
     gauges: [syncErrorGauge('cron', () => cronUnits.countErrors(db))],
   };
   // A suspension takes the account's lines out of its cron file, its end puts them back; a
@@ -29,6 +39,7 @@ export function cronModule(svc: ServiceDeps, driver: CronDriver, php: PhpDriver,
     contribution,
     accountHooks,
     backupPart: cronBackupPart(svc),
+    agentUnits: cronAgentUnits(jobs),
     serverUnits: (q: Queryable, serverId: string) =>
       cronUnits.countOnServer(q, serverId, 'JOIN accounts a ON a.id = t.account_id AND a.web_server_id = $1'),
   };

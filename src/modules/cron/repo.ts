@@ -4,7 +4,7 @@ import { pageSql, type PageParams } from '../../db/paging.js';
 import { type CronRunRecord, type CronCommand } from '../../provisioning/render/cron.js';
 
 /** Runs kept per job: the newest. */
-export const RUNS_KEPT = 100;
+const RUNS_KEPT = 100;
 
 export interface JobFields {
   name: string;
@@ -99,6 +99,10 @@ export async function listRuns(db: Queryable, jobId: string, page: PageParams): 
   const p = pageSql(page, 'r.id', params);
   return (await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM cron_runs r WHERE r.job_id = $1 AND ${p.where} ${p.tail}`, params))
     .rows;
+}
+
+export async function findRunById(db: Queryable, id: string): Promise<RunRow | undefined> {
+  return (await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM cron_runs r WHERE r.id = $1`, [id])).rows[0];
 }
 
 /** The newest run of each job. */

@@ -4,7 +4,7 @@ import type * as repo from './repo.js';
 import type { CronJob, CronRun } from './schemas.js';
 
 /** The time zone cron runs schedules in on this server (its system's). */
-export const SERVER_TIME_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+const SERVER_TIME_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
 export const toRun = (r: CronRunRecord): CronRun => ({
   id: r.id,

@@ -1,9 +1,11 @@
 import type { Db, Queryable } from '../../db/client.js';
 import { periodic } from '../../jobs/periodic.js';
-import type { Clock } from '../../lib/time.js';
+import type { JobQueue } from '../../jobs/queue.js';
 import type { CronDriver } from '../../provisioning/driver.js';
 import type { CronRunRecord } from '../../provisioning/render/cron.js';
+import type { ServiceDeps } from '../deps.js';
 import { publishResourceEvent } from '../publishing/index.js';
+import { queueNotification } from './notify.js';
 import * as repo from './repo.js';
 import { toRun } from './representation.js';
 
@@ -14,15 +16,14 @@ const EVENT_OF: Partial<Record<CronRunRecord['status'], string>> = {
 };
 
 /**
- * Stores runs as their runner recorded them, each in its own transaction with the event of a run
- * that failed or timed out; true for each one stored (or already stored), which its server may forget.
+ * Stores runs as their runner recorded them, each in its own transaction with what its end
+ * raises; the ids of those finished and stored (or stored before), which their server may forget.
  */
-export async function storeRuns(db: Db, runs: CronRunRecord[]): Promise<string[]> {
+export async function storeRuns(db: Db, jobs: JobQueue, runs: CronRunRecord[]): Promise<string[]> {
   const done: string[] = [];
   for (const run of runs) {
     await db.transaction(async (tx) => {
-      const finished = await repo.recordRun(tx, run);
-      if (finished) await announce(tx, run);
+      if (await repo.recordRun(tx, run)) await finished(tx, jobs, run);
       await repo.pruneRuns(tx, run.job_id);
     });
     if (run.status !== 'running') done.push(run.id);
@@ -30,22 +31,29 @@ export async function storeRuns(db: Db, runs: CronRunRecord[]): Promise<string[]
   return done;
 }
 
-async function announce(tx: Queryable, run: CronRunRecord): Promise<void> {
-  const type = EVENT_OF[run.status];
-  if (!type) return;
+/** A run's end: its event when it failed or timed out, and its mail when its job asks for one. */
+async function finished(tx: Queryable, jobs: JobQueue, run: CronRunRecord): Promise<void> {
   const job = await repo.findJobById(tx, run.job_id);
-  if (job) await publishResourceEvent(tx, type, 'cron_job', job, toRun(run));
+  if (!job) return;
+  const type = EVENT_OF[run.status];
+  if (type) await publishResourceEvent(tx, type, 'cron_job', job, toRun(run));
+  await queueNotification(tx, jobs, job, run);
 }
 
 /**
  * Each process collects the runs its server's runner recorded (every `intervalMs`, well within
  * the minute) and fails runs whose runner stopped reporting.
  */
-export function runCollector(db: Db, clock: Clock, driver: CronDriver, intervalMs: number, onError: (err: unknown) => void) {
+export function runCollector(
+  { db, clock, jobs }: Pick<ServiceDeps, 'db' | 'clock' | 'jobs'>,
+  driver: CronDriver,
+  intervalMs: number,
+  onError: (err: unknown) => void,
+) {
   return periodic(
     async () => {
-      await driver.acknowledge(await storeRuns(db, await driver.collect()));
-      for (const lost of await repo.failLostRuns(db, clock.now())) await db.transaction((tx) => announce(tx, lost));
+      await driver.acknowledge(await storeRuns(db, jobs, await driver.collect()));
+      for (const lost of await repo.failLostRuns(db, clock.now())) await db.transaction((tx) => finished(tx, jobs, lost));
     },
     intervalMs,
     onError,

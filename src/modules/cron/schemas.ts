@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Email, Id, Nullable, PageQuery, ResourceMeta, StringEnum, SyncFields, Timestamp } from '../../http/schemas.js';
+import { Email, Id, Nullable, ResourceMeta, StringEnum, SyncFields, Timestamp } from '../../http/schemas.js';
 import { CronCommand } from '../../provisioning/render/cron.js';
 
 /** Cron jobs and their runs as the API shows and takes them: each shape declared once (validator, type, document). */
@@ -105,6 +105,5 @@ export const CreateCronJob = Type.Object(
 export type CreateCronJob = Static<typeof CreateCronJob>;
 
 export const CronJobParams = Type.Object({ account_id: Id('acc'), cron_job_id: Id('cjb') }, { additionalProperties: false });
-export const CronJobListQuery = Type.Object(PageQuery, { additionalProperties: false });
 
 export const cronSchemas = [CronRun, CronJob];

@@ -115,7 +115,7 @@ export function cronReconciler(db: Db, driver: CronDriver, php: PhpDriver, dataD
 }
 
 /** The cron units of the accounts whose web server is a server, as its agent pulls them and reports back; and its runs. */
-export const cronAgentUnits: AgentUnitSource = {
+export const cronAgentUnits = (jobs: JobQueue): AgentUnitSource => ({
   kind: 'cron',
   async pending(db, serverId) {
     const units = (
@@ -146,8 +146,9 @@ export const cronAgentUnits: AgentUnitSource = {
     const own = new Set(await repo.jobsOnServer(db, serverId, [...new Set(runs.map((r) => r.job_id))]));
     const stored = await storeRuns(
       db,
+      jobs,
       runs.filter((r) => own.has(r.job_id)),
     );
     return [...stored, ...runs.filter((r) => !own.has(r.job_id)).map((r) => r.id)];
   },
-};
+});
