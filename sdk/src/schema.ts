@@ -3215,6 +3215,11 @@ export interface components {
                  * @description Retained backups
                  */
                 backups: number;
+                /**
+                 * Format: int32
+                 * @description Cron jobs
+                 */
+                cron_jobs: number;
             };
             /** Format: date-time */
             created_at: string;
@@ -3417,6 +3422,11 @@ export interface components {
                  * @description Retained backups
                  */
                 backups: number;
+                /**
+                 * Format: int32
+                 * @description Cron jobs
+                 */
+                cron_jobs: number;
             };
             /** Format: date-time */
             created_at: string;
@@ -12117,7 +12127,8 @@ export interface operations {
                      *             "databases": 1,
                      *             "database_users": 1,
                      *             "disk_bytes": 52428800,
-                     *             "backups": 1
+                     *             "backups": 1,
+                     *             "cron_jobs": 1
                      *           },
                      *           "created_at": "2026-11-24T09:30:00Z",
                      *           "updated_at": "2026-11-24T09:30:00Z",
@@ -12517,7 +12528,8 @@ export interface operations {
                      *         "databases": 1,
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
-                     *         "backups": 1
+                     *         "backups": 1,
+                     *         "cron_jobs": 1
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -12914,7 +12926,8 @@ export interface operations {
                      *         "databases": 1,
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
-                     *         "backups": 1
+                     *         "backups": 1,
+                     *         "cron_jobs": 1
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -13327,7 +13340,8 @@ export interface operations {
                      *         "databases": 1,
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
-                     *         "backups": 1
+                     *         "backups": 1,
+                     *         "cron_jobs": 1
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -13737,7 +13751,8 @@ export interface operations {
                      *         "databases": 1,
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
-                     *         "backups": 1
+                     *         "backups": 1,
+                     *         "cron_jobs": 1
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -14211,7 +14226,8 @@ export interface operations {
                      *         "databases": 1,
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
-                     *         "backups": 1
+                     *         "backups": 1,
+                     *         "cron_jobs": 1
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -14633,7 +14649,8 @@ export interface operations {
                      *         "databases": 1,
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
-                     *         "backups": 1
+                     *         "backups": 1,
+                     *         "cron_jobs": 1
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -15030,7 +15047,8 @@ export interface operations {
                      *         "databases": 1,
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
-                     *         "backups": 1
+                     *         "backups": 1,
+                     *         "cron_jobs": 1
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -15394,7 +15412,8 @@ export interface operations {
                      *         "databases": 1,
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
-                     *         "backups": 1
+                     *         "backups": 1,
+                     *         "cron_jobs": 1
                      *       },
                      *       "exceeded": [
                      *         {
@@ -15507,6 +15526,11 @@ export interface operations {
                              * @description Retained backups
                              */
                             backups: number;
+                            /**
+                             * Format: int32
+                             * @description Cron jobs
+                             */
+                            cron_jobs: number;
                         };
                         exceeded: {
                             limit: string;

@@ -83,6 +83,10 @@ describe('cron jobs', () => {
       { ...job, timeout_s: 0 },
       { ...job, overlap: 'queue' },
       { ...job, name: 'two\nlines' },
+      { ...job, command: { argv: Array.from({ length: 65 }, () => 'x') } },
+      { ...job, command: { argv: ['echo', 'x'.repeat(4097)] } },
+      { ...job, command: { shell: 'x'.repeat(4097) } },
+      { ...job, timeout_s: 86401 },
     ])
       expect((await create(w.accountA.id, bad, w.tokenA)).status).toBe(422);
     expect((await t.get(jobsOf(w.accountA.id))).body.data).toHaveLength(before);
@@ -99,6 +103,12 @@ describe('cron jobs', () => {
     const second = await create(account.id, { ...job, name: 'second' });
     expect(second.status).toBe(403);
     expect(second.body.code).toBe('quota_exceeded');
+    // Counted in the usage: a plan allowing none is refused for the account, which keeps its plan.
+    expect((await t.get(`/v1/accounts/${account.id}/usage`)).body.usage.cron_jobs).toBe(1);
+    const none = await createPlan(t, undefined, { max_cron_jobs: 0 });
+    const downgrade = await t.request('PATCH', `/v1/accounts/${account.id}`, { body: { plan_id: none.id } });
+    expect(downgrade.status).toBe(403);
+    expect(downgrade.body.exceeded).toEqual([{ limit: 'max_cron_jobs', allowed: 0, usage: 1 }]);
   });
 
   it("are out of another reseller's reach (404) and need the cron scope (403)", async () => {

@@ -148,6 +148,7 @@ describe('quota checks', () => {
       database_users: 2,
       disk_bytes: 2 * 1024 * 1024,
       backups: 1,
+      cron_jobs: 0,
     };
     expect(exceededLimits(limits, usage).map((e) => e.limit)).toEqual([
       'max_sites',

@@ -35,6 +35,7 @@ const UsageSchema = Type.Object({
     description: "Measured from the files on disk, plus the databases' size on the database server",
   }),
   backups: Count('Retained backups'),
+  cron_jobs: Count('Cron jobs'),
 });
 export type Usage = Static<typeof UsageSchema>;
 

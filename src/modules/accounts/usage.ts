@@ -27,7 +27,16 @@ export async function measureUsage(
   counters: ResourceCounter[],
   elsewhere: RecordedBytes[],
 ): Promise<Usage> {
-  const usage: Usage = { sites: 0, domains: 0, email_accounts: 0, databases: 0, database_users: 0, disk_bytes: 0, backups: 0 };
+  const usage: Usage = {
+    sites: 0,
+    domains: 0,
+    email_accounts: 0,
+    databases: 0,
+    database_users: 0,
+    disk_bytes: 0,
+    backups: 0,
+    cron_jobs: 0,
+  };
   for (const count of counters) Object.assign(usage, await count(db, accountId));
   usage.disk_bytes = await sum([
     directoryBytes(accountHome(dataDir, accountId)),
@@ -64,6 +73,7 @@ export function exceededLimits(limits: Limits, usage: Usage): ExceededLimit[] {
     ['max_databases', limits.max_databases, usage.databases],
     ['max_database_users', limits.max_database_users, usage.database_users],
     ['max_backups', limits.max_backups, usage.backups],
+    ['max_cron_jobs', limits.max_cron_jobs, usage.cron_jobs],
     ['disk_quota_mb', limits.disk_quota_mb * MIB, usage.disk_bytes],
   ];
   return checks.filter(([, allowed, used]) => used > allowed).map(([limit, allowed, used]) => ({ limit, allowed, usage: used }));

@@ -6,6 +6,7 @@ import type { AccountHooks } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { cronBackupPart } from './backup.js';
 import { cronNotifier } from './notify.js';
+import { countJobs } from './repo.js';
 import { cronRoutes } from './routes.js';
 import { runCollector } from './runs.js';
 import { cronSchemas } from './schemas.js';
@@ -34,7 +35,11 @@ export function cronModule(
   // A suspension takes the account's lines out of its cron file, its end puts them back; a
   // termination stops them at once, and the apply after the row has gone removes the file.
   const touch = (tx: Queryable, accountId: string) => touchExistingCronUnit(tx, jobs, accountId);
-  const accountHooks: Partial<AccountHooks> = { statusChanged: [touch], terminating: [touch] };
+  const accountHooks: Partial<AccountHooks> = {
+    statusChanged: [touch],
+    terminating: [touch],
+    counters: [async (q, accountId) => ({ cron_jobs: await countJobs(q, accountId) })],
+  };
   return {
     contribution,
     accountHooks,
