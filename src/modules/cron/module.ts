@@ -20,7 +20,6 @@ export function cronModule(
   log: { error: (err: unknown) => void; warn: (message: string) => void },
 ) {
   const { cron: driver, php } = drivers;
-  const onError = log.error;
   const { db, config, jobs } = svc;
   const contribution: Contribution = {
     schemas: cronSchemas,
@@ -29,7 +28,7 @@ export function cronModule(
       { queue: JOBS.cronApply, run: cronReconciler(db, driver, php, config.dataDir) },
       { queue: JOBS.cronNotify, run: cronNotifier(db, config.smtp, log.warn) },
     ],
-    loops: [runCollector(svc, driver, config.cron.collectMs, onError)],
+    loops: [runCollector(svc, driver, config.cron.collectMs, log.error)],
     gauges: [syncErrorGauge('cron', () => cronUnits.countErrors(db))],
   };
   // A suspension takes the account's lines out of its cron file, its end puts them back; a
