@@ -48,6 +48,8 @@ export async function daemonApp(env: Record<string, string> = {}): Promise<TestA
       for (const v of (daemonEnv?.BERTH_IT_PHP ?? '').split(',').filter(Boolean))
         rmSync(`${daemonEnv?.BERTH_IT_DAEMONS}/php/${v}/pools/berth-${username}.conf`, { force: true });
       await new Promise((r) => execFile('userdel', [`berth-${username}`], r));
+      // Cron files the test left in the machine's cron (jobs not deleted).
+      if (daemonEnv?.BERTH_CRON_DIR) rmSync(`${daemonEnv.BERTH_CRON_DIR}/berth-${username}`, { force: true });
     }
   };
   return t;

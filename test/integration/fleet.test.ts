@@ -134,6 +134,9 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
           BERTH_MARIADB_URL: daemonEnv?.BERTH_MARIADB_URL ?? '',
           // What it holds is measured and sent every second (60 s by default).
           BERTH_DATABASE_METER_MS: '1000',
+          // The machine's cron (up.sh's) runs its accounts' jobs.
+          BERTH_DRIVER_CRON: 'cron',
+          BERTH_CRON_DIR: '/etc/cron.d',
         },
         http: `${address}:${http}`,
         https: `${address}:${https}`,
@@ -410,4 +413,26 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     await restore(backup);
     expect(await rows()).toBe(before);
   }, 180_000);
+
+  it("a cron job of an account on server 1 runs there, as the account's user in its home there, and its run comes back through the agent", async () => {
+    const server = servers[0] as WebServer;
+    const account = await createAccount(t, (await createPlan(t)).id, undefined, { placement: { web: server.id } });
+    const jobs = `/v1/accounts/${account.id}/cron-jobs`;
+    const job = await t.post(jobs, { name: 'where', schedule: '@daily', command: { shell: 'id -un > ran.txt; pwd >> ran.txt' } });
+    expect(job.status, job.text).toBe(201);
+    await eventually(async () => (await t.get(`${jobs}/${job.body.id}`)).body.sync_state === 'in_sync');
+    expect(readFileSync(`/etc/cron.d/berth-${account.username}`, 'utf8')).toContain(`${server.dataDir}/cron/run ${job.body.id}`);
+    const run = await t.post(`${jobs}/${job.body.id}/run`);
+    expect(run.status, run.text).toBe(202);
+    const ended = await eventually(async () => {
+      const r = (await t.get(`${jobs}/${job.body.id}/runs`)).body.data[0];
+      return r?.status !== 'running' && r;
+    }, 60_000);
+    expect(ended).toMatchObject({ id: run.body.id, status: 'succeeded', exit_code: 0 });
+    const home = path.join(server.dataDir, 'accounts', account.id);
+    expect(readFileSync(path.join(home, 'ran.txt'), 'utf8')).toBe(`berth-${account.username}\n${home}\n`);
+    // Terminated, the account's file leaves the machine's cron with it.
+    expect((await t.request('DELETE', `/v1/accounts/${account.id}`)).status).toBe(202);
+    await eventually(async () => !readdirSync('/etc/cron.d').includes(`berth-${account.username}`));
+  }, 120_000);
 });
