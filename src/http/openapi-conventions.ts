@@ -184,6 +184,9 @@ export function decorate(doc: Document, o: DecorateOptions): Document {
       const ok = bodySchema(op.responses?.['200'], resolve);
       const versioned = Boolean((ok?.properties as Schema | undefined)?.version);
       const page = Boolean((ok?.properties as Schema | undefined)?.next_cursor);
+      // A created resource has its Location and ETag; what a 201 makes that is no resource (a
+      // login link, a session) has neither.
+      const created = (bodySchema(op.responses?.['201'], resolve)?.properties ?? {}) as Schema;
       // Routes declare If-Match by a `headers` schema (it is validated there); named canonically here.
       const conditional = params.some((p) => isHeaderParam(p, 'if-match'));
       op.parameters = params.filter((p) => !['if-match', 'if-none-match', 'idempotency-key'].some((n) => isHeaderParam(p, n)));
@@ -214,8 +217,8 @@ export function decorate(doc: Document, o: DecorateOptions): Document {
         if (code === '429' || code === '503') names.push('Retry-After');
         if (code === '200' && versioned && method !== 'post') names.push('ETag');
         if (code === '200' && page) names.push('Link');
-        if (method === 'post' && (code === '201' || code === '202')) names.push('Location');
-        if (code === '201') names.push('ETag');
+        if (method === 'post' && ((code === '201' && created.id) || code === '202')) names.push('Location');
+        if (code === '201' && created.version) names.push('ETag');
         if (method === 'post' && /^[24]/.test(code)) names.push('Idempotent-Replayed');
         response.headers = { ...Object.fromEntries(names.map((n) => [n, ref('headers', n)])), ...(response.headers as object) };
         addExamples(response.content as Record<string, Schema> | undefined, resolve, 'response');
