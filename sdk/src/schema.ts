@@ -2922,6 +2922,8 @@ export interface components {
             /** Format: date-time */
             last_seen_at: string | null;
             agent_version: string | null;
+            /** @description The time zone the server runs in (its cron's), as its agent reports it; null until it has. */
+            timezone: string | null;
             usage: {
                 /** Format: int32 */
                 accounts: number;
@@ -2995,6 +2997,8 @@ export interface components {
             /** Format: date-time */
             last_seen_at: string | null;
             agent_version: string | null;
+            /** @description The time zone the server runs in (its cron's), as its agent reports it; null until it has. */
+            timezone: string | null;
             usage: {
                 /** Format: int32 */
                 accounts: number;
@@ -4125,8 +4129,8 @@ export interface components {
              * @example *\/15 * * * *
              */
             schedule: string;
-            /** @description The time zone the server's cron runs the schedule in. */
-            timezone: string;
+            /** @description The time zone the account's web server runs the schedule in (null until its agent has reported it). */
+            timezone: string | null;
             /** @description Run in the account's home as the account's Unix user, never as root, with `HOME`, `USER` and a plain `PATH`. No NUL anywhere. */
             command: {
                 /** @description The program and its arguments, run without a shell (the program looked up in `PATH`). */
@@ -9512,6 +9516,7 @@ export interface operations {
                      *           "local": true,
                      *           "last_seen_at": "2026-11-24T09:30:00Z",
                      *           "agent_version": "example",
+                     *           "timezone": "Europe/Berlin",
                      *           "usage": {
                      *             "accounts": 1,
                      *             "disk_bytes": 52428800
@@ -9818,6 +9823,7 @@ export interface operations {
                      *       "local": true,
                      *       "last_seen_at": "2026-11-24T09:30:00Z",
                      *       "agent_version": "example",
+                     *       "timezone": "Europe/Berlin",
                      *       "usage": {
                      *         "accounts": 1,
                      *         "disk_bytes": 52428800
@@ -10196,6 +10202,7 @@ export interface operations {
                      *       "local": true,
                      *       "last_seen_at": "2026-11-24T09:30:00Z",
                      *       "agent_version": "example",
+                     *       "timezone": "Europe/Berlin",
                      *       "usage": {
                      *         "accounts": 1,
                      *         "disk_bytes": 52428800
@@ -10535,6 +10542,7 @@ export interface operations {
                      *       "local": true,
                      *       "last_seen_at": "2026-11-24T09:30:00Z",
                      *       "agent_version": "example",
+                     *       "timezone": "Europe/Berlin",
                      *       "usage": {
                      *         "accounts": 1,
                      *         "disk_bytes": 52428800
@@ -11317,6 +11325,7 @@ export interface operations {
                      *       "local": true,
                      *       "last_seen_at": "2026-11-24T09:30:00Z",
                      *       "agent_version": "example",
+                     *       "timezone": "Europe/Berlin",
                      *       "usage": {
                      *         "accounts": 1,
                      *         "disk_bytes": 52428800
@@ -11704,6 +11713,7 @@ export interface operations {
                      *       "local": true,
                      *       "last_seen_at": "2026-11-24T09:30:00Z",
                      *       "agent_version": "example",
+                     *       "timezone": "Europe/Berlin",
                      *       "usage": {
                      *         "accounts": 1,
                      *         "disk_bytes": 52428800

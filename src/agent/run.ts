@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { publicMessage } from '../lib/errors.js';
+import { SYSTEM_TIME_ZONE } from '../lib/time-zone.js';
 import type { AgentReport, AgentUnit } from '../provisioning/agent-units.js';
 import type { CronDriver, DatabaseDriver, MailDriver, PhpDriver, WebDriver } from '../provisioning/driver.js';
 import { certificateRequest } from '../tls/internal-ca.js';
@@ -128,7 +129,11 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
       await renewIfDue();
       const wait = Math.min(o.waitSeconds ?? 30, retry || 30);
       const res = await agentCall(identity.url, identity, 'GET', `/agent/v1/units?wait=${wait}&known=${known}`, undefined, {
-        headers: { 'berth-agent-version': o.version, 'berth-disk-bytes-used': String(await o.diskBytesUsed()) },
+        headers: {
+          'berth-agent-version': o.version,
+          'berth-agent-timezone': SYSTEM_TIME_ZONE,
+          'berth-disk-bytes-used': String(await o.diskBytesUsed()),
+        },
         signal,
         timeoutMs: (wait + 30) * 1000,
       });

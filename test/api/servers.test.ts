@@ -11,6 +11,7 @@ import type { Identity } from '../../src/agent/state.js';
 import { listenAgents } from '../../src/app.js';
 import { directoryBytes } from '../../src/lib/disk.js';
 import { newId } from '../../src/lib/ids.js';
+import { SYSTEM_TIME_ZONE } from '../../src/lib/time-zone.js';
 import { runAgentTask, type ServerRow, serverStatus } from '../../src/modules/servers/index.js';
 import { statusCondition } from '../../src/modules/servers/status.js';
 import { pruneStaleTasks } from '../../src/modules/servers/tasks.js';
@@ -778,6 +779,10 @@ describe('placement and the agent’s units', () => {
         async () => (await t.get(`/v1/accounts/${account.id}/cron-jobs/${job.body.id}`)).body.sync_state === 'in_sync',
       );
       expect(readFileSync(file(dataDir), 'utf8')).toContain(`root ${path.join(dataDir, 'cron', 'run')} ${job.body.id}`);
+      // Its schedule runs in the zone the server's agent reports.
+      const zone = (await t.get(`/v1/servers/${server.id}`)).body.timezone;
+      expect(zone).toBe(SYSTEM_TIME_ZONE);
+      expect((await t.get(`/v1/accounts/${account.id}/cron-jobs/${job.body.id}`)).body).toMatchObject({ timezone: zone });
       expect(existsSync(file(t.dataDir))).toBe(false);
       // A manual run is handed to the agent; its driver (embedded here) records it skipped, and
       // the record reaches the API with the agent's next poll.
@@ -797,6 +802,11 @@ describe('placement and the agent’s units', () => {
       runs: [{ ...forged, finished_at: now, exit_code: 1, output_tail: '', reason: null }],
     });
     expect(sent).toMatchObject({ status: 200, body: { stored: [forged.id] } });
+    // A zone the runtime does not know is not recorded.
+    await agentCall(url, other.identity, 'GET', '/agent/v1/units?wait=0', undefined, {
+      headers: { 'berth-agent-version': '0.1.0', 'berth-agent-timezone': 'Mars/Olympus_Mons' },
+    });
+    expect((await t.get(`/v1/servers/${other.server.id}`)).body).toMatchObject({ status: 'online', timezone: null });
     expect((await runs()).body.data.map((r: { id: string }) => r.id)).not.toContain(forged.id);
   });
 

@@ -46,3 +46,6 @@ CREATE TABLE cron_runs (
   reason text
 );
 CREATE INDEX cron_runs_job_idx ON cron_runs (job_id, started_at DESC, id DESC);
+
+-- The time zone a server's agent runs in (its cron's), as its polls report it.
+ALTER TABLE servers ADD COLUMN timezone text;

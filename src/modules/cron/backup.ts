@@ -3,7 +3,7 @@ import { findAccountById, lockBelowLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { publishResourceEvent } from '../publishing/index.js';
 import * as repo from './repo.js';
-import { toJob } from './representation.js';
+import { presentJobs } from './representation.js';
 import type { CronJob } from './schemas.js';
 import { touchCronUnit } from './unit.js';
 
@@ -23,12 +23,8 @@ export function cronBackupPart({ db, clock, jobs }: ServiceDeps): BackupPart {
 
     async stage(accountId: string): Promise<StagedPart> {
       const rows = await repo.jobsOfAccount(db, accountId);
-      const last = await repo.lastRuns(
-        db,
-        rows.map((r) => r.id),
-      );
       return {
-        manifest: { cron_jobs: rows.map((r) => toJob(r, last.get(r.id), clock.now())) } satisfies CronManifest,
+        manifest: { cron_jobs: await presentJobs(db, rows, clock.now()) } satisfies CronManifest,
         dirs: [],
         contents: { cron_jobs: rows.length },
       };
@@ -64,7 +60,7 @@ export function cronBackupPart({ db, clock, jobs }: ServiceDeps): BackupPart {
             `cron_job.${current ? 'updated' : 'created'}`,
             'cron_job',
             row,
-            toJob(row, undefined, clock.now()),
+            (await presentJobs(tx, [row], clock.now()))[0],
           );
         }
         await touchCronUnit(tx, jobs, account);

@@ -20,6 +20,8 @@ export interface JobRow extends JobFields {
   id: string;
   account_id: string;
   reseller_id: string | null;
+  /** Where it runs: the account's web server. */
+  web_server_id: string;
   sync_state: 'pending' | 'in_sync' | 'error';
   sync_error: string | null;
   created_at: string;
@@ -29,7 +31,7 @@ export interface JobRow extends JobFields {
 
 export type RunRow = CronRunRecord;
 
-const COLUMNS = `j.id, j.account_id, a.reseller_id, j.name, j.schedule, j.command, j.timeout_s, j.overlap, j.enabled, j.notify,
+const COLUMNS = `j.id, j.account_id, a.reseller_id, a.web_server_id, j.name, j.schedule, j.command, j.timeout_s, j.overlap, j.enabled, j.notify,
   coalesce(u.sync_state, 'pending') AS sync_state, u.sync_error, j.created_at, j.updated_at, j.version`;
 const FROM = `FROM cron_jobs j JOIN accounts a ON a.id = j.account_id LEFT JOIN cron_units u ON u.account_id = j.account_id`;
 const reach = (caller: Caller, params: unknown[]) => reachSql(caller, { account: 'a.id', reseller: 'a.reseller_id' }, params);

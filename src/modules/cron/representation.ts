@@ -1,10 +1,9 @@
+import type { Queryable } from '../../db/client.js';
 import { nextRun, parseSchedule } from '../../lib/cron-schedule.js';
 import type { CronRunRecord } from '../../provisioning/render/cron.js';
-import type * as repo from './repo.js';
+import { findServerById, serverTimeZone } from '../servers/index.js';
+import * as repo from './repo.js';
 import type { CronJob, CronRun } from './schemas.js';
-
-/** The time zone cron runs schedules in on this server (its system's). */
-const SERVER_TIME_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
 export const toRun = (r: CronRunRecord): CronRun => ({
   id: r.id,
@@ -18,18 +17,18 @@ export const toRun = (r: CronRunRecord): CronRun => ({
   reason: r.reason,
 });
 
-export const toJob = (r: repo.JobRow, lastRun: CronRunRecord | undefined, now: Date): CronJob => ({
+const toJob = (r: repo.JobRow, lastRun: CronRunRecord | undefined, now: Date, zone: string | null): CronJob => ({
   id: r.id,
   account_id: r.account_id,
   name: r.name,
   schedule: r.schedule,
-  timezone: SERVER_TIME_ZONE,
+  timezone: zone,
   command: r.command,
   timeout_s: r.timeout_s,
   overlap: r.overlap,
   enabled: r.enabled,
   notify: { on: r.notify.on, email: r.notify.email ?? null },
-  next_run_at: r.enabled ? (nextRun(parseSchedule(r.schedule), now, SERVER_TIME_ZONE)?.toISOString() ?? null) : null,
+  next_run_at: r.enabled && zone ? (nextRun(parseSchedule(r.schedule), now, zone)?.toISOString() ?? null) : null,
   last_run: lastRun ? toRun(lastRun) : null,
   sync_state: r.sync_state,
   sync_error: r.sync_error,
@@ -37,3 +36,17 @@ export const toJob = (r: repo.JobRow, lastRun: CronRunRecord | undefined, now: D
   updated_at: r.updated_at,
   version: r.version,
 });
+
+/** Jobs as the API shows them: each with its last run and the time zone of the server it runs on. */
+export async function presentJobs(db: Queryable, rows: repo.JobRow[], now: Date): Promise<CronJob[]> {
+  const last = await repo.lastRuns(
+    db,
+    rows.map((r) => r.id),
+  );
+  const zones = new Map<string, string | null>();
+  for (const id of new Set(rows.map((r) => r.web_server_id))) {
+    const server = await findServerById(db, id);
+    zones.set(id, server ? serverTimeZone(server) : null);
+  }
+  return rows.map((r) => toJob(r, last.get(r.id), now, zones.get(r.web_server_id) ?? null));
+}

@@ -60,7 +60,12 @@ export const CronJob = Type.Object(
     account_id: Id('acc'),
     name: JobName,
     schedule: Schedule,
-    timezone: Type.String({ maxLength: 64, description: "The time zone the server's cron runs the schedule in." }),
+    timezone: Nullable(
+      Type.String({
+        maxLength: 64,
+        description: "The time zone the account's web server runs the schedule in (null until its agent has reported it).",
+      }),
+    ),
     command: Command,
     timeout_s: TimeoutS,
     overlap: Overlap,

@@ -10,7 +10,7 @@ import type { ServiceDeps } from '../deps.js';
 import { publishResourceEvent } from '../publishing/index.js';
 import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
 import * as repo from './repo.js';
-import { toJob, toRun } from './representation.js';
+import { presentJobs, toRun } from './representation.js';
 import { checkSchedule, commandErrors } from './rules.js';
 import type { CreateCronJob, CronJob, CronJobPatch, CronRun } from './schemas.js';
 import { touchCronUnit } from './unit.js';
@@ -47,9 +47,7 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
     }
   }
 
-  async function present(row: repo.JobRow): Promise<CronJob> {
-    return toJob(row, (await repo.lastRuns(db, [row.id])).get(row.id), clock.now());
-  }
+  const present = async (row: repo.JobRow): Promise<CronJob> => (await presentJobs(db, [row], clock.now()))[0] as CronJob;
 
   /** The job of the account in the caller's reach; 404 otherwise. */
   async function load(caller: Caller, accountId: string, id: string): Promise<repo.JobRow> {
@@ -64,12 +62,7 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
 
     async list(caller: Caller, accountId: string, page: PageParams): Promise<CronJob[]> {
       await reachableAccount(db, caller, accountId);
-      const rows = await repo.listJobs(db, accountId, page);
-      const last = await repo.lastRuns(
-        db,
-        rows.map((r) => r.id),
-      );
-      return rows.map((r) => toJob(r, last.get(r.id), clock.now()));
+      return presentJobs(db, await repo.listJobs(db, accountId, page), clock.now());
     },
 
     get: async (caller: Caller, accountId: string, id: string) => present(await load(caller, accountId, id)),
@@ -93,7 +86,13 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
         await repo.insertJob(tx, id, account.id, fields);
         await touchCronUnit(tx, jobs, account);
         const created = (await repo.findJobById(tx, id)) as repo.JobRow;
-        await publishResourceEvent(tx, 'cron_job.created', 'cron_job', created, toJob(created, undefined, clock.now()));
+        await publishResourceEvent(
+          tx,
+          'cron_job.created',
+          'cron_job',
+          created,
+          (await presentJobs(tx, [created], clock.now()))[0],
+        );
         return created;
       });
       return present(row);
@@ -124,7 +123,13 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
         if (!(await repo.updateJob(tx, id, current.version, fields))) throw staleVersion();
         await touchCronUnit(tx, jobs, account);
         const updated = (await repo.findJobById(tx, id)) as repo.JobRow;
-        await publishResourceEvent(tx, 'cron_job.updated', 'cron_job', updated, toJob(updated, undefined, clock.now()));
+        await publishResourceEvent(
+          tx,
+          'cron_job.updated',
+          'cron_job',
+          updated,
+          (await presentJobs(tx, [updated], clock.now()))[0],
+        );
         return updated;
       });
       return present(row);

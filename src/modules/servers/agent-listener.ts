@@ -10,6 +10,7 @@ import { installErrorHandling } from '../../http/errors.js';
 import { MemoryBucketStore } from '../../http/rate-limit.js';
 import { installValidation } from '../../http/validation.js';
 import { forbidden, invalid, notFound, rateLimited, unauthenticated } from '../../lib/errors.js';
+import { isTimeZone } from '../../lib/time-zone.js';
 import type { Clock } from '../../lib/time.js';
 import { AgentMeasurement, AgentReport, type AgentUnit, type AgentUnitSource } from '../../provisioning/agent-units.js';
 import { CronRunRecord } from '../../provisioning/render/cron.js';
@@ -222,8 +223,14 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
     const server = await serverOf(request);
     const version = String(request.headers['berth-agent-version'] ?? '').slice(0, 100) || 'unknown';
     const disk = Number(request.headers['berth-disk-bytes-used'] ?? 0);
+    const zone = String(request.headers['berth-agent-timezone'] ?? '');
     const wasOnline = serverStatus(server, clock.now()) === 'online';
-    await repo.markSeen(db, server.id, version, Number.isSafeInteger(disk) && disk >= 0 ? disk : 0, clock.now());
+    const agent = {
+      version,
+      timezone: isTimeZone(zone) ? zone : null,
+      diskBytesUsed: Number.isSafeInteger(disk) && disk >= 0 ? disk : 0,
+    };
+    await repo.markSeen(db, server.id, agent, clock.now());
     if (!wasOnline) await deps.announce(server.id);
     const deadline = Date.now() + (request.query.wait ?? 0) * 1000;
     for (;;) {

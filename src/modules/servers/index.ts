@@ -1,7 +1,7 @@
 /** The servers module's public surface: where accounts may be placed, and which server is this one. */
 export { findServerById, LOCAL_SERVER_ID, placementCandidates, type ServerRow } from './repo.js';
 export { ROLES, type Role } from './schemas.js';
-export { serverStatus } from './status.js';
+export { serverStatus, serverTimeZone } from './status.js';
 export { runAgentTask } from './tasks.js';
 export { handedToAgent, wakeAgent } from './wake.js';
 export { withdrawAccount } from './withdrawals.js';

@@ -19,6 +19,7 @@ export interface ServerRow {
   draining: boolean;
   last_seen_at: string | null;
   agent_version: string | null;
+  timezone: string | null;
   announced_status: string | null;
   disk_bytes_used: string;
   enrolment_token_hash: string | null;
@@ -130,13 +131,19 @@ export async function setCertificate(tx: Queryable, id: string, serial: string, 
   );
 }
 
-/** A poll of the agent: it is seen now, running `agentVersion`. */
-export async function markSeen(db: Queryable, id: string, agentVersion: string, diskBytesUsed: number, now: Date): Promise<void> {
-  await db.query('UPDATE servers SET last_seen_at = $2, agent_version = $3, disk_bytes_used = $4 WHERE id = $1', [
+/** A poll of the agent: it is seen now, running `agent.version` in `agent.timezone` (null: not said). */
+export async function markSeen(
+  db: Queryable,
+  id: string,
+  agent: { version: string; timezone: string | null; diskBytesUsed: number },
+  now: Date,
+): Promise<void> {
+  await db.query('UPDATE servers SET last_seen_at = $2, agent_version = $3, disk_bytes_used = $4, timezone = $5 WHERE id = $1', [
     id,
     now.toISOString(),
-    agentVersion,
-    diskBytesUsed,
+    agent.version,
+    agent.diskBytesUsed,
+    agent.timezone,
   ]);
 }
 

@@ -63,6 +63,12 @@ export const Server = Type.Object(
     local: Type.Boolean({ description: 'The installation’s own machine, applied in-process (no agent).' }),
     last_seen_at: Nullable(Timestamp),
     agent_version: Nullable(Type.String({ maxLength: 100 })),
+    timezone: Nullable(
+      Type.String({
+        maxLength: 64,
+        description: "The time zone the server runs in (its cron's), as its agent reports it; null until it has.",
+      }),
+    ),
     usage: Type.Object({
       accounts: Count,
       disk_bytes: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, format: 'int64' }),

@@ -21,7 +21,7 @@ import type {
   ServerWithEnrolment,
   UnitCounts,
 } from './schemas.js';
-import { serverStatus, statusCondition } from './status.js';
+import { serverStatus, serverTimeZone, statusCondition } from './status.js';
 
 const ENROLMENT_LIFETIME_MS = 60 * 60_000;
 
@@ -85,6 +85,7 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
       local,
       last_seen_at: row.last_seen_at,
       agent_version: row.agent_version,
+      timezone: serverTimeZone(row),
       usage: { accounts, disk_bytes: diskBytes },
       units: sumCounts(counts),
       created_at: row.created_at,

@@ -1,3 +1,4 @@
+import { SYSTEM_TIME_ZONE } from '../../lib/time-zone.js';
 import { type ServerRow, LOCAL_SERVER_ID } from './repo.js';
 import type { ServerStatus } from './schemas.js';
 
@@ -40,3 +41,7 @@ export function statusCondition(status: ServerStatus, now: Date, params: unknown
       return 'false';
   }
 }
+
+/** The time zone a server runs in: this machine's for the local server, else as its agent reported it. */
+export const serverTimeZone = (row: Pick<ServerRow, 'id' | 'timezone'>): string | null =>
+  row.id === LOCAL_SERVER_ID ? SYSTEM_TIME_ZONE : row.timezone;
