@@ -164,9 +164,10 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
         if (sent.status !== 204) throw new Error(`report refused (${sent.status}): ${sent.body?.detail ?? ''}`);
       }
       await sendUsage();
+      // Like usage, runs not taken now are sent with a later poll; they hold back no unit.
       await sendCronRuns(o.drivers.cron, (runs) =>
         agentCall(identity.url, identity, 'POST', '/agent/v1/cron-runs', { runs }, { signal }),
-      );
+      ).catch((err: unknown) => signal.aborted || o.log(`cron runs not sent: ${publicMessage(err)}`));
       known = res.body?.known ?? '';
       failures = 0;
       retry = reports.some((r) => r.error !== undefined) ? Math.min(10, retry ? retry * 2 : 2) : 0;

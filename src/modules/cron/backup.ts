@@ -37,15 +37,7 @@ export function cronBackupPart({ db, clock, jobs }: ServiceDeps): BackupPart {
         const account = await findAccountById(tx, accountId);
         if (!account) throw new RestoreRefused('invalid_state', 'The account no longer exists.');
         for (const job of wanted) {
-          const fields: repo.JobFields = {
-            name: job.name,
-            schedule: job.schedule,
-            command: job.command,
-            timeout_s: job.timeout_s,
-            overlap: job.overlap,
-            enabled: job.enabled,
-            notify: job.notify,
-          };
+          const fields = repo.jobFields(job);
           const current = await repo.findJobById(tx, job.id);
           if (current && current.account_id !== accountId)
             throw new RestoreRefused('already_exists', `Cron job ${job.id} belongs to another account.`);

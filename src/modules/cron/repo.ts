@@ -16,6 +16,17 @@ export interface JobFields {
   notify: { on: 'never' | 'failure' | 'always'; email?: string | null };
 }
 
+/** A job's fields alone, from its row or its representation. */
+export const jobFields = (j: JobFields): JobFields => ({
+  name: j.name,
+  schedule: j.schedule,
+  command: j.command,
+  timeout_s: j.timeout_s,
+  overlap: j.overlap,
+  enabled: j.enabled,
+  notify: j.notify,
+});
+
 export interface JobRow extends JobFields {
   id: string;
   account_id: string;

@@ -1,4 +1,4 @@
-import { requireWritable, type Caller } from '../../auth/caller.js';
+import type { Caller } from '../../auth/caller.js';
 import type { PageParams } from '../../db/paging.js';
 import { invalid, notFound, publicMessage } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -104,18 +104,7 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
       const account = await writableAccount(db, caller, accountId);
       checkVersion(expectedVersion, current.version);
       const { command, ...rest } = patch;
-      const fields = mergeFields<repo.JobFields>(
-        {
-          name: current.name,
-          schedule: current.schedule,
-          command: current.command,
-          timeout_s: current.timeout_s,
-          overlap: current.overlap,
-          enabled: current.enabled,
-          notify: current.notify,
-        },
-        rest,
-      );
+      const fields = mergeFields(repo.jobFields(current), rest);
       if (command) fields.command = command;
       fields.schedule = fields.schedule.trim();
       check(account, fields);
@@ -138,9 +127,8 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
     /** Its runs go with it; the account's cron file loses its line at the next apply. */
     async remove(caller: Caller, accountId: string, id: string, expectedVersion?: number): Promise<void> {
       const current = await load(caller, accountId, id);
-      requireWritable(caller);
-      checkVersion(expectedVersion, current.version);
       const account = await writableAccount(db, caller, accountId);
+      checkVersion(expectedVersion, current.version);
       const shown = await present(current);
       await db.transaction(async (tx) => {
         await repo.deleteJob(tx, id);

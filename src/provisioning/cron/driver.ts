@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeFileIfChanged } from '../atomic-write.js';
+import { writeFileAtomic, writeFileIfChanged } from '../atomic-write.js';
 import type { CronDriver } from '../driver.js';
 import { type CronAccountSpec, cronFileName, type CronRunRecord, renderCronFile, renderJobFile } from '../render/cron.js';
 import { jobFile, recordRun, runsDir } from './runner.js';
@@ -47,6 +47,22 @@ export class CronFilesDriver implements CronDriver {
     await writeFileIfChanged(this.runner, script, 0o700);
   }
 
+  /**
+   * The account's file in the cron directory (null: none), then, when it changed, the directory's
+   * mtime moved past any second cron may have seen: cron rereads its files when that mtime, in
+   * whole seconds, differs from the one it saw, and a change in the second of its last look would
+   * otherwise wait for the next change.
+   */
+  private async writeCronFile(username: string, content: string | null): Promise<void> {
+    const file = path.join(this.o.cronDir, cronFileName(username));
+    if ((await readFile(file, 'utf8').catch(() => null)) === content) return;
+    if (content === null) await rm(file, { force: true });
+    else await writeFileAtomic(file, content, 0o600);
+    const seen = Math.floor((await stat(this.o.cronDir)).mtimeMs / 1000);
+    const later = new Date((Math.max(seen, Math.floor(Date.now() / 1000)) + 1) * 1000);
+    await utimes(this.o.cronDir, later, later);
+  }
+
   /** The job ids the account's last apply wrote files for. */
   private listFile = (username: string) => path.join(this.o.stateDir, 'accounts', username);
   private async previousJobs(username: string): Promise<string[]> {
@@ -60,14 +76,14 @@ export class CronFilesDriver implements CronDriver {
     await mkdir(this.o.cronDir, { recursive: true });
     const before = await this.previousJobs(spec.username);
     for (const job of spec.jobs) await writeFileIfChanged(jobFile(this.o.stateDir, job.id), renderJobFile(spec, job), 0o600);
-    await writeFileIfChanged(path.join(this.o.cronDir, cronFileName(spec.username)), renderCronFile(spec, this.runner), 0o600);
+    await this.writeCronFile(spec.username, renderCronFile(spec, this.runner));
     const now = spec.jobs.map((j) => j.id);
     await writeFileIfChanged(this.listFile(spec.username), JSON.stringify(now), 0o600);
     for (const id of before.filter((id) => !now.includes(id))) await rm(jobFile(this.o.stateDir, id), { force: true });
   }
 
   async removeAccount(username: string): Promise<void> {
-    await rm(path.join(this.o.cronDir, cronFileName(username)), { force: true });
+    await this.writeCronFile(username, null);
     for (const id of await this.previousJobs(username)) await rm(jobFile(this.o.stateDir, id), { force: true });
     await rm(this.listFile(username), { force: true });
   }
