@@ -6,7 +6,7 @@ import type { JobQueue } from '../../jobs/queue.js';
 import { parseDomainName } from '../../lib/domain-name.js';
 import { conflict, featureUnavailable, invalid, notFound, type FieldError } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
-import { checkVersion, staleVersion } from '../../lib/if-match.js';
+import { checkVersion, staleVersion, unlessConditional } from '../../lib/if-match.js';
 import { mergeFields } from '../../lib/merge-patch.js';
 import type { PhpDriver } from '../../provisioning/driver.js';
 import { DEFAULT_PHP_SETTINGS, type PhpSettings } from '../../provisioning/render/php-fpm.js';
@@ -147,6 +147,59 @@ export function sitesService(deps: ServiceDeps, runtimes: Runtimes) {
     return toSite(row);
   }
 
+  /**
+   * PUT and PATCH: aliases, runtime and `tls` (the hostname is fixed at creation). An automatic
+   * certificate is asked for when the mode turns `auto`, when the names change, and when
+   * `auto` is asked for again after a failure (a retry once the cause is fixed).
+   */
+  async function updateOnce(caller: Caller, id: string, patch: SitePatch, expectedVersion?: number): Promise<Site> {
+    const current = await load(caller, id);
+    const account = await writableAccount(db, caller, current.account_id);
+    checkVersion(expectedVersion, current.version);
+    if (current.status === 'deleting') throw conflict('invalid_state', 'The site is being deleted.');
+    const before: SiteFields = {
+      aliases: current.aliases,
+      runtime: current.runtime,
+      php: current.php,
+      tls: { mode: current.tls_mode, redirect_http: current.tls_redirect_http, hsts: current.tls_hsts },
+    };
+    const next = mergeFields<SiteFields>(before, patch);
+    const tls = checkTls(account, next.tls, current.tls_mode);
+    // A version uninstalled since does not stand in the way of other changes.
+    if (next.runtime !== current.runtime) checkRuntime(account, next.runtime, runtimes);
+    const names = await hostnames(current.account_id, current.hostname, next.aliases);
+    const renamed = names.slice(1).join() !== current.aliases.join();
+    const retry = patch.tls?.mode === 'auto' && current.tls_status === 'failed';
+    try {
+      const row = await db.transaction(async (tx) => {
+        const change = {
+          aliases: names.slice(1),
+          runtime: next.runtime,
+          php: next.php,
+          tls_mode: tls.mode,
+          tls_redirect_http: tls.redirect_http,
+          tls_hsts: tls.hsts,
+        };
+        if (!(await repo.updateSite(tx, id, change, current.version))) throw staleVersion();
+        await repo.setHostnames(tx, id, names);
+        if (tls.mode === 'none') await deleteCertificate(tx, id);
+        await queueWebApply(tx, jobs, id);
+        let updated = (await repo.findSiteById(tx, id)) as repo.SiteRow;
+        const served = ['active', 'suspended'].includes(updated.status);
+        if (tls.mode === 'auto' && served && (current.tls_mode !== 'auto' || renamed || retry)) {
+          const covered = updated.tls_status === 'active' && !uncovered(updated.tls_names ?? [], names).length;
+          await requestIssue(tx, jobs, updated, covered);
+          updated = (await repo.findSiteById(tx, id)) as repo.SiteRow;
+        }
+        await siteEvent(tx, 'site.updated', updated);
+        return updated;
+      });
+      return toSite(row);
+    } catch (err) {
+      throw taken(err);
+    }
+  }
+
   return {
     load,
     async get(caller: Caller, id: string): Promise<Site> {
@@ -200,58 +253,9 @@ export function sitesService(deps: ServiceDeps, runtimes: Runtimes) {
       }
     },
 
-    /**
-     * PUT and PATCH: aliases, runtime and `tls` (the hostname is fixed at creation). An automatic
-     * certificate is asked for when the mode turns `auto`, when the names change, and when
-     * `auto` is asked for again after a failure (a retry once the cause is fixed).
-     */
-    async update(caller: Caller, id: string, patch: SitePatch, expectedVersion?: number): Promise<Site> {
-      const current = await load(caller, id);
-      const account = await writableAccount(db, caller, current.account_id);
-      checkVersion(expectedVersion, current.version);
-      if (current.status === 'deleting') throw conflict('invalid_state', 'The site is being deleted.');
-      const before: SiteFields = {
-        aliases: current.aliases,
-        runtime: current.runtime,
-        php: current.php,
-        tls: { mode: current.tls_mode, redirect_http: current.tls_redirect_http, hsts: current.tls_hsts },
-      };
-      const next = mergeFields<SiteFields>(before, patch);
-      const tls = checkTls(account, next.tls, current.tls_mode);
-      // A version uninstalled since does not stand in the way of other changes.
-      if (next.runtime !== current.runtime) checkRuntime(account, next.runtime, runtimes);
-      const names = await hostnames(current.account_id, current.hostname, next.aliases);
-      const renamed = names.slice(1).join() !== current.aliases.join();
-      const retry = patch.tls?.mode === 'auto' && current.tls_status === 'failed';
-      try {
-        const row = await db.transaction(async (tx) => {
-          const change = {
-            aliases: names.slice(1),
-            runtime: next.runtime,
-            php: next.php,
-            tls_mode: tls.mode,
-            tls_redirect_http: tls.redirect_http,
-            tls_hsts: tls.hsts,
-          };
-          if (!(await repo.updateSite(tx, id, change, current.version))) throw staleVersion();
-          await repo.setHostnames(tx, id, names);
-          if (tls.mode === 'none') await deleteCertificate(tx, id);
-          await queueWebApply(tx, jobs, id);
-          let updated = (await repo.findSiteById(tx, id)) as repo.SiteRow;
-          const served = ['active', 'suspended'].includes(updated.status);
-          if (tls.mode === 'auto' && served && (current.tls_mode !== 'auto' || renamed || retry)) {
-            const covered = updated.tls_status === 'active' && !uncovered(updated.tls_names ?? [], names).length;
-            await requestIssue(tx, jobs, updated, covered);
-            updated = (await repo.findSiteById(tx, id)) as repo.SiteRow;
-          }
-          await siteEvent(tx, 'site.updated', updated);
-          return updated;
-        });
-        return toSite(row);
-      } catch (err) {
-        throw taken(err);
-      }
-    },
+    /** PUT and PATCH (updateOnce); without If-Match, a background write meanwhile is no conflict. */
+    update: (caller: Caller, id: string, patch: SitePatch, expectedVersion?: number): Promise<Site> =>
+      unlessConditional(expectedVersion, () => updateOnce(caller, id, patch, expectedVersion)),
 
     suspend: (caller: Caller, id: string, reason: string) => setStatus(caller, id, 'suspended', reason, 'site.suspended'),
     unsuspend: (caller: Caller, id: string) => setStatus(caller, id, 'active', null, 'site.active'),
