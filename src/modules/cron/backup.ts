@@ -1,9 +1,8 @@
 import { type BackupPart, RestoreRefused, type StagedPart } from '../../contribution.js';
 import { findAccountById, lockBelowLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
-import { publishResourceEvent } from '../publishing/index.js';
 import * as repo from './repo.js';
-import { presentJobs } from './representation.js';
+import { jobEvent, presentJobs } from './representation.js';
 import type { CronJob } from './schemas.js';
 import { touchCronUnit } from './unit.js';
 
@@ -46,14 +45,7 @@ export function cronBackupPart({ db, clock, jobs }: ServiceDeps): BackupPart {
             await lockBelowLimit(tx, accountId, 'max_cron_jobs', repo.countJobs);
             await repo.insertJob(tx, job.id, accountId, fields);
           }
-          const row = (await repo.findJobById(tx, job.id)) as repo.JobRow;
-          await publishResourceEvent(
-            tx,
-            `cron_job.${current ? 'updated' : 'created'}`,
-            'cron_job',
-            row,
-            (await presentJobs(tx, [row], clock.now()))[0],
-          );
+          await jobEvent(tx, current ? 'updated' : 'created', job.id, clock.now());
         }
         await touchCronUnit(tx, jobs, account);
       });

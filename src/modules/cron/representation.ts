@@ -1,6 +1,7 @@
 import type { Queryable } from '../../db/client.js';
 import { nextRun, parseSchedule } from '../../lib/cron-schedule.js';
 import type { CronRunRecord } from '../../provisioning/render/cron.js';
+import { publishResourceEvent } from '../publishing/index.js';
 import { findServerById, serverTimeZone } from '../servers/index.js';
 import * as repo from './repo.js';
 import type { CronJob, CronRun } from './schemas.js';
@@ -49,4 +50,11 @@ export async function presentJobs(db: Queryable, rows: repo.JobRow[], now: Date)
     zones.set(id, server ? serverTimeZone(server) : null);
   }
   return rows.map((r) => toJob(r, last.get(r.id), now, zones.get(r.web_server_id) ?? null));
+}
+
+/** `cron_job.<action>` in the change's transaction, showing the job as it now is; its row. */
+export async function jobEvent(tx: Queryable, action: 'created' | 'updated', id: string, now: Date): Promise<repo.JobRow> {
+  const row = (await repo.findJobById(tx, id)) as repo.JobRow;
+  await publishResourceEvent(tx, `cron_job.${action}`, 'cron_job', row, (await presentJobs(tx, [row], now))[0]);
+  return row;
 }

@@ -10,7 +10,7 @@ import type { ServiceDeps } from '../deps.js';
 import { publishResourceEvent } from '../publishing/index.js';
 import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
 import * as repo from './repo.js';
-import { presentJobs, toRun } from './representation.js';
+import { jobEvent, presentJobs, toRun } from './representation.js';
 import { checkSchedule, commandErrors } from './rules.js';
 import type { CreateCronJob, CronJob, CronJobPatch, CronRun } from './schemas.js';
 import { touchCronUnit } from './unit.js';
@@ -85,15 +85,7 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
         await lockBelowLimit(tx, account.id, 'max_cron_jobs', repo.countJobs);
         await repo.insertJob(tx, id, account.id, fields);
         await touchCronUnit(tx, jobs, account);
-        const created = (await repo.findJobById(tx, id)) as repo.JobRow;
-        await publishResourceEvent(
-          tx,
-          'cron_job.created',
-          'cron_job',
-          created,
-          (await presentJobs(tx, [created], clock.now()))[0],
-        );
-        return created;
+        return jobEvent(tx, 'created', id, clock.now());
       });
       return present(row);
     },
@@ -111,15 +103,7 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
       const row = await db.transaction(async (tx) => {
         if (!(await repo.updateJob(tx, id, current.version, fields))) throw staleVersion();
         await touchCronUnit(tx, jobs, account);
-        const updated = (await repo.findJobById(tx, id)) as repo.JobRow;
-        await publishResourceEvent(
-          tx,
-          'cron_job.updated',
-          'cron_job',
-          updated,
-          (await presentJobs(tx, [updated], clock.now()))[0],
-        );
-        return updated;
+        return jobEvent(tx, 'updated', id, clock.now());
       });
       return present(row);
     },
