@@ -52,9 +52,10 @@ export async function presentJobs(db: Queryable, rows: repo.JobRow[], now: Date)
   return rows.map((r) => toJob(r, last.get(r.id), now, zones.get(r.web_server_id) ?? null));
 }
 
-/** `cron_job.<action>` in the change's transaction, showing the job as it now is; its row. */
-export async function jobEvent(tx: Queryable, action: 'created' | 'updated', id: string, now: Date): Promise<repo.JobRow> {
+/** `cron_job.<action>` in the change's transaction, showing the job as it now is; the job shown. */
+export async function jobEvent(tx: Queryable, action: 'created' | 'updated', id: string, now: Date): Promise<CronJob> {
   const row = (await repo.findJobById(tx, id)) as repo.JobRow;
-  await publishResourceEvent(tx, `cron_job.${action}`, 'cron_job', row, (await presentJobs(tx, [row], now))[0]);
-  return row;
+  const shown = (await presentJobs(tx, [row], now))[0] as CronJob;
+  await publishResourceEvent(tx, `cron_job.${action}`, 'cron_job', row, shown);
+  return shown;
 }

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
 import { createRoute, described, itemRoute, listRoute, PATCH_DESCRIPTION } from '../../http/crud.js';
@@ -12,13 +13,9 @@ const ITEM = `${COLLECTION}/:cron_job_id`;
 
 export function cronRoutes(app: App, svc: CronService): void {
   const tags = ['cron'];
-  const accountReach = async (req: { params: unknown }) =>
-    svc.reachableAccount(callerOf(req as never), (req.params as { account_id: string }).account_id);
-  const jobReach = async (req: { params: unknown }) => {
-    const p = req.params as { account_id: string; cron_job_id: string };
-    return svc.load(callerOf(req as never), p.account_id, p.cron_job_id);
-  };
-  const ids = (req: { params: unknown }) => req.params as { account_id: string; cron_job_id: string };
+  const ids = (req: FastifyRequest) => req.params as { account_id: string; cron_job_id: string };
+  const accountReach = async (req: FastifyRequest) => svc.reachableAccount(callerOf(req), ids(req).account_id);
+  const jobReach = async (req: FastifyRequest) => svc.load(callerOf(req), ids(req).account_id, ids(req).cron_job_id);
 
   listRoute(app, {
     path: COLLECTION,

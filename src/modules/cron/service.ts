@@ -81,13 +81,12 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
       };
       check(account, fields);
       const id = newId('cjb');
-      const row = await db.transaction(async (tx) => {
+      return db.transaction(async (tx) => {
         await lockBelowLimit(tx, account.id, 'max_cron_jobs', repo.countJobs);
         await repo.insertJob(tx, id, account.id, fields);
         await touchCronUnit(tx, jobs, account);
         return jobEvent(tx, 'created', id, clock.now());
       });
-      return present(row);
     },
 
     /** A merge patch; `command` is replaced whole (an `argv` and a `shell` never mix). */
@@ -100,12 +99,11 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
       if (command) fields.command = command;
       fields.schedule = fields.schedule.trim();
       check(account, fields);
-      const row = await db.transaction(async (tx) => {
+      return db.transaction(async (tx) => {
         if (!(await repo.updateJob(tx, id, current.version, fields))) throw staleVersion();
         await touchCronUnit(tx, jobs, account);
         return jobEvent(tx, 'updated', id, clock.now());
       });
-      return present(row);
     },
 
     /** Its runs go with it; the account's cron file loses its line at the next apply. */
