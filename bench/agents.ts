@@ -22,7 +22,7 @@ import { EmbeddedDatabaseDriver } from '../src/provisioning/drivers/embedded-db.
 import { EmbeddedMailDriver } from '../src/provisioning/drivers/embedded-mail.js';
 import { EmbeddedPhpDriver } from '../src/provisioning/drivers/embedded-php.js';
 import { EmbeddedWebDriver } from '../src/provisioning/drivers/embedded-web.js';
-import { cronDriver } from '../src/provisioning/drivers/index.js';
+import { cronDriver, sshDriver } from '../src/provisioning/drivers/index.js';
 import { percentile } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_AGENT_ROUNDS ?? 30);
@@ -90,6 +90,7 @@ export async function agentBench() {
           php: new EmbeddedPhpDriver(agentDir, [], { socketDir: agentDir, webGroup: 'www-data' }),
           mail: new EmbeddedMailDriver(agentDir),
           cron: cronDriver(agentDir, null),
+          ssh: sshDriver(agentDir, null),
         },
         version: 'bench',
         diskBytesUsed: async () => 0,

@@ -51,12 +51,21 @@ import { keptReleaseBytes } from './modules/sites/deployments/repo.js';
 import { sitesModule } from './modules/sites/module.js';
 import { writtenOnServers } from './modules/sites/repo.js';
 import { siteAccountHooks, siteDomainHooks } from './modules/sites/service.js';
+import { sshModule } from './modules/ssh/module.js';
 import { tokensModule } from './modules/tokens/module.js';
 import { TokenResolver } from './modules/tokens/resolver.js';
 import type { Lookup } from './modules/webhooks/address-policy.js';
 import { webhooksModule } from './modules/webhooks/module.js';
 import { webhookDocs } from './modules/webhooks/routes.js';
-import type { CronDriver, DatabaseDriver, DnsDriver, MailDriver, PhpDriver, WebDriver } from './provisioning/driver.js';
+import type {
+  CronDriver,
+  DatabaseDriver,
+  DnsDriver,
+  MailDriver,
+  PhpDriver,
+  SshDriver,
+  WebDriver,
+} from './provisioning/driver.js';
 import { driversFor } from './provisioning/drivers/index.js';
 import { applyResync } from './provisioning/resync.js';
 
@@ -79,6 +88,8 @@ export interface AppDeps {
   databaseDriver?: DatabaseDriver;
   /** The cron driver; by default the one BERTH_DRIVER_CRON names. */
   cronDriver?: CronDriver;
+  /** The SSH driver; by default the one BERTH_DRIVER_SSH names. */
+  sshDriver?: SshDriver;
   /** Backup storage; by default a directory under the data dir. */
   backupStorage?: BackupStorage;
   /** How webhook hosts resolve; by default the system resolver. */
@@ -167,21 +178,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     { cron: deps.cronDriver ?? drivers.cron, php },
     { error: logError('cron run collector error'), warn: (message) => app.log.warn(message) },
   );
+  const ssh = sshModule(svc, { ssh: deps.sshDriver ?? drivers.ssh, php });
   const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
   // The parts in the order a restore puts them back: zones before the mail and sites on them.
   const backups = backupsModule(
     svc,
     backupStorage,
-    [domains.backupPart, mail.backupPart, sites.backupPart, databases.backupPart, cron.backupPart],
+    [domains.backupPart, mail.backupPart, sites.backupPart, databases.backupPart, cron.backupPart, ssh.backupPart],
     logError('backup scheduler error'),
   );
   const servers = await serversModule(
     svc,
     {
       accounts: async (q, id) => (await countAccountsOn(q, [id])).get(id) ?? 0,
-      unitCounts: [sites.serverUnits, mail.serverUnits, databases.serverUnits, cron.serverUnits],
+      unitCounts: [sites.serverUnits, mail.serverUnits, databases.serverUnits, cron.serverUnits, ssh.serverUnits],
     },
-    { authority: issuers.agentAuthority, sources: [databaseAgentUnits, sites.agentUnits, mail.agentUnits, cron.agentUnits] },
+    {
+      authority: issuers.agentAuthority,
+      sources: [databaseAgentUnits, sites.agentUnits, mail.agentUnits, cron.agentUnits, ssh.agentUnits],
+    },
     logError('server status error'),
   );
   const accounts = accountsModule(svc, [
@@ -191,6 +206,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     databaseAccountHooks(jobs),
     backups.accountHooks,
     cron.accountHooks,
+    ssh.accountHooks,
     { diskBytes: recordedElsewhere },
   ]);
   const modules: Contribution[] = [
@@ -206,6 +222,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     mail.contribution,
     databases.contribution,
     cron.contribution,
+    ssh.contribution,
     sites.contribution,
     backups.contribution,
     webhooksModule(svc, { lookup: deps.webhookLookup, publish: publishEvent, onError: logError('webhook relay error') }),

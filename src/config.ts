@@ -36,6 +36,7 @@ const ConfigSchema = Type.Object({
     db: driver('embedded', 'mariadb'),
     php: driver('embedded', 'php-fpm'),
     cron: driver('embedded', 'cron'),
+    ssh: driver('embedded', 'openssh'),
   }),
   // The real daemons' settings, read only when their driver is chosen (docs/Guides/real-daemons.md).
   powerdns: Type.Object({
@@ -81,6 +82,9 @@ const ConfigSchema = Type.Object({
   }),
   // Debian's cron reads the accounts' files from `dir`; each process collects the runs it recorded every `collectMs`.
   cron: Type.Object({ dir: Path, collectMs: Type.Integer({ minimum: 100, maximum: 60_000 }) }),
+  // OpenSSH's directory (its sshd_config, the drop-in in sshd_config.d, Berth's keys and chroot links under berth/),
+  // its pid file, and the port customers are told to connect to.
+  ssh: Type.Object({ dir: Path, pidFile: Path, port: Type.Integer({ minimum: 1, maximum: 65535 }) }),
   // PHP-FPM's files, `{version}` standing for `8.2`; null versions: those installed.
   php: Type.Object({
     versions: Type.Union([Type.Array(Type.String({ pattern: '^\\d+\\.\\d+$' }), { minItems: 1 }), Type.Null()]),
@@ -142,7 +146,8 @@ const ENV_NAMES: Record<string, string> = {
   baseUrl: 'BERTH_BASE_URL',
   secretKey: 'BERTH_SECRET_KEY (32 bytes as base64 or hex)',
   webhooks: 'BERTH_WEBHOOK_*',
-  drivers: 'BERTH_DRIVER_DNS|WEB|MAIL|DB|PHP|CRON',
+  drivers: 'BERTH_DRIVER_DNS|WEB|MAIL|DB|PHP|CRON|SSH',
+  ssh: 'BERTH_SSH_DIR / BERTH_SSH_PID_FILE / BERTH_SSH_PORT',
   cron: 'BERTH_CRON_DIR / BERTH_CRON_COLLECT_MS',
   smtp: 'BERTH_SMTP_URL / BERTH_SMTP_FROM',
   php: 'BERTH_PHP_VERSIONS / BERTH_PHP_POOL_DIR / BERTH_PHP_FPM_CONF / BERTH_PHP_FPM_PID / BERTH_PHP_SOCKET_DIR / BERTH_PHP_WEB_GROUP',
@@ -227,6 +232,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       db: (env.BERTH_DRIVER_DB || 'embedded') as 'embedded',
       php: (env.BERTH_DRIVER_PHP || 'embedded') as 'embedded',
       cron: (env.BERTH_DRIVER_CRON || 'embedded') as 'embedded',
+      ssh: (env.BERTH_DRIVER_SSH || 'embedded') as 'embedded',
+    },
+    ssh: {
+      dir: env.BERTH_SSH_DIR || '/etc/ssh',
+      pidFile: env.BERTH_SSH_PID_FILE || '/run/sshd.pid',
+      port: int(env, 'BERTH_SSH_PORT', 22),
     },
     cron: { dir: env.BERTH_CRON_DIR || '/etc/cron.d', collectMs: int(env, 'BERTH_CRON_COLLECT_MS', 10_000) },
     smtp: {

@@ -40,7 +40,7 @@ export const operationWorker = (queue: string, run: (operationId: string) => Pro
 });
 
 /** The parts a backup may `include`, in the order the API lists them. */
-export const BACKUP_PARTS = ['sites', 'emails', 'dns', 'databases', 'cron_jobs'] as const;
+export const BACKUP_PARTS = ['sites', 'emails', 'dns', 'databases', 'cron_jobs', 'ssh'] as const;
 export type BackupPartName = (typeof BACKUP_PARTS)[number];
 
 /** What a module's part of a backup put into the archive. */

@@ -9,6 +9,13 @@ import path from 'node:path';
 export const accountHome = (dataDir: string, accountId: string): string => path.resolve(dataDir, 'accounts', accountId);
 
 /** A site's files live in its account's home (so they count in its disk usage). */
+/**
+ * Where the account's Unix user logs in and keeps its dotfiles (its passwd home, where its cron
+ * jobs run): a directory of its own inside the account's files, whose root is root's (the SFTP
+ * chroot OpenSSH demands) and only readable by the account's group.
+ */
+export const loginHome = (home: string): string => path.join(home, 'home');
+
 export const siteDir = (dataDir: string, accountId: string, siteId: string): string =>
   path.join(accountHome(dataDir, accountId), 'sites', path.basename(siteId));
 

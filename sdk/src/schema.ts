@@ -1219,6 +1219,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account_id}/ssh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an account's SSH access
+         * @description The mode the account's Unix user is reached in (`disabled` until turned on; never more than the plan's `ssh_access`), and where: `ssh -p <port> <username>@<host>`. A suspended account keeps its mode here but no login is accepted.
+         */
+        get: operations["getAccountSsh"];
+        /**
+         * Set an account's SSH access
+         * @description `sftp`: file transfer only, inside a chroot of the account's files, starting in `/sites`; `shell`: a login shell in its login home; `disabled`: no login. More than the plan's `ssh_access` is a 403 `feature_unavailable`. Takes effect at the next login once `sync_state` is `in_sync`. Announced as `account.ssh.updated`.
+         */
+        put: operations["replaceAccountSsh"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/ssh-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an account's SSH keys
+         * @description A page of what the token can reach; filters combine. `next_cursor` (also in the `Link` header) leads to the next page; `null` on the last.
+         */
+        get: operations["listSshKeys"];
+        put?: never;
+        /**
+         * Add an SSH key
+         * @description A public key that logs in as the account's Unix user (in the mode of its SSH access). Refused with a 422 on `/public_key`: `key_type_not_allowed` (DSA, unknown types), `key_too_small` (RSA under 3072 bits), `invalid_public_key` (not one line of an OpenSSH public key, an options prefix, a type inside the key data other than the one outside, a curve other than the type's). The same key twice on an account: 409 `already_exists`; `max_ssh_keys` applies (403). Announced as `ssh_key.created`.
+         */
+        post: operations["createSshKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounts/{account_id}/ssh-keys/{ssh_key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an SSH key
+         * @description The key with its fingerprint, type and size, and its `ETag`. The key itself is not shown again.
+         */
+        get: operations["getSshKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an SSH key
+         * @description The next login with it is refused once the account is `in_sync` (a session already open goes on). Announced as `ssh_key.deleted`.
+         *
+         *     204 once deleted.
+         */
+        delete: operations["deleteSshKey"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an SSH key (JSON Merge Patch)
+         * @description Its `name` and `allowed_from`; the key itself never changes (add another). Announced as `ssh_key.updated`.
+         *
+         *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.
+         */
+        patch: operations["updateSshKey"];
+        trace?: never;
+    };
     "/v1/sites": {
         parameters: {
             query?: never;
@@ -2657,6 +2737,74 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "ssh_key.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The ssh_key.created event */
+        post: operations["webhook_ssh_key_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "ssh_key.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The ssh_key.updated event */
+        post: operations["webhook_ssh_key_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "ssh_key.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The ssh_key.deleted event */
+        post: operations["webhook_ssh_key_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "account.ssh.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The account.ssh.updated event */
+        post: operations["webhook_account_ssh_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "server.created": {
         parameters: {
             query?: never;
@@ -2873,6 +3021,16 @@ export interface components {
              * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
              */
             cron_min_interval_minutes: number;
+            /**
+             * Format: int32
+             * @description SSH keys. Optional when a plan is created or replaced: 10 if never given.
+             */
+            max_ssh_keys: number;
+            /**
+             * @description The most SSH access an account of the plan may turn on. Optional when a plan is created or replaced: `sftp` if never given.
+             * @enum {string}
+             */
+            ssh_access: "disabled" | "sftp" | "shell";
             features: ("ssl" | "php" | "backups")[];
             /** Format: date-time */
             created_at: string;
@@ -3109,6 +3267,11 @@ export interface components {
                  * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
                  */
                 cron_min_interval_minutes: number;
+                /**
+                 * Format: int32
+                 * @description SSH keys. Optional when a plan is created or replaced: 10 if never given.
+                 */
+                max_ssh_keys: number;
             };
             /** @description Per-account limits that replace the plan's; in a merge patch, `null` removes one. */
             limit_overrides: {
@@ -3172,6 +3335,11 @@ export interface components {
                  * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
                  */
                 cron_min_interval_minutes?: number;
+                /**
+                 * Format: int32
+                 * @description SSH keys. Optional when a plan is created or replaced: 10 if never given.
+                 */
+                max_ssh_keys?: number;
             };
             /** @description The servers the account lives on, one per role (`GET /v1/servers/{server_id}`). */
             placement: {
@@ -3224,6 +3392,11 @@ export interface components {
                  * @description Cron jobs
                  */
                 cron_jobs: number;
+                /**
+                 * Format: int32
+                 * @description SSH keys
+                 */
+                ssh_keys: number;
             };
             /** Format: date-time */
             created_at: string;
@@ -3316,6 +3489,11 @@ export interface components {
                  * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
                  */
                 cron_min_interval_minutes: number;
+                /**
+                 * Format: int32
+                 * @description SSH keys. Optional when a plan is created or replaced: 10 if never given.
+                 */
+                max_ssh_keys: number;
             };
             /** @description Per-account limits that replace the plan's; in a merge patch, `null` removes one. */
             limit_overrides: {
@@ -3379,6 +3557,11 @@ export interface components {
                  * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
                  */
                 cron_min_interval_minutes?: number;
+                /**
+                 * Format: int32
+                 * @description SSH keys. Optional when a plan is created or replaced: 10 if never given.
+                 */
+                max_ssh_keys?: number;
             };
             /** @description The servers the account lives on, one per role (`GET /v1/servers/{server_id}`). */
             placement: {
@@ -3431,6 +3614,11 @@ export interface components {
                  * @description Cron jobs
                  */
                 cron_jobs: number;
+                /**
+                 * Format: int32
+                 * @description SSH keys
+                 */
+                ssh_keys: number;
             };
             /** Format: date-time */
             created_at: string;
@@ -3453,7 +3641,7 @@ export interface components {
                 kind: "operator" | "reseller" | "account";
                 id: string | null;
             };
-            scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write" | "cron:read" | "cron:write")[];
+            scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write" | "cron:read" | "cron:write" | "ssh:read" | "ssh:write")[];
             account_ids: string[] | null;
             /** Format: date-time */
             expires_at: string | null;
@@ -3481,7 +3669,7 @@ export interface components {
                 kind: "operator" | "reseller" | "account";
                 id: string | null;
             };
-            scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write" | "cron:read" | "cron:write")[];
+            scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write" | "cron:read" | "cron:write" | "ssh:read" | "ssh:write")[];
             account_ids: string[] | null;
             /** Format: date-time */
             expires_at: string | null;
@@ -4131,7 +4319,7 @@ export interface components {
             schedule: string;
             /** @description The time zone the account's web server runs the schedule in (null until its agent has reported it). */
             timezone: string | null;
-            /** @description Run in the account's home as the account's Unix user, never as root, with `HOME`, `USER` and a plain `PATH`. No NUL anywhere. */
+            /** @description Run as the account's Unix user, never as root, in its login home (`HOME`, `<account>/home`: the site files are in `../sites`), with `USER` and a plain `PATH`. No NUL anywhere. */
             command: {
                 /** @description The program and its arguments, run without a shell (the program looked up in `PATH`). */
                 argv: string[];
@@ -4162,6 +4350,65 @@ export interface components {
             last_run: components["schemas"]["CronRun"] | null;
             /**
              * @description `in_sync` once the account's web server has written the job into its cron.
+             * @enum {string}
+             */
+            sync_state: "pending" | "in_sync" | "error";
+            sync_error: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: int32
+             * @description Increases on each change; the ETag derives from it.
+             */
+            version: number;
+        };
+        /** @description How the account's Unix user is reached over SSH on its web server: `ssh -p <port> <username>@<host>` (or `sftp`) with one of the account's keys. */
+        AccountSsh: {
+            /** @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p */
+            account_id: string;
+            /**
+             * @description `disabled`: no SSH login; `sftp`: file transfer only, inside a chroot of the account's files; `shell`: a login shell as the account's Unix user.
+             * @enum {string}
+             */
+            access: "disabled" | "sftp" | "shell";
+            /** @description The address of the account's web server (null until it has one). */
+            host: string | null;
+            /** Format: int32 */
+            port: number;
+            /** @description The account's Unix user: the name to log in with. */
+            username: string;
+            /**
+             * @description `in_sync` once the account's web server holds the account's keys and access as shown.
+             * @enum {string}
+             */
+            sync_state: "pending" | "in_sync" | "error";
+            sync_error: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A public key that logs in as the account's Unix user. Berth never holds a private key. */
+        SshKey: {
+            /** @example ssk_01jd3x9v6ef8tb2q4w5n7k8m9p */
+            id: string;
+            /** @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p */
+            account_id: string;
+            name: string;
+            /** @example ssh-ed25519 */
+            type: string;
+            /** Format: int32 */
+            bits: number;
+            /** @description `SHA256:` and the unpadded base64 of the key's SHA-256, as `ssh-keygen -lf` prints it. */
+            fingerprint_sha256: string;
+            /** @description The comment the key line ended with. */
+            comment: string | null;
+            /** @description The key is accepted only from these addresses (empty: from anywhere). */
+            allowed_from: string[];
+            /** Format: date-time */
+            last_used_at: string | null;
+            /**
+             * @description `in_sync` once the account's web server holds the account's keys and access as shown.
              * @enum {string}
              */
             sync_state: "pending" | "in_sync" | "error";
@@ -4501,8 +4748,8 @@ export interface components {
             trigger: "manual" | "schedule";
             /** @example bks_01jd3x9v6ef8tb2q4w5n7k8m9p */
             schedule_id: string | null;
-            /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
-            include: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
+            /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept), SSH access and public keys. Default: all. */
+            include: ("sites" | "emails" | "dns" | "databases" | "cron_jobs" | "ssh")[];
             /** @enum {string} */
             status: "queued" | "running" | "completed" | "failed" | "expired";
             /** Format: int64 */
@@ -4546,8 +4793,8 @@ export interface components {
             trigger: "manual" | "schedule";
             /** @example bks_01jd3x9v6ef8tb2q4w5n7k8m9p */
             schedule_id: string | null;
-            /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
-            include: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
+            /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept), SSH access and public keys. Default: all. */
+            include: ("sites" | "emails" | "dns" | "databases" | "cron_jobs" | "ssh")[];
             /** @enum {string} */
             status: "queued" | "running" | "completed" | "failed" | "expired";
             /** Format: int64 */
@@ -4591,8 +4838,8 @@ export interface components {
             account_id: string;
             cron: string;
             timezone: string;
-            /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
-            include: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
+            /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept), SSH access and public keys. Default: all. */
+            include: ("sites" | "emails" | "dns" | "databases" | "cron_jobs" | "ssh")[];
             /**
              * Format: int32
              * @description Completed backups of this schedule kept; older ones expire (`backup.expired`) as a new one completes, or at once when `retain` is lowered. The plan's `max_backups` still applies.
@@ -4622,7 +4869,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types to receive, or `["*"]` for all. */
-            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
             enabled: boolean;
             /**
              * @description `delivery_failures`: every retry of a delivery failed. Set `enabled` to true to resume.
@@ -4656,7 +4903,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types to receive, or `["*"]` for all. */
-            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
             enabled: boolean;
             /**
              * @description `delivery_failures`: every retry of a delivery failed. Set `enabled` to true to resume.
@@ -7230,6 +7477,8 @@ export interface operations {
                      *           "php_workers": 5,
                      *           "max_cron_jobs": 10,
                      *           "cron_min_interval_minutes": 1,
+                     *           "max_ssh_keys": 10,
+                     *           "ssh_access": "disabled",
                      *           "features": [
                      *             "ssl"
                      *           ],
@@ -7470,6 +7719,8 @@ export interface operations {
                  *       "php_workers": 5,
                  *       "max_cron_jobs": 10,
                  *       "cron_min_interval_minutes": 1,
+                 *       "max_ssh_keys": 10,
+                 *       "ssh_access": "disabled",
                  *       "features": [
                  *         "ssl"
                  *       ]
@@ -7538,6 +7789,16 @@ export interface operations {
                      * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
                      */
                     cron_min_interval_minutes?: number;
+                    /**
+                     * Format: int32
+                     * @description SSH keys. Optional when a plan is created or replaced: 10 if never given.
+                     */
+                    max_ssh_keys?: number;
+                    /**
+                     * @description The most SSH access an account of the plan may turn on. Optional when a plan is created or replaced: `sftp` if never given.
+                     * @enum {string}
+                     */
+                    ssh_access?: "disabled" | "sftp" | "shell";
                     features?: ("ssl" | "php" | "backups")[];
                 };
             };
@@ -7574,6 +7835,8 @@ export interface operations {
                      *       "php_workers": 5,
                      *       "max_cron_jobs": 10,
                      *       "cron_min_interval_minutes": 1,
+                     *       "max_ssh_keys": 10,
+                     *       "ssh_access": "disabled",
                      *       "features": [
                      *         "ssl"
                      *       ],
@@ -7940,6 +8203,8 @@ export interface operations {
                      *       "php_workers": 5,
                      *       "max_cron_jobs": 10,
                      *       "cron_min_interval_minutes": 1,
+                     *       "max_ssh_keys": 10,
+                     *       "ssh_access": "disabled",
                      *       "features": [
                      *         "ssl"
                      *       ],
@@ -8215,6 +8480,8 @@ export interface operations {
                  *       "php_workers": 5,
                  *       "max_cron_jobs": 10,
                  *       "cron_min_interval_minutes": 1,
+                 *       "max_ssh_keys": 10,
+                 *       "ssh_access": "disabled",
                  *       "features": [
                  *         "ssl"
                  *       ]
@@ -8283,6 +8550,16 @@ export interface operations {
                      * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
                      */
                     cron_min_interval_minutes?: number;
+                    /**
+                     * Format: int32
+                     * @description SSH keys. Optional when a plan is created or replaced: 10 if never given.
+                     */
+                    max_ssh_keys?: number;
+                    /**
+                     * @description The most SSH access an account of the plan may turn on. Optional when a plan is created or replaced: `sftp` if never given.
+                     * @enum {string}
+                     */
+                    ssh_access?: "disabled" | "sftp" | "shell";
                     features: ("ssl" | "php" | "backups")[];
                 };
             };
@@ -8317,6 +8594,8 @@ export interface operations {
                      *       "php_workers": 5,
                      *       "max_cron_jobs": 10,
                      *       "cron_min_interval_minutes": 1,
+                     *       "max_ssh_keys": 10,
+                     *       "ssh_access": "disabled",
                      *       "features": [
                      *         "ssl"
                      *       ],
@@ -9035,6 +9314,8 @@ export interface operations {
                  *       "php_workers": 5,
                  *       "max_cron_jobs": 10,
                  *       "cron_min_interval_minutes": 1,
+                 *       "max_ssh_keys": 10,
+                 *       "ssh_access": "disabled",
                  *       "features": [
                  *         "ssl"
                  *       ]
@@ -9103,6 +9384,16 @@ export interface operations {
                      * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
                      */
                     cron_min_interval_minutes?: number;
+                    /**
+                     * Format: int32
+                     * @description SSH keys. Optional when a plan is created or replaced: 10 if never given.
+                     */
+                    max_ssh_keys?: number;
+                    /**
+                     * @description The most SSH access an account of the plan may turn on. Optional when a plan is created or replaced: `sftp` if never given.
+                     * @enum {string}
+                     */
+                    ssh_access?: "disabled" | "sftp" | "shell";
                     features?: ("ssl" | "php" | "backups")[];
                 };
             };
@@ -9137,6 +9428,8 @@ export interface operations {
                      *       "php_workers": 5,
                      *       "max_cron_jobs": 10,
                      *       "cron_min_interval_minutes": 1,
+                     *       "max_ssh_keys": 10,
+                     *       "ssh_access": "disabled",
                      *       "features": [
                      *         "ssl"
                      *       ],
@@ -12109,7 +12402,8 @@ export interface operations {
                      *             "max_database_users": 10,
                      *             "php_workers": 5,
                      *             "max_cron_jobs": 10,
-                     *             "cron_min_interval_minutes": 1
+                     *             "cron_min_interval_minutes": 1,
+                     *             "max_ssh_keys": 10
                      *           },
                      *           "limit_overrides": {
                      *             "max_sites": 10,
@@ -12123,7 +12417,8 @@ export interface operations {
                      *             "max_database_users": 10,
                      *             "php_workers": 5,
                      *             "max_cron_jobs": 10,
-                     *             "cron_min_interval_minutes": 1
+                     *             "cron_min_interval_minutes": 1,
+                     *             "max_ssh_keys": 10
                      *           },
                      *           "placement": {
                      *             "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -12138,7 +12433,8 @@ export interface operations {
                      *             "database_users": 1,
                      *             "disk_bytes": 52428800,
                      *             "backups": 1,
-                     *             "cron_jobs": 1
+                     *             "cron_jobs": 1,
+                     *             "ssh_keys": 1
                      *           },
                      *           "created_at": "2026-11-24T09:30:00Z",
                      *           "updated_at": "2026-11-24T09:30:00Z",
@@ -12380,7 +12676,8 @@ export interface operations {
                  *         "max_database_users": 10,
                  *         "php_workers": 5,
                  *         "max_cron_jobs": 10,
-                 *         "cron_min_interval_minutes": 1
+                 *         "cron_min_interval_minutes": 1,
+                 *         "max_ssh_keys": 10
                  *       },
                  *       "placement": {
                  *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -12461,6 +12758,11 @@ export interface operations {
                          * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
                          */
                         cron_min_interval_minutes?: number;
+                        /**
+                         * Format: int32
+                         * @description SSH keys. Optional when a plan is created or replaced: 10 if never given.
+                         */
+                        max_ssh_keys?: number;
                     };
                     /** @description Operator only: the server of a role, which must have that role. A role left out is placed by the default policy: the online server with the role, placement enabled and capacity left that holds the fewest accounts (409 `no_capacity` naming the role when there is none). */
                     placement?: {
@@ -12510,7 +12812,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "limit_overrides": {
                      *         "max_sites": 10,
@@ -12524,7 +12827,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "placement": {
                      *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -12539,7 +12843,8 @@ export interface operations {
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
-                     *         "cron_jobs": 1
+                     *         "cron_jobs": 1,
+                     *         "ssh_keys": 1
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -12908,7 +13213,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "limit_overrides": {
                      *         "max_sites": 10,
@@ -12922,7 +13228,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "placement": {
                      *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -12937,7 +13244,8 @@ export interface operations {
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
-                     *         "cron_jobs": 1
+                     *         "cron_jobs": 1,
+                     *         "ssh_keys": 1
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -13212,7 +13520,8 @@ export interface operations {
                  *         "max_database_users": 10,
                  *         "php_workers": 5,
                  *         "max_cron_jobs": 10,
-                 *         "cron_min_interval_minutes": 1
+                 *         "cron_min_interval_minutes": 1,
+                 *         "max_ssh_keys": 10
                  *       }
                  *     }
                  */
@@ -13284,6 +13593,11 @@ export interface operations {
                          * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
                          */
                         cron_min_interval_minutes?: number;
+                        /**
+                         * Format: int32
+                         * @description SSH keys. Optional when a plan is created or replaced: 10 if never given.
+                         */
+                        max_ssh_keys?: number;
                     };
                 };
             };
@@ -13322,7 +13636,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "limit_overrides": {
                      *         "max_sites": 10,
@@ -13336,7 +13651,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "placement": {
                      *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -13351,7 +13667,8 @@ export interface operations {
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
-                     *         "cron_jobs": 1
+                     *         "cron_jobs": 1,
+                     *         "ssh_keys": 1
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -13733,7 +14050,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "limit_overrides": {
                      *         "max_sites": 10,
@@ -13747,7 +14065,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "placement": {
                      *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -13762,7 +14081,8 @@ export interface operations {
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
-                     *         "cron_jobs": 1
+                     *         "cron_jobs": 1,
+                     *         "ssh_keys": 1
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -14146,7 +14466,8 @@ export interface operations {
                  *         "max_database_users": 10,
                  *         "php_workers": 5,
                  *         "max_cron_jobs": 10,
-                 *         "cron_min_interval_minutes": 1
+                 *         "cron_min_interval_minutes": 1,
+                 *         "max_ssh_keys": 10
                  *       }
                  *     }
                  */
@@ -14170,6 +14491,7 @@ export interface operations {
                         php_workers?: number | null;
                         max_cron_jobs?: number | null;
                         cron_min_interval_minutes?: number | null;
+                        max_ssh_keys?: number | null;
                     };
                 };
             };
@@ -14208,7 +14530,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "limit_overrides": {
                      *         "max_sites": 10,
@@ -14222,7 +14545,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "placement": {
                      *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -14237,7 +14561,8 @@ export interface operations {
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
-                     *         "cron_jobs": 1
+                     *         "cron_jobs": 1,
+                     *         "ssh_keys": 1
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -14631,7 +14956,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "limit_overrides": {
                      *         "max_sites": 10,
@@ -14645,7 +14971,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "placement": {
                      *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -14660,7 +14987,8 @@ export interface operations {
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
-                     *         "cron_jobs": 1
+                     *         "cron_jobs": 1,
+                     *         "ssh_keys": 1
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -15029,7 +15357,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "limit_overrides": {
                      *         "max_sites": 10,
@@ -15043,7 +15372,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "placement": {
                      *         "web": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
@@ -15058,7 +15388,8 @@ export interface operations {
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
-                     *         "cron_jobs": 1
+                     *         "cron_jobs": 1,
+                     *         "ssh_keys": 1
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -15413,7 +15744,8 @@ export interface operations {
                      *         "max_database_users": 10,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
-                     *         "cron_min_interval_minutes": 1
+                     *         "cron_min_interval_minutes": 1,
+                     *         "max_ssh_keys": 10
                      *       },
                      *       "usage": {
                      *         "sites": 1,
@@ -15423,7 +15755,8 @@ export interface operations {
                      *         "database_users": 1,
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
-                     *         "cron_jobs": 1
+                     *         "cron_jobs": 1,
+                     *         "ssh_keys": 1
                      *       },
                      *       "exceeded": [
                      *         {
@@ -15499,6 +15832,11 @@ export interface operations {
                              * @description The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.
                              */
                             cron_min_interval_minutes: number;
+                            /**
+                             * Format: int32
+                             * @description SSH keys. Optional when a plan is created or replaced: 10 if never given.
+                             */
+                            max_ssh_keys: number;
                         };
                         usage: {
                             /**
@@ -15541,6 +15879,11 @@ export interface operations {
                              * @description Cron jobs
                              */
                             cron_jobs: number;
+                            /**
+                             * Format: int32
+                             * @description SSH keys
+                             */
+                            ssh_keys: number;
                         };
                         exceeded: {
                             limit: string;
@@ -16062,7 +16405,7 @@ export interface operations {
                         kind: "operator" | "reseller" | "account";
                         id: string | null;
                     };
-                    scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write" | "cron:read" | "cron:write")[];
+                    scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write" | "cron:read" | "cron:write" | "ssh:read" | "ssh:write")[];
                     account_ids?: string[] | null;
                     /** Format: date-time */
                     expires_at?: string | null;
@@ -17123,7 +17466,7 @@ export interface operations {
                             id: string | null;
                         };
                         token: components["schemas"]["Token"];
-                        scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write" | "cron:read" | "cron:write")[];
+                        scopes: ("*" | "accounts:read" | "accounts:write" | "plans:read" | "plans:write" | "resellers:read" | "resellers:write" | "domains:read" | "domains:write" | "dns:read" | "dns:write" | "emails:read" | "emails:write" | "sites:read" | "sites:write" | "certificates:read" | "certificates:write" | "databases:read" | "databases:write" | "backups:read" | "backups:write" | "webhooks:read" | "webhooks:write" | "events:read" | "events:write" | "tokens:read" | "tokens:write" | "servers:read" | "servers:write" | "cron:read" | "cron:write" | "ssh:read" | "ssh:write")[];
                         reach: {
                             /** @example rsl_01jd3x9v6ef8tb2q4w5n7k8m9p */
                             reseller_id: string | null;
@@ -37013,7 +37356,7 @@ export interface operations {
                      * @example *\/15 * * * *
                      */
                     schedule: string;
-                    /** @description Run in the account's home as the account's Unix user, never as root, with `HOME`, `USER` and a plain `PATH`. No NUL anywhere. */
+                    /** @description Run as the account's Unix user, never as root, in its login home (`HOME`, `<account>/home`: the site files are in `../sites`), with `USER` and a plain `PATH`. No NUL anywhere. */
                     command: {
                         /** @description The program and its arguments, run without a shell (the program looked up in `PATH`). */
                         argv: string[];
@@ -38114,7 +38457,7 @@ export interface operations {
                      * @example *\/15 * * * *
                      */
                     schedule?: string;
-                    /** @description Run in the account's home as the account's Unix user, never as root, with `HOME`, `USER` and a plain `PATH`. No NUL anywhere. */
+                    /** @description Run as the account's Unix user, never as root, in its login home (`HOME`, `<account>/home`: the site files are in `../sites`), with `USER` and a plain `PATH`. No NUL anywhere. */
                     command?: {
                         /** @description The program and its arguments, run without a shell (the program looked up in `PATH`). */
                         argv: string[];
@@ -39073,6 +39416,2309 @@ export interface operations {
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "invalid_state",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAccountSsh: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How the account's Unix user is reached over SSH on its web server: `ssh -p <port> <username>@<host>` (or `sftp`) with one of the account's keys. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "account_id": "acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "access": "disabled",
+                     *       "host": "example",
+                     *       "port": 443,
+                     *       "username": "example",
+                     *       "sync_state": "pending",
+                     *       "sync_error": null,
+                     *       "updated_at": "2026-11-24T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AccountSsh"];
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replaceAccountSsh: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "access": "disabled"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description `disabled`: no SSH login; `sftp`: file transfer only, inside a chroot of the account's files; `shell`: a login shell as the account's Unix user.
+                     * @enum {string}
+                     */
+                    access: "disabled" | "sftp" | "shell";
+                };
+            };
+        };
+        responses: {
+            /** @description How the account's Unix user is reached over SSH on its web server: `ssh -p <port> <username>@<host>` (or `sftp`) with one of the account's keys. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "account_id": "acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "access": "disabled",
+                     *       "host": "example",
+                     *       "port": 443,
+                     *       "username": "example",
+                     *       "sync_state": "pending",
+                     *       "sync_error": null,
+                     *       "updated_at": "2026-11-24T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AccountSsh"];
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSshKeys: {
+        parameters: {
+            query?: {
+                /** @description Page size (1-200). */
+                limit?: number;
+                /** @description Opaque cursor from `next_cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "ssk_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *           "account_id": "acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *           "name": "example.com",
+                     *           "type": "ssh-ed25519",
+                     *           "bits": 1,
+                     *           "fingerprint_sha256": "example",
+                     *           "comment": "example",
+                     *           "allowed_from": [
+                     *             "example"
+                     *           ],
+                     *           "last_used_at": "2026-11-24T09:30:00Z",
+                     *           "sync_state": "pending",
+                     *           "sync_error": null,
+                     *           "created_at": "2026-11-24T09:30:00Z",
+                     *           "updated_at": "2026-11-24T09:30:00Z",
+                     *           "version": 1
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJpZCI6ImFjY18wMWpkM3g5djZlZjh0YjJxNHc1bjdrOG05cCJ9"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SshKey"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createSshKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any 1-255 printable ASCII characters, unique per intended change (a UUID). A retry with the same key within 24 hours gets the first response again (`Idempotent-Replayed: true`) instead of doing the work twice; the same key with another body is a 422.
+                 * @example 5f2b1c7e-8d3a-4b6f-9e0a-1c2d3e4f5a6b
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example.com",
+                 *       "public_key": "example",
+                 *       "allowed_from": [
+                 *         "example"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    /** @description One line of an OpenSSH public key (`ssh-ed25519 AAAA... comment`): Ed25519, ECDSA (P-256, P-384, P-521), RSA of at least 3072 bits, or a security key (`sk-ssh-ed25519@openssh.com`, `sk-ecdsa-sha2-nistp256@openssh.com`). No options prefix. */
+                    public_key: string;
+                    /** @description The key is accepted only from these addresses (empty: from anywhere). */
+                    allowed_from?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description A public key that logs in as the account's Unix user. Berth never holds a private key. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ssk_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "account_id": "acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "name": "example.com",
+                     *       "type": "ssh-ed25519",
+                     *       "bits": 1,
+                     *       "fingerprint_sha256": "example",
+                     *       "comment": "example",
+                     *       "allowed_from": [
+                     *         "example"
+                     *       ],
+                     *       "last_used_at": "2026-11-24T09:30:00Z",
+                     *       "sync_state": "pending",
+                     *       "sync_error": null,
+                     *       "created_at": "2026-11-24T09:30:00Z",
+                     *       "updated_at": "2026-11-24T09:30:00Z",
+                     *       "version": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SshKey"];
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSshKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` the client holds: 304 without a body while it is still current.
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+                /**
+                 * @description The ssh key's id.
+                 * @example ssk_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                ssh_key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A public key that logs in as the account's Unix user. Berth never holds a private key. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ssk_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "account_id": "acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "name": "example.com",
+                     *       "type": "ssh-ed25519",
+                     *       "bits": 1,
+                     *       "fingerprint_sha256": "example",
+                     *       "comment": "example",
+                     *       "allowed_from": [
+                     *         "example"
+                     *       ],
+                     *       "last_used_at": "2026-11-24T09:30:00Z",
+                     *       "sync_state": "pending",
+                     *       "sync_error": null,
+                     *       "created_at": "2026-11-24T09:30:00Z",
+                     *       "updated_at": "2026-11-24T09:30:00Z",
+                     *       "version": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SshKey"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSshKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the version the change was made against (`"3"`): the request is refused with 412 when the resource has changed since. `*` matches any version.
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+                /**
+                 * @description The ssh key's id.
+                 * @example ssk_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                ssh_key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `If-Match` does not match the current ETag. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/precondition_failed",
+                     *       "title": "Precondition failed",
+                     *       "status": 412,
+                     *       "detail": "The `If-Match` header does not match the current `ETag`: the resource changed since it was read.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "precondition_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateSshKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the version the change was made against (`"3"`): the request is refused with 412 when the resource has changed since. `*` matches any version.
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description Only those of this hosting account.
+                 * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                account_id: string;
+                /**
+                 * @description The ssh key's id.
+                 * @example ssk_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                ssh_key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example.com",
+                 *       "allowed_from": [
+                 *         "example"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    /** @description The key is accepted only from these addresses (empty: from anywhere). */
+                    allowed_from?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description A public key that logs in as the account's Unix user. Berth never holds a private key. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ssk_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "account_id": "acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "name": "example.com",
+                     *       "type": "ssh-ed25519",
+                     *       "bits": 1,
+                     *       "fingerprint_sha256": "example",
+                     *       "comment": "example",
+                     *       "allowed_from": [
+                     *         "example"
+                     *       ],
+                     *       "last_used_at": "2026-11-24T09:30:00Z",
+                     *       "sync_state": "pending",
+                     *       "sync_error": null,
+                     *       "created_at": "2026-11-24T09:30:00Z",
+                     *       "updated_at": "2026-11-24T09:30:00Z",
+                     *       "version": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SshKey"];
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `If-Match` does not match the current ETag. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/precondition_failed",
+                     *       "title": "Precondition failed",
+                     *       "status": 412,
+                     *       "detail": "The `If-Match` header does not match the current `ETag`: the resource changed since it was read.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "precondition_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -44760,8 +47406,8 @@ export interface operations {
                 "application/json": {
                     /** @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p */
                     account_id: string;
-                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
-                    include?: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
+                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept), SSH access and public keys. Default: all. */
+                    include?: ("sites" | "emails" | "dns" | "databases" | "cron_jobs" | "ssh")[];
                 };
             };
         };
@@ -45789,8 +48435,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
-                    include?: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
+                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept), SSH access and public keys. Default: all. */
+                    include?: ("sites" | "emails" | "dns" | "databases" | "cron_jobs" | "ssh")[];
                 };
             };
         };
@@ -46744,8 +49390,8 @@ export interface operations {
                      * @example Europe/Berlin
                      */
                     timezone?: string;
-                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
-                    include?: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
+                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept), SSH access and public keys. Default: all. */
+                    include?: ("sites" | "emails" | "dns" | "databases" | "cron_jobs" | "ssh")[];
                     /**
                      * Format: int32
                      * @description Completed backups of this schedule kept; older ones expire (`backup.expired`) as a new one completes, or at once when `retain` is lowered. The plan's `max_backups` still applies.
@@ -47420,8 +50066,8 @@ export interface operations {
                      * @example Europe/Berlin
                      */
                     timezone: string;
-                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
-                    include: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
+                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept), SSH access and public keys. Default: all. */
+                    include: ("sites" | "emails" | "dns" | "databases" | "cron_jobs" | "ssh")[];
                     /**
                      * Format: int32
                      * @description Completed backups of this schedule kept; older ones expire (`backup.expired`) as a new one completes, or at once when `retain` is lowered. The plan's `max_backups` still applies.
@@ -48178,8 +50824,8 @@ export interface operations {
                      * @example Europe/Berlin
                      */
                     timezone?: string;
-                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all. */
-                    include?: ("sites" | "emails" | "dns" | "databases" | "cron_jobs")[];
+                    /** @description What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept), SSH access and public keys. Default: all. */
+                    include?: ("sites" | "emails" | "dns" | "databases" | "cron_jobs" | "ssh")[];
                     /**
                      * Format: int32
                      * @description Completed backups of this schedule kept; older ones expire (`backup.expired`) as a new one completes, or at once when `retain` is lowered. The plan's `max_backups` still applies.
@@ -48827,7 +51473,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
                     description?: string;
                     enabled?: boolean;
                 };
@@ -49502,7 +52148,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
                     description: string;
                     enabled: boolean;
                 };
@@ -50254,7 +52900,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types?: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+                    event_types?: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
                     description?: string;
                     enabled?: boolean;
                 };
@@ -53847,6 +56493,122 @@ export interface operations {
         };
     };
     webhook_cron_job_run_timed_out: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_ssh_key_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_ssh_key_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_ssh_key_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_account_ssh_updated: {
         parameters: {
             query?: never;
             header: {

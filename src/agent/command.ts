@@ -61,7 +61,14 @@ export async function runAgentCommand(argv: string[], config: Readonly<Config>):
       {
         dataDir: config.dataDir,
         identity,
-        drivers: { database: drivers.db, web: drivers.web, php: drivers.php, mail: drivers.mail, cron: drivers.cron },
+        drivers: {
+          database: drivers.db,
+          web: drivers.web,
+          php: drivers.php,
+          mail: drivers.mail,
+          cron: drivers.cron,
+          ssh: drivers.ssh,
+        },
         version: VERSION,
         diskBytesUsed: () => bytesUsedUnder(config.dataDir),
         measureEveryMs: config.databaseMeterMs,

@@ -3,11 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { publicMessage } from '../lib/errors.js';
 import { SYSTEM_TIME_ZONE } from '../lib/time-zone.js';
 import type { AgentReport, AgentUnit } from '../provisioning/agent-units.js';
-import type { CronDriver, DatabaseDriver, MailDriver, PhpDriver, WebDriver } from '../provisioning/driver.js';
 import { certificateRequest } from '../tls/internal-ca.js';
 import { generateKey } from '../tls/keys.js';
+import { applyCronUnit, applySshUnit, sendCronRuns } from './account-units.js';
 import { agentCall, agentDownload, agentUpload } from './client.js';
-import { applyCronUnit, sendCronRuns } from './cron.js';
+import type { AgentDrivers } from './drivers.js';
 import { applyMailUnit } from './mail.js';
 import { receiveUnits } from './receive.js';
 import { type CachedUnits, type Identity, loadUnits, saveIdentity, saveUnits } from './state.js';
@@ -19,7 +19,7 @@ import { ofAccount, withdrawAccount } from './withdraw.js';
 export interface AgentOptions {
   dataDir: string;
   identity: Identity;
-  drivers: { database: DatabaseDriver; web: WebDriver; php: PhpDriver; mail: MailDriver; cron: CronDriver };
+  drivers: AgentDrivers;
   version: string;
   /** Bytes used where the agent keeps its data (its heartbeat carries them). */
   diskBytesUsed: () => Promise<number>;
@@ -48,6 +48,7 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
     try {
       if (unit.kind === 'database') await o.drivers.database.applyAccount(unit.spec);
       else if (unit.kind === 'cron') await applyCronUnit(o, unit.spec);
+      else if (unit.kind === 'ssh') await applySshUnit(o, unit.spec);
       else if (unit.kind === 'mail')
         await applyMailUnit({ dataDir: o.dataDir, mail: o.drivers.mail }, unit.key, unit.spec, cached.units);
       else if (unit.kind === 'task') {

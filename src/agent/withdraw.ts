@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { accountHome } from '../layout.js';
 import type { AgentUnit, AgentWithdrawal } from '../provisioning/agent-units.js';
-import type { CronDriver, DatabaseDriver, MailDriver, PhpDriver, WebDriver } from '../provisioning/driver.js';
+import type { AgentDrivers } from './drivers.js';
 import { withdrawMail } from './mail.js';
 
 /** Whether a unit the agent keeps belongs to the account. */
@@ -10,13 +10,13 @@ export const ofAccount = (unit: AgentUnit, accountId: string): boolean =>
 
 /**
  * Takes a terminated account off this server: its sites stop being served and its mail domains
- * received (the ones this agent was handed), its cron jobs stop, then its pools and Unix user go, its databases and
+ * received (the ones this agent was handed), its cron jobs and SSH access stop, then its pools and Unix user go, its databases and
  * users, and its files.
  */
 export async function withdrawAccount(
   o: {
     dataDir: string;
-    drivers: { database: DatabaseDriver; web: WebDriver; php: PhpDriver; mail: MailDriver; cron: CronDriver };
+    drivers: AgentDrivers;
   },
   spec: AgentWithdrawal,
   units: AgentUnit[],
@@ -25,6 +25,7 @@ export async function withdrawAccount(
     for (const unit of units)
       if (unit.kind === 'web' && unit.spec.account_id === spec.account_id) await o.drivers.web.removeSite(unit.key);
     await o.drivers.cron.removeAccount(spec.username);
+    await o.drivers.ssh.removeAccount(spec.username);
     await o.drivers.php.removeAccount(spec.username);
   }
   if (spec.roles.includes('mail')) await withdrawMail({ dataDir: o.dataDir, mail: o.drivers.mail }, spec.account_id, units);

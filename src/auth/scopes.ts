@@ -14,6 +14,7 @@ const SCOPE_AREAS = [
   'tokens',
   'servers',
   'cron',
+  'ssh',
 ] as const;
 export type ScopeArea = (typeof SCOPE_AREAS)[number];
 export type Scope = `${ScopeArea}:${'read' | 'write'}` | '*';

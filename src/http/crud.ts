@@ -242,10 +242,26 @@ export interface DeleteRouteOptions {
 
 const DELETE_DESCRIPTION = '204 once deleted.';
 
-/** DELETE answering 204; If-Match honoured. */
+/** DELETE of a resource addressed by its id alone. */
 function deleteRoute(app: App, o: DeleteRouteOptions): void {
+  itemDeleteRoute(app, {
+    ...o,
+    path: `${o.path}/:${ID_PARAMS[o.prefix]}`,
+    params: IdParams(o.prefix),
+    remove: (caller, _params, expectedVersion, req) => o.remove(caller, paramId(req), expectedVersion),
+  });
+}
+
+export interface ItemDeleteRouteOptions<P extends TObject> extends Omit<DeleteRouteOptions, 'prefix' | 'remove'> {
+  /** The item's path parameters (a nested item: its parent's and its own). */
+  params: P;
+  remove: (caller: Caller, params: Static<P>, expectedVersion: number | undefined, request: FastifyRequest) => Promise<void>;
+}
+
+/** DELETE answering 204; If-Match honoured. */
+export function itemDeleteRoute<P extends TObject>(app: App, o: ItemDeleteRouteOptions<P>): void {
   app.delete(
-    `${o.path}/:${ID_PARAMS[o.prefix]}`,
+    o.path,
     {
       config: { scope: o.scope, reach: o.reach },
       schema: {
@@ -253,13 +269,13 @@ function deleteRoute(app: App, o: DeleteRouteOptions): void {
         operationId: o.operationId,
         summary: o.summary,
         description: described(o.description, DELETE_DESCRIPTION),
-        params: IdParams(o.prefix),
+        params: o.params,
         headers: IfMatchHeaders,
         response: { 204: Type.Null({ description: 'Deleted' }) },
       },
     },
     async (req, reply) => {
-      await o.remove(callerOf(req), paramId(req), ifMatchVersion(req));
+      await o.remove(callerOf(req), req.params as Static<P>, ifMatchVersion(req), req);
       return reply.code(204).send(null);
     },
   );

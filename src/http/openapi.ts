@@ -88,6 +88,11 @@ export async function installOpenApi(app: FastifyInstance, extra: OpenApiOptions
           description:
             "Cron jobs of an account: commands its web server runs on a schedule as the account's Unix user, and their runs.",
         },
+        {
+          name: 'ssh',
+          description:
+            'SSH and SFTP access of an account: its Unix user on its web server, reached with the public keys managed here (never a password).',
+        },
         { name: 'backups', description: 'Archives of an account (sites, mailboxes, zones) on backup storage.' },
         {
           name: 'webhooks',

@@ -12,6 +12,7 @@ export const JOBS = {
   housekeeping: 'housekeeping',
   mailApply: 'mail.apply',
   siteDeploy: 'site.deploy',
+  sshApply: 'ssh.apply',
   webApply: 'web.apply',
   webhookDeliver: 'webhook.deliver',
 } as const;
@@ -33,6 +34,7 @@ export const UNIT_KEYS: Readonly<Partial<Record<string, string>>> = {
   [JOBS.mailApply]: 'domain_id',
   [JOBS.databaseApply]: 'account_id',
   [JOBS.cronApply]: 'account_id',
+  [JOBS.sshApply]: 'account_id',
   [JOBS.webApply]: 'site_id',
   // Not an apply, but the same shape: the job obtains a certificate for the site as it is when
   // the job runs, so one waiting per site is enough (and one ACME order in flight per site).

@@ -25,7 +25,8 @@ export type IdPrefix =
   | 'srv'
   | 'tsk'
   | 'cjb'
-  | 'crn';
+  | 'crn'
+  | 'ssk';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const bytes = new Uint8Array(16);

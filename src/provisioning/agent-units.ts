@@ -7,6 +7,7 @@ import { MailDomainContent } from './render/mail.js';
 import { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
 import { SiteTls } from './render/nginx.js';
 import { PhpSettings } from './render/php-fpm.js';
+import { SshUnitSpec } from './render/ssh.js';
 
 const Key = Type.String({ minLength: 1, maxLength: 100 });
 const Generation = Type.Integer({ minimum: 1, maximum: 2147483647 });
@@ -110,6 +111,7 @@ export const AgentUnit = Type.Union([
   unit('withdrawal', AgentWithdrawal),
   unit('task', AgentTask),
   unit('cron', CronUnitSpec),
+  unit('ssh', SshUnitSpec),
 ]);
 export type AgentUnit = Static<typeof AgentUnit>;
 
@@ -120,6 +122,7 @@ const AgentUnitKind = Type.Union([
   Type.Literal('withdrawal'),
   Type.Literal('task'),
   Type.Literal('cron'),
+  Type.Literal('ssh'),
 ]);
 export type AgentUnitKind = AgentUnit['kind'];
 

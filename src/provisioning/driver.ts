@@ -3,6 +3,7 @@ import type { MailDomainSpec } from './render/mail.js';
 import type { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
 import type { SiteSpec } from './render/nginx.js';
 import type { PhpPoolSpec } from './render/php-fpm.js';
+import type { SshAccountSpec } from './render/ssh.js';
 import type { Zone } from './render/zone-file.js';
 
 /**
@@ -101,4 +102,14 @@ export interface CronDriver {
   runNow(jobId: string, runId: string): Promise<{ skipped: string } | null>;
   collect(): Promise<CronRunRecord[]>;
   acknowledge(runIds: string[]): Promise<void>;
+}
+
+/**
+ * An SSH driver gives an account's Unix user the SSH access its unit names (`applyAccount`, the
+ * whole unit, idempotent) and takes it away when the account goes (`removeAccount`).
+ */
+export interface SshDriver {
+  readonly name: string;
+  applyAccount(spec: SshAccountSpec): Promise<void>;
+  removeAccount(username: string): Promise<void>;
 }

@@ -3,7 +3,7 @@ import { periodic } from '../jobs/periodic.js';
 import type { JobQueue } from '../jobs/queue.js';
 
 /** The apply units (each job re-renders a whole unit, a site's creation and deletion included): running one again is always safe. */
-const APPLY_QUEUES = [JOBS.dnsApply, JOBS.mailApply, JOBS.webApply, JOBS.databaseApply, JOBS.cronApply] as const;
+const APPLY_QUEUES = [JOBS.dnsApply, JOBS.mailApply, JOBS.webApply, JOBS.databaseApply, JOBS.cronApply, JOBS.sshApply] as const;
 
 /**
  * No change is lost while a daemon is down: an apply is first retried by the queue with

@@ -55,7 +55,7 @@ describe('backup schedules', () => {
     expect(r.body).toMatchObject({
       next_run_at: '2026-11-23T01:30:00.000Z',
       last_run_at: null,
-      include: ['sites', 'emails', 'dns', 'databases', 'cron_jobs'],
+      include: ['sites', 'emails', 'dns', 'databases', 'cron_jobs', 'ssh'],
     });
     const listed = await a.get(`/v1/backup-schedules?account_id=${acc.id}`);
     expect(listed.body.data).toEqual([expect.objectContaining({ id: r.body.id, cron: '30 2 * * *', retain: 3 })]);

@@ -66,7 +66,7 @@ describe('backups', () => {
     expect(r.body).toMatchObject({
       status: 'queued',
       trigger: 'manual',
-      include: ['sites', 'emails', 'dns', 'databases', 'cron_jobs'],
+      include: ['sites', 'emails', 'dns', 'databases', 'cron_jobs', 'ssh'],
     });
     expect(r.body.operation).toMatchObject({ type: 'backup.create', resource: { type: 'backup', id: r.body.id } });
     const b = await completed(r.body.id);

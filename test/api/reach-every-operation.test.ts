@@ -5,6 +5,7 @@ import { tarGz } from '../helpers/archives.js';
 import { BODIES, ZONE_TEXT } from '../helpers/bodies.js';
 import { createPlan, createToken, world } from '../helpers/fixtures.js';
 import { operationsOf, urlOf, type Operation } from '../helpers/openapi.js';
+import { ed25519KeyLine } from '../helpers/ssh-keys.js';
 
 /**
  * Every operation of the OpenAPI document, called by principals of another tenant on resources
@@ -70,6 +71,7 @@ beforeAll(async () => {
     schedule: '@daily',
     command: { argv: ['true'] },
   });
+  const sshKey = await post(`/v1/accounts/${w.accountA.id}/ssh-keys`, { name: 'a', public_key: ed25519KeyLine() });
   const webhook = await post('/v1/webhooks', { url: 'https://hooks.example.com/a', event_types: ['*'] });
   await post(`/v1/webhooks/${webhook.id}/test`, undefined);
   const delivery = await eventually(async () => (await t.get(`/v1/webhooks/${webhook.id}/deliveries`, w.tokenA)).body.data[0]);
@@ -95,6 +97,7 @@ beforeAll(async () => {
     backups: backup.id,
     'backup-schedules': schedule.id,
     'cron-jobs': cronJob.id,
+    'ssh-keys': sshKey.id,
     webhooks: webhook.id,
     deliveries: delivery.id,
     databases: database.id,

@@ -20,7 +20,7 @@ import { EmbeddedDatabaseDriver } from '../../src/provisioning/drivers/embedded-
 import { EmbeddedMailDriver } from '../../src/provisioning/drivers/embedded-mail.js';
 import { EmbeddedPhpDriver } from '../../src/provisioning/drivers/embedded-php.js';
 import { EmbeddedWebDriver } from '../../src/provisioning/drivers/embedded-web.js';
-import { cronDriver } from '../../src/provisioning/drivers/index.js';
+import { cronDriver, sshDriver } from '../../src/provisioning/drivers/index.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { members, tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan, createReseller } from '../helpers/fixtures.js';
@@ -70,6 +70,7 @@ const agentDrivers = (dataDir: string) => ({
   web: new EmbeddedWebDriver(dataDir),
   php: new EmbeddedPhpDriver(dataDir, ['8.3'], { socketDir: path.join(dataDir, 'php'), webGroup: 'www-data' }),
   cron: cronDriver(dataDir, null),
+  ssh: sshDriver(dataDir, null),
 });
 
 /** runAgent in this process until the returned stop is called. */

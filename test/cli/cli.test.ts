@@ -141,6 +141,7 @@ describe('resource commands', () => {
       records: ['--domain', domain.name],
       deployments: ['--site', site.id],
       'cron-jobs': ['--account', account.id],
+      'ssh-keys': ['--account', account.id],
     };
     for (const def of RESOURCES.filter((d) => d.verbs.list)) {
       const r = await ok([def.name, 'list', ...(parents[def.name] ?? [])]);

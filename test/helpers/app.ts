@@ -47,6 +47,8 @@ export interface TestApp {
   request<T = any>(method: string, url: string, opts?: RequestOptions): Promise<Response<T>>;
   get<T = any>(url: string, token?: string | null, headers?: Record<string, string>): Promise<Response<T>>;
   post<T = any>(url: string, body?: unknown, token?: string | null, headers?: Record<string, string>): Promise<Response<T>>;
+  put<T = any>(url: string, body?: unknown, token?: string | null, headers?: Record<string, string>): Promise<Response<T>>;
+  patch<T = any>(url: string, body?: unknown, token?: string | null, headers?: Record<string, string>): Promise<Response<T>>;
   close(): Promise<void>;
 }
 
@@ -112,6 +114,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     request,
     get: (url, token, headers) => request('GET', url, { token, headers }),
     post: (url, body, token, headers) => request('POST', url, { body, token, headers }),
+    put: (url, body, token, headers) => request('PUT', url, { body, token, headers }),
+    patch: (url, body, token, headers) => request('PATCH', url, { body, token, headers }),
     async close() {
       await app.close();
       if (owned) {

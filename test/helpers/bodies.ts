@@ -4,6 +4,8 @@
  * what the reach test and the fuzz test send so that the answer comes from past the schema.
  */
 export const ZONE_TEXT = 'www 3600 IN A 192.0.2.7\n';
+/** An Ed25519 public key no test holds twice on one account. */
+const REACH_SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAfLsaq8dactENY8UaLxR+ZEtfi68kHFAewjONq2Ijms reach';
 /** Bodies that pass validation, so the answer shows the reach check and not the schema's. */
 export const BODIES: Record<string, (ids: Record<string, string>) => unknown> = {
   suspendAccount: () => ({ reason: 'reach test' }),
@@ -31,5 +33,6 @@ export const BODIES: Record<string, (ids: Record<string, string>) => unknown> = 
   createDatabaseUser: (i) => ({ account_id: i.accounts, username: 'reachb_user', generate_password: true }),
   putDatabaseGrant: () => ({ privileges: ['SELECT'] }),
   createCronJob: () => ({ name: 'reach', schedule: '@daily', command: { argv: ['true'] } }),
+  createSshKey: () => ({ name: 'reach', public_key: REACH_SSH_KEY }),
   createWebhook: (i) => ({ url: 'https://hooks.example.com/b', event_types: ['*'], account_ids: [i.accounts] }),
 };

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountHome } from '../../src/layout.js';
+import { accountHome, loginHome } from '../../src/layout.js';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -62,7 +62,7 @@ describe.skipIf(!ready)(`cron jobs (${ready ? 'Debian cron' : `skipped: ${NO_DAE
     const id = await job({ command: { shell: 'id -un > ran.txt; date -u +%s >> ran.txt' } });
     const r = await finished(id, await run(id));
     expect(r).toMatchObject({ status: 'succeeded', exit_code: 0, trigger: 'manual' });
-    const file = path.join(accountHome(t.dataDir, account.id), 'ran.txt');
+    const file = path.join(loginHome(accountHome(t.dataDir, account.id)), 'ran.txt');
     const [user, at] = read(file).trim().split('\n');
     expect(user).toBe(`berth-${account.username}`);
     expect(Math.abs(Number(at) - Date.now() / 1000)).toBeLessThan(120);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenAgents } from '../../src/app.js';
-import { acmeChallengeDir } from '../../src/layout.js';
+import { acmeChallengeDir, loginHome } from '../../src/layout.js';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
@@ -429,7 +429,7 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       return r?.status !== 'running' && r;
     }, 60_000);
     expect(ended).toMatchObject({ id: run.body.id, status: 'succeeded', exit_code: 0 });
-    const home = path.join(server.dataDir, 'accounts', account.id);
+    const home = loginHome(path.join(server.dataDir, 'accounts', account.id));
     expect(readFileSync(path.join(home, 'ran.txt'), 'utf8')).toBe(`berth-${account.username}\n${home}\n`);
     // Terminated, the account's file leaves the machine's cron with it.
     expect((await t.request('DELETE', `/v1/accounts/${account.id}`)).status).toBe(202);

@@ -139,6 +139,7 @@ describe('quota checks', () => {
       php_workers: 5,
       max_cron_jobs: 10,
       cron_min_interval_minutes: 5,
+      max_ssh_keys: 1,
     };
     const usage = {
       sites: 2,
@@ -149,11 +150,13 @@ describe('quota checks', () => {
       disk_bytes: 2 * 1024 * 1024,
       backups: 1,
       cron_jobs: 0,
+      ssh_keys: 2,
     };
     expect(exceededLimits(limits, usage).map((e) => e.limit)).toEqual([
       'max_sites',
       'max_databases',
       'max_backups',
+      'max_ssh_keys',
       'disk_quota_mb',
     ]);
   });

@@ -50,6 +50,8 @@ export const RESOURCES: ResourceDef[] = [
       unsuspend: 'post /v1/accounts/{account_id}/unsuspend',
       usage: 'get /v1/accounts/{account_id}/usage',
       'login-link': 'post /v1/accounts/{account_id}/login-links',
+      ssh: 'get /v1/accounts/{account_id}/ssh',
+      'set-ssh': 'put /v1/accounts/{account_id}/ssh',
     },
   },
   {
@@ -136,6 +138,13 @@ export const RESOURCES: ResourceDef[] = [
       run: 'post /v1/accounts/{account_id}/cron-jobs/{cron_job_id}/run',
       runs: 'get /v1/accounts/{account_id}/cron-jobs/{cron_job_id}/runs',
     },
+  },
+  {
+    name: 'ssh-keys',
+    about: "An account's SSH public keys (--account)",
+    parents: ['account_id'],
+    columns: ['id', 'name', 'type', 'fingerprint_sha256', 'sync_state'],
+    verbs: crud('/v1/accounts/{account_id}/ssh-keys', '/v1/accounts/{account_id}/ssh-keys/{ssh_key_id}'),
   },
   {
     name: 'backups',

@@ -1,7 +1,7 @@
 import { type Caller, reachSql } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { equalityFilters, type PageParams, pageSql } from '../../db/paging.js';
-import { LIMIT_FIELDS, type LimitField, type Limits } from '../plans/index.js';
+import { LIMIT_FIELDS, type LimitField, type Limits, type SshAccess } from '../plans/index.js';
 import type { AccountFields, AccountListQuery, AccountStatus, Placement } from './schemas.js';
 
 interface AccountTableRow {
@@ -24,10 +24,13 @@ interface AccountTableRow {
 }
 
 /** An account row with its plan's limits joined in as `plan_<limit>` columns. */
-export type AccountRow = AccountTableRow & { [K in LimitField as `plan_${K}`]: number } & { plan_features: string[] };
+export type AccountRow = AccountTableRow & { [K in LimitField as `plan_${K}`]: number } & {
+  plan_features: string[];
+  plan_ssh_access: SshAccess;
+};
 
 // The plan's limits come as plain columns (plan_max_sites, ...): cheaper to read than a json object.
-const SELECT = `SELECT a.*, ${LIMIT_FIELDS.map((f) => `p.${f} AS plan_${f}`).join(', ')}, p.features AS plan_features
+const SELECT = `SELECT a.*, ${LIMIT_FIELDS.map((f) => `p.${f} AS plan_${f}`).join(', ')}, p.features AS plan_features, p.ssh_access AS plan_ssh_access
   FROM accounts a JOIN plans p ON p.id = a.plan_id`;
 
 /**
@@ -50,6 +53,7 @@ export function planLimitsOf(row: AccountRow, o: Partial<Limits> = {}): Limits {
     php_workers: o.php_workers ?? row.plan_php_workers,
     max_cron_jobs: o.max_cron_jobs ?? row.plan_max_cron_jobs,
     cron_min_interval_minutes: o.cron_min_interval_minutes ?? row.plan_cron_min_interval_minutes,
+    max_ssh_keys: o.max_ssh_keys ?? row.plan_max_ssh_keys,
   };
 }
 

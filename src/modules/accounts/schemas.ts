@@ -36,6 +36,7 @@ const UsageSchema = Type.Object({
   }),
   backups: Count('Retained backups'),
   cron_jobs: Count('Cron jobs'),
+  ssh_keys: Count('SSH keys'),
 });
 export type Usage = Static<typeof UsageSchema>;
 

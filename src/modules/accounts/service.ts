@@ -57,7 +57,14 @@ export async function lockBelowLimit(
   tx: Queryable,
   accountId: string,
   limit:
-    'max_domains' | 'max_email_accounts' | 'max_sites' | 'max_backups' | 'max_databases' | 'max_database_users' | 'max_cron_jobs',
+    | 'max_domains'
+    | 'max_email_accounts'
+    | 'max_sites'
+    | 'max_backups'
+    | 'max_databases'
+    | 'max_database_users'
+    | 'max_cron_jobs'
+    | 'max_ssh_keys',
   count: (tx: Queryable, accountId: string) => Promise<number>,
 ): Promise<repo.AccountRow> {
   const locked = (await repo.findAccountById(tx, accountId, true)) as repo.AccountRow;
@@ -103,6 +110,8 @@ export interface AccountHooks {
   counters: ResourceCounter[];
   /** In the transaction of a suspension or unsuspension: what renders differently now. */
   statusChanged: ((tx: Queryable, accountId: string) => Promise<void>)[];
+  /** In the transaction that moves the account to another plan: what renders differently under it. */
+  planChanged: ((tx: Queryable, accountId: string) => Promise<void>)[];
   /** In the termination's transaction, before the row goes (its resources go with it by cascade). */
   terminating: ((tx: Queryable, accountId: string) => Promise<void>)[];
   /** Before that transaction: what lives outside the account's home (backup archives). */
@@ -115,13 +124,14 @@ export interface AccountHooks {
 export const mergeAccountHooks = (parts: Partial<AccountHooks>[]): AccountHooks => ({
   counters: parts.flatMap((p) => p.counters ?? []),
   statusChanged: parts.flatMap((p) => p.statusChanged ?? []),
+  planChanged: parts.flatMap((p) => p.planChanged ?? []),
   terminating: parts.flatMap((p) => p.terminating ?? []),
   removals: parts.flatMap((p) => p.removals ?? []),
   diskBytes: parts.flatMap((p) => p.diskBytes ?? []),
 });
 
 export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> = {}) {
-  const { counters = [], statusChanged = [], terminating = [], removals = [], diskBytes = [] } = hooks;
+  const { counters = [], statusChanged = [], planChanged = [], terminating = [], removals = [], diskBytes = [] } = hooks;
   const { db, config } = deps;
 
   async function load(caller: Caller, id: string): Promise<repo.AccountRow> {
@@ -253,6 +263,7 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
         throw quotaExceeded(exceeded, 'The current usage exceeds the new limits.');
       const row = await db.transaction(async (tx) => {
         if (!(await repo.updateAccount(tx, id, current.version, next))) throw staleVersion();
+        if (next.plan_id !== current.plan_id) for (const changed of planChanged) await changed(tx, id);
         const updated = (await repo.findAccountById(tx, id)) as repo.AccountRow;
         await accountEvent(tx, 'account.updated', updated);
         return updated;

@@ -36,6 +36,7 @@ export async function measureUsage(
     disk_bytes: 0,
     backups: 0,
     cron_jobs: 0,
+    ssh_keys: 0,
   };
   for (const count of counters) Object.assign(usage, await count(db, accountId));
   usage.disk_bytes = await sum([
@@ -74,6 +75,7 @@ export function exceededLimits(limits: Limits, usage: Usage): ExceededLimit[] {
     ['max_database_users', limits.max_database_users, usage.database_users],
     ['max_backups', limits.max_backups, usage.backups],
     ['max_cron_jobs', limits.max_cron_jobs, usage.cron_jobs],
+    ['max_ssh_keys', limits.max_ssh_keys, usage.ssh_keys],
     ['disk_quota_mb', limits.disk_quota_mb * MIB, usage.disk_bytes],
   ];
   return checks.filter(([, allowed, used]) => used > allowed).map(([limit, allowed, used]) => ({ limit, allowed, usage: used }));

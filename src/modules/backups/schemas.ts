@@ -9,7 +9,7 @@ export const Include = Type.Array(StringEnum(BACKUP_PARTS), {
   maxItems: BACKUP_PARTS.length,
   uniqueItems: true,
   description:
-    'What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept). Default: all.',
+    'What the archive holds: site files (live releases), mailboxes (Maildirs), DNS zones, databases (a consistent `mariadb-dump` of each, with its users and grants), cron jobs (their settings; runs are not kept), SSH access and public keys. Default: all.',
 });
 const Status = StringEnum(['queued', 'running', 'completed', 'failed', 'expired'] as const);
 const Count = Type.Integer({ minimum: 0, maximum: 2147483647, format: 'int32' });

@@ -2,7 +2,7 @@ import type { Db, Queryable } from '../../db/client.js';
 import { unitState } from '../../db/unit-state.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import { accountHome } from '../../layout.js';
+import { accountHome, loginHome } from '../../layout.js';
 import { isAccountUsername } from '../../lib/account-username.js';
 import { parseSchedule } from '../../lib/cron-schedule.js';
 import type { AgentUnitSource } from '../../provisioning/agent-units.js';
@@ -106,7 +106,7 @@ export function cronReconciler(db: Db, driver: CronDriver, php: PhpDriver, dataD
         async () => {
           const home = accountHome(dataDir, accountId);
           const user = await php.ensureUser(unit.username, home);
-          await driver.applyAccount({ ...(await specOf(db, unit)), user, home });
+          await driver.applyAccount({ ...(await specOf(db, unit)), user, home: loginHome(home) });
         },
         cronUnits.marks(db, accountId),
       );

@@ -1,3 +1,3 @@
 /** The plans module's public surface: what other modules may use. */
 export { findPlan } from './repo.js';
-export { LIMIT_FIELDS, LimitSchemas, type LimitField, type Limits } from './schemas.js';
+export { LIMIT_FIELDS, LimitSchemas, type LimitField, type Limits, SshAccess } from './schemas.js';

@@ -1,12 +1,13 @@
 import type { Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { pageSql, type PageParams } from '../../db/paging.js';
-import { LIMIT_FIELDS, type Limits, type PlanFeature, type PlanListQuery } from './schemas.js';
+import { LIMIT_FIELDS, type Limits, type PlanFeature, type PlanListQuery, type SshAccess } from './schemas.js';
 
 export interface PlanFields extends Limits {
   name: string;
   description: string;
   features: PlanFeature[];
+  ssh_access: SshAccess;
 }
 
 export interface PlanRow extends PlanFields {
@@ -24,7 +25,7 @@ function reach(caller: Caller, params: unknown[]): string {
   return `(reseller_id IS NULL OR reseller_id = $${params.length})`;
 }
 
-const FIELD_LIST = ['name', 'description', 'features', ...LIMIT_FIELDS] as const;
+const FIELD_LIST = ['name', 'description', 'features', 'ssh_access', ...LIMIT_FIELDS] as const;
 const values = (f: PlanFields) => FIELD_LIST.map((k) => f[k]);
 
 export async function insertPlan(tx: Queryable, id: string, resellerId: string | null, f: PlanFields): Promise<PlanRow> {

@@ -30,10 +30,22 @@ export const LimitSchemas = {
     description:
       'The shortest time between two runs of one cron job, counted over its expanded schedule (a schedule firing more often is a 422 `schedule_too_frequent`). Optional when a plan is created or replaced: 5 if never given.',
   }),
+  max_ssh_keys: Limit('SSH keys. Optional when a plan is created or replaced: 10 if never given.'),
 };
 export type LimitField = keyof typeof LimitSchemas;
 export type Limits = Record<LimitField, number>;
 export const LIMIT_FIELDS = Object.keys(LimitSchemas) as LimitField[];
+
+export const SshAccess = StringEnum(['disabled', 'sftp', 'shell'] as const, {
+  description:
+    "`disabled`: no SSH login; `sftp`: file transfer only, inside a chroot of the account's files; `shell`: a login shell as the account's Unix user.",
+});
+export type SshAccess = Static<typeof SshAccess>;
+const PlanSshAccess = {
+  ...SshAccess,
+  description:
+    'The most SSH access an account of the plan may turn on. Optional when a plan is created or replaced: `sftp` if never given.',
+};
 
 const Features = Type.Array(StringEnum(['ssl', 'php', 'backups'] as const), { maxItems: 3, uniqueItems: true });
 const Description = Type.String({ maxLength: 2000 });
@@ -45,6 +57,7 @@ export const Plan = Type.Object(
     name: Name,
     description: Description,
     ...LimitSchemas,
+    ssh_access: PlanSshAccess,
     features: Features,
     ...ResourceMeta,
   },
@@ -55,7 +68,8 @@ export type PlanFeature = Plan['features'][number];
 
 // Limits added after the first plans existed are optional: a client written before them keeps
 // working (its plans get the default, and a replacement that leaves them out keeps the value).
-const { max_databases, max_database_users, php_workers, max_cron_jobs, cron_min_interval_minutes, ...firstLimits } = LimitSchemas;
+const { max_databases, max_database_users, php_workers, max_cron_jobs, cron_min_interval_minutes, max_ssh_keys, ...firstLimits } =
+  LimitSchemas;
 export const PlanMutable = {
   name: Name,
   description: Description,
@@ -65,6 +79,8 @@ export const PlanMutable = {
   php_workers: Type.Optional(php_workers),
   max_cron_jobs: Type.Optional(max_cron_jobs),
   cron_min_interval_minutes: Type.Optional(cron_min_interval_minutes),
+  max_ssh_keys: Type.Optional(max_ssh_keys),
+  ssh_access: Type.Optional(PlanSshAccess),
   features: Features,
 };
 export type PlanPatch = Partial<Static<ReturnType<typeof Type.Object<typeof PlanMutable>>>>;

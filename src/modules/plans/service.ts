@@ -15,6 +15,7 @@ const toPlan = (r: repo.PlanRow): Plan => ({
   name: r.name,
   description: r.description,
   ...(Object.fromEntries(LIMIT_FIELDS.map((k) => [k, r[k]])) as Limits),
+  ssh_access: r.ssh_access,
   features: r.features,
   created_at: r.created_at,
   updated_at: r.updated_at,
@@ -25,6 +26,7 @@ const fieldsOf = (r: repo.PlanRow): repo.PlanFields => ({
   name: r.name,
   description: r.description,
   features: r.features,
+  ssh_access: r.ssh_access,
   ...(Object.fromEntries(LIMIT_FIELDS.map((k) => [k, r[k]])) as Limits),
 });
 
@@ -33,6 +35,7 @@ const DEFAULT_DATABASES = 10;
 const DEFAULT_PHP_WORKERS = 5;
 const DEFAULT_CRON_JOBS = 10;
 const DEFAULT_CRON_INTERVAL_MINUTES = 5;
+const DEFAULT_SSH_KEYS = 10;
 
 const duplicateName = () => conflict('already_exists', 'A plan with this name already exists.');
 
@@ -66,6 +69,8 @@ export function plansService(deps: ServiceDeps) {
           php_workers: input.php_workers ?? DEFAULT_PHP_WORKERS,
           max_cron_jobs: input.max_cron_jobs ?? DEFAULT_CRON_JOBS,
           cron_min_interval_minutes: input.cron_min_interval_minutes ?? DEFAULT_CRON_INTERVAL_MINUTES,
+          max_ssh_keys: input.max_ssh_keys ?? DEFAULT_SSH_KEYS,
+          ssh_access: input.ssh_access ?? 'sftp',
           description: input.description ?? '',
           features: input.features ?? [],
         });

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Config } from '../../config.js';
 import { installedPhpVersions, sortVersions } from '../../lib/php-versions.js';
 import { CronFilesDriver } from '../cron/driver.js';
-import type { CronDriver, DatabaseDriver, DnsDriver, MailDriver, PhpDriver, WebDriver } from '../driver.js';
+import type { CronDriver, DatabaseDriver, DnsDriver, MailDriver, PhpDriver, SshDriver, WebDriver } from '../driver.js';
 import { DovecotPostfixMailDriver } from './dovecot-postfix.js';
 import { EmbeddedDatabaseDriver } from './embedded-db.js';
 import { EmbeddedDnsDriver } from './embedded-dns.js';
@@ -11,6 +11,7 @@ import { EmbeddedPhpDriver } from './embedded-php.js';
 import { EmbeddedWebDriver } from './embedded-web.js';
 import { MariaDbDatabaseDriver } from './mariadb.js';
 import { NginxWebDriver } from './nginx.js';
+import { SshFilesDriver } from './openssh.js';
 import { PhpFpmDriver } from './php-fpm.js';
 import { PowerDnsDriver } from './powerdns.js';
 
@@ -22,8 +23,9 @@ export function driversFor(config: Config): {
   db: DatabaseDriver;
   php: PhpDriver;
   cron: CronDriver;
+  ssh: SshDriver;
 } {
-  const { drivers, powerdns, nginx, mailServer, dataDir, webListen, webListenTls, mariadb, php, cron } = config;
+  const { drivers, powerdns, nginx, mailServer, dataDir, webListen, webListenTls, mariadb, php, cron, ssh } = config;
   const phpVersions = php.versions ? sortVersions(php.versions) : installedPhpVersions();
   const listen = { listen: webListen, listenTls: webListenTls };
   return {
@@ -49,8 +51,23 @@ export function driversFor(config: Config): {
         : new EmbeddedDatabaseDriver(dataDir, mariadb.userHost),
     php: drivers.php === 'php-fpm' ? new PhpFpmDriver(phpVersions, php) : new EmbeddedPhpDriver(dataDir, phpVersions, php),
     cron: cronDriver(dataDir, drivers.cron === 'cron' ? cron.dir : null),
+    ssh: sshDriver(dataDir, drivers.ssh === 'openssh' ? ssh : null),
   };
 }
+
+/**
+ * OpenSSH configured under `ssh.dir` (`/etc/ssh`), or (null) the embedded default rendering the
+ * same files into the data directory.
+ */
+export const sshDriver = (dataDir: string, ssh: { dir: string; pidFile: string } | null): SshDriver => {
+  const dir = ssh?.dir ?? path.resolve(dataDir, 'rendered', 'ssh');
+  return new SshFilesDriver(ssh ? 'openssh' : 'embedded', {
+    dropIn: path.join(dir, 'sshd_config.d', 'berth.conf'),
+    keysDir: path.join(dir, 'berth', 'keys'),
+    chrootDir: path.join(dir, 'berth', 'chroot'),
+    sshd: ssh && { config: path.join(dir, 'sshd_config'), pidFile: ssh.pidFile },
+  });
+};
 
 /** Debian's cron reading `cronDir`, or (null) the embedded default rendering into the data directory. */
 export const cronDriver = (dataDir: string, cronDir: string | null): CronDriver =>

@@ -1,6 +1,7 @@
 import { chmod, chown, mkdir, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { loginHome } from '../../layout.js';
 import { mutex } from '../../lib/mutex.js';
 import { runCommand } from '../../lib/run-command.js';
 import { writeFileAtomic } from '../atomic-write.js';
@@ -109,8 +110,9 @@ export class PhpFpmDriver implements PhpDriver {
   }
 
   /**
-   * The account's home is traversable but not listable by others (Dovecot reaches the mail in
-   * it), its sites only by the web server's group, its temporary directory by itself alone.
+   * The account's home is root's (OpenSSH chroots SFTP into it only so), listable by the
+   * account's group and traversable by others (Dovecot reaches the mail in it); its sites only by
+   * the web server's group, its login home and temporary directory by the user alone.
    */
   private async confine(p: Pick<PhpPoolSpec, 'home' | 'tmp'>, user: string): Promise<void> {
     const ids = await this.ids(user);
@@ -118,8 +120,12 @@ export class PhpFpmDriver implements PhpDriver {
     await mkdir(p.tmp, { recursive: true });
     const sites = path.join(p.home, 'sites');
     await mkdir(sites, { recursive: true });
-    await chown(p.home, ids.uid, ids.gid);
-    await chmod(p.home, 0o711);
+    const login = loginHome(p.home);
+    await mkdir(login, { recursive: true });
+    await chown(p.home, 0, ids.gid);
+    await chmod(p.home, 0o751);
+    await chown(login, ids.uid, ids.gid);
+    await chmod(login, 0o700);
     await chown(sites, ids.uid, group);
     await chmod(sites, 0o750);
     await chown(p.tmp, ids.uid, ids.gid);
@@ -137,7 +143,7 @@ export class PhpFpmDriver implements PhpDriver {
           '--no-create-home',
           '--shell',
           '/usr/sbin/nologin',
-          ...(home ? ['--home-dir', home] : []),
+          ...(home ? ['--home-dir', loginHome(home)] : []),
           user,
         ],
         'useradd',

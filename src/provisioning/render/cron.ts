@@ -27,7 +27,7 @@ export const CronCommand = Type.Union(
   ],
   {
     description:
-      "Run in the account's home as the account's Unix user, never as root, with `HOME`, `USER` and a plain `PATH`. No NUL anywhere.",
+      "Run as the account's Unix user, never as root, in its login home (`HOME`, `<account>/home`: the site files are in `../sites`), with `USER` and a plain `PATH`. No NUL anywhere.",
   },
 );
 export type CronCommand = Static<typeof CronCommand>;
@@ -55,7 +55,7 @@ export type CronUnitSpec = Static<typeof CronUnitSpec>;
 
 /**
  * The unit with where it runs on that server: the Unix user the jobs run as (the account's,
- * which owns its files and runs its PHP) and its home there.
+ * which owns its files and runs its PHP) and its login home there (`HOME` and the working directory).
  */
 export type CronAccountSpec = CronUnitSpec & { user: string; home: string };
 

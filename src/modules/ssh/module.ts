@@ -1,0 +1,40 @@
+import { syncErrorGauge, type Contribution } from '../../contribution.js';
+import type { Queryable } from '../../db/client.js';
+import { JOBS } from '../../jobs/names.js';
+import type { PhpDriver, SshDriver } from '../../provisioning/driver.js';
+import type { AccountHooks } from '../accounts/index.js';
+import type { ServiceDeps } from '../deps.js';
+import { sshBackupPart } from './backup.js';
+import { countKeys } from './repo.js';
+import { sshRoutes } from './routes.js';
+import { sshSchemas } from './schemas.js';
+import { sshService } from './service.js';
+import { sshAgentUnits, sshReconciler, sshUnits, touchExistingSshUnit } from './unit.js';
+
+/** SSH access and keys, and their apply unit (an account's key file, groups and chroot link). */
+export function sshModule(svc: ServiceDeps, drivers: { ssh: SshDriver; php: PhpDriver }) {
+  const { db, config, jobs } = svc;
+  const contribution: Contribution = {
+    schemas: sshSchemas,
+    routes: (app) => sshRoutes(app, sshService(svc)),
+    workers: [{ queue: JOBS.sshApply, run: sshReconciler(db, drivers.ssh, drivers.php, config.dataDir) }],
+    gauges: [syncErrorGauge('ssh', () => sshUnits.countErrors(db))],
+  };
+  // A suspension refuses the next login, its end allows it again; a new plan may allow less; a
+  // termination takes the keys away at once, and the apply after the row has gone withdraws the rest.
+  const touch = (tx: Queryable, accountId: string) => touchExistingSshUnit(tx, jobs, accountId);
+  const accountHooks: Partial<AccountHooks> = {
+    statusChanged: [touch],
+    planChanged: [touch],
+    terminating: [touch],
+    counters: [async (q, accountId) => ({ ssh_keys: await countKeys(q, accountId) })],
+  };
+  return {
+    contribution,
+    accountHooks,
+    backupPart: sshBackupPart(svc),
+    agentUnits: sshAgentUnits,
+    serverUnits: (q: Queryable, serverId: string) =>
+      sshUnits.countOnServer(q, serverId, 'JOIN accounts a ON a.id = t.account_id AND a.web_server_id = $1'),
+  };
+}

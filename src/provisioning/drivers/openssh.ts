@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import { chown, mkdir, readFile, readlink, rename, rm, symlink } from 'node:fs/promises';
+import path from 'node:path';
+import { loginHome } from '../../layout.js';
+import { runCommand } from '../../lib/run-command.js';
+import { writeFileAtomic } from '../atomic-write.js';
+import type { SshDriver } from '../driver.js';
+import { unixUser } from '../render/php-fpm.js';
+import { renderAuthorizedKeys, renderSshdDropIn, SSH_GROUPS, type SshAccountSpec } from '../render/ssh.js';
+import { digest } from './embedded-php.js';
+
+export interface SshFilesOptions {
+  /** The drop-in sshd includes: `/etc/ssh/sshd_config.d/berth.conf`. */
+  dropIn: string;
+  /** One key file per account user, root-owned and readable by the user's group alone. */
+  keysDir: string;
+  /** One link per SFTP-only user to its account's files: the path sshd chroots into. */
+  chrootDir: string;
+  /** The running sshd: its main configuration (checked with `sshd -t -f`) and pid file (SIGHUP); null renders only. */
+  sshd: { config: string; pidFile: string } | null;
+}
+
+const SHELLS = { shell: '/bin/bash', other: '/usr/sbin/nologin' };
+
+/**
+ * SSH access as files: the drop-in (written once, checked with `sshd -t` before sshd is told to
+ * reload, put back as it was when the check fails), a key file and a chroot link per account.
+ * `openssh` also sets the account user's groups, login shell and home, and makes its password
+ * `*` (no password matches; `!` would read as a locked account to an sshd without PAM). The
+ * embedded default renders the same files into the data directory and touches no user.
+ */
+export class SshFilesDriver implements SshDriver {
+  private dropInWritten = false;
+
+  constructor(
+    readonly name: 'embedded' | 'openssh',
+    private readonly o: SshFilesOptions,
+  ) {}
+
+  private async ensureDropIn(): Promise<void> {
+    if (this.dropInWritten) return;
+    const content = renderSshdDropIn(this.o);
+    const previous = await readFile(this.o.dropIn, 'utf8').catch(() => null);
+    if (previous !== content) {
+      await mkdir(path.dirname(this.o.dropIn), { recursive: true });
+      await writeFileAtomic(this.o.dropIn, content);
+      if (this.o.sshd) {
+        try {
+          await runCommand('sshd', ['-t', '-f', this.o.sshd.config], 'sshd -t');
+        } catch (err) {
+          await (previous === null ? rm(this.o.dropIn, { force: true }) : writeFileAtomic(this.o.dropIn, previous));
+          throw err;
+        }
+        await this.reload();
+      }
+    }
+    await mkdir(this.o.keysDir, { recursive: true, mode: 0o755 });
+    await mkdir(this.o.chrootDir, { recursive: true, mode: 0o755 });
+    this.dropInWritten = true;
+  }
+
+  /** sshd re-executes itself with the new configuration; sessions it already serves go on. */
+  private async reload(): Promise<void> {
+    const pidFile = (this.o.sshd as { pidFile: string }).pidFile;
+    const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+    try {
+      if (!pid) throw new Error('no pid');
+      process.kill(pid, 'SIGHUP');
+    } catch {
+      throw new Error(`sshd is not running (no process from ${path.basename(pidFile)})`);
+    }
+  }
+
+  async applyAccount(spec: SshAccountSpec): Promise<void> {
+    await this.ensureDropIn();
+    const keys = renderAuthorizedKeys(spec);
+    // Access taken away: the keys go first. Access given: the keys come last, once the user can use them.
+    if (keys === null) await rm(this.keyFile(spec.user), { force: true });
+    if (this.o.sshd) await this.setLogin(spec);
+    await this.setChroot(spec.user, spec.access === 'sftp' ? spec.home : null);
+    if (keys !== null) await this.writeKeys(spec.user, keys);
+  }
+
+  /** Its key file and chroot link go; its user (and the groups with it) goes with the account's PHP. */
+  async removeAccount(username: string): Promise<void> {
+    const user = unixUser(username, digest);
+    await rm(this.keyFile(user), { force: true });
+    await this.setChroot(user, null);
+  }
+
+  private keyFile = (user: string) => path.join(this.o.keysDir, path.basename(user));
+
+  /** Root's file, readable by the user's group: sshd reads it as the user, who cannot change it. */
+  private async writeKeys(user: string, content: string): Promise<void> {
+    const file = this.keyFile(user);
+    if ((await readFile(file, 'utf8').catch(() => null)) === content) return;
+    const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+    await writeFileAtomic(tmp, content, 0o640);
+    try {
+      if (this.o.sshd) await chown(tmp, 0, await this.groupId(user));
+      await rename(tmp, file);
+    } finally {
+      await rm(tmp, { force: true });
+    }
+  }
+
+  private async setChroot(user: string, target: string | null): Promise<void> {
+    const link = path.join(this.o.chrootDir, path.basename(user));
+    if (target === null) return rm(link, { force: true });
+    if ((await readlink(link).catch(() => null)) === target) return;
+    const tmp = `${link}.${randomBytes(6).toString('hex')}`;
+    await symlink(target, tmp);
+    await rename(tmp, link);
+  }
+
+  private async setLogin(spec: SshAccountSpec): Promise<void> {
+    for (const group of Object.values(SSH_GROUPS)) await runCommand('groupadd', ['-f', '--system', group], 'groupadd');
+    const groups = spec.access === 'disabled' ? [SSH_GROUPS.all] : [SSH_GROUPS.all, SSH_GROUPS[spec.access]];
+    const shell = spec.access === 'shell' ? SHELLS.shell : SHELLS.other;
+    await runCommand(
+      'usermod',
+      ['--home', loginHome(spec.home), '--shell', shell, '--groups', groups.join(','), '--password', '*', spec.user],
+      'usermod',
+    );
+  }
+
+  private async groupId(user: string): Promise<number> {
+    return Number((await runCommand('id', ['-g', user], 'id -g')).trim());
+  }
+}
