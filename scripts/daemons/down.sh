@@ -11,4 +11,7 @@ for pid in "$dir"/php/run/php*-fpm.pid; do [ -f "$pid" ] && kill "$(cat "$pid")"
 [ -f "$dir/opendkim/opendkim.pid" ] && kill "$(cat "$dir/opendkim/opendkim.pid")" 2>/dev/null
 [ -f "$dir/cron/cron.pid" ] && kill "$(cat "$dir/cron/cron.pid")" 2>/dev/null
 [ -f "$dir/pdns/pdns.pid" ] && kill "$(cat "$dir/pdns/pdns.pid")" 2>/dev/null
+ssh_dir=/run/berth-it-$(basename "$dir")
+[ -f "$ssh_dir/sshd.pid" ] && kill "$(cat "$ssh_dir/sshd.pid")" 2>/dev/null
+rm -rf "$ssh_dir"
 exit 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts PowerDNS, nginx, Dovecot, Postfix, pebble (an ACME server), MariaDB, PHP-FPM and cron on loopback high ports, with every configuration,
+# Starts PowerDNS, nginx, Dovecot, Postfix, pebble (an ACME server), MariaDB, PHP-FPM, cron and sshd on loopback high ports, with every configuration,
 # database, socket, spool and log inside DIR, for the integration suite (test/integration).
 # Writes DIR/env: the BERTH_* settings that point Berth's drivers at them. Stop with down.sh DIR.
 # Needs root (Postfix's master and Dovecot start as root and drop privileges).
@@ -99,7 +99,40 @@ if ! pgrep -x cron >/dev/null; then
   echo $! >cron/cron.pid
 fi
 
+# --- sshd: one of its own on a loopback port, whose configuration includes the drop-in Berth writes.
+# Its directory is not under DIR: sshd refuses key files and chroots below a directory others may
+# write, and DIR is usually in /tmp. ---
+ssh_port=${BERTH_IT_SSH_PORT:-12222}
+ssh_dir=/run/berth-it-$(basename "$dir")
+rm -rf "$ssh_dir"
+mkdir -p -m 755 "$ssh_dir" "$ssh_dir/sshd_config.d" /run/sshd
+ln -sfn "$ssh_dir" ssh
+ssh-keygen -q -t ed25519 -N '' -f "$ssh_dir/host_ed25519_key"
+cat >"$ssh_dir/sshd_config" <<CONF
+Include $ssh_dir/sshd_config.d/*.conf
+ListenAddress 127.0.0.1:$ssh_port
+HostKey $ssh_dir/host_ed25519_key
+PidFile $ssh_dir/sshd.pid
+# Container-friendly: no PAM (pam_loginuid fails without CAP_AUDIT_CONTROL); Berth makes its
+# users' passwords '*' rather than locked, which sshd without PAM would refuse.
+UsePAM no
+PermitRootLogin no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+AuthorizedKeysFile none
+Subsystem sftp internal-sftp
+LogLevel VERBOSE
+CONF
+/usr/sbin/sshd -t -f "$ssh_dir/sshd_config"
+/usr/sbin/sshd -f "$ssh_dir/sshd_config" -E "$ssh_dir/sshd.log"
+wait_port 127.0.0.1 "$ssh_port" sshd
+
 cat >env <<CONF
+BERTH_DRIVER_SSH=openssh
+BERTH_SSH_DIR=$ssh_dir
+BERTH_SSH_PID_FILE=$ssh_dir/sshd.pid
+BERTH_SSH_PORT=$ssh_port
+BERTH_IT_SSH=127.0.0.1:$ssh_port
 BERTH_DRIVER_CRON=cron
 BERTH_CRON_DIR=/etc/cron.d
 BERTH_SMTP_URL=smtp://127.0.0.1:${BERTH_IT_SMTP_PORT:-12525}

@@ -25,6 +25,7 @@ import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../help
 import { members, tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan, createReseller } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/ports.js';
+import { ed25519KeyLine } from '../helpers/ssh-keys.js';
 
 /**
  * Hosting servers and their agents: the operator's API, placement, and the agent listener over
@@ -809,6 +810,27 @@ describe('placement and the agent’s units', () => {
     });
     expect((await t.get(`/v1/servers/${other.server.id}`)).body).toMatchObject({ status: 'online', timezone: null });
     expect((await runs()).body.data.map((r: { id: string }) => r.id)).not.toContain(forged.id);
+  });
+
+  it("an account placed on a web server has its SSH access and keys applied by that server's agent, and taken away with the account", async () => {
+    const { server, identity, dataDir } = await enrolledServer({ roles: ['web'] });
+    const account = await createAccount(t, (await createPlan(t)).id, undefined, { placement: { web: server.id } });
+    const key = ed25519KeyLine();
+    expect((await t.post(`/v1/accounts/${account.id}/ssh-keys`, { name: 'k', public_key: key })).status).toBe(201);
+    const put = await t.put(`/v1/accounts/${account.id}/ssh`, { access: 'sftp' });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body).toMatchObject({ host: '127.0.0.12', username: `berth-${account.username}` });
+    const keyFile = (dir: string) => path.join(dir, 'rendered', 'ssh', 'berth', 'keys', `berth-${account.username}`);
+    const stop = startAgent(dataDir, identity);
+    try {
+      await eventually(async () => (await t.get(`/v1/accounts/${account.id}/ssh`)).body.sync_state === 'in_sync');
+      expect(readFileSync(keyFile(dataDir), 'utf8')).toContain(`restrict ${key.split(' ').slice(0, 2).join(' ')}`);
+      expect(existsSync(keyFile(t.dataDir))).toBe(false);
+      expect((await t.request('DELETE', `/v1/accounts/${account.id}`)).status).toBe(202);
+      await eventually(async () => !existsSync(keyFile(dataDir)));
+    } finally {
+      await stop();
+    }
   });
 
   it('a terminated account is withdrawn from its server by the agent: sites, databases and files, and not re-applied after a restart', async () => {

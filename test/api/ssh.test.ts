@@ -196,3 +196,31 @@ describe('SSH keys', () => {
     expect(keyFile(account.username)).toContain(key.split(' ')[1]);
   });
 });
+
+describe('an sshd whose configuration check fails', () => {
+  it('leaves the unit in sync_state error with what sshd -t said, counted by berth_sync_errors', async () => {
+    const broken = await createTestApp({
+      deps: {
+        sshDriver: {
+          name: 'broken',
+          applyAccount: async () => {
+            throw new Error('sshd -t failed: /etc/ssh/sshd_config line 3: Bad configuration option: NoSuchKeyword');
+          },
+          removeAccount: async () => undefined,
+        },
+      },
+    });
+    try {
+      const account = await createAccount(broken, (await createPlan(broken)).id);
+      expect((await broken.put(accessOf(account.id), { access: 'sftp' })).status).toBe(200);
+      const erred = await eventually(async () => {
+        const r = (await broken.get(accessOf(account.id))).body;
+        return r.sync_state === 'error' && r;
+      });
+      expect(erred.sync_error).toMatch(/^sshd -t failed: .*NoSuchKeyword$/);
+      expect((await broken.get('/metrics')).text).toContain('berth_sync_errors{unit="ssh"} 1');
+    } finally {
+      await broken.close();
+    }
+  });
+});

@@ -50,6 +50,9 @@ export async function daemonApp(env: Record<string, string> = {}): Promise<TestA
       await new Promise((r) => execFile('userdel', [`berth-${username}`], r));
       // Cron files the test left in the machine's cron (jobs not deleted).
       if (daemonEnv?.BERTH_CRON_DIR) rmSync(`${daemonEnv.BERTH_CRON_DIR}/berth-${username}`, { force: true });
+      // Its key file and chroot link in the daemons' sshd directory.
+      for (const sub of ['keys', 'chroot'])
+        if (daemonEnv?.BERTH_SSH_DIR) rmSync(`${daemonEnv.BERTH_SSH_DIR}/berth/${sub}/berth-${username}`, { force: true });
     }
   };
   return t;
