@@ -210,3 +210,47 @@ export async function daemon(name: 'powerdns' | 'nginx' | 'postfix' | 'opendkim'
   }
   throw new Error(`${name} did not ${action}`);
 }
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+/** Runs a program with `input` on its standard input: its exit code and output, never a rejection. */
+const run = (file: string, args: string[], input?: string) =>
+  new Promise<Ran>((resolve) => {
+    const child = execFile(file, args, { timeout: 30_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+    child.stdin?.end(input ?? '');
+  });
+
+/** A new Ed25519 key pair made by ssh-keygen in `dir`: the private key's file and the public key's line. */
+export async function sshKeyPair(dir: string, name: string): Promise<{ file: string; public: string }> {
+  const file = `${dir}/${name}`;
+  await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', name, '-f', file]);
+  return { file, public: readFileSync(`${file}.pub`, 'utf8').trim() };
+}
+
+/** OpenSSH's client with this key alone, no configuration of the machine's, no question asked. */
+const sshOptions = (key: string) => [
+  '-F',
+  '/dev/null',
+  '-i',
+  key,
+  ...['IdentitiesOnly=yes', 'BatchMode=yes', 'StrictHostKeyChecking=no', 'UserKnownHostsFile=/dev/null']
+    .concat(['LogLevel=ERROR', 'ConnectTimeout=10'])
+    .flatMap((o) => ['-o', o]),
+];
+
+/** `ssh -i key -p port user@host command` at the daemons' sshd. */
+export function sshCommand(key: string, user: string, command: string): Promise<Ran> {
+  const { host, port } = hostPort('BERTH_IT_SSH');
+  return run('ssh', [...sshOptions(key), '-p', String(port), `${user}@${host}`, command]);
+}
+
+/** `sftp -b -` with `batch` as its commands, at the daemons' sshd. */
+export function sftpBatch(key: string, user: string, batch: string): Promise<Ran> {
+  const { host, port } = hostPort('BERTH_IT_SSH');
+  return run('sftp', [...sshOptions(key), '-P', String(port), '-b', '-', `${user}@${host}`], batch);
+}

@@ -11,7 +11,7 @@ import { eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/ports.js';
-import { daemonApp, daemonEnv, dig, httpGet, imapLogin, NO_DAEMONS, smtp } from './daemons.js';
+import { daemonApp, daemonEnv, dig, httpGet, imapLogin, NO_DAEMONS, smtp, sshCommand, sshKeyPair } from './daemons.js';
 
 /**
  * Two web servers on one machine: each an agent process (`berth agent`, enrolled with the
@@ -137,6 +137,10 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
           // The machine's cron (up.sh's) runs its accounts' jobs.
           BERTH_DRIVER_CRON: 'cron',
           BERTH_CRON_DIR: '/etc/cron.d',
+          // The machine's sshd (up.sh's) logs its accounts' users in.
+          BERTH_DRIVER_SSH: 'openssh',
+          BERTH_SSH_DIR: daemonEnv?.BERTH_SSH_DIR ?? '',
+          BERTH_SSH_PID_FILE: daemonEnv?.BERTH_SSH_PID_FILE ?? '',
         },
         http: `${address}:${http}`,
         https: `${address}:${https}`,
@@ -434,5 +438,22 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     // Terminated, the account's file leaves the machine's cron with it.
     expect((await t.request('DELETE', `/v1/accounts/${account.id}`)).status).toBe(202);
     await eventually(async () => !readdirSync('/etc/cron.d').includes(`berth-${account.username}`));
+  }, 120_000);
+
+  it('an account on server 1 logs in over SSH there, as its user in its login home there; its key leaves with the account', async () => {
+    const server = servers[0] as WebServer;
+    const plan = await createPlan(t, undefined, { ssh_access: 'shell' });
+    const account = await createAccount(t, plan.id, undefined, { placement: { web: server.id } });
+    const keys = mkdtempSync(path.join(tmpdir(), 'berth-fleet-keys-'));
+    dirs.push(keys);
+    const key = await sshKeyPair(keys, 'fleet');
+    expect((await t.post(`/v1/accounts/${account.id}/ssh-keys`, { name: 'k', public_key: key.public })).status).toBe(201);
+    const put = await t.put(`/v1/accounts/${account.id}/ssh`, { access: 'shell' });
+    expect(put.body).toMatchObject({ host: server.address, username: `berth-${account.username}` });
+    await eventually(async () => (await t.get(`/v1/accounts/${account.id}/ssh`)).body.sync_state === 'in_sync');
+    const who = await sshCommand(key.file, put.body.username, 'id -un; pwd');
+    expect(who.stdout).toBe(`${put.body.username}\n${loginHome(path.join(server.dataDir, 'accounts', account.id))}\n`);
+    expect((await t.request('DELETE', `/v1/accounts/${account.id}`)).status).toBe(202);
+    await eventually(async () => (await sshCommand(key.file, put.body.username, 'true')).code !== 0);
   }, 120_000);
 });

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,7 +7,7 @@ import { SshFilesDriver } from '../../src/provisioning/drivers/openssh.js';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
-import { daemonApp, daemonEnv, httpGet, NO_DAEMONS } from './daemons.js';
+import { daemonApp, daemonEnv, httpGet, NO_DAEMONS, sftpBatch as sftp, sshCommand, sshKeyPair } from './daemons.js';
 
 /**
  * SSH and SFTP on a real sshd (scripts/daemons/up.sh starts one of its own): OpenSSH's own
@@ -16,53 +15,14 @@ import { daemonApp, daemonEnv, httpGet, NO_DAEMONS } from './daemons.js';
  */
 const sshAt = daemonEnv?.BERTH_IT_SSH;
 const php = daemonEnv?.BERTH_IT_PHP?.split(',')[0];
-const [host, port] = (sshAt ?? ':').split(':') as [string, string];
-
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-const run = (file: string, args: string[], input?: string) =>
-  new Promise<Ran>((resolve) => {
-    const child = execFile(file, args, { timeout: 30_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-    child.stdin?.end(input ?? '');
-  });
 
 describe.skipIf(!sshAt || !php)(
   `SSH and SFTP (${sshAt ? `sshd at ${sshAt}` : `skipped: ${NO_DAEMONS} with OpenSSH and PHP-FPM installed`})`,
   () => {
     let t: TestApp;
     let keys: string;
-    const keyPair = async (name: string) => {
-      const file = path.join(keys, name);
-      await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', name, '-f', file]);
-      return { file, public: readFileSync(`${file}.pub`, 'utf8').trim() };
-    };
-    const options = (key: string) => [
-      '-F',
-      '/dev/null',
-      '-i',
-      key,
-      '-o',
-      'IdentitiesOnly=yes',
-      '-o',
-      'BatchMode=yes',
-      '-o',
-      'StrictHostKeyChecking=no',
-      '-o',
-      'UserKnownHostsFile=/dev/null',
-      '-o',
-      'LogLevel=ERROR',
-      '-o',
-      'ConnectTimeout=10',
-    ];
-    const ssh = (key: string, user: string, command: string) =>
-      run('ssh', [...options(key), '-p', port, `${user}@${host}`, command]);
-    const sftp = (key: string, user: string, batch: string) =>
-      run('sftp', [...options(key), '-P', port, '-b', '-', `${user}@${host}`], batch);
+    const keyPair = (name: string) => sshKeyPair(keys, name);
+    const ssh = sshCommand;
 
     beforeAll(async () => {
       t = await daemonApp();
@@ -134,7 +94,7 @@ describe.skipIf(!sshAt || !php)(
         (
           await eventually(async () => {
             const r = await httpGet(name, '/uploaded.txt');
-            return r.status === 200 && r;
+            return r.status === 200 ? r : null;
           })
         ).body,
       ).toBe('sent over sftp\n');
@@ -220,20 +180,7 @@ describe.skipIf(!sshAt || !php)(
         ).rejects.toThrow(/sshd -t failed/);
         expect(() => statSync(path.join(dir, 'sshd_config.d', 'berth.conf'))).toThrow();
         expect(readFileSync(pidFile, 'utf8')).toBe(pid);
-        const probe = await run('ssh', [
-          '-F',
-          '/dev/null',
-          '-o',
-          'BatchMode=yes',
-          '-o',
-          'StrictHostKeyChecking=no',
-          '-o',
-          'UserKnownHostsFile=/dev/null',
-          '-p',
-          port,
-          `nobody@${host}`,
-          'true',
-        ]);
+        const probe = await sshCommand((await keyPair('probe')).file, 'nobody', 'true');
         expect(probe.stderr).toMatch(/Permission denied/);
       } finally {
         rmSync(dir, { recursive: true, force: true });
