@@ -4,7 +4,7 @@ import type { ServiceDeps } from '../deps.js';
 import * as repo from './repo.js';
 import { jobEvent, presentJobs } from './representation.js';
 import type { CronJob } from './schemas.js';
-import { touchCronUnit } from './unit.js';
+import { cronUnits } from './unit.js';
 
 /** What a backup's manifest holds of an account's cron jobs. */
 interface CronManifest {
@@ -47,7 +47,7 @@ export function cronBackupPart({ db, clock, jobs }: ServiceDeps): BackupPart {
           }
           await jobEvent(tx, current ? 'updated' : 'created', job.id, clock.now());
         }
-        await touchCronUnit(tx, jobs, account);
+        await cronUnits.touch(tx, jobs, account);
       });
     },
   };

@@ -11,7 +11,7 @@ import { cronRoutes } from './routes.js';
 import { runCollector } from './runs.js';
 import { cronSchemas } from './schemas.js';
 import { cronService } from './service.js';
-import { cronAgentUnits, cronReconciler, cronUnits, touchExistingCronUnit } from './unit.js';
+import { cronAgentUnits, cronReconciler, cronUnits } from './unit.js';
 
 /** Cron jobs, their apply unit (an account's cron file) and the runs collected from the runner. */
 export function cronModule(
@@ -33,7 +33,7 @@ export function cronModule(
   };
   // A suspension takes the account's lines out of its cron file, its end puts them back; a
   // termination stops them at once, and the apply after the row has gone removes the file.
-  const touch = (tx: Queryable, accountId: string) => touchExistingCronUnit(tx, jobs, accountId);
+  const touch = (tx: Queryable, accountId: string) => cronUnits.touchExisting(tx, jobs, accountId);
   const accountHooks: Partial<AccountHooks> = {
     statusChanged: [touch],
     terminating: [touch],
@@ -44,7 +44,6 @@ export function cronModule(
     accountHooks,
     backupPart: cronBackupPart(svc),
     agentUnits: cronAgentUnits(jobs),
-    serverUnits: (q: Queryable, serverId: string) =>
-      cronUnits.countOnServer(q, serverId, 'JOIN accounts a ON a.id = t.account_id AND a.web_server_id = $1'),
+    serverUnits: cronUnits.countPlacedOn,
   };
 }

@@ -13,7 +13,7 @@ import * as repo from './repo.js';
 import { jobEvent, presentJobs, toRun } from './representation.js';
 import { checkSchedule, commandErrors } from './rules.js';
 import type { CreateCronJob, CronJob, CronJobPatch, CronRun } from './schemas.js';
-import { touchCronUnit } from './unit.js';
+import { cronUnits } from './unit.js';
 
 const DEFAULT_TIMEOUT_S = 3600;
 
@@ -84,7 +84,7 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
       return db.transaction(async (tx) => {
         await lockBelowLimit(tx, account.id, 'max_cron_jobs', repo.countJobs);
         await repo.insertJob(tx, id, account.id, fields);
-        await touchCronUnit(tx, jobs, account);
+        await cronUnits.touch(tx, jobs, account);
         return jobEvent(tx, 'created', id, clock.now());
       });
     },
@@ -101,7 +101,7 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
       check(account, fields);
       return db.transaction(async (tx) => {
         if (!(await repo.updateJob(tx, id, current.version, fields))) throw staleVersion();
-        await touchCronUnit(tx, jobs, account);
+        await cronUnits.touch(tx, jobs, account);
         return jobEvent(tx, 'updated', id, clock.now());
       });
     },
@@ -114,7 +114,7 @@ export function cronService({ db, clock, jobs }: ServiceDeps, driver: CronDriver
       const shown = await present(current);
       await db.transaction(async (tx) => {
         await repo.deleteJob(tx, id);
-        await touchCronUnit(tx, jobs, account);
+        await cronUnits.touch(tx, jobs, account);
         await publishResourceEvent(tx, 'cron_job.deleted', 'cron_job', current, shown);
       });
     },

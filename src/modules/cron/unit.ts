@@ -1,5 +1,4 @@
 import type { Db, Queryable } from '../../db/client.js';
-import { unitState } from '../../db/unit-state.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { accountHome, loginHome } from '../../layout.js';
@@ -9,44 +8,12 @@ import type { AgentUnitSource } from '../../provisioning/agent-units.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { CronDriver, PhpDriver } from '../../provisioning/driver.js';
 import type { CronUnitSpec } from '../../provisioning/render/cron.js';
-import { handedToAgent } from '../servers/index.js';
+import { accountUnits, handedToAgent } from '../servers/index.js';
 import * as repo from './repo.js';
 import { storeRuns } from './runs.js';
 
 /** An account's cron jobs are one unit (its cron.d file), with its state in cron_units. */
-export const cronUnits = unitState('cron_units', 'account_id');
-
-/**
- * Marks the account's cron unit changed inside the caller's transaction and queues its apply; the
- * job data carries the username so that a unit whose account is gone can still be withdrawn.
- */
-export async function touchCronUnit(tx: Queryable, jobs: JobQueue, account: { id: string; username: string }): Promise<void> {
-  const r = await tx.query<{ server_id: string }>(
-    `INSERT INTO cron_units (account_id) VALUES ($1)
-     ON CONFLICT (account_id) DO UPDATE SET generation = cron_units.generation + 1, sync_state = 'pending'
-     RETURNING (SELECT web_server_id FROM accounts WHERE id = $1) AS server_id`,
-    [account.id],
-  );
-  await wakeOnCommit(tx, r.rows[0]?.server_id);
-  await jobs.send(tx, JOBS.cronApply, { account_id: account.id, username: account.username });
-}
-
-/** Another server's agent pulls the change as the transaction commits, not after its apply job. */
-const wakeOnCommit = async (tx: Queryable, serverId: string | undefined) => {
-  if (serverId) await handedToAgent(tx, serverId);
-};
-
-/** Renders the unit again if the account has one (a suspension takes its lines away). */
-export async function touchExistingCronUnit(tx: Queryable, jobs: JobQueue, accountId: string): Promise<void> {
-  const r = await tx.query<{ username: string; server_id: string }>(
-    `UPDATE cron_units u SET generation = generation + 1, sync_state = 'pending' FROM accounts a
-     WHERE u.account_id = $1 AND a.id = u.account_id RETURNING a.username, a.web_server_id AS server_id`,
-    [accountId],
-  );
-  const username = r.rows[0]?.username;
-  await wakeOnCommit(tx, r.rows[0]?.server_id);
-  if (username) await jobs.send(tx, JOBS.cronApply, { account_id: accountId, username });
-}
+export const cronUnits = accountUnits('cron_units', 'web', JOBS.cronApply);
 
 interface Unit {
   account_id: string;
@@ -133,14 +100,7 @@ export const cronAgentUnits = (jobs: JobQueue): AgentUnitSource => ({
       })),
     );
   },
-  async report(db, serverId, report) {
-    const unit = (await db.query<Unit>(`${UNIT_SELECT} WHERE u.account_id = $1`, [report.key])).rows[0];
-    if (!unit || unit.web_server_id !== serverId) return 'foreign';
-    if (report.generation > unit.generation) return 'future';
-    const marks = cronUnits.marks(db, unit.account_id);
-    await (report.error === undefined ? marks.applied(report.generation) : marks.failed(report.error));
-    return 'recorded';
-  },
+  report: (db, serverId, report) => cronUnits.report(db, serverId, report),
   /** Runs of jobs whose account's web server is this one; another server's are ignored (and forgotten there). */
   async runs(db, serverId, runs) {
     const own = new Set(await repo.jobsOnServer(db, serverId, [...new Set(runs.map((r) => r.job_id))]));

@@ -11,7 +11,7 @@ import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
 import * as repo from './repo.js';
 import { databaseEvent, presentUser, toDatabase } from './representation.js';
 import type { Database, DatabaseUser } from './schemas.js';
-import { databaseReconciler, touchDatabaseUnit } from './unit.js';
+import { databaseReconciler, databaseUnits } from './unit.js';
 
 /** What a backup's manifest holds of an account's databases. */
 interface DatabasesManifest {
@@ -139,7 +139,7 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
           const row = (await repo.findById(tx, 'database_users', userId)) as repo.UserRow;
           await databaseEvent(tx, 'database_user', current ? 'updated' : 'created', row, await presentUser(tx, row));
         }
-        await touchDatabaseUnit(tx, jobs, account);
+        await databaseUnits.touch(tx, jobs, account);
       });
       // The databases and users exist on the server before the rows go in.
       await apply({ account_id: accountId, username: account.username });

@@ -1,5 +1,4 @@
 import { syncErrorGauge, type Contribution } from '../../contribution.js';
-import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import { periodic } from '../../jobs/periodic.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
@@ -26,7 +25,6 @@ export function databasesModule(svc: ServiceDeps, driver: DatabaseDriver, onErro
   return {
     contribution,
     backupPart: databasesBackupPart(db, svc.clock, svc.jobs, driver),
-    serverUnits: (q: Queryable, serverId: string) =>
-      databaseUnits.countOnServer(q, serverId, 'JOIN accounts a ON a.id = t.account_id AND a.database_server_id = $1'),
+    serverUnits: databaseUnits.countPlacedOn,
   };
 }

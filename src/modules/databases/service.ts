@@ -31,7 +31,7 @@ import type {
   DatabaseUserWithPassword,
   UserPatch,
 } from './schemas.js';
-import { touchDatabaseUnit, touchExistingUnit } from './unit.js';
+import { databaseUnits } from './unit.js';
 
 const NOUN = { databases: 'database', database_users: 'database user' } as const;
 const fail = (errors: FieldError[]) => {
@@ -64,7 +64,7 @@ export function databasesService(deps: ServiceDeps) {
   async function change<T>(account: { id: string; username: string }, work: (tx: Queryable) => Promise<T>): Promise<T> {
     return db.transaction(async (tx) => {
       const result = await work(tx);
-      await touchDatabaseUnit(tx, jobs, account);
+      await databaseUnits.touch(tx, jobs, account);
       return result;
     });
   }
@@ -285,7 +285,7 @@ export const databaseAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => (
       database_users: await repo.count(db, 'database_users', accountId),
     }),
   ],
-  statusChanged: [(tx, accountId) => touchExistingUnit(tx, jobs, accountId)],
+  statusChanged: [(tx, accountId) => databaseUnits.touchExisting(tx, jobs, accountId)],
   // The unit goes with the account (cascade); the job, finding none, drops everything with the prefix.
-  terminating: [(tx, accountId) => touchExistingUnit(tx, jobs, accountId)],
+  terminating: [(tx, accountId) => databaseUnits.touchExisting(tx, jobs, accountId)],
 });

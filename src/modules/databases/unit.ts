@@ -1,48 +1,19 @@
 import type { Db, Queryable } from '../../db/client.js';
-import { unitState } from '../../db/unit-state.js';
 import { JOBS } from '../../jobs/names.js';
-import type { JobQueue } from '../../jobs/queue.js';
 import { isAccountUsername } from '../../lib/account-username.js';
 import type { AgentUnitSource } from '../../provisioning/agent-units.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
 import type { DatabaseAccountSpec } from '../../provisioning/render/mariadb.js';
-import { handedToAgent, LOCAL_SERVER_ID } from '../servers/index.js';
+import { accountUnits, handedToAgent, LOCAL_SERVER_ID } from '../servers/index.js';
 import * as repo from './repo.js';
 
 /**
  * An account's database apply unit: all its databases, users and grants (a grant joins two of
- * them), rendered together. Marks it changed inside the caller's transaction and queues the
- * apply; the job data carries the username so a unit whose account is gone can still be
- * withdrawn by its prefix.
+ * them), rendered together, with its state in database_units. Its job data carries the username
+ * so a unit whose account is gone can still be withdrawn by its prefix.
  */
-export async function touchDatabaseUnit(tx: Queryable, jobs: JobQueue, account: { id: string; username: string }): Promise<void> {
-  const r = await tx.query<{ server_id: string }>(
-    `INSERT INTO database_units (account_id) VALUES ($1)
-     ON CONFLICT (account_id) DO UPDATE SET generation = database_units.generation + 1, sync_state = 'pending'
-     RETURNING (SELECT database_server_id FROM accounts WHERE id = $1) AS server_id`,
-    [account.id],
-  );
-  await wakeOnCommit(tx, r.rows[0]?.server_id);
-  await jobs.send(tx, JOBS.databaseApply, { account_id: account.id, username: account.username });
-}
-
-/** Another server's agent pulls the change as the transaction commits, not after its apply job. */
-const wakeOnCommit = async (tx: Queryable, serverId: string | undefined) => {
-  if (serverId) await handedToAgent(tx, serverId);
-};
-
-/** Renders the unit again if the account has one (its suspension locks or unlocks the users). */
-export async function touchExistingUnit(tx: Queryable, jobs: JobQueue, accountId: string): Promise<void> {
-  const r = await tx.query<{ username: string; server_id: string }>(
-    `UPDATE database_units u SET generation = generation + 1, sync_state = 'pending' FROM accounts a
-     WHERE u.account_id = $1 AND a.id = u.account_id RETURNING a.username, a.database_server_id AS server_id`,
-    [accountId],
-  );
-  const username = r.rows[0]?.username;
-  await wakeOnCommit(tx, r.rows[0]?.server_id);
-  if (username) await jobs.send(tx, JOBS.databaseApply, { account_id: accountId, username });
-}
+export const databaseUnits = accountUnits('database_units', 'database', JOBS.databaseApply);
 
 interface Unit {
   account_id: string;
@@ -114,7 +85,6 @@ export function databaseReconciler(db: Db, driver: DatabaseDriver) {
 }
 
 /** An account's databases, users and grants are one unit, with its state in database_units. */
-export const databaseUnits = unitState('database_units', 'account_id');
 
 /** The database units of the accounts placed on a server, as its agent pulls them and reports back. */
 export const databaseAgentUnits: AgentUnitSource = {
@@ -135,13 +105,6 @@ export const databaseAgentUnits: AgentUnitSource = {
       })),
     );
   },
-  async report(db, serverId, report) {
-    const unit = (await db.query<Unit>(`${UNIT_SELECT} WHERE u.account_id = $1`, [report.key])).rows[0];
-    if (!unit || unit.database_server_id !== serverId) return 'foreign';
-    if (report.generation > unit.generation) return 'future';
-    const marks = databaseUnits.marks(db, unit.account_id);
-    await (report.error === undefined ? marks.applied(report.generation) : marks.failed(report.error));
-    return 'recorded';
-  },
+  report: (db, serverId, report) => databaseUnits.report(db, serverId, report),
   measured: (db, serverId, measurements) => repo.recordSizes(db, serverId, new Map(measurements.map((m) => [m.key, m.bytes]))),
 };

@@ -5,3 +5,4 @@ export { serverStatus, serverTimeZone } from './status.js';
 export { runAgentTask } from './tasks.js';
 export { handedToAgent, wakeAgent } from './wake.js';
 export { withdrawAccount } from './withdrawals.js';
+export { accountUnits } from './account-units.js';

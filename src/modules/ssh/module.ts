@@ -9,7 +9,7 @@ import { countKeys } from './repo.js';
 import { sshRoutes } from './routes.js';
 import { sshSchemas } from './schemas.js';
 import { sshService } from './service.js';
-import { sshAgentUnits, sshReconciler, sshUnits, touchExistingSshUnit } from './unit.js';
+import { sshAgentUnits, sshReconciler, sshUnits } from './unit.js';
 
 /** SSH access and keys, and their apply unit (an account's key file, groups and chroot link). */
 export function sshModule(svc: ServiceDeps, drivers: { ssh: SshDriver; php: PhpDriver }) {
@@ -22,7 +22,7 @@ export function sshModule(svc: ServiceDeps, drivers: { ssh: SshDriver; php: PhpD
   };
   // A suspension refuses the next login, its end allows it again; a new plan may allow less; a
   // termination takes the keys away at once, and the apply after the row has gone withdraws the rest.
-  const touch = (tx: Queryable, accountId: string) => touchExistingSshUnit(tx, jobs, accountId);
+  const touch = (tx: Queryable, accountId: string) => sshUnits.touchExisting(tx, jobs, accountId);
   const accountHooks: Partial<AccountHooks> = {
     statusChanged: [touch],
     planChanged: [touch],
@@ -34,7 +34,6 @@ export function sshModule(svc: ServiceDeps, drivers: { ssh: SshDriver; php: PhpD
     accountHooks,
     backupPart: sshBackupPart(svc),
     agentUnits: sshAgentUnits,
-    serverUnits: (q: Queryable, serverId: string) =>
-      sshUnits.countOnServer(q, serverId, 'JOIN accounts a ON a.id = t.account_id AND a.web_server_id = $1'),
+    serverUnits: sshUnits.countPlacedOn,
   };
 }

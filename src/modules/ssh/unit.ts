@@ -1,5 +1,4 @@
 import type { Db, Queryable } from '../../db/client.js';
-import { unitState } from '../../db/unit-state.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { accountHome } from '../../layout.js';
@@ -8,56 +7,20 @@ import type { AgentUnitSource } from '../../provisioning/agent-units.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { PhpDriver, SshDriver } from '../../provisioning/driver.js';
 import type { SshAccessMode, SshUnitSpec } from '../../provisioning/render/ssh.js';
-import { handedToAgent } from '../servers/index.js';
+import { accountUnits, handedToAgent } from '../servers/index.js';
 import * as repo from './repo.js';
 
 /** An account's SSH access and keys are one unit (its key file, groups and chroot link), with its state in ssh_units. */
-export const sshUnits = unitState('ssh_units', 'account_id');
+export const sshUnits = accountUnits('ssh_units', 'web', JOBS.sshApply);
 
 const RANK: Record<SshAccessMode, number> = { disabled: 0, sftp: 1, shell: 2 };
 /** The lesser of two modes. */
 export const capAccess = (wanted: SshAccessMode, allowed: SshAccessMode): SshAccessMode =>
   RANK[wanted] <= RANK[allowed] ? wanted : allowed;
 
-/**
- * Marks the account's SSH unit changed inside the caller's transaction (setting its `access` when
- * given) and queues its apply; the job data carries the username so that a unit whose account
- * is gone can still be withdrawn.
- */
-export async function touchSshUnit(
-  tx: Queryable,
-  jobs: JobQueue,
-  account: { id: string; username: string },
-  access?: SshAccessMode,
-): Promise<void> {
-  const r = await tx.query<{ server_id: string }>(
-    `INSERT INTO ssh_units (account_id, access) VALUES ($1, coalesce($2::text, 'disabled'))
-     ON CONFLICT (account_id) DO UPDATE SET generation = ssh_units.generation + 1, sync_state = 'pending',
-       access = coalesce($2::text, ssh_units.access),
-       updated_at = CASE WHEN $2::text IS NULL THEN ssh_units.updated_at ELSE now() END
-     RETURNING (SELECT web_server_id FROM accounts WHERE id = $1) AS server_id`,
-    [account.id, access ?? null],
-  );
-  await wakeOnCommit(tx, r.rows[0]?.server_id);
-  await jobs.send(tx, JOBS.sshApply, { account_id: account.id, username: account.username });
-}
-
-/** Another server's agent pulls the change as the transaction commits, not after its apply job. */
-const wakeOnCommit = async (tx: Queryable, serverId: string | undefined) => {
-  if (serverId) await handedToAgent(tx, serverId);
-};
-
-/** Renders the unit again if the account has one (a suspension, a plan allowing less, a termination). */
-export async function touchExistingSshUnit(tx: Queryable, jobs: JobQueue, accountId: string): Promise<void> {
-  const r = await tx.query<{ username: string; server_id: string }>(
-    `UPDATE ssh_units u SET generation = generation + 1, sync_state = 'pending' FROM accounts a
-     WHERE u.account_id = $1 AND a.id = u.account_id RETURNING a.username, a.web_server_id AS server_id`,
-    [accountId],
-  );
-  const username = r.rows[0]?.username;
-  await wakeOnCommit(tx, r.rows[0]?.server_id);
-  if (username) await jobs.send(tx, JOBS.sshApply, { account_id: accountId, username });
-}
+/** Marks the account's SSH unit changed (setting its `access` when given) and queues its apply. */
+export const touchSshUnit = (tx: Queryable, jobs: JobQueue, account: { id: string; username: string }, access?: SshAccessMode) =>
+  sshUnits.touch(tx, jobs, account, access ? { access, updated_at: new Date().toISOString() } : {});
 
 interface Unit {
   account_id: string;
@@ -139,12 +102,5 @@ export const sshAgentUnits: AgentUnitSource = {
       })),
     );
   },
-  async report(db, serverId, report) {
-    const unit = (await db.query<Unit>(`${UNIT_SELECT} WHERE u.account_id = $1`, [report.key])).rows[0];
-    if (!unit || unit.web_server_id !== serverId) return 'foreign';
-    if (report.generation > unit.generation) return 'future';
-    const marks = sshUnits.marks(db, unit.account_id);
-    await (report.error === undefined ? marks.applied(report.generation) : marks.failed(report.error));
-    return 'recorded';
-  },
+  report: (db, serverId, report) => sshUnits.report(db, serverId, report),
 };
