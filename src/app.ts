@@ -178,7 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     { cron: deps.cronDriver ?? drivers.cron, php },
     { error: logError('cron run collector error'), warn: (message) => app.log.warn(message) },
   );
-  const ssh = sshModule(svc, { ssh: deps.sshDriver ?? drivers.ssh, php });
+  const ssh = sshModule(svc, { ssh: deps.sshDriver ?? drivers.ssh, php }, logError('ssh login collector error'));
   const backupStorage = deps.backupStorage ?? new LocalBackupStorage(path.join(config.dataDir, 'backups'));
   // The parts in the order a restore puts them back: zones before the mail and sites on them.
   const backups = backupsModule(

@@ -83,8 +83,15 @@ const ConfigSchema = Type.Object({
   // Debian's cron reads the accounts' files from `dir`; each process collects the runs it recorded every `collectMs`.
   cron: Type.Object({ dir: Path, collectMs: Type.Integer({ minimum: 100, maximum: 60_000 }) }),
   // OpenSSH's directory (its sshd_config, the drop-in in sshd_config.d, Berth's keys and chroot links under berth/),
-  // its pid file, and the port customers are told to connect to.
-  ssh: Type.Object({ dir: Path, pidFile: Path, port: Type.Integer({ minimum: 1, maximum: 65535 }) }),
+  // its pid file, the port customers are told to connect to,
+  // and sshd's log, read every `collectMs` for the key logins it accepted (null: not read).
+  ssh: Type.Object({
+    dir: Path,
+    pidFile: Path,
+    port: Type.Integer({ minimum: 1, maximum: 65535 }),
+    log: Type.Union([Path, Type.Null()]),
+    collectMs: Type.Integer({ minimum: 100, maximum: 600_000 }),
+  }),
   // PHP-FPM's files, `{version}` standing for `8.2`; null versions: those installed.
   php: Type.Object({
     versions: Type.Union([Type.Array(Type.String({ pattern: '^\\d+\\.\\d+$' }), { minItems: 1 }), Type.Null()]),
@@ -147,7 +154,7 @@ const ENV_NAMES: Record<string, string> = {
   secretKey: 'BERTH_SECRET_KEY (32 bytes as base64 or hex)',
   webhooks: 'BERTH_WEBHOOK_*',
   drivers: 'BERTH_DRIVER_DNS|WEB|MAIL|DB|PHP|CRON|SSH',
-  ssh: 'BERTH_SSH_DIR / BERTH_SSH_PID_FILE / BERTH_SSH_PORT',
+  ssh: 'BERTH_SSH_DIR / BERTH_SSH_PID_FILE / BERTH_SSH_PORT / BERTH_SSH_LOG / BERTH_SSH_COLLECT_MS',
   cron: 'BERTH_CRON_DIR / BERTH_CRON_COLLECT_MS',
   smtp: 'BERTH_SMTP_URL / BERTH_SMTP_FROM',
   php: 'BERTH_PHP_VERSIONS / BERTH_PHP_POOL_DIR / BERTH_PHP_FPM_CONF / BERTH_PHP_FPM_PID / BERTH_PHP_SOCKET_DIR / BERTH_PHP_WEB_GROUP',
@@ -238,6 +245,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       dir: env.BERTH_SSH_DIR || '/etc/ssh',
       pidFile: env.BERTH_SSH_PID_FILE || '/run/sshd.pid',
       port: int(env, 'BERTH_SSH_PORT', 22),
+      log: env.BERTH_SSH_LOG || null,
+      collectMs: int(env, 'BERTH_SSH_COLLECT_MS', 10_000),
     },
     cron: { dir: env.BERTH_CRON_DIR || '/etc/cron.d', collectMs: int(env, 'BERTH_CRON_COLLECT_MS', 10_000) },
     smtp: {

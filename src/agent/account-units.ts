@@ -1,7 +1,7 @@
 import { accountHome, loginHome } from '../layout.js';
 import type { CronDriver, PhpDriver, SshDriver } from '../provisioning/driver.js';
 import type { CronRunRecord, CronUnitSpec } from '../provisioning/render/cron.js';
-import type { SshUnitSpec } from '../provisioning/render/ssh.js';
+import type { SshLogin, SshUnitSpec } from '../provisioning/render/ssh.js';
 
 /** An account's unit that runs as its Unix user (cron, SSH), as the control plane applies its own: the user first. */
 async function asAccountUser(
@@ -32,4 +32,19 @@ export async function sendCronRuns(
   const sent = await send(runs.slice(0, 500));
   if (sent.status !== 200) throw new Error(`cron runs refused (${sent.status}): ${sent.body?.detail ?? ''}`);
   await cron.acknowledge(sent.body?.stored ?? []);
+}
+
+/**
+ * The key logins this server's sshd accepted since the last poll, for the keys' `last_used_at`.
+ * What a failed send carried is not sent again: the next login is.
+ */
+export async function sendSshLogins(
+  ssh: SshDriver,
+  send: (logins: SshLogin[]) => Promise<{ status: number; body?: { detail?: string } }>,
+): Promise<void> {
+  const logins = await ssh.collectLogins();
+  for (let i = 0; i < logins.length; i += 1000) {
+    const sent = await send(logins.slice(i, i + 1000));
+    if (sent.status !== 204) throw new Error(`ssh logins refused (${sent.status}): ${sent.body?.detail ?? ''}`);
+  }
 }

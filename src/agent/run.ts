@@ -5,7 +5,7 @@ import { SYSTEM_TIME_ZONE } from '../lib/time-zone.js';
 import type { AgentReport, AgentUnit } from '../provisioning/agent-units.js';
 import { certificateRequest } from '../tls/internal-ca.js';
 import { generateKey } from '../tls/keys.js';
-import { applyCronUnit, applySshUnit, sendCronRuns } from './account-units.js';
+import { applyCronUnit, applySshUnit, sendCronRuns, sendSshLogins } from './account-units.js';
 import { agentCall, agentDownload, agentUpload } from './client.js';
 import type { AgentDrivers } from './drivers.js';
 import { applyMailUnit } from './mail.js';
@@ -169,6 +169,9 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
       await sendCronRuns(o.drivers.cron, (runs) =>
         agentCall(identity.url, identity, 'POST', '/agent/v1/cron-runs', { runs }, { signal }),
       ).catch((err: unknown) => signal.aborted || o.log(`cron runs not sent: ${publicMessage(err)}`));
+      await sendSshLogins(o.drivers.ssh, (logins) =>
+        agentCall(identity.url, identity, 'POST', '/agent/v1/ssh-logins', { logins }, { signal }),
+      ).catch((err: unknown) => signal.aborted || o.log(`ssh logins not sent: ${publicMessage(err)}`));
       known = res.body?.known ?? '';
       failures = 0;
       retry = reports.some((r) => r.error !== undefined) ? Math.min(10, retry ? retry * 2 : 2) : 0;

@@ -7,7 +7,7 @@ import { MailDomainContent } from './render/mail.js';
 import { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
 import { SiteTls } from './render/nginx.js';
 import { PhpSettings } from './render/php-fpm.js';
-import { SshUnitSpec } from './render/ssh.js';
+import { type SshLogin, SshUnitSpec } from './render/ssh.js';
 
 const Key = Type.String({ minLength: 1, maxLength: 100 });
 const Generation = Type.Integer({ minimum: 1, maximum: 2147483647 });
@@ -175,4 +175,6 @@ export interface AgentUnitSource {
   measured?(db: Queryable, serverId: string, measurements: AgentMeasurement[]): Promise<void>;
   /** Stores the runs of cron jobs the server's runner recorded, of jobs the server holds; the ids it may forget. */
   runs?(db: Db, serverId: string, runs: CronRunRecord[]): Promise<string[]>;
+  /** Records the key logins the server's sshd accepted. */
+  logins?(db: Db, serverId: string, logins: SshLogin[]): Promise<void>;
 }

@@ -3,7 +3,7 @@ import type { MailDomainSpec } from './render/mail.js';
 import type { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
 import type { SiteSpec } from './render/nginx.js';
 import type { PhpPoolSpec } from './render/php-fpm.js';
-import type { SshAccountSpec } from './render/ssh.js';
+import type { SshAccountSpec, SshLogin } from './render/ssh.js';
 import type { Zone } from './render/zone-file.js';
 
 /**
@@ -112,4 +112,6 @@ export interface SshDriver {
   readonly name: string;
   applyAccount(spec: SshAccountSpec): Promise<void>;
   removeAccount(username: string): Promise<void>;
+  /** The key logins sshd logged since the last call (none where its log is not read). */
+  collectLogins(): Promise<SshLogin[]>;
 }

@@ -826,6 +826,21 @@ describe('placement and the agent’s units', () => {
       await eventually(async () => (await t.get(`/v1/accounts/${account.id}/ssh`)).body.sync_state === 'in_sync');
       expect(readFileSync(keyFile(dataDir), 'utf8')).toContain(`restrict ${key.split(' ').slice(0, 2).join(' ')}`);
       expect(existsSync(keyFile(t.dataDir))).toBe(false);
+      // A login its sshd accepted is the key's last use; the same login reported by another server is not.
+      const shown = (await t.get(`/v1/accounts/${account.id}/ssh-keys`)).body.data[0];
+      const login = { user: `berth-${account.username}`, fingerprint_sha256: shown.fingerprint_sha256 };
+      const other = await enrolledServer({ roles: ['web'] });
+      const at = (iso: string) => ({ logins: [{ ...login, at: iso }] });
+      expect((await agentCall(url, other.identity, 'POST', '/agent/v1/ssh-logins', at('2026-11-28T09:00:00.000Z'))).status).toBe(
+        204,
+      );
+      expect((await t.get(`/v1/accounts/${account.id}/ssh-keys/${shown.id}`)).body.last_used_at).toBeNull();
+      expect((await agentCall(url, identity, 'POST', '/agent/v1/ssh-logins', at('2026-11-28T10:00:00.000Z'))).status).toBe(204);
+      expect((await agentCall(url, identity, 'POST', '/agent/v1/ssh-logins', at('2026-11-28T08:00:00.000Z'))).status).toBe(204);
+      expect((await t.get(`/v1/accounts/${account.id}/ssh-keys/${shown.id}`)).body.last_used_at).toBe('2026-11-28T10:00:00.000Z');
+      expect((await agentCall(url, identity, 'POST', '/agent/v1/ssh-logins', { logins: [{ ...login, at: 'x' }] })).status).toBe(
+        422,
+      );
       expect((await t.request('DELETE', `/v1/accounts/${account.id}`)).status).toBe(202);
       await eventually(async () => !existsSync(keyFile(dataDir)));
     } finally {

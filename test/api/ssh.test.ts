@@ -207,6 +207,7 @@ describe('an sshd whose configuration check fails', () => {
             throw new Error('sshd -t failed: /etc/ssh/sshd_config line 3: Bad configuration option: NoSuchKeyword');
           },
           removeAccount: async () => undefined,
+          collectLogins: async () => [],
         },
       },
     });

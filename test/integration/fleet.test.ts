@@ -141,6 +141,7 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
           BERTH_DRIVER_SSH: 'openssh',
           BERTH_SSH_DIR: daemonEnv?.BERTH_SSH_DIR ?? '',
           BERTH_SSH_PID_FILE: daemonEnv?.BERTH_SSH_PID_FILE ?? '',
+          BERTH_SSH_LOG: daemonEnv?.BERTH_SSH_LOG ?? '',
         },
         http: `${address}:${http}`,
         https: `${address}:${https}`,

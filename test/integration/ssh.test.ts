@@ -113,6 +113,8 @@ describe.skipIf(!sshAt || !php)(
 
       const command = await ssh(key.file, user, 'id');
       expect(command.stdout).not.toContain('uid=');
+      // Its logins, read from sshd's log, are the key's last use.
+      await eventually(async () => (await t.get(`/v1/accounts/${account.id}/ssh-keys`)).body.data[0].last_used_at !== null);
     });
 
     it('in shell mode logs in as the account in its login home; another account is unreadable; planted, deleted and suspended keys are refused', async () => {
@@ -167,6 +169,7 @@ describe.skipIf(!sshAt || !php)(
           keysDir: path.join(dir, 'keys'),
           chrootDir: path.join(dir, 'chroot'),
           sshd: { config, pidFile },
+          log: null,
         });
         await expect(
           driver.applyAccount({

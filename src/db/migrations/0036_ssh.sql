@@ -36,3 +36,5 @@ CREATE TABLE ssh_keys (
   version integer NOT NULL DEFAULT 1,
   CONSTRAINT ssh_keys_fingerprint_key UNIQUE (account_id, fingerprint_sha256)
 );
+-- The logins sshd reports name a key by its fingerprint alone.
+CREATE INDEX ssh_keys_fingerprint_idx ON ssh_keys (fingerprint_sha256);

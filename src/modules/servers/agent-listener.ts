@@ -14,6 +14,7 @@ import { isTimeZone } from '../../lib/time-zone.js';
 import type { Clock } from '../../lib/time.js';
 import { AgentMeasurement, AgentReport, type AgentUnit, type AgentUnitSource } from '../../provisioning/agent-units.js';
 import { CronRunRecord } from '../../provisioning/render/cron.js';
+import { SshLogin } from '../../provisioning/render/ssh.js';
 import {
   type CertificateAuthority,
   certificateFingerprint,
@@ -74,6 +75,7 @@ const UsageBody = Type.Object(
 );
 
 const CronRunsBody = Type.Object({ runs: Type.Array(CronRunRecord, { maxItems: 500 }) }, { additionalProperties: false });
+const SshLoginsBody = Type.Object({ logins: Type.Array(SshLogin, { maxItems: 1000 }) }, { additionalProperties: false });
 
 const ArtifactParams = Type.Object({
   kind: Type.String({ pattern: '^[a-z]{1,20}$' }),
@@ -318,6 +320,13 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
     const stored = [];
     for (const source of deps.sources) if (source.runs) stored.push(...(await source.runs(db, server.id, request.body.runs)));
     return reply.code(200).send({ stored });
+  });
+
+  // Key logins its sshd accepted: the keys' `last_used_at`.
+  app.post('/agent/v1/ssh-logins', { schema: { body: SshLoginsBody } }, async (request, reply) => {
+    const server = await serverOf(request);
+    for (const source of deps.sources) await source.logins?.(db, server.id, request.body.logins);
+    return reply.code(204).send();
   });
 
   return app;

@@ -5,6 +5,7 @@ import type { PhpDriver, SshDriver } from '../../provisioning/driver.js';
 import type { AccountHooks } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { sshBackupPart } from './backup.js';
+import { loginCollector } from './logins.js';
 import { countKeys } from './repo.js';
 import { sshRoutes } from './routes.js';
 import { sshSchemas } from './schemas.js';
@@ -12,12 +13,13 @@ import { sshService } from './service.js';
 import { sshAgentUnits, sshReconciler, sshUnits } from './unit.js';
 
 /** SSH access and keys, and their apply unit (an account's key file, groups and chroot link). */
-export function sshModule(svc: ServiceDeps, drivers: { ssh: SshDriver; php: PhpDriver }) {
+export function sshModule(svc: ServiceDeps, drivers: { ssh: SshDriver; php: PhpDriver }, onError: (err: unknown) => void) {
   const { db, config, jobs } = svc;
   const contribution: Contribution = {
     schemas: sshSchemas,
     routes: (app) => sshRoutes(app, sshService(svc)),
     workers: [{ queue: JOBS.sshApply, run: sshReconciler(db, drivers.ssh, drivers.php, config.dataDir) }],
+    loops: [loginCollector(db, drivers.ssh, config.ssh.collectMs, onError)],
     gauges: [syncErrorGauge('ssh', () => sshUnits.countErrors(db))],
   };
   // A suspension refuses the next login, its end allows it again; a new plan may allow less; a

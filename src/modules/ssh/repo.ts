@@ -97,3 +97,24 @@ export async function updateKey(tx: Queryable, id: string, version: number, f: K
 }
 
 export const deleteKey = (tx: Queryable, id: string) => tx.query('DELETE FROM ssh_keys WHERE id = $1', [id]);
+
+/** Keys with these fingerprints on accounts whose web server is `serverId`, with their account's username. */
+export async function keysByFingerprint(
+  db: Queryable,
+  serverId: string,
+  fingerprints: string[],
+): Promise<{ id: string; username: string; fingerprint_sha256: string }[]> {
+  const r = await db.query<{ id: string; username: string; fingerprint_sha256: string }>(
+    `SELECT k.id, a.username, k.fingerprint_sha256 FROM ssh_keys k JOIN accounts a ON a.id = k.account_id
+     WHERE k.fingerprint_sha256 = ANY($1::text[]) AND a.web_server_id = $2`,
+    [fingerprints, serverId],
+  );
+  return r.rows;
+}
+
+/** A login with the key: `last_used_at` moves on (never back), nothing else changes. */
+export const markUsed = (db: Queryable, id: string, at: string) =>
+  db.query(
+    'UPDATE ssh_keys SET last_used_at = greatest(coalesce(last_used_at, $2::timestamptz), $2::timestamptz) WHERE id = $1',
+    [id, at],
+  );

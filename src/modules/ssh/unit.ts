@@ -8,6 +8,7 @@ import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { PhpDriver, SshDriver } from '../../provisioning/driver.js';
 import type { SshAccessMode, SshUnitSpec } from '../../provisioning/render/ssh.js';
 import { accountUnits, handedToAgent } from '../servers/index.js';
+import { recordLogins } from './logins.js';
 import * as repo from './repo.js';
 
 /** An account's SSH access and keys are one unit (its key file, groups and chroot link), with its state in ssh_units. */
@@ -103,4 +104,5 @@ export const sshAgentUnits: AgentUnitSource = {
     );
   },
   report: (db, serverId, report) => sshUnits.report(db, serverId, report),
+  logins: recordLogins,
 };

@@ -59,13 +59,14 @@ export function driversFor(config: Config): {
  * OpenSSH configured under `ssh.dir` (`/etc/ssh`), or (null) the embedded default rendering the
  * same files into the data directory.
  */
-export const sshDriver = (dataDir: string, ssh: { dir: string; pidFile: string } | null): SshDriver => {
+export const sshDriver = (dataDir: string, ssh: { dir: string; pidFile: string; log: string | null } | null): SshDriver => {
   const dir = ssh?.dir ?? path.resolve(dataDir, 'rendered', 'ssh');
   return new SshFilesDriver(ssh ? 'openssh' : 'embedded', {
     dropIn: path.join(dir, 'sshd_config.d', 'berth.conf'),
     keysDir: path.join(dir, 'berth', 'keys'),
     chrootDir: path.join(dir, 'berth', 'chroot'),
     sshd: ssh && { config: path.join(dir, 'sshd_config'), pidFile: ssh.pidFile },
+    log: ssh?.log ? { file: ssh.log, offsetFile: path.resolve(dataDir, 'ssh', 'log-offset.json') } : null,
   });
 };
 

@@ -1,12 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { chown, mkdir, readFile, readlink, rename, rm, symlink } from 'node:fs/promises';
+import { chown, mkdir, open, readFile, readlink, rename, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { loginHome } from '../../layout.js';
 import { runCommand } from '../../lib/run-command.js';
 import { writeFileAtomic } from '../atomic-write.js';
 import type { SshDriver } from '../driver.js';
 import { unixUser } from '../render/php-fpm.js';
-import { renderAuthorizedKeys, renderSshdDropIn, SSH_GROUPS, type SshAccountSpec } from '../render/ssh.js';
+import {
+  parseSshdLogins,
+  renderAuthorizedKeys,
+  renderSshdDropIn,
+  SSH_GROUPS,
+  type SshAccountSpec,
+  type SshLogin,
+} from '../render/ssh.js';
 import { digest } from './embedded-php.js';
 
 export interface SshFilesOptions {
@@ -18,7 +25,12 @@ export interface SshFilesOptions {
   chrootDir: string;
   /** The running sshd: its main configuration (checked with `sshd -t -f`) and pid file (SIGHUP); null renders only. */
   sshd: { config: string; pidFile: string } | null;
+  /** sshd's log, whose accepted key logins are collected (null: not read), and where the read offset is kept. */
+  log: { file: string; offsetFile: string } | null;
 }
+
+/** At most this much of the log is read per collection; the rest comes with the next. */
+const MAX_LOG_READ = 4 << 20;
 
 const SHELLS = { shell: '/bin/bash', other: '/usr/sbin/nologin' };
 
@@ -86,6 +98,32 @@ export class SshFilesDriver implements SshDriver {
     const user = unixUser(username, digest);
     await rm(this.keyFile(user), { force: true });
     await this.setChroot(user, null);
+  }
+
+  /**
+   * What sshd's log gained since the last look (first look: nothing, the log's past is not
+   * news). A log rotated away (another inode, or shorter) is read from its start.
+   */
+  async collectLogins(): Promise<SshLogin[]> {
+    if (!this.o.log) return [];
+    const { file, offsetFile } = this.o.log;
+    const seen = JSON.parse(await readFile(offsetFile, 'utf8').catch(() => 'null')) as { ino: number; offset: number } | null;
+    const handle = await open(file, 'r').catch(() => null);
+    if (!handle) return [];
+    try {
+      const { ino, size } = await handle.stat();
+      let offset = seen === null ? size : seen.ino === ino && seen.offset <= size ? seen.offset : 0;
+      const chunk = Buffer.alloc(Math.min(size - offset, MAX_LOG_READ));
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, offset);
+      // Whole lines only: a line still being written is read next time.
+      const end = chunk.subarray(0, bytesRead).lastIndexOf(10) + 1;
+      offset += end;
+      await mkdir(path.dirname(offsetFile), { recursive: true });
+      await writeFileAtomic(offsetFile, JSON.stringify({ ino, offset }), 0o600);
+      return parseSshdLogins(chunk.subarray(0, end).toString('utf8'), new Date().toISOString());
+    } finally {
+      await handle.close();
+    }
   }
 
   private keyFile = (user: string) => path.join(this.o.keysDir, path.basename(user));

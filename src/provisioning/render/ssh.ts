@@ -91,3 +91,24 @@ export function renderSshdDropIn(o: { keysDir: string; chrootDir: string }): str
     block(SSH_GROUPS.all, ['AuthorizedKeysFile none', 'PermitTTY no', ...COMMON]),
   ].join('\n')}\n`;
 }
+
+/** A login sshd accepted with a key: the Unix user, the key's fingerprint, and when it was seen. */
+export const SshLogin = Type.Object({
+  user: Type.String({ pattern: '^[a-z_][a-z0-9_-]{0,31}$' }),
+  fingerprint_sha256: Type.String({ pattern: '^SHA256:[A-Za-z0-9+/]{43}$' }),
+  at: Type.String({ format: 'date-time', maxLength: 40 }),
+});
+export type SshLogin = Static<typeof SshLogin>;
+
+const ACCEPTED = /Accepted publickey for ([a-z_][a-z0-9_-]{0,31}) from \S+ port \d+ ssh2: \S+ (SHA256:[A-Za-z0-9+/]{43})$/;
+
+/**
+ * The key logins in lines of sshd's log (`LogLevel` INFO or more, as a file of its own or
+ * syslog's), each seen `at`: sshd's own timestamp is not in a file written with `-E`.
+ */
+export function parseSshdLogins(text: string, at: string): SshLogin[] {
+  return text.split('\n').flatMap((line) => {
+    const m = ACCEPTED.exec(line.trimEnd());
+    return m ? [{ user: m[1] as string, fingerprint_sha256: m[2] as string, at }] : [];
+  });
+}
