@@ -211,7 +211,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   ]);
   const modules: Contribution[] = [
     resellersModule(svc),
-    plansModule(svc),
+    plansModule(svc, ssh.planHooks),
     servers.contribution,
     accounts.contribution,
     tokensModule(svc),

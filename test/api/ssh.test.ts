@@ -97,6 +97,12 @@ describe('SSH access', () => {
     await inSync(account.id);
     expect(keyFile(account.username)).toContain(blob);
 
+    // Its plan changed to allow only SFTP: the same keys, no TTY any more.
+    expect((await t.patch(`/v1/plans/${plan.id}`, { ssh_access: 'sftp' })).status).toBe(200);
+    await inSync(account.id);
+    expect(keyFile(account.username)).toContain(`,restrict ${blob}`);
+    expect((await t.get(accessOf(account.id))).body.access).toBe('sftp');
+
     const noSsh = await createPlan(t, undefined, { ssh_access: 'disabled' });
     expect((await t.patch(`/v1/accounts/${account.id}`, { plan_id: noSsh.id })).status).toBe(200);
     await inSync(account.id);

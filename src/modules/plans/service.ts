@@ -1,4 +1,5 @@
 import { type Caller, requireKind, requireWritable } from '../../auth/caller.js';
+import type { Queryable } from '../../db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
 import { conflict, forbidden } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -39,7 +40,12 @@ const DEFAULT_SSH_KEYS = 10;
 
 const duplicateName = () => conflict('already_exists', 'A plan with this name already exists.');
 
-export function plansService(deps: ServiceDeps) {
+/** What other modules do when a plan changes, in the change's transaction (SSH access re-rendered under a new `ssh_access`). */
+export interface PlanHooks {
+  changed: ((tx: Queryable, planId: string, before: repo.PlanFields, after: repo.PlanFields) => Promise<void>)[];
+}
+
+export function plansService(deps: ServiceDeps, hooks: PlanHooks = { changed: [] }) {
   const { db } = deps;
 
   const reads = resourceReads(db, { noun: 'plan', find: repo.findPlan, list: repo.listPlans, show: toPlan });
@@ -86,8 +92,12 @@ export function plansService(deps: ServiceDeps) {
       requireOwner(caller, current);
       checkVersion(expectedVersion, current.version);
       try {
-        const row = await repo.updatePlan(db, id, current.version, mergeFields(fieldsOf(current), patch));
-        if (!row) throw staleVersion();
+        const row = await db.transaction(async (tx) => {
+          const updated = await repo.updatePlan(tx, id, current.version, mergeFields(fieldsOf(current), patch));
+          if (!updated) throw staleVersion();
+          for (const changed of hooks.changed) await changed(tx, id, fieldsOf(current), fieldsOf(updated));
+          return updated;
+        });
         return toPlan(row);
       } catch (err) {
         if (isUniqueViolation(err, 'plans_owner_name_key')) throw duplicateName();

@@ -59,6 +59,17 @@ export function accountUnits(table: string, role: Role, queue: string) {
       if (username) await jobs.send(tx, queue, { account_id: accountId, username });
     },
 
+    /** Renders again the units of the accounts on a plan (a plan's limits changed). */
+    async touchOnPlan(tx: Queryable, jobs: JobQueue, planId: string): Promise<void> {
+      const r = await tx.query<{ account_id: string; username: string; server_id: string }>(
+        `UPDATE ${table} u SET generation = generation + 1, sync_state = 'pending' FROM accounts a
+         WHERE a.id = u.account_id AND a.plan_id = $1 RETURNING a.id AS account_id, a.username, a.${server} AS server_id`,
+        [planId],
+      );
+      for (const server of new Set(r.rows.map((row) => row.server_id))) await wakeOnCommit(tx, server);
+      for (const row of r.rows) await jobs.send(tx, queue, { account_id: row.account_id, username: row.username });
+    },
+
     /** What a server's agent reported of the unit: recorded if the account's unit is that server's and the generation known. */
     async report(db: Queryable, serverId: string, report: AgentReport): Promise<'recorded' | 'foreign' | 'future'> {
       const unit = (

@@ -4,6 +4,7 @@ import { JOBS } from '../../jobs/names.js';
 import type { PhpDriver, SshDriver } from '../../provisioning/driver.js';
 import type { AccountHooks } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
+import type { PlanHooks } from '../plans/index.js';
 import { sshBackupPart } from './backup.js';
 import { loginCollector } from './logins.js';
 import { countKeys } from './repo.js';
@@ -31,9 +32,18 @@ export function sshModule(svc: ServiceDeps, drivers: { ssh: SshDriver; php: PhpD
     terminating: [touch],
     counters: [async (q, accountId) => ({ ssh_keys: await countKeys(q, accountId) })],
   };
+  // A plan allowing less (or more) SSH re-renders its accounts' units.
+  const planHooks: PlanHooks = {
+    changed: [
+      async (tx, planId, before, after) => {
+        if (before.ssh_access !== after.ssh_access) await sshUnits.touchOnPlan(tx, jobs, planId);
+      },
+    ],
+  };
   return {
     contribution,
     accountHooks,
+    planHooks,
     backupPart: sshBackupPart(svc),
     agentUnits: sshAgentUnits,
     serverUnits: sshUnits.countPlacedOn,
