@@ -1165,7 +1165,9 @@ export interface paths {
         post?: never;
         /**
          * Delete a cron job
-         * @description Its runs go with it; a run going on finishes. 204 once deleted. Announced as `cron_job.deleted`.
+         * @description Its runs go with it; a run going on finishes. Announced as `cron_job.deleted`.
+         *
+         *     204 once deleted.
          */
         delete: operations["deleteCronJob"];
         options?: never;

@@ -32,6 +32,9 @@ export interface AgentOptions {
 
 const unitKey = (u: Pick<AgentUnit, 'kind' | 'key'>) => `${u.kind}:${u.key}`;
 
+/** Measurements per usage request: the listener takes up to 50,000, each a few dozen bytes. */
+const USAGE_BATCH = 10_000;
+
 /**
  * `berth agent run`: level-triggered, like a kubelet. The agent re-applies the units it kept on
  * disk, then long-polls the listener for the units of its server that are not applied yet,
@@ -112,8 +115,12 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
     measureAt = Date.now() + (o.measureEveryMs ?? 60_000);
     try {
       const measurements = await measureUnits(o.dataDir, o.drivers.database, cached.units);
-      const sent = await agentCall(identity.url, identity, 'POST', '/agent/v1/usage', { measurements }, { signal });
-      if (sent.status !== 204) throw new Error(`usage refused (${sent.status}): ${sent.body?.detail ?? ''}`);
+      // In requests the listener takes (at most USAGE_BATCH each), however many units the server holds.
+      for (let i = 0; i < measurements.length; i += USAGE_BATCH) {
+        const batch = { measurements: measurements.slice(i, i + USAGE_BATCH) };
+        const sent = await agentCall(identity.url, identity, 'POST', '/agent/v1/usage', batch, { signal });
+        if (sent.status !== 204) throw new Error(`usage refused (${sent.status}): ${sent.body?.detail ?? ''}`);
+      }
     } catch (err) {
       if (!signal.aborted) o.log(`usage not sent: ${publicMessage(err)}`);
     }

@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { createRoute, described, itemRoute, listRoute, PATCH_DESCRIPTION } from '../../http/crud.js';
-import { ifMatchVersion, sendResource } from '../../http/etag.js';
+import { createRoute, described, itemDeleteRoute, itemRoute, listRoute, PATCH_DESCRIPTION } from '../../http/crud.js';
+import { ifMatchVersion } from '../../http/etag.js';
 import { PatchBody, type App } from '../../http/routes.js';
 import { IdParams, IfMatchHeaders, PageOnlyQuery } from '../../http/schemas.js';
 import { CreateCronJob, CronJobMutable, CronJobParams } from './schemas.js';
@@ -60,54 +60,36 @@ export function cronRoutes(app: App, svc: CronService): void {
     run: (caller, p) => svc.get(caller, p.account_id, p.cron_job_id),
   });
 
-  app.patch(
-    ITEM,
-    {
-      config: { scope: 'cron:write', reach: jobReach },
-      schema: {
-        tags,
-        operationId: 'updateCronJob',
-        summary: 'Update a cron job (JSON Merge Patch)',
-        description: described(
-          'The same checks as a creation. `command` is replaced whole. `enabled: false` takes its line out of the cron file (manual runs still work). Announced as `cron_job.updated`.',
-          PATCH_DESCRIPTION,
-        ),
-        params: CronJobParams,
-        headers: IfMatchHeaders,
-        body: Type.Object(PatchBody(CronJobMutable).properties, { additionalProperties: false }),
-        response: { 200: Type.Ref('CronJob') },
-      },
-    },
-    async (req, reply) => {
-      const p = ids(req);
-      return sendResource(
-        req,
-        reply,
-        await svc.update(callerOf(req), p.account_id, p.cron_job_id, req.body, ifMatchVersion(req)),
-      );
-    },
-  );
+  itemRoute(app, {
+    method: 'PATCH',
+    path: ITEM,
+    tags,
+    operationId: 'updateCronJob',
+    summary: 'Update a cron job (JSON Merge Patch)',
+    description: described(
+      'The same checks as a creation. `command` is replaced whole. `enabled: false` takes its line out of the cron file (manual runs still work). Announced as `cron_job.updated`.',
+      PATCH_DESCRIPTION,
+    ),
+    scope: 'cron:write',
+    reach: jobReach,
+    params: CronJobParams,
+    headers: IfMatchHeaders,
+    body: Type.Object(PatchBody(CronJobMutable).properties, { additionalProperties: false }),
+    response: 'CronJob',
+    run: (caller, p, body, req) => svc.update(caller, p.account_id, p.cron_job_id, body, ifMatchVersion(req)),
+  });
 
-  app.delete(
-    ITEM,
-    {
-      config: { scope: 'cron:write', reach: jobReach },
-      schema: {
-        tags,
-        operationId: 'deleteCronJob',
-        summary: 'Delete a cron job',
-        description: 'Its runs go with it; a run going on finishes. 204 once deleted. Announced as `cron_job.deleted`.',
-        params: CronJobParams,
-        headers: IfMatchHeaders,
-        response: { 204: Type.Null({ description: 'Deleted' }) },
-      },
-    },
-    async (req, reply) => {
-      const p = ids(req);
-      await svc.remove(callerOf(req), p.account_id, p.cron_job_id, ifMatchVersion(req));
-      return reply.code(204).send(null);
-    },
-  );
+  itemDeleteRoute(app, {
+    path: ITEM,
+    tags,
+    operationId: 'deleteCronJob',
+    summary: 'Delete a cron job',
+    description: 'Its runs go with it; a run going on finishes. Announced as `cron_job.deleted`.',
+    scope: 'cron:write',
+    reach: jobReach,
+    params: CronJobParams,
+    remove: (caller, p, expectedVersion) => svc.remove(caller, p.account_id, p.cron_job_id, expectedVersion),
+  });
 
   app.post(
     `${ITEM}/run`,
