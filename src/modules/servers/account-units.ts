@@ -1,19 +1,45 @@
-import type { Queryable } from '../../db/client.js';
+import type { Db, Queryable } from '../../db/client.js';
 import { unitState } from '../../db/unit-state.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import type { AgentReport } from '../../provisioning/agent-units.js';
+import { isAccountUsername } from '../../lib/account-username.js';
+import type { AgentUnit, AgentUnitKind, AgentUnitSource } from '../../provisioning/agent-units.js';
+import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { Role } from './schemas.js';
 import { handedToAgent } from './wake.js';
 
+/** An account's unit as its apply reads it: the account's name and state, the server it lives on, its generations. */
+export interface AccountUnitRow {
+  account_id: string;
+  username: string;
+  account_status: string;
+  server_id: string;
+  generation: number;
+  applied_generation: number;
+}
+
+type SpecOf<K extends AgentUnitKind> = Extract<AgentUnit, { kind: K }>['spec'];
+
 /**
  * An apply unit keyed by account, applied by the server of one of the account's roles (its
- * databases on its database server, its cron file and SSH access on its web server). `table` and
- * `queue` are the owning module's constants, never input; the owner's SQL writes its own table
- * through this, as through `unitState`.
+ * databases on its database server, its cron file and SSH access on its web server). `table`,
+ * `queue` and the extra `columns` and `joins` its rows are read with are the owning module's
+ * constants, never input; the owner's SQL writes its own table through this, as through
+ * `unitState`.
  */
-export function accountUnits(table: string, role: Role, queue: string) {
+export function accountUnits<K extends AgentUnitKind, U extends AccountUnitRow = AccountUnitRow>(o: {
+  table: string;
+  role: Role;
+  queue: string;
+  kind: K;
+  columns?: string;
+  joins?: string;
+}) {
+  const { table, queue } = o;
   const state = unitState(table, 'account_id');
-  const server = `${role}_server_id`;
+  const server = `${o.role}_server_id`;
+  const select = `SELECT u.account_id, a.username, a.status AS account_status, a.${server} AS server_id, u.generation,
+      u.applied_generation${o.columns ?? ''}
+    FROM ${table} u JOIN accounts a ON a.id = u.account_id ${o.joins ?? ''}`;
 
   /** Another server's agent pulls the change as the transaction commits, not after its apply job. */
   const wakeOnCommit = async (tx: Queryable, serverId: string | undefined) => {
@@ -66,24 +92,58 @@ export function accountUnits(table: string, role: Role, queue: string) {
          WHERE a.id = u.account_id AND a.plan_id = $1 RETURNING a.id AS account_id, a.username, a.${server} AS server_id`,
         [planId],
       );
-      for (const server of new Set(r.rows.map((row) => row.server_id))) await wakeOnCommit(tx, server);
+      for (const serverId of new Set(r.rows.map((row) => row.server_id))) await wakeOnCommit(tx, serverId);
       for (const row of r.rows) await jobs.send(tx, queue, { account_id: row.account_id, username: row.username });
     },
 
-    /** What a server's agent reported of the unit: recorded if the account's unit is that server's and the generation known. */
-    async report(db: Queryable, serverId: string, report: AgentReport): Promise<'recorded' | 'foreign' | 'future'> {
-      const unit = (
-        await db.query<{ generation: number; server_id: string }>(
-          `SELECT u.generation, a.${server} AS server_id FROM ${table} u JOIN accounts a ON a.id = u.account_id
-           WHERE u.account_id = $1`,
-          [report.key],
-        )
-      ).rows[0];
-      if (!unit || unit.server_id !== serverId) return 'foreign';
-      if (report.generation > unit.generation) return 'future';
-      const marks = state.marks(db, report.key);
-      await (report.error === undefined ? marks.applied(report.generation) : marks.failed(report.error));
-      return 'recorded';
+    /**
+     * The apply job: the unit as committed (read FOR SHARE, which waits for a change still being
+     * written: jobs/names.ts, UNIT_KEYS) applied here unless another server's agent applies it;
+     * a unit whose account is gone withdrawn by the username the job carries. One apply of an
+     * account at a time across processes; failures are recorded on the unit and retried.
+     */
+    reconciler(db: Db, how: { apply: (unit: U) => Promise<unknown>; remove: (username: string) => Promise<void> }) {
+      return async (data: Record<string, unknown>): Promise<void> => {
+        const accountId = String(data.account_id);
+        const username = String(data.username);
+        if (!isAccountUsername(username)) throw new Error(`${queue}: not an account username: ${username.slice(0, 40)}`);
+        await db.withSessionLock(`${queue}:${accountId}`, async () => {
+          const unit = (await db.query<U>(`${select} WHERE u.account_id = $1 FOR SHARE OF u`, [accountId])).rows[0];
+          if (!unit) return how.remove(username);
+          if (await handedToAgent(db, unit.server_id)) return;
+          await applyUnit(unit, () => how.apply(unit), state.marks(db, accountId));
+        });
+      };
+    },
+
+    /** The units of the accounts placed on a server, as its agent pulls them (`specOf` each) and reports back. */
+    agentSource(specOf: (db: Queryable, unit: U) => Promise<SpecOf<K>>): Required<Pick<AgentUnitSource, 'pending' | 'report'>> & {
+      kind: K;
+    } {
+      return {
+        kind: o.kind,
+        async pending(db, serverId) {
+          const units = (
+            await db.query<U>(`${select} WHERE a.${server} = $1 AND u.applied_generation < u.generation ORDER BY u.account_id`, [
+              serverId,
+            ])
+          ).rows;
+          return Promise.all(
+            units.map(
+              async (unit) =>
+                ({ kind: o.kind, key: unit.account_id, generation: unit.generation, spec: await specOf(db, unit) }) as AgentUnit,
+            ),
+          );
+        },
+        async report(db, serverId, report) {
+          const unit = (await db.query<U>(`${select} WHERE u.account_id = $1`, [report.key])).rows[0];
+          if (!unit || unit.server_id !== serverId) return 'foreign';
+          if (report.generation > unit.generation) return 'future';
+          const marks = state.marks(db, report.key);
+          await (report.error === undefined ? marks.applied(report.generation) : marks.failed(report.error));
+          return 'recorded';
+        },
+      };
     },
 
     /** The units of the accounts placed on a server, by state (the server's `units`). */
