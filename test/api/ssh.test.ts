@@ -197,7 +197,12 @@ describe('SSH keys', () => {
     expect(restore.status, restore.text).toBe(202);
     await eventually(async () => (await t.get(`/v1/operations/${restore.body.operation.id}`)).body.status === 'succeeded');
     const back = (await t.get(`${keysOf(account.id)}/${made.id}`)).body;
-    expect(back).toMatchObject({ name: 'deploy', allowed_from: ['192.0.2.1'], fingerprint_sha256: made.fingerprint_sha256 });
+    expect(back).toMatchObject({
+      name: 'deploy',
+      comment: 'me@laptop',
+      allowed_from: ['192.0.2.1'],
+      fingerprint_sha256: made.fingerprint_sha256,
+    });
     expect((await inSync(account.id)).access).toBe('sftp');
     expect(keyFile(account.username)).toContain(key.split(' ')[1]);
   });

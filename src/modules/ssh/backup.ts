@@ -51,7 +51,14 @@ export function sshBackupPart({ db, jobs }: ServiceDeps): BackupPart {
             // The archive is read as input: its key is checked as a new one would be.
             const parsed = parseSshPublicKey(key.public_key);
             await lockBelowLimit(tx, accountId, 'max_ssh_keys', repo.countKeys);
-            await repo.insertKey(tx, { ...parsed, public_key: parsed.key, id: key.id, account_id: accountId, ...fields });
+            await repo.insertKey(tx, {
+              ...parsed,
+              public_key: parsed.key,
+              comment: key.comment,
+              id: key.id,
+              account_id: accountId,
+              ...fields,
+            });
           }
           await keyEvent(tx, current ? 'updated' : 'created', key.id);
         }

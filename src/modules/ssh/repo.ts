@@ -29,6 +29,7 @@ export interface KeyRow extends KeyFields {
 
 export interface AccessRow {
   access: SshAccessMode;
+  generation: number;
   sync_state: SyncState;
   sync_error: string | null;
   updated_at: string;
@@ -42,9 +43,10 @@ const reach = (caller: Caller, params: unknown[]) => reachSql(caller, { account:
 /** The account's access as stored (null: never set, so `disabled`). */
 export async function findAccess(db: Queryable, accountId: string): Promise<AccessRow | undefined> {
   return (
-    await db.query<AccessRow>('SELECT access, sync_state, sync_error, updated_at FROM ssh_units WHERE account_id = $1', [
-      accountId,
-    ])
+    await db.query<AccessRow>(
+      'SELECT access, generation, sync_state, sync_error, updated_at FROM ssh_units WHERE account_id = $1',
+      [accountId],
+    )
   ).rows[0];
 }
 

@@ -25,11 +25,18 @@ export const toKey = (r: repo.KeyRow): SshKey => ({
   version: r.version,
 });
 
-/** The account's access (never more than its plan allows) and where to log in. */
-export async function presentAccess(db: Queryable, account: AccountRow, port: number): Promise<AccountSsh> {
+/**
+ * The account's access (never more than its plan allows) and where to log in; `generation`
+ * counts its changes (its events' version).
+ */
+export async function presentAccess(
+  db: Queryable,
+  account: AccountRow,
+  port: number,
+): Promise<{ shown: AccountSsh; generation: number }> {
   const row = await repo.findAccess(db, account.id);
   const server = await findServerById(db, account.web_server_id);
-  return {
+  const shown: AccountSsh = {
     account_id: account.id,
     access: capAccess(row?.access ?? 'disabled', account.plan_ssh_access),
     host: server?.ipv4 ?? server?.ipv6 ?? null,
@@ -39,6 +46,7 @@ export async function presentAccess(db: Queryable, account: AccountRow, port: nu
     sync_error: row?.sync_error ?? null,
     updated_at: row?.updated_at ?? account.created_at,
   };
+  return { shown, generation: row?.generation ?? 0 };
 }
 
 /** `ssh_key.<action>` in the change's transaction, showing the key as it now is; the key shown. */

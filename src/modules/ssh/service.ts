@@ -6,7 +6,7 @@ import { conflict, featureUnavailable, invalid, notFound } from '../../lib/error
 import { newId } from '../../lib/ids.js';
 import { checkVersion, staleVersion } from '../../lib/if-match.js';
 import { mergeFields } from '../../lib/merge-patch.js';
-import { parseSshPublicKey, SshKeyRefused } from '../../lib/ssh-public-key.js';
+import { parseSshPublicKey, SshKeyRefused, type SshPublicKey } from '../../lib/ssh-public-key.js';
 import { lockBelowLimit, reachableAccount, writableAccount } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { publishEvent, publishResourceEvent } from '../publishing/index.js';
@@ -16,6 +16,16 @@ import type { AccountSsh, CreateSshKey, PutAccountSsh, SshKey, SshKeyPatch } fro
 import { capAccess, touchSshUnit } from './unit.js';
 
 const duplicateKey = () => conflict('already_exists', 'The account already has this key.');
+
+/** The key line as sshd would read it; why not as a 422 on `/public_key`. */
+function parseKey(line: string): SshPublicKey {
+  try {
+    return parseSshPublicKey(line);
+  } catch (err) {
+    if (err instanceof SshKeyRefused) throw invalid([{ pointer: '/public_key', code: err.code, detail: err.message }]);
+    throw err;
+  }
+}
 
 /** Field errors of `allowed_from`: each an address or a CIDR block. */
 function checkAllowedFrom(list: string[]): void {
@@ -40,7 +50,7 @@ export function sshService({ db, jobs, config }: ServiceDeps) {
     reachableAccount: (caller: Caller, accountId: string) => reachableAccount(db, caller, accountId),
 
     getAccess: async (caller: Caller, accountId: string): Promise<AccountSsh> =>
-      presentAccess(db, await reachableAccount(db, caller, accountId), config.ssh.port),
+      (await presentAccess(db, await reachableAccount(db, caller, accountId), config.ssh.port)).shown,
 
     /** The mode the account's user is reached in; more than the plan's `ssh_access` is a 403. */
     async putAccess(caller: Caller, accountId: string, input: PutAccountSsh): Promise<AccountSsh> {
@@ -49,12 +59,12 @@ export function sshService({ db, jobs, config }: ServiceDeps) {
         throw featureUnavailable('ssh_access', `The account's plan allows SSH access up to ${account.plan_ssh_access}.`);
       return db.transaction(async (tx) => {
         await touchSshUnit(tx, jobs, account, input.access);
-        const shown = await presentAccess(tx, account, config.ssh.port);
+        const { shown, generation } = await presentAccess(tx, account, config.ssh.port);
         await publishEvent(tx, {
           type: 'account.ssh.updated',
           accountId: account.id,
           resellerId: account.reseller_id,
-          resource: { type: 'account', id: account.id, version: account.version },
+          resource: { type: 'account_ssh', id: account.id, version: generation },
           data: shown,
         });
         return shown;
@@ -71,13 +81,7 @@ export function sshService({ db, jobs, config }: ServiceDeps) {
     /** `max_ssh_keys` counted under the account's row lock; a key the account already has is a 409 by the key's constraint. */
     async create(caller: Caller, accountId: string, input: CreateSshKey): Promise<SshKey> {
       const account = await writableAccount(db, caller, accountId);
-      let parsed;
-      try {
-        parsed = parseSshPublicKey(input.public_key);
-      } catch (err) {
-        if (err instanceof SshKeyRefused) throw invalid([{ pointer: '/public_key', code: err.code, detail: err.message }]);
-        throw err;
-      }
+      const parsed = parseKey(input.public_key);
       const allowedFrom = input.allowed_from ?? [];
       checkAllowedFrom(allowedFrom);
       const id = newId('ssk');

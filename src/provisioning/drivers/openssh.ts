@@ -42,15 +42,15 @@ const SHELLS = { shell: '/bin/bash', other: '/usr/sbin/nologin' };
  * embedded default renders the same files into the data directory and touches no user.
  */
 export class SshFilesDriver implements SshDriver {
-  private dropInWritten = false;
+  private groupsMade = false;
 
   constructor(
     readonly name: 'embedded' | 'openssh',
     private readonly o: SshFilesOptions,
   ) {}
 
+  /** Level-triggered like every apply: a drop-in changed or removed by hand is written again. */
   private async ensureDropIn(): Promise<void> {
-    if (this.dropInWritten) return;
     const content = renderSshdDropIn(this.o);
     const previous = await readFile(this.o.dropIn, 'utf8').catch(() => null);
     if (previous !== content) {
@@ -68,7 +68,6 @@ export class SshFilesDriver implements SshDriver {
     }
     await mkdir(this.o.keysDir, { recursive: true, mode: 0o755 });
     await mkdir(this.o.chrootDir, { recursive: true, mode: 0o755 });
-    this.dropInWritten = true;
   }
 
   /** sshd re-executes itself with the new configuration; sessions it already serves go on. */
@@ -152,7 +151,9 @@ export class SshFilesDriver implements SshDriver {
   }
 
   private async setLogin(spec: SshAccountSpec): Promise<void> {
-    for (const group of Object.values(SSH_GROUPS)) await runCommand('groupadd', ['-f', '--system', group], 'groupadd');
+    if (!this.groupsMade)
+      for (const group of Object.values(SSH_GROUPS)) await runCommand('groupadd', ['-f', '--system', group], 'groupadd');
+    this.groupsMade = true;
     const groups = spec.access === 'disabled' ? [SSH_GROUPS.all] : [SSH_GROUPS.all, SSH_GROUPS[spec.access]];
     const shell = spec.access === 'shell' ? SHELLS.shell : SHELLS.other;
     await runCommand(
