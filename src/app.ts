@@ -42,6 +42,7 @@ import { issuersModule } from './modules/issuers/module.js';
 import { mailModule } from './modules/mail/module.js';
 import { measuredMailBytes } from './modules/mail/repo.js';
 import { mailAccountHooks, mailDomainHooks } from './modules/mail/service.js';
+import { movesModule } from './modules/moves/module.js';
 import { operationsModule } from './modules/operations/module.js';
 import { plansModule } from './modules/plans/module.js';
 import { publishEvent } from './modules/publishing/index.js';
@@ -225,6 +226,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ssh.contribution,
     sites.contribution,
     backups.contribution,
+    movesModule(svc, {
+      accounts: accounts.moves,
+      parts: [mail.backupPart, sites.backupPart, databases.backupPart],
+      records: domains.serverRecords,
+    }),
     webhooksModule(svc, { lookup: deps.webhookLookup, publish: publishEvent, onError: logError('webhook relay error') }),
     {
       loops: [applyResync(jobs, config.resyncMs, logError('apply resync error'))],

@@ -106,6 +106,7 @@ const ConfigSchema = Type.Object({
   databaseMeterMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
   // How often each process re-queues the applies that failed (the daemon was down, say).
   resyncMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
+  moveTtlS: Type.Integer({ minimum: 60, maximum: 86_400 }),
   jobPollMs: Type.Integer({ minimum: 500, maximum: 3_600_000 }),
   nameservers: Type.Array(Type.String({ minLength: 1 })),
   webIpv4: Type.Union([Type.String({ format: 'ipv4' }), Type.Null()]),
@@ -169,6 +170,7 @@ const ENV_NAMES: Record<string, string> = {
   mariadb: 'BERTH_MARIADB_URL / BERTH_MARIADB_USER_HOST / BERTH_MARIADB_DUMP / BERTH_MARIADB_CLIENT',
   databaseMeterMs: 'BERTH_DATABASE_METER_MS',
   resyncMs: 'BERTH_RESYNC_MS',
+  moveTtlS: 'BERTH_MOVE_TTL_S',
   jobPollMs: 'BERTH_JOB_POLL_MS',
   webIpv4: 'BERTH_WEB_IPV4',
   webIpv6: 'BERTH_WEB_IPV6',
@@ -296,6 +298,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     databaseMeterMs: int(env, 'BERTH_DATABASE_METER_MS', 60_000),
     resyncMs: int(env, 'BERTH_RESYNC_MS', 30_000),
+    moveTtlS: int(env, 'BERTH_MOVE_TTL_S', 60),
     jobPollMs: int(env, 'BERTH_JOB_POLL_MS', 2_000),
     nameservers: list(env.BERTH_NAMESERVERS || 'ns1.berth.invalid,ns2.berth.invalid'),
     webIpv4: env.BERTH_WEB_IPV4 || null,

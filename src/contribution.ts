@@ -43,6 +43,13 @@ export const operationWorker = (queue: string, run: (operationId: string) => Pro
 export const BACKUP_PARTS = ['sites', 'emails', 'dns', 'databases', 'cron_jobs', 'ssh'] as const;
 export type BackupPartName = (typeof BACKUP_PARTS)[number];
 
+/** Servers by role (a move's source), as the servers module names them. */
+export interface PartServers {
+  web?: string;
+  mail?: string;
+  database?: string;
+}
+
 /** What a module's part of a backup put into the archive. */
 export interface StagedPart {
   /** Its members of `manifest.json`: its resources as the API shows them. */
@@ -59,14 +66,23 @@ export interface StagedPart {
  */
 export interface BackupPart {
   name: BackupPartName;
-  /** Writes its generated files (secrets mode 0600) into `staging`. */
-  stage(accountId: string, staging: string): Promise<StagedPart>;
+  /**
+   * Writes its generated files (secrets mode 0600) into `staging`, taking what servers hold from
+   * the account's servers, or from the servers `from` names (a move copies from its source).
+   */
+  stage(accountId: string, staging: string, from?: PartServers): Promise<StagedPart>;
   /**
    * Puts back what `manifest` and `staging` (the unpacked archive) hold, re-creating what is
    * gone; running it again gives the same result. A refusal the caller should read is a
    * `RestoreRefused`.
    */
   restore(accountId: string, manifest: Record<string, unknown>, staging: string): Promise<void>;
+  /**
+   * A move's copy (what `stage` wrote) put on the servers the account is placed on now: the data
+   * of the resources it has now (files, messages, rows of its databases), no resource changed,
+   * none re-created. Running it again gives the same result.
+   */
+  land(accountId: string, staging: string): Promise<void>;
 }
 
 /** Why a restore stopped, with the code its operation records. */

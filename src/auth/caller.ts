@@ -87,14 +87,24 @@ export interface CallerResolver {
   clear(): void;
 }
 
+// The callers Berth's own work acts as (a restore, a move): none can be made from a request.
+const systemCallers = new WeakSet<Caller>();
+
 /** The caller of work no token asked for (the scheduler, benchmarks): the operator's full reach. */
-export const systemCaller = (name: string): Caller => ({
-  tokenId: name,
-  principal: { kind: 'operator', id: null },
-  resellerId: null,
-  resellerSuspended: false,
-  scopes: ['*'],
-  accountIds: null,
-  expiresAt: null,
-  allowedIps: [],
-});
+export const systemCaller = (name: string): Caller => {
+  const caller: Caller = {
+    tokenId: name,
+    principal: { kind: 'operator', id: null },
+    resellerId: null,
+    resellerSuspended: false,
+    scopes: ['*'],
+    accountIds: null,
+    expiresAt: null,
+    allowedIps: [],
+  };
+  systemCallers.add(caller);
+  return caller;
+};
+
+/** Whether Berth's own work makes the call (a move's restore of a site is not a customer's deployment). */
+export const isSystemCaller = (caller: Caller): boolean => systemCallers.has(caller);

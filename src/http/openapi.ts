@@ -68,6 +68,11 @@ export async function installOpenApi(app: FastifyInstance, extra: OpenApiOptions
           name: 'servers',
           description: 'Hosting servers (operator only): where accounts are placed, and the agents that apply their units.',
         },
+        {
+          name: 'moves',
+          description:
+            "Moves (operator only): an account's roles carried to other servers, step by step, with one server in charge at every moment.",
+        },
         { name: 'plans', description: 'Hosting plans and their limits.' },
         { name: 'accounts', description: 'Hosting accounts.' },
         { name: 'operations', description: 'Asynchronous operations.' },

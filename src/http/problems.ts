@@ -100,6 +100,12 @@ export const PROBLEMS: Record<ErrorCode, ProblemDoc> = {
     description:
       'No online server with the role named in `role` has placement enabled and room for another account; add a server or raise a capacity.',
   },
+  account_moving: {
+    status: 409,
+    title: 'Account moving',
+    description:
+      'The account is being moved to another server (`move_id` names the move): deployments, backups, restores, its termination and another move wait until the move has ended.',
+  },
   invalid_state: {
     status: 409,
     title: 'Invalid state',

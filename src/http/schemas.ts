@@ -70,6 +70,7 @@ export const ID_PARAMS = {
   bks: 'schedule_id',
   whk: 'webhook_id',
   srv: 'server_id',
+  mov: 'move_id',
 } as const satisfies Partial<Record<IdPrefix, string>>;
 export type IdParamPrefix = keyof typeof ID_PARAMS;
 

@@ -1,5 +1,6 @@
 /** Every job queue of the service, created at start. */
 export const JOBS = {
+  accountMove: 'account.move',
   accountTerminate: 'account.terminate',
   backupCreate: 'backup.create',
   backupRestore: 'backup.restore',

@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'server_not_empty'
   | 'no_capacity'
   | 'invalid_state'
+  | 'account_moving'
   | 'idempotency_key_in_use'
   | 'precondition_failed'
   | 'payload_too_large'
@@ -73,8 +74,11 @@ const ABSOLUTE_PATH = /(?<![\w.~:/-])\/[^\s'"`,;:()<>[\]]+/g;
  * layout; at most `max` characters. Only the recorded copy is cut: the error itself, where it
  * is rethrown or logged, keeps the whole message.
  */
+/** A database's error (pg and PGlite give its severity): its text names tables and constraints. */
+const fromDatabase = (err: unknown): boolean => typeof err === 'object' && err !== null && 'severity' in err && 'code' in err;
+
 export const publicMessage = (err: unknown, max = 1000): string =>
-  messageOf(err)
+  (fromDatabase(err) ? 'an internal error (the database refused a change; the logs say which)' : messageOf(err))
     .replace(ABSOLUTE_PATH, (p) => `…/${p.slice(p.replace(/\/+$/, '').lastIndexOf('/') + 1)}`)
     .slice(0, max);
 
@@ -84,7 +88,7 @@ export const invalid = (errors: FieldError[], message = 'The request did not val
   new AppError('validation_failed', message, { errors });
 
 export const conflict = (
-  code: 'already_exists' | 'domain_unavailable' | 'in_use' | 'invalid_state',
+  code: 'already_exists' | 'domain_unavailable' | 'in_use' | 'invalid_state' | 'account_moving',
   message: string,
   extra = {},
 ): AppError => new AppError(code, message, extra);

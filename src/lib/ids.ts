@@ -26,7 +26,8 @@ export type IdPrefix =
   | 'tsk'
   | 'cjb'
   | 'crn'
-  | 'ssk';
+  | 'ssk'
+  | 'mov';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const bytes = new Uint8Array(16);

@@ -79,6 +79,13 @@ beforeAll(async () => {
     await t.post('/v1/tokens', { name: 'a', scopes: ['*'], principal: { kind: 'account', id: w.accountA.id } }, w.tokenA)
   ).body;
   const event = (await t.get(`/v1/events?account_id=${w.accountA.id}`, w.tokenA)).body.data[0];
+  // A move needs an online target server; one that ended is enough to be reached (or not).
+  const move = 'mov_01kb0000000000000000000000';
+  await t.db.query(
+    `INSERT INTO moves (id, account_id, reseller_id, operation_id, from_servers, to_servers, cutover, status, steps)
+     VALUES ($1, $2, $3, 'op_x', '{}', '{}', 'auto', 'failed', '[]')`,
+    [move, w.accountA.id, w.resellerA.id],
+  );
   ids = {
     resellers: w.resellerA.id,
     servers: 'srv_00000000000000000000000000',
@@ -98,6 +105,7 @@ beforeAll(async () => {
     'backup-schedules': schedule.id,
     'cron-jobs': cronJob.id,
     'ssh-keys': sshKey.id,
+    moves: move,
     webhooks: webhook.id,
     deliveries: delivery.id,
     databases: database.id,

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,12 +14,7 @@ import { SYSTEM_TIME_ZONE } from '../../src/lib/time-zone.js';
 import { runAgentTask, type ServerRow, serverStatus } from '../../src/modules/servers/index.js';
 import { statusCondition } from '../../src/modules/servers/status.js';
 import { pruneStaleTasks } from '../../src/modules/servers/tasks.js';
-import type { DatabaseDriver } from '../../src/provisioning/driver.js';
-import { EmbeddedDatabaseDriver } from '../../src/provisioning/drivers/embedded-db.js';
-import { EmbeddedMailDriver } from '../../src/provisioning/drivers/embedded-mail.js';
-import { EmbeddedPhpDriver } from '../../src/provisioning/drivers/embedded-php.js';
-import { EmbeddedWebDriver } from '../../src/provisioning/drivers/embedded-web.js';
-import { cronDriver, sshDriver } from '../../src/provisioning/drivers/index.js';
+import { agentHarness } from '../helpers/agents.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { members, tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan, createReseller } from '../helpers/fixtures.js';
@@ -34,73 +28,11 @@ import { ed25519KeyLine } from '../helpers/ssh-keys.js';
  */
 let t: TestApp;
 let url: string;
-const agentDirs: string[] = [];
 const LOCAL = 'srv_00000000000000000000000000';
-
-const newAgentDir = () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-agent-'));
-  agentDirs.push(dir);
-  return dir;
-};
-
-async function addServer(body: Record<string, unknown> = {}) {
-  const r = await t.post('/v1/servers', {
-    name: `db-${Math.random().toString(36).slice(2, 8)}`,
-    roles: ['database'],
-    ipv4: '127.0.0.12',
-    capacity: { accounts: 100 },
-    ...body,
-  });
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
-
-/** The server added and enrolled with the agent's own code. */
-async function enrolledServer(body: Record<string, unknown> = {}) {
-  const server = await addServer(body);
-  const fingerprint = /--ca-fingerprint (\S+)/.exec(server.enrolment.command)?.[1] as string;
-  const dataDir = newAgentDir();
-  const identity = await enrol({ url, token: server.enrolment.token, caFingerprint: fingerprint, dataDir });
-  return { server, identity, dataDir, fingerprint };
-}
-
-/** The embedded drivers, rendering into the agent's own data directory. */
-const agentDrivers = (dataDir: string) => ({
-  database: new EmbeddedDatabaseDriver(dataDir, '%') as DatabaseDriver,
-  mail: new EmbeddedMailDriver(dataDir),
-  web: new EmbeddedWebDriver(dataDir),
-  php: new EmbeddedPhpDriver(dataDir, ['8.3'], { socketDir: path.join(dataDir, 'php'), webGroup: 'www-data' }),
-  cron: cronDriver(dataDir, null),
-  ssh: sshDriver(dataDir, null),
-});
-
-/** runAgent in this process until the returned stop is called. */
-function startAgent(
-  dataDir: string,
-  identity: Identity,
-  drivers = agentDrivers(dataDir),
-  waitSeconds = 5,
-  measureEveryMs = 60_000,
-) {
-  const controller = new AbortController();
-  const running = runAgent(
-    {
-      dataDir,
-      identity,
-      drivers,
-      version: '0.1.0',
-      diskBytesUsed: async () => 1234,
-      log: () => undefined,
-      waitSeconds,
-      measureEveryMs,
-    },
-    controller.signal,
-  );
-  return async () => {
-    controller.abort();
-    await running;
-  };
-}
+const { newAgentDir, addServer, enrolledServer, agentDrivers, startAgent, removeDirs } = agentHarness(
+  () => t,
+  () => url,
+);
 
 const poll = (identity: Pick<Identity, 'ca_pem' | 'key_pem' | 'certificate_pem'>, query = 'wait=0') =>
   agentCall(url, identity, 'GET', `/agent/v1/units?${query}`, undefined, { headers: { 'berth-agent-version': '0.1.0' } });
@@ -131,7 +63,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t.close();
-  for (const dir of agentDirs) rmSync(dir, { recursive: true, force: true });
+  removeDirs();
 });
 
 describe('servers', () => {
@@ -188,9 +120,9 @@ describe('servers', () => {
   });
 
   it('enrols once: the token cannot be used again, a guessed one is refused, a wrong fingerprint is never sent the token', async () => {
-    const { server, identity, fingerprint } = await enrolledServer();
+    const { server, identity, fingerprint, dataDir } = await enrolledServer();
     expect(identity.server_id).toBe(server.id);
-    const keyFile = path.join(agentDirs.at(-1) as string, 'agent', 'identity.json');
+    const keyFile = path.join(dataDir, 'agent', 'identity.json');
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     await expect(
       enrol({ url, token: server.enrolment.token, caFingerprint: fingerprint, dataDir: newAgentDir() }),

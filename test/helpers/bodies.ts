@@ -18,6 +18,7 @@ export const BODIES: Record<string, (ids: Record<string, string>) => unknown> = 
   replaceSite: () => ({ aliases: [], runtime: 'static' }),
   putSiteCertificate: () => ({ certificate_pem: 'x', private_key_pem: 'y' }),
   createServer: () => ({ name: 'reach', roles: ['database'], ipv4: '192.0.2.10', capacity: { accounts: 1 } }),
+  moveAccount: (i) => ({ to: { web: i.servers } }),
   // Creations that name a resource of A.
   createAccount: (i) => ({ username: 'reachb', contact_email: 'b@example.com', plan_id: i.plans }),
   createToken: (i) => ({ name: 'x', scopes: ['*'], principal: { kind: 'account', id: i.accounts } }),

@@ -52,6 +52,18 @@ export const RESOURCES: ResourceDef[] = [
       'login-link': 'post /v1/accounts/{account_id}/login-links',
       ssh: 'get /v1/accounts/{account_id}/ssh',
       'set-ssh': 'put /v1/accounts/{account_id}/ssh',
+      move: 'post /v1/accounts/{account_id}/move',
+    },
+  },
+  {
+    name: 'moves',
+    about: 'Moves of accounts between servers (operator only)',
+    columns: ['id', 'account_id', 'status', 'cutover', 'bytes_copied'],
+    verbs: {
+      list: 'get /v1/moves',
+      get: 'get /v1/moves/{move_id}',
+      cutover: 'post /v1/moves/{move_id}/cutover',
+      cancel: 'post /v1/moves/{move_id}/cancel',
     },
   },
   {

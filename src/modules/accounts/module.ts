@@ -2,18 +2,20 @@ import { type Contribution, operationWorker } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
 import type { ServiceDeps } from '../deps.js';
 import type { CancelHandler } from '../operations/index.js';
+import { accountMoves } from './moving.js';
 import { accountRoutes } from './routes.js';
 import { accountSchemas } from './schemas.js';
 import { accountsService, cancelTermination, mergeAccountHooks, type AccountHooks } from './service.js';
 
 /** Accounts, with what every module built on them contributes to their life (AccountHooks). */
 export function accountsModule(svc: ServiceDeps, hooks: Partial<AccountHooks>[]) {
-  const accounts = accountsService(svc, mergeAccountHooks(hooks));
+  const merged = mergeAccountHooks(hooks);
+  const accounts = accountsService(svc, merged);
   const contribution: Contribution = {
     schemas: accountSchemas,
     routes: (app) => accountRoutes(app, accounts),
     workers: [operationWorker(JOBS.accountTerminate, accounts.runTermination)],
   };
   const cancelHandlers: [string, CancelHandler][] = [['account.terminate', cancelTermination]];
-  return { contribution, cancelHandlers };
+  return { contribution, cancelHandlers, moves: accountMoves(merged.statusChanged) };
 }

@@ -18,6 +18,9 @@ interface AccountTableRow {
   web_server_id: string;
   mail_server_id: string;
   database_server_id: string;
+  /** The move that holds the account (accounts/moving.ts), and since when its servers serve it frozen. */
+  move_id: string | null;
+  frozen_at: string | null;
   created_at: string;
   updated_at: string;
   version: number;

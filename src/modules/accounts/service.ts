@@ -15,6 +15,7 @@ import { toOperation, type CancelHandler } from '../operations/index.js';
 import * as plans from '../plans/index.js';
 import { publishEvent } from '../publishing/index.js';
 import { lockResellerAccountCount } from '../resellers/index.js';
+import { notMoving } from './moving.js';
 import { placeAccount, withdrawFromServers } from './placement.js';
 import * as repo from './repo.js';
 import type { Account, AccountFields, AccountListQuery, AccountStatus, CreateAccount, Usage } from './schemas.js';
@@ -284,6 +285,7 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
       checkVersion(expectedVersion, current.version);
       const { row, op } = await db.transaction(async (tx) => {
         const locked = (await repo.findAccountById(tx, id, true)) as repo.AccountRow;
+        notMoving(locked);
         if (locked.status !== 'terminating')
           await repo.setStatus(tx, id, [locked.status], {
             status: 'terminating',

@@ -6,7 +6,7 @@ import { JOBS } from '../../jobs/names.js';
 import { conflict, invalid, rangeNotSatisfiable } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { checkVersion } from '../../lib/if-match.js';
-import { lockBelowLimit, writableAccount } from '../accounts/index.js';
+import { lockBelowLimit, notMoving, notMovingNow, writableAccount } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
 import { toOperation } from '../operations/index.js';
@@ -49,7 +49,7 @@ export async function enqueueBackup(
 ) {
   const include = o.include ? BACKUP_PARTS.filter((p) => o.include?.includes(p)) : [...BACKUP_PARTS];
   const id = newId('bak');
-  await lockBelowLimit(tx, account.id, 'max_backups', repo.countRetained);
+  notMoving(await lockBelowLimit(tx, account.id, 'max_backups', repo.countRetained));
   const inserted = await repo.insertBackup(tx, {
     id,
     account_id: account.id,
@@ -103,6 +103,7 @@ export function backupsService(deps: ServiceDeps, storage: BackupStorage) {
           missing.map(([p, i]) => ({ pointer: `/include/${i}`, code: 'not_in_backup', detail: `the backup holds no ${p}` })),
         );
       return db.transaction(async (tx) => {
+        await notMovingNow(tx, account.id);
         const { row: op, created } = await ops.startOperation(tx, {
           type: 'backup.restore',
           resourceType: 'backup',

@@ -29,6 +29,9 @@ export function cronBackupPart({ db, clock, jobs }: ServiceDeps): BackupPart {
       };
     },
 
+    // Rows only: the target's cron file is rendered from them once the account is placed there.
+    land: async () => undefined,
+
     async restore(accountId: string, manifest: CronManifest): Promise<void> {
       const wanted = manifest.cron_jobs ?? [];
       if (!wanted.length) return;

@@ -1,6 +1,6 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { RestoreRefused, type BackupPart, type StagedPart } from '../../contribution.js';
+import { RestoreRefused, type BackupPart, type PartServers, type StagedPart } from '../../contribution.js';
 import type { Db } from '../../db/client.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { Clock } from '../../lib/time.js';
@@ -40,9 +40,9 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
    * Where the account's dumps are made and loaded: this process's driver for the local server, or
    * the agent of the server its databases are placed on (a task whose file is this one).
    */
-  async function serverOf(accountId: string) {
+  async function serverOf(accountId: string, from?: PartServers) {
     const account = await findAccountById(db, accountId);
-    const serverId = account?.database_server_id ?? LOCAL_SERVER_ID;
+    const serverId = from?.database ?? account?.database_server_id ?? LOCAL_SERVER_ID;
     if (serverId === LOCAL_SERVER_ID) return driver;
     return {
       dump: (database: string, file: string) =>
@@ -58,12 +58,25 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
     };
   }
 
+  /** Each database's dump in `staging` loaded on the account's server, once its databases and users exist there. */
+  async function loadDumps(
+    account: { id: string; username: string },
+    databases: Pick<DatabaseSpec, 'name' | 'charset' | 'collation'>[],
+    staging: string,
+  ): Promise<void> {
+    await apply({ account_id: account.id, username: account.username });
+    const server = await serverOf(account.id);
+    await db.withSessionLock(`database.apply:${account.id}`, async () => {
+      for (const d of databases) if (await exists(dumpFile(staging, d.name))) await server.load(d, dumpFile(staging, d.name));
+    });
+  }
+
   return {
     name: 'databases',
 
-    async stage(accountId: string, staging: string): Promise<StagedPart> {
+    async stage(accountId: string, staging: string, from?: PartServers): Promise<StagedPart> {
       const databases = await repo.listOfAccount(db, 'databases', accountId);
-      const server = await serverOf(accountId);
+      const server = await serverOf(accountId, from);
       const users = await repo.listOfAccount(db, 'database_users', accountId);
       await mkdir(path.join(staging, 'databases'), { recursive: true });
       for (const d of databases) await server.dump(d.name, dumpFile(staging, d.name));
@@ -141,14 +154,12 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
         }
         await databaseUnits.touch(tx, jobs, account);
       });
-      // The databases and users exist on the server before the rows go in.
-      await apply({ account_id: accountId, username: account.username });
-      const server = await serverOf(accountId);
-      await db.withSessionLock(`database.apply:${accountId}`, async () => {
-        for (const d of wanted) {
-          if (await exists(dumpFile(staging, d.name))) await server.load(d, dumpFile(staging, d.name));
-        }
-      });
+      await loadDumps(account, wanted, staging);
+    },
+
+    async land(accountId: string, staging: string): Promise<void> {
+      const account = await findAccountById(db, accountId);
+      if (account) await loadDumps(account, await repo.listOfAccount(db, 'databases', accountId), staging);
     },
   };
 }

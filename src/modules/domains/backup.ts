@@ -47,6 +47,9 @@ export function dnsBackupPart(deps: ServiceDeps, domains: DomainsService, record
       return { manifest, dirs: [], contents: { domains: rows.length } };
     },
 
+    // Zones are served by the DNS servers, not the account's: a move changes its records (moves/), not the zones' place.
+    land: async () => undefined,
+
     async restore(accountId: string, manifest: DnsManifest): Promise<void> {
       for (const d of manifest.domains ?? []) {
         const existing = await domains.get(system, d.id).catch(() => domains.get(system, d.name).catch(() => undefined));

@@ -3,3 +3,4 @@ export { domainNamesOfAccount, domainNameTaken, type DomainRow, findDomain, find
 export type { DomainDependent, DomainHooks } from './hooks.js';
 export type { AcmeChallengeRecords } from './zone/acme-challenges.js';
 export { dkimSealKey, signingKey, signingKeys } from './mail-auth/repo.js';
+export { type RoleRecords, serverAddresses, type ServerRecords } from './zone/server-records.js';

@@ -16,6 +16,7 @@ import { domainRoutes } from './routes.js';
 import { domainSchemas } from './schemas.js';
 import { domainsService } from './service.js';
 import { acmeChallengeRecords } from './zone/acme-challenges.js';
+import { serverRecords } from './zone/server-records.js';
 
 /** Domains and their zones: records, change sets, the zone apply and scheduled changes, and zones' part of backups. */
 export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsDriver) {
@@ -36,5 +37,10 @@ export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsD
     gauges: [syncErrorGauge('dns', () => zoneUnits.countErrors(svc.db))],
     housekeeping: [(now) => domains.pruneRetiredDkim(now)],
   };
-  return { contribution, backupPart: dnsBackupPart(svc, domains, records), acmeChallenges: acmeChallengeRecords(svc) };
+  return {
+    contribution,
+    backupPart: dnsBackupPart(svc, domains, records),
+    acmeChallenges: acmeChallengeRecords(svc),
+    serverRecords: serverRecords(svc),
+  };
 }

@@ -15,7 +15,7 @@ import { renderZoneFile } from '../../provisioning/render/zone-file.js';
 import * as accounts from '../accounts/index.js';
 import { lockBelowLimit, writableAccount, type AccountHooks } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
-import { findServerById, LOCAL_SERVER_ID } from '../servers/index.js';
+import { LOCAL_SERVER_ID } from '../servers/index.js';
 import type { DomainDependent, DomainHooks, UsedBy } from './hooks.js';
 import {
   bothEdits,
@@ -38,6 +38,7 @@ import type { CreateDomain, Domain, DomainDkim, DomainListQuery, DomainPatch } f
 import { publishZoneChange } from './zone/change.js';
 import { zoneEditor } from './zone/edit.js';
 import { mailRecordsEdit } from './zone/mail-records.js';
+import { serverAddresses } from './zone/server-records.js';
 import { initialRecords, mailRecords, type ZoneDefaults } from './zone/template.js';
 
 /** 409 `in_use`, naming what holds the domain. */
@@ -69,11 +70,7 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
    * local addresses; on another server, to `mail.<domain>` at that server's.
    */
   async function zoneFor(account: accounts.AccountRow): Promise<ZoneDefaults> {
-    const addressesOf = async (id: string) => {
-      if (id === LOCAL_SERVER_ID) return { ipv4: zone.webIpv4, ipv6: zone.webIpv6 };
-      const server = await findServerById(db, id);
-      return { ipv4: server?.ipv4 ?? null, ipv6: server?.ipv6 ?? null };
-    };
+    const addressesOf = (id: string) => serverAddresses(deps, id);
     if (account.web_server_id === LOCAL_SERVER_ID && account.mail_server_id === LOCAL_SERVER_ID) return zone;
     const web = await addressesOf(account.web_server_id);
     const mail = await addressesOf(account.mail_server_id);

@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { archiveStream } from '../../archives/pack.js';
 import { unpackArchive } from '../../archives/unpack.js';
 import { systemCaller } from '../../auth/caller.js';
-import { RestoreRefused, type BackupPart, type StagedPart } from '../../contribution.js';
+import { RestoreRefused, type BackupPart, type PartServers, type StagedPart } from '../../contribution.js';
 import { mailRoot } from '../../layout.js';
 import { findAccountById, transferLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
@@ -75,7 +75,12 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
    * so none takes the messages away. The domains are applied once more, which gives the files to
    * the mail server's user.
    */
-  async function unpackedOnServer(serverId: string, accountId: string, mailboxes: Mailbox[], staging: string): Promise<void> {
+  async function unpackedOnServer(
+    serverId: string,
+    accountId: string,
+    mailboxes: Pick<Mailbox, 'id' | 'address'>[],
+    staging: string,
+  ): Promise<void> {
     const dirs = [];
     const placed = [];
     const touched = new Map<string, domains.DomainRow>();
@@ -138,7 +143,7 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
   return {
     name: 'emails',
 
-    async stage(accountId: string, staging: string): Promise<StagedPart> {
+    async stage(accountId: string, staging: string, from?: PartServers): Promise<StagedPart> {
       const filter = { account_id: accountId };
       const mailboxes = await repo.listAddresses(db, caller, 'mailbox', filter, ALL);
       const forwarders = await repo.listAddresses(db, caller, 'forwarder', filter, ALL);
@@ -149,7 +154,7 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
         { mode: 0o600 },
       );
       const names = [...new Set(mailboxes.map((r) => r.domain_name))];
-      const server = await mailServerOf(accountId);
+      const server = from?.mail ?? (await mailServerOf(accountId));
       const dirs = [];
       if (server !== LOCAL_SERVER_ID) await packedOnServer(server, accountId, names, staging);
       else
@@ -192,6 +197,27 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
         await putBack(accountId, { id: f.id, kind: 'forwarder', address: f.address, fields }, null);
       }
       if (!copy) await unpackedOnServer(server, accountId, manifest.emails ?? [], staging);
+    },
+
+    async land(accountId: string, staging: string): Promise<void> {
+      const mailboxes = await repo.listAddresses(db, caller, 'mailbox', { account_id: accountId }, ALL);
+      const server = await mailServerOf(accountId);
+      if (server !== LOCAL_SERVER_ID) return unpackedOnServer(server, accountId, mailboxes, staging);
+      const touched = new Map<string, domains.DomainRow>();
+      for (const m of mailboxes) {
+        const { domain, domainName } = await target(accountId, m);
+        touched.set(domain.id, domain);
+        const [from, to] = [
+          path.join(staging, 'mail', domainName, m.id),
+          path.join(mailRoot(config.dataDir, accountId, domainName), m.id),
+        ];
+        await rm(to, { recursive: true, force: true });
+        if (await exists(from)) await copyMailbox(from, to);
+      }
+      // Applied again: the mail server's user gets the files.
+      await db.transaction(async (tx) => {
+        for (const domain of touched.values()) await touchMailUnit(tx, jobs, domain);
+      });
     },
   };
 }

@@ -3,7 +3,7 @@ import { unitState } from '../../db/unit-state.js';
 import { JOBS } from '../../jobs/names.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { MailDomainContent } from '../../provisioning/render/mail.js';
-import { handedToAgent } from '../servers/index.js';
+import { handedToAgent, SERVED_STATUS } from '../servers/index.js';
 import type { AddressRow } from './repo.js';
 
 /**
@@ -68,7 +68,7 @@ export async function loadMailUnit(db: Queryable, domainId: string): Promise<Mai
     [domainId],
   );
   const d = await db.query<Omit<MailUnit, 'addresses' | 'generation' | 'applied_generation'>>(
-    `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.catch_all, d.status AS domain_status, a.status AS account_status,
+    `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.catch_all, d.status AS domain_status, ${SERVED_STATUS} AS account_status,
        a.mail_server_id
      FROM domains d JOIN accounts a ON a.id = d.account_id WHERE d.id = $1 FOR SHARE OF d`,
     [domainId],
@@ -88,7 +88,7 @@ export async function loadMailUnit(db: Queryable, domainId: string): Promise<Mai
  */
 export async function pendingMailUnitsOnServer(db: Queryable, serverId: string): Promise<MailUnit[]> {
   const d = await db.query<Omit<MailUnit, 'addresses'>>(
-    `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.catch_all, d.status AS domain_status, a.status AS account_status,
+    `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.catch_all, d.status AS domain_status, ${SERVED_STATUS} AS account_status,
        a.mail_server_id, u.generation, u.applied_generation
      FROM mail_units u JOIN domains d ON d.id = u.domain_id JOIN accounts a ON a.id = d.account_id
      WHERE a.mail_server_id = $1 AND u.applied_generation < u.generation ORDER BY u.domain_id`,

@@ -7,6 +7,14 @@ import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { Role } from './schemas.js';
 import { handedToAgent } from './wake.js';
 
+/**
+ * The account's status as its servers serve it: `frozen` while a move copies it for its cutover
+ * (its sites answer 503, its database users and mailbox logins are refused, its cron jobs and
+ * SSH access stop, as for a suspension), else its status. The SQL for a unit's select joining
+ * `accounts a`: the units read it as `account_status`.
+ */
+export const SERVED_STATUS = `CASE WHEN a.frozen_at IS NOT NULL AND a.status = 'active' THEN 'frozen' ELSE a.status END`;
+
 /** An account's unit as its apply reads it: the account's name and state, the server it lives on, its generations. */
 export interface AccountUnitRow {
   account_id: string;
@@ -37,7 +45,7 @@ export function accountUnits<K extends AgentUnitKind, U extends AccountUnitRow =
   const { table, queue } = o;
   const state = unitState(table, 'account_id');
   const server = `${o.role}_server_id`;
-  const select = `SELECT u.account_id, a.username, a.status AS account_status, a.${server} AS server_id, u.generation,
+  const select = `SELECT u.account_id, a.username, ${SERVED_STATUS} AS account_status, a.${server} AS server_id, u.generation,
       u.applied_generation${o.columns ?? ''}
     FROM ${table} u JOIN accounts a ON a.id = u.account_id ${o.joins ?? ''}`;
 

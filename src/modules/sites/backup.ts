@@ -3,7 +3,7 @@ import path from 'node:path';
 import { archiveStream } from '../../archives/pack.js';
 import { unpackArchive } from '../../archives/unpack.js';
 import { systemCaller } from '../../auth/caller.js';
-import { RestoreRefused, type BackupPart, type StagedPart } from '../../contribution.js';
+import { RestoreRefused, type BackupPart, type PartServers, type StagedPart } from '../../contribution.js';
 import { releaseDir, siteDir } from '../../layout.js';
 import { findAccountById, transferLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
@@ -54,6 +54,18 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
   const { db, config } = deps;
   const system = systemCaller('restore');
 
+  /** The files go live on the site's server as a new deployment (quota checks, an atomic switch, rollback kept). */
+  async function deployFiles(site: repo.SiteRow, files: string): Promise<void> {
+    const archive = archiveStream(config.dataDir, [{ dir: files, as: '' }]);
+    const deployment = await deployments.deploy(system, site.id, archive, 'tar.gz', null);
+    const op = await until(`deploying ${site.hostname}`, async () => {
+      const row = await ops.findOperationById(db, deployment.operation.id);
+      return row && ['succeeded', 'failed', 'canceled'].includes(row.status) ? row : undefined;
+    });
+    if (op.status !== 'succeeded')
+      throw new RestoreRefused('deployment_failed', `${site.hostname}: the release did not go live.`);
+  }
+
   async function settledDeployments(accountId: string): Promise<void> {
     const deadline = Date.now() + DEPLOYMENT_WAIT_MS;
     while ((await hasPendingDeployment(db, accountId)) && Date.now() < deadline) await pause(100);
@@ -89,11 +101,11 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
   return {
     name: 'sites',
 
-    async stage(accountId: string, staging: string): Promise<StagedPart> {
+    async stage(accountId: string, staging: string, from?: PartServers): Promise<StagedPart> {
       await settledDeployments(accountId);
       const rows = await repo.listSites(db, systemCaller('backup'), { account_id: accountId }, ALL);
       const account = await findAccountById(db, accountId);
-      const server = account?.web_server_id ?? LOCAL_SERVER_ID;
+      const server = from?.web ?? account?.web_server_id ?? LOCAL_SERVER_ID;
       const maxBytes = transferLimit(account);
       const dirs = [];
       for (const s of rows) {
@@ -123,14 +135,14 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
           const row = await repo.findSiteById(db, id);
           return row && row.status !== 'provisioning' ? row : undefined;
         });
-        const archive = archiveStream(config.dataDir, [{ dir: files, as: '' }]);
-        const deployment = await deployments.deploy(system, site.id, archive, 'tar.gz', null);
-        const op = await until(`deploying ${s.hostname}`, async () => {
-          const row = await ops.findOperationById(db, deployment.operation.id);
-          return row && ['succeeded', 'failed', 'canceled'].includes(row.status) ? row : undefined;
-        });
-        if (op.status !== 'succeeded')
-          throw new RestoreRefused('deployment_failed', `${s.hostname}: the release did not go live.`);
+        await deployFiles(site, files);
+      }
+    },
+
+    async land(accountId: string, staging: string): Promise<void> {
+      for (const site of await repo.listSites(db, system, { account_id: accountId }, ALL)) {
+        const files = path.join(staging, 'sites', site.id);
+        if ((site.status === 'active' || site.status === 'suspended') && (await exists(files))) await deployFiles(site, files);
       }
     },
   };

@@ -4,6 +4,7 @@ import { equalityFilters, pageOfIds, type PageParams } from '../../db/paging.js'
 import { unitState } from '../../db/unit-state.js';
 import type { Failure } from '../../http/schemas.js';
 import type { PhpSettings } from '../../provisioning/render/php-fpm.js';
+import { SERVED_STATUS } from '../servers/index.js';
 import type { SiteListQuery } from './schemas.js';
 
 type SiteStatus = 'provisioning' | 'active' | 'suspended' | 'failed' | 'deleting';
@@ -186,7 +187,7 @@ export type WebUnit = SiteRow & {
  */
 export async function loadWebUnit(db: Queryable, id: string): Promise<WebUnit | undefined> {
   const r = await db.query<WebUnit>(
-    `SELECT x.*, a.status AS account_status, a.username AS account_username, a.web_server_id, s.generation,
+    `SELECT x.*, ${SERVED_STATUS} AS account_status, a.username AS account_username, a.web_server_id, s.generation,
        s.applied_generation
      FROM (${SELECT} WHERE s.id = $1) x JOIN sites s ON s.id = x.id JOIN accounts a ON a.id = x.account_id
      FOR SHARE OF s, a`,
@@ -209,7 +210,7 @@ export async function pendingWebUnitsOnServer(db: Queryable, serverId: string): 
   );
   if (pending.rows.length === 0) return [];
   const r = await db.query<WebUnit>(
-    `SELECT x.*, a.status AS account_status, a.username AS account_username, a.web_server_id, s.generation,
+    `SELECT x.*, ${SERVED_STATUS} AS account_status, a.username AS account_username, a.web_server_id, s.generation,
        s.applied_generation
      FROM (${SELECT} WHERE s.id = ANY($1)) x JOIN sites s ON s.id = x.id JOIN accounts a ON a.id = x.account_id
      ORDER BY x.id`,

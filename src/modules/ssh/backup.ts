@@ -33,6 +33,9 @@ export function sshBackupPart({ db, jobs }: ServiceDeps): BackupPart {
       };
     },
 
+    // Rows only: the target's keys and access are rendered from them once the account is placed there.
+    land: async () => undefined,
+
     async restore(accountId: string, manifest: SshManifest): Promise<void> {
       const wanted = manifest.ssh;
       if (!wanted) return;

@@ -10,14 +10,14 @@ import {
   unpackArchive,
   type ArchiveFormat,
 } from '../../../archives/unpack.js';
-import type { Caller } from '../../../auth/caller.js';
+import { type Caller, isSystemCaller } from '../../../auth/caller.js';
 import type { PageParams } from '../../../db/paging.js';
 import { JOBS } from '../../../jobs/names.js';
 import { releaseDir, releasesDir, siteDir, stagingDir } from '../../../layout.js';
 import { conflict, invalid, notFound, payloadTooLarge, quotaExceeded } from '../../../lib/errors.js';
 import { isId, newId } from '../../../lib/ids.js';
 import type { PhpDriver } from '../../../provisioning/driver.js';
-import { limitsOf, writableAccount } from '../../accounts/index.js';
+import { limitsOf, notMoving, writableAccount } from '../../accounts/index.js';
 import type { ServiceDeps } from '../../deps.js';
 import * as ops from '../../operations/index.js';
 import { toOperation } from '../../operations/index.js';
@@ -76,6 +76,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
   async function deployableSite(caller: Caller, siteId: string) {
     const site = await sitesSvc.load(caller, siteId);
     const account = await writableAccount(db, caller, site.account_id);
+    if (!isSystemCaller(caller)) notMoving(account);
     if (site.status !== 'active' && site.status !== 'suspended') throw conflict('invalid_state', `The site is ${site.status}.`);
     return { site, account };
   }

@@ -1,0 +1,129 @@
+import { reachSql, type Caller } from '../../auth/caller.js';
+import type { PartServers } from '../../contribution.js';
+import type { Queryable } from '../../db/client.js';
+import { equalityFilters, pageOfIds, type PageParams } from '../../db/paging.js';
+import type { Failure } from '../../http/schemas.js';
+import { MOVE_STEPS, type MoveStep, type MoveStepName } from './schemas.js';
+
+export type MoveStatus =
+  'queued' | 'copying' | 'ready' | 'freezing' | 'cutting_over' | 'forwarding' | 'completed' | 'failed' | 'canceled';
+export const ENDED: MoveStatus[] = ['completed', 'failed', 'canceled'];
+
+export interface MoveRow {
+  id: string;
+  account_id: string;
+  reseller_id: string | null;
+  operation_id: string;
+  from_servers: PartServers;
+  to_servers: PartServers;
+  cutover: 'auto' | 'manual';
+  status: MoveStatus;
+  steps: MoveStep[];
+  lowered_ttls: Record<string, number>;
+  cancel_requested: boolean;
+  cutover_requested: boolean;
+  bytes_total: number;
+  bytes_copied: number;
+  error: Failure | null;
+  frozen_at: string | null;
+  cut_over_at: string | null;
+  completed_at: string | null;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+const COLUMNS = `m.id, m.account_id, m.reseller_id, m.operation_id, m.from_servers, m.to_servers, m.cutover, m.status, m.steps,
+  m.lowered_ttls, m.cancel_requested, m.cutover_requested, m.bytes_total::float8 AS bytes_total,
+  m.bytes_copied::float8 AS bytes_copied, m.error, m.frozen_at, m.cut_over_at, m.completed_at, m.created_at, m.updated_at, m.version`;
+// Moves name servers, which are the provider's: only operators see them.
+const reach = (caller: Caller, params: unknown[]) =>
+  caller.principal.kind === 'operator'
+    ? reachSql(caller, { account: 'm.account_id', reseller: 'm.reseller_id' }, params)
+    : 'FALSE';
+
+const newSteps = (): MoveStep[] => MOVE_STEPS.map((name) => ({ name, state: 'pending', started_at: null, ended_at: null }));
+
+export async function insertMove(
+  tx: Queryable,
+  m: Pick<MoveRow, 'id' | 'account_id' | 'reseller_id' | 'operation_id' | 'from_servers' | 'to_servers' | 'cutover'>,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO moves (id, account_id, reseller_id, operation_id, from_servers, to_servers, cutover, steps)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [
+      m.id,
+      m.account_id,
+      m.reseller_id,
+      m.operation_id,
+      JSON.stringify(m.from_servers),
+      JSON.stringify(m.to_servers),
+      m.cutover,
+      JSON.stringify(newSteps()),
+    ],
+  );
+}
+
+export async function findMove(db: Queryable, caller: Caller, id: string): Promise<MoveRow | undefined> {
+  const params: unknown[] = [id];
+  return (await db.query<MoveRow>(`SELECT ${COLUMNS} FROM moves m WHERE m.id = $1 AND ${reach(caller, params)}`, params)).rows[0];
+}
+
+export async function findMoveById(db: Queryable, id: string, forUpdate = false): Promise<MoveRow | undefined> {
+  return (await db.query<MoveRow>(`SELECT ${COLUMNS} FROM moves m WHERE m.id = $1${forUpdate ? ' FOR UPDATE' : ''}`, [id]))
+    .rows[0];
+}
+
+export async function listMoves(
+  db: Queryable,
+  caller: Caller,
+  f: { account_id?: string; status?: string },
+  page: PageParams,
+): Promise<MoveRow[]> {
+  const params: unknown[] = [];
+  const where = [reach(caller, params), ...equalityFilters(f, ['account_id', 'status'], 'm.', params)];
+  const p = pageOfIds('moves', 'm', where, page, params);
+  return (await db.query<MoveRow>(`SELECT ${COLUMNS} FROM moves m WHERE ${p.where} ${p.tail}`, params)).rows;
+}
+
+/** The fields a step or a request changes; `version` moves with every change (the move's events carry it). */
+export async function updateMove(
+  tx: Queryable,
+  id: string,
+  fields: Partial<
+    Pick<
+      MoveRow,
+      | 'status'
+      | 'lowered_ttls'
+      | 'cancel_requested'
+      | 'cutover_requested'
+      | 'bytes_total'
+      | 'bytes_copied'
+      | 'error'
+      | 'frozen_at'
+      | 'cut_over_at'
+      | 'completed_at'
+    >
+  >,
+): Promise<void> {
+  const names = Object.keys(fields) as (keyof typeof fields)[];
+  const values = names.map((n) => {
+    const v = fields[n];
+    return v !== null && typeof v === 'object' ? JSON.stringify(v) : v;
+  });
+  await tx.query(
+    `UPDATE moves SET ${names.map((n, i) => `${n} = $${i + 2}`).join(', ')}, updated_at = now(), version = version + 1 WHERE id = $1`,
+    [id, ...values],
+  );
+}
+
+/** A step's state, with when it started or ended. */
+export async function markStep(tx: Queryable, id: string, name: MoveStepName, state: MoveStep['state'], at: Date): Promise<void> {
+  const index = MOVE_STEPS.indexOf(name);
+  const field = state === 'running' ? 'started_at' : 'ended_at';
+  await tx.query(
+    `UPDATE moves SET steps = jsonb_set(jsonb_set(steps, ARRAY[$2::text, 'state'], to_jsonb($3::text)), ARRAY[$2::text, $4::text],
+       to_jsonb($5::text)), updated_at = now() WHERE id = $1`,
+    [id, String(index), state, field, at.toISOString()],
+  );
+}

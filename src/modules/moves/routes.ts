@@ -1,0 +1,72 @@
+import { itemRoute, reachOf, resourceRoutes } from '../../http/crud.js';
+import type { App } from '../../http/routes.js';
+import { IdParams } from '../../http/schemas.js';
+import { CreateMove, MoveListQuery } from './schemas.js';
+import type { MovesService } from './service.js';
+
+const OPERATOR_ONLY = 'Operator tokens only: moves name servers, which are the provider’s.';
+
+export function moveRoutes(app: App, svc: MovesService): void {
+  const tags = ['moves'];
+  const reach = reachOf(svc.load);
+
+  resourceRoutes(app, {
+    path: '/v1/moves',
+    prefix: 'mov',
+    tags,
+    resource: 'Move',
+    area: 'servers',
+    load: svc.load,
+    list: {
+      operationId: 'listMoves',
+      summary: 'List moves (operator only)',
+      description: `${OPERATOR_ONLY} Filter by account or status.`,
+      querystring: MoveListQuery,
+      list: svc.list,
+    },
+    get: { summary: 'Get a move', description: `${OPERATOR_ONLY} Its steps, bytes copied and times.`, get: svc.get },
+  });
+
+  itemRoute(app, {
+    method: 'POST',
+    path: '/v1/accounts/:account_id/move',
+    tags,
+    operationId: 'moveAccount',
+    summary: 'Move an account to other servers (operator only)',
+    description: `${OPERATOR_ONLY} 202 with an \`account.move\` operation and the move. The account is held from now on: deployments, backups, restores, its termination and another move answer 409 \`account_moving\`; other writes go on. The steps: the records pointing at the source get \`BERTH_MOVE_TTL_S\`; the account is frozen (its sites answer 503, logins are refused) and its files, maildirs and database dumps are copied from the source through the control plane; it is placed on the target, the copy put there and the records pointed there; it is served again, by the target; the source is cleaned up and the TTLs restored. A failure before the cutover leaves the account where it was. Events \`account.move.started\`, \`ready\`, \`cut_over\`, \`completed\`, \`failed\`, \`canceled\`. An account on the local server cannot be moved yet (422 \`/to\`).`,
+    scope: 'servers:write',
+    params: IdParams('acc'),
+    body: CreateMove,
+    response: 'MoveWithOperation',
+    accepted: true,
+    run: (caller, { account_id }, body) => svc.create(caller, account_id, body),
+  });
+
+  itemRoute(app, {
+    method: 'POST',
+    path: '/v1/moves/:move_id/cancel',
+    tags,
+    operationId: 'cancelMove',
+    summary: 'Cancel a move before its cutover',
+    description: `${OPERATOR_ONLY} The move rolls back: the account is thawed and served by its source as before, its TTLs restored, the copy removed; \`account.move.canceled\`. 409 \`invalid_state\` once the move has cut over or ended.`,
+    scope: 'servers:write',
+    reach,
+    params: IdParams('mov'),
+    response: 'Move',
+    run: (caller, { move_id }) => svc.cancel(caller, move_id),
+  });
+
+  itemRoute(app, {
+    method: 'POST',
+    path: '/v1/moves/:move_id/cutover',
+    tags,
+    operationId: 'cutOverMove',
+    summary: 'Cut a manual move over',
+    description: `${OPERATOR_ONLY} A move made with \`cutover: manual\` waits in \`ready\` (the account served by its source, unfrozen) until this request; 409 \`invalid_state\` otherwise.`,
+    scope: 'servers:write',
+    reach,
+    params: IdParams('mov'),
+    response: 'Move',
+    run: (caller, { move_id }) => svc.cutover(caller, move_id),
+  });
+}

@@ -1,0 +1,200 @@
+import { cp, mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { bytesUnder } from '../../archives/pack.js';
+import type { BackupPart } from '../../contribution.js';
+import { publicMessage } from '../../lib/errors.js';
+import { type AccountMoves, findAccountById } from '../accounts/index.js';
+import type { ServiceDeps } from '../deps.js';
+import { type RoleRecords, serverAddresses, type ServerRecords } from '../domains/index.js';
+import * as ops from '../operations/index.js';
+import { findServerById, LOCAL_SERVER_ID, type Role, ROLES, serverStatus, withdrawAccount } from '../servers/index.js';
+import * as repo from './repo.js';
+import { moveEvent } from './representation.js';
+import { MOVE_STEPS, type MoveStepName } from './schemas.js';
+
+const BEFORE_CUTOVER: MoveStepName[] = ['check', 'lower_ttl', 'freeze', 'copy'];
+
+/** A move stopped on purpose (a cancel), not by a failure. */
+class Canceled extends Error {}
+
+/**
+ * The `account.move` job: runs the move's steps that are not done yet, in order, recording each,
+ * so that a run after a crash resumes where the last one stopped (each step is safe to repeat).
+ * Before the cutover a failure or a cancel rolls back (the account thawed, its TTLs restored, the
+ * copy removed: the source goes on as it was); from the cutover on, the target is in charge and
+ * the job is retried until the move completes.
+ */
+export function moveRunner(
+  deps: ServiceDeps,
+  o: { accounts: AccountMoves; parts: readonly BackupPart[]; records: ServerRecords },
+) {
+  const { db, clock, config } = deps;
+  const stagingOf = (move: repo.MoveRow) => path.join(config.dataDir, 'staging', `move-${move.id}`);
+
+  /** The records of the moved web and mail roles, from where to where they point. */
+  async function roleRecords(move: repo.MoveRow): Promise<RoleRecords[]> {
+    const roles = [];
+    for (const role of ['web', 'mail'] as const) {
+      const [from, to] = [move.from_servers[role], move.to_servers[role]];
+      if (from && to) roles.push({ role, from: await serverAddresses(deps, from), to: await serverAddresses(deps, to) });
+    }
+    return roles;
+  }
+
+  const steps: Record<MoveStepName, (move: repo.MoveRow) => Promise<void>> = {
+    async check(move) {
+      for (const role of ROLES) {
+        const id = move.to_servers[role];
+        const server = id ? await findServerById(db, id) : undefined;
+        if (id && (!server || serverStatus(server, clock.now()) !== 'online'))
+          throw new Error(`the target ${role} server is ${server ? serverStatus(server, clock.now()) : 'gone'}`);
+      }
+    },
+
+    async lower_ttl(move) {
+      // Recorded once: a run after a crash finds the records lowered already and keeps what they had.
+      if (Object.keys(move.lowered_ttls).length) return;
+      const had = await o.records.lowerTtl(move.account_id, await roleRecords(move), config.moveTtlS);
+      await repo.updateMove(db, move.id, { lowered_ttls: had });
+    },
+
+    async freeze(move) {
+      await db.transaction(async (tx) => {
+        await o.accounts.freeze(tx, move.account_id, move.id, clock.now());
+        await repo.updateMove(tx, move.id, { status: 'freezing', frozen_at: clock.now().toISOString() });
+      });
+    },
+
+    async copy(move) {
+      const staging = stagingOf(move);
+      await rm(staging, { recursive: true, force: true });
+      await mkdir(staging, { recursive: true });
+      for (const part of o.parts) {
+        const staged = await part.stage(move.account_id, staging, move.from_servers);
+        // What a part names in place (the files of a role on this machine) is copied in beside the rest.
+        for (const d of staged.dirs) await cp(d.dir, path.join(staging, d.as), { recursive: true, verbatimSymlinks: true });
+      }
+      const bytes = await bytesUnder([staging]);
+      await repo.updateMove(db, move.id, { bytes_total: bytes, bytes_copied: bytes });
+    },
+
+    async cutover(move) {
+      await db.transaction(async (tx) => {
+        await o.accounts.place(tx, move.account_id, move.id, move.to_servers);
+        await repo.updateMove(tx, move.id, { status: 'cutting_over', cut_over_at: clock.now().toISOString() });
+        await moveEvent(tx, 'account.move.cut_over', (await repo.findMoveById(tx, move.id)) as repo.MoveRow);
+      });
+    },
+
+    async land(move) {
+      for (const part of o.parts) await part.land(move.account_id, stagingOf(move));
+      await o.records.repoint(move.account_id, await roleRecords(move));
+    },
+
+    async thaw(move) {
+      await db.transaction((tx) => o.accounts.freeze(tx, move.account_id, move.id, null));
+      await rm(stagingOf(move), { recursive: true, force: true });
+    },
+
+    async cleanup(move) {
+      const account = await findAccountById(db, move.account_id);
+      if (!account) return;
+      const left = new Map<string, Role[]>();
+      for (const role of ROLES) {
+        const from = move.from_servers[role];
+        if (from && from !== LOCAL_SERVER_ID) left.set(from, [...(left.get(from) ?? []), role]);
+      }
+      await db.transaction(async (tx) => {
+        for (const [serverId, roles] of left) await withdrawAccount(tx, serverId, account, roles);
+      });
+    },
+
+    async restore_ttl(move) {
+      const pointingAtTarget = (await roleRecords(move)).map((r) => ({ ...r, from: r.to }));
+      await o.records.restoreTtl(move.account_id, pointingAtTarget, move.lowered_ttls);
+    },
+  };
+
+  /** Before the cutover: the source as it was, nothing of the copy kept. */
+  async function rollBack(move: repo.MoveRow, failure: unknown): Promise<void> {
+    const canceled = failure instanceof Canceled;
+    await o.records.restoreTtl(move.account_id, await roleRecords(move), move.lowered_ttls);
+    await rm(stagingOf(move), { recursive: true, force: true });
+    const error = canceled
+      ? null
+      : { code: 'move_failed', detail: failure instanceof Error ? publicMessage(failure) : 'unknown error' };
+    await db.transaction(async (tx) => {
+      await o.accounts.release(tx, move.account_id, move.id);
+      await repo.updateMove(tx, move.id, {
+        status: canceled ? 'canceled' : 'failed',
+        error,
+        completed_at: clock.now().toISOString(),
+      });
+      await moveEvent(
+        tx,
+        canceled ? 'account.move.canceled' : 'account.move.failed',
+        (await repo.findMoveById(tx, move.id)) as repo.MoveRow,
+      );
+      await ops.transition(tx, move.operation_id, ['queued', 'running'], {
+        status: canceled ? 'canceled' : 'failed',
+        progress: 100,
+        error,
+      });
+    });
+  }
+
+  async function complete(move: repo.MoveRow): Promise<void> {
+    await db.transaction(async (tx) => {
+      await o.accounts.release(tx, move.account_id, move.id);
+      await repo.updateMove(tx, move.id, { status: 'completed', completed_at: clock.now().toISOString() });
+      await moveEvent(tx, 'account.move.completed', (await repo.findMoveById(tx, move.id)) as repo.MoveRow);
+      await ops.transition(tx, move.operation_id, ['queued', 'running'], { status: 'succeeded', progress: 100 });
+    });
+  }
+
+  return async function run(operationId: string): Promise<void> {
+    const op = await ops.findOperationById(db, operationId);
+    if (!op || !['queued', 'running'].includes(op.status)) return;
+    const found = await repo.findMoveById(db, op.resource_id);
+    if (!found || repo.ENDED.includes(found.status)) return;
+    const id = found.id;
+    const reread = async () => (await repo.findMoveById(db, id)) as repo.MoveRow;
+    await ops.transition(db, op.id, ['queued', 'running'], { status: 'running' });
+    if (found.status === 'queued') await repo.updateMove(db, id, { status: 'copying' });
+    try {
+      for (const [i, name] of MOVE_STEPS.entries()) {
+        const move = await reread();
+        if (move.steps[i]?.state === 'done') continue;
+        if (!move.cut_over_at && move.cancel_requested) throw new Canceled();
+        // A manual move waits, unfrozen, for its cutover: the request sends this job again.
+        if (name === 'freeze' && move.cutover === 'manual' && !move.cutover_requested) {
+          if (move.status !== 'ready')
+            await db.transaction(async (tx) => {
+              await repo.updateMove(tx, id, { status: 'ready' });
+              await moveEvent(tx, 'account.move.ready', (await repo.findMoveById(tx, id)) as repo.MoveRow);
+            });
+          return;
+        }
+        await repo.markStep(db, id, name, 'running', clock.now());
+        await steps[name](move);
+        await repo.markStep(db, id, name, 'done', clock.now());
+        await ops.transition(db, op.id, ['running'], {
+          status: 'running',
+          progress: Math.round((100 * (i + 1)) / (MOVE_STEPS.length + 1)),
+        });
+      }
+      await complete(await reread());
+    } catch (err) {
+      const current = await reread();
+      if (current.cut_over_at && !(err instanceof Canceled)) {
+        await repo.updateMove(db, id, {
+          error: { code: 'move_retrying', detail: err instanceof Error ? publicMessage(err) : 'unknown error' },
+        });
+        throw err;
+      }
+      const running = current.steps.find((s) => s.state === 'running');
+      if (running && BEFORE_CUTOVER.includes(running.name)) await repo.markStep(db, id, running.name, 'failed', clock.now());
+      await rollBack(current, err);
+    }
+  };
+}

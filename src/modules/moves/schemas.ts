@@ -1,0 +1,98 @@
+import { Type, type Static } from 'typebox';
+import { Failure, Id, Nullable, PageQuery, ResourceMeta, StringEnum, Timestamp } from '../../http/schemas.js';
+
+/** Moves as the API shows and takes them: each shape declared once (validator, type, document). */
+
+const MOVE_STATUSES = [
+  'queued',
+  'copying',
+  'ready',
+  'freezing',
+  'cutting_over',
+  'forwarding',
+  'completed',
+  'failed',
+  'canceled',
+] as const;
+const Status = StringEnum(MOVE_STATUSES, {
+  description:
+    '`queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was.',
+});
+
+/** The steps, in order; each is recorded as it runs and safe to run again after a crash. */
+export const MOVE_STEPS = ['check', 'lower_ttl', 'freeze', 'copy', 'cutover', 'land', 'thaw', 'cleanup', 'restore_ttl'] as const;
+export type MoveStepName = (typeof MOVE_STEPS)[number];
+
+const Step = Type.Object({
+  name: StringEnum(MOVE_STEPS, {
+    description:
+      '`check`: the target servers are online, have the role and room; `lower_ttl`: the records pointing at the source get `BERTH_MOVE_TTL_S`; `freeze`: the source serves the account frozen (503, logins refused); `copy`: files, maildirs and database dumps are copied from the source through the control plane; `cutover`: placement moves to the target; `land`: the copy is put on the target and the records point there; `thaw`: the account is served again, by the target; `cleanup`: the source holds nothing of it any more; `restore_ttl`: the records get their TTLs back.',
+  }),
+  state: StringEnum(['pending', 'running', 'done', 'failed', 'skipped'] as const),
+  started_at: Nullable(Timestamp),
+  ended_at: Nullable(Timestamp),
+});
+export type MoveStep = Static<typeof Step>;
+
+const Servers = Type.Object(
+  {
+    web: Type.Optional(Id('srv')),
+    mail: Type.Optional(Id('srv')),
+    database: Type.Optional(Id('srv')),
+  },
+  { additionalProperties: false },
+);
+const Bytes = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, format: 'int64' });
+
+export const Move = Type.Object(
+  {
+    id: Id('mov'),
+    account_id: Id('acc'),
+    from: { ...Servers, description: 'The servers the moved roles leave.' },
+    to: { ...Servers, description: 'The servers the moved roles go to.' },
+    cutover: StringEnum(['auto', 'manual'] as const),
+    status: Status,
+    steps: Type.Array(Step, { maxItems: MOVE_STEPS.length }),
+    bytes_total: Bytes,
+    bytes_copied: Bytes,
+    error: Nullable(Failure),
+    frozen_at: Nullable(Timestamp),
+    cut_over_at: Nullable(Timestamp),
+    completed_at: Nullable(Timestamp),
+    ...ResourceMeta,
+  },
+  {
+    $id: 'Move',
+    description:
+      "An account's roles carried to other servers. Exactly one server is in charge of a role at every moment: the source until `cut_over_at`, the target from then on. A move holds its account: deployments, backups, restores, its termination and another move answer 409 `account_moving` until it has ended.",
+  },
+);
+export type Move = Static<typeof Move>;
+const MoveWithOperation = Type.Object({ ...Move.properties, operation: Type.Ref('Operation') }, { $id: 'MoveWithOperation' });
+
+export const CreateMove = Type.Object(
+  {
+    to: {
+      ...Servers,
+      minProperties: 1,
+      description:
+        'The target server of each role that moves (at least one); a role not named stays where it is. A target must be enrolled and online, have the role and room for one more account.',
+    },
+    cutover: Type.Optional(
+      StringEnum(['auto', 'manual'] as const, {
+        description:
+          '`auto` (default): cut over as soon as the target is ready. `manual`: wait in `ready` until `POST /v1/moves/{move_id}/cutover`.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreateMove = Static<typeof CreateMove>;
+
+export const MoveListQuery = Type.Object(
+  { ...PageQuery, account_id: Type.Optional(Id('acc')), status: Type.Optional(Status) },
+  { additionalProperties: false },
+);
+export type MoveListQuery = Static<typeof MoveListQuery>;
+
+export const moveSchemas = [Move, MoveWithOperation];

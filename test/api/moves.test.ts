@@ -1,0 +1,223 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenAgents } from '../../src/app.js';
+import { agentHarness } from '../helpers/agents.js';
+import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
+import { tarGz } from '../helpers/archives.js';
+import { createAccount, createPlan, world } from '../helpers/fixtures.js';
+
+/**
+ * Moves of accounts between servers (SPEC §16), with two agents in this process, each with its own
+ * data directory and embedded drivers: what the target serves after the move, what the source
+ * keeps (nothing), the records, the hold on the account, a cancel, and refused requests.
+ */
+let t: TestApp;
+let url: string;
+const LOCAL = 'srv_00000000000000000000000000';
+const ROLES = ['web', 'mail', 'database'];
+const agents = agentHarness(
+  () => t,
+  () => url,
+);
+const stops: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { BERTH_AGENT_LISTEN: '127.0.0.1:0' } });
+  url = `https://127.0.0.1:${await listenAgents(t.app, t.config)}`;
+});
+afterAll(async () => {
+  for (const stop of stops) await stop();
+  await t.close();
+  agents.removeDirs();
+});
+
+/** A server with every role, enrolled, its agent running. */
+async function runningServer(ipv4: string) {
+  const s = await agents.enrolledServer({ roles: ROLES, ipv4 });
+  stops.push(agents.startAgent(s.dataDir, s.identity));
+  await eventually(async () => (await t.get(`/v1/servers/${s.server.id}`)).body.status === 'online');
+  return s;
+}
+
+async function ended(moveId: string, statuses = ['completed', 'failed', 'canceled']) {
+  return eventually(async () => {
+    const m = (await t.get(`/v1/moves/${moveId}`)).body;
+    return statuses.includes(m.status) ? m : null;
+  });
+}
+
+const aRecords = async (name: string) =>
+  ((await t.get(`/v1/domains/${name}/records?type=A`)).body.data as { name: string; content: string; ttl: number }[])
+    .map((r) => `${r.name} ${r.content} ${r.ttl}`)
+    .sort();
+
+describe('moving an account', () => {
+  it('carries its site (with what it wrote), its mail and its databases to the target; the records follow; the source keeps nothing', async () => {
+    const a = await runningServer('127.0.0.21');
+    const b = await runningServer('127.0.0.22');
+    const plan = await createPlan(t);
+    const account = await createAccount(t, plan.id, undefined, {
+      placement: { web: a.server.id, mail: a.server.id, database: a.server.id },
+    });
+    const home = (dir: string) => path.join(dir, 'accounts', account.id);
+    const name = `${account.username}.example.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
+    const site = await t.post('/v1/sites', { account_id: account.id, hostname: name });
+    expect(site.status, site.text).toBe(202);
+    const box = await t.post('/v1/emails', { address: `info@${name}`, password: 'a long enough passphrase', quota_mb: 10 });
+    expect(box.status, box.text).toBe(201);
+    expect((await t.post('/v1/databases', { account_id: account.id, name: `${account.username}_shop` })).status).toBe(201);
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.status === 'active');
+    const deployed = await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
+      raw: tarGz([{ path: 'index.html', content: 'served' }]),
+      headers: { 'content-type': 'application/gzip' },
+    });
+    expect(deployed.status, deployed.text).toBe(202);
+    const siteFiles = (dir: string) => path.join(home(dir), 'sites', site.body.id, 'current');
+    await eventually(async () => existsSync(path.join(siteFiles(a.dataDir), 'index.html')));
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'in_sync');
+    // What the site wrote on its server, and a message delivered there.
+    writeFileSync(path.join(siteFiles(a.dataDir), 'upload.txt'), 'written on a');
+    const maildir = (dir: string) => path.join(home(dir), 'mail', name, box.body.id, 'Maildir');
+    await eventually(async () => existsSync(maildir(a.dataDir)));
+    writeFileSync(path.join(maildir(a.dataDir), 'new', '1700000000.M1P1.mx'), 'Subject: kept\r\n\r\nhello\r\n');
+    expect(await aRecords(name)).toEqual(['@ 127.0.0.21 3600', 'mail 127.0.0.21 3600', 'www 127.0.0.21 3600']);
+
+    const moved = await t.post(`/v1/accounts/${account.id}/move`, {
+      to: { web: b.server.id, mail: b.server.id, database: b.server.id },
+      cutover: 'manual',
+    });
+    expect(moved.status, moved.text).toBe(202);
+    expect(moved.body).toMatchObject({
+      account_id: account.id,
+      status: 'queued',
+      cutover: 'manual',
+      operation: { type: 'account.move' },
+    });
+    expect(moved.body.from).toEqual({ web: a.server.id, mail: a.server.id, database: a.server.id });
+
+    // Ready: served by the source, unfrozen, the records' TTL lowered; the account is held.
+    const ready = await ended(moved.body.id, ['ready', 'failed']);
+    expect(ready.status, JSON.stringify(ready.error)).toBe('ready');
+    expect(await aRecords(name)).toEqual(['@ 127.0.0.21 60', 'mail 127.0.0.21 60', 'www 127.0.0.21 60']);
+    for (const held of [
+      await t.post('/v1/backups', { account_id: account.id }),
+      await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
+        raw: tarGz([{ path: 'index.html', content: 'not now' }]),
+        headers: { 'content-type': 'application/gzip' },
+      }),
+      await t.request('DELETE', `/v1/accounts/${account.id}`),
+      await t.post(`/v1/accounts/${account.id}/move`, { to: { web: a.server.id } }),
+    ]) {
+      expect(held.status, held.text).toBe(409);
+      expect(held.body).toMatchObject({ code: 'account_moving', move_id: moved.body.id });
+    }
+    // Other writes go on.
+    expect((await t.patch(`/v1/emails/${box.body.id}`, { quota_mb: 20 })).status).toBe(200);
+
+    const cut = await t.post(`/v1/moves/${moved.body.id}/cutover`, {});
+    expect(cut.status, cut.text).toBe(200);
+    const done = await ended(moved.body.id);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    expect(done.steps.map((s: { state: string }) => s.state)).toEqual(Array(done.steps.length).fill('done'));
+    expect(done.bytes_total).toBeGreaterThan(0);
+    expect(done.cut_over_at).not.toBeNull();
+    expect(done.frozen_at).not.toBeNull();
+    expect((await t.get(`/v1/operations/${moved.body.operation.id}`)).body.status).toBe('succeeded');
+    expect(
+      (await t.get(`/v1/moves?account_id=${account.id}&status=completed`)).body.data.map((m: { id: string }) => m.id),
+    ).toEqual([moved.body.id]);
+
+    // On the target: placed there, the records point there with their TTL back, its data there.
+    expect((await t.get(`/v1/accounts/${account.id}`)).body.placement).toEqual({
+      web: b.server.id,
+      mail: b.server.id,
+      database: b.server.id,
+    });
+    expect(await aRecords(name)).toEqual(['@ 127.0.0.22 3600', 'mail 127.0.0.22 3600', 'www 127.0.0.22 3600']);
+    await eventually(async () => existsSync(path.join(siteFiles(b.dataDir), 'upload.txt')));
+    expect(readFileSync(path.join(siteFiles(b.dataDir), 'index.html'), 'utf8')).toBe('served');
+    expect(readFileSync(path.join(siteFiles(b.dataDir), 'upload.txt'), 'utf8')).toBe('written on a');
+    await eventually(async () => existsSync(path.join(maildir(b.dataDir), 'new', '1700000000.M1P1.mx')));
+    await eventually(async () =>
+      readFileSync(path.join(b.dataDir, 'rendered', 'mail', 'passwd'), 'utf8').includes(`info@${name}`),
+    );
+    expect(readFileSync(path.join(b.dataDir, 'rendered', 'mail', 'passwd'), 'utf8')).toContain('userdb_quota_rule=*:storage=20M');
+    await eventually(async () => existsSync(path.join(b.dataDir, 'rendered', 'db', `${account.username}.sql`)));
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'in_sync');
+    const block = (dir: string) => path.join(dir, 'rendered', 'web', 'sites', `${site.body.id}.conf`);
+    expect(readFileSync(block(b.dataDir), 'utf8')).not.toContain('return 503');
+
+    // The source holds nothing of it.
+    await eventually(async () => !existsSync(home(a.dataDir)) && !existsSync(block(a.dataDir)));
+    expect(readFileSync(path.join(a.dataDir, 'rendered', 'mail', 'passwd'), 'utf8')).not.toContain(`@${name}`);
+    expect(existsSync(path.join(a.dataDir, 'rendered', 'db', `${account.username}.sql`))).toBe(false);
+    expect(existsSync(path.join(t.dataDir, 'staging', `move-${moved.body.id}`))).toBe(false);
+
+    // Its events, and the account free again.
+    const events = (await t.get(`/v1/events?resource_id=${moved.body.id}`)).body.data.map((e: { type: string }) => e.type);
+    expect(events.sort()).toEqual(
+      ['account.move.completed', 'account.move.cut_over', 'account.move.ready', 'account.move.started'].sort(),
+    );
+    expect((await t.post('/v1/backups', { account_id: account.id })).status).toBe(202);
+  });
+
+  it('canceled before its cutover, leaves the account where it was, as it was, and nothing on the target', async () => {
+    const a = await runningServer('127.0.0.23');
+    const b = await runningServer('127.0.0.24');
+    const plan = await createPlan(t);
+    const account = await createAccount(t, plan.id, undefined, {
+      placement: { web: a.server.id, mail: a.server.id, database: LOCAL },
+    });
+    const name = `${account.username}.example.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+    const moved = await t.post(`/v1/accounts/${account.id}/move`, { to: { web: b.server.id }, cutover: 'manual' });
+    expect(moved.status, moved.text).toBe(202);
+    expect(moved.body.from).toEqual({ web: a.server.id });
+    expect((await ended(moved.body.id, ['ready', 'failed'])).status).toBe('ready');
+    expect(await aRecords(name)).toEqual(['@ 127.0.0.23 60', 'www 127.0.0.23 60']);
+
+    const canceled = await t.post(`/v1/moves/${moved.body.id}/cancel`, {});
+    expect(canceled.status, canceled.text).toBe(200);
+    const done = await ended(moved.body.id);
+    expect(done.status).toBe('canceled');
+    expect(done.error).toBeNull();
+    expect((await t.get(`/v1/operations/${moved.body.operation.id}`)).body.status).toBe('canceled');
+    expect((await t.get(`/v1/accounts/${account.id}`)).body.placement.web).toBe(a.server.id);
+    expect(await aRecords(name)).toEqual(['@ 127.0.0.23 3600', 'www 127.0.0.23 3600']);
+    expect(existsSync(path.join(b.dataDir, 'accounts', account.id))).toBe(false);
+    // The provider's: a reseller does not see it.
+    expect((await t.get(`/v1/moves/${moved.body.id}`, (await world(t)).tokenA)).status).toBe(404);
+    // Over: neither canceled again nor cut over; the account is free.
+    expect((await t.post(`/v1/moves/${moved.body.id}/cancel`, {})).status).toBe(409);
+    expect((await t.post(`/v1/moves/${moved.body.id}/cutover`, {})).status).toBe(409);
+    expect((await t.post('/v1/backups', { account_id: account.id })).status).toBe(202);
+  });
+
+  it('refuses a target that cannot take the role, the server it is on, a local source, and anyone but the operator', async () => {
+    const a = await runningServer('127.0.0.25');
+    const dbOnly = await agents.enrolledServer({ roles: ['database'], ipv4: '127.0.0.26' });
+    const plan = await createPlan(t);
+    const account = await createAccount(t, plan.id, undefined, { placement: { web: a.server.id, mail: LOCAL, database: LOCAL } });
+    const refused = async (to: Record<string, string>, pointer: string, code: string) => {
+      const r = await t.post(`/v1/accounts/${account.id}/move`, { to });
+      expect(r.status, r.text).toBe(422);
+      expect(r.body.errors).toContainEqual(expect.objectContaining({ pointer, code }));
+    };
+    await refused({ web: dbOnly.server.id }, '/to/web', 'unknown_server');
+    await refused({ web: 'srv_00000000000000000000000099' }, '/to/web', 'unknown_server');
+    await refused({ web: a.server.id }, '/to/web', 'same_server');
+    await refused({ mail: a.server.id }, '/to/mail', 'local_source');
+    await refused({ database: dbOnly.server.id }, '/to/database', 'local_source');
+    expect((await t.post(`/v1/accounts/${account.id}/move`, { to: {} })).status).toBe(422);
+    expect((await t.post(`/v1/accounts/${account.id}/move`, { to: { web: a.server.id }, cutover: 'later' })).status).toBe(422);
+    // Nothing was started.
+    expect((await t.get(`/v1/moves?account_id=${account.id}`)).body.data).toEqual([]);
+
+    const w = await world(t);
+    const asReseller = await t.post(`/v1/accounts/${w.accountA.id}/move`, { to: { web: a.server.id } }, w.tokenA);
+    expect(asReseller.status).toBe(403);
+    expect((await t.get('/v1/moves', w.tokenA)).body.data).toEqual([]);
+  });
+});
