@@ -229,6 +229,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     movesModule(svc, {
       accounts: accounts.moves,
       parts: [mail.backupPart, sites.backupPart, databases.backupPart],
+      // The web role's share in this order: cron jobs and SSH access before the user they run as.
+      localShares: [cron.localShare, ssh.localShare, sites.localShare, mail.localShare, databases.localShare],
       records: domains.serverRecords,
     }),
     webhooksModule(svc, { lookup: deps.webhookLookup, publish: publishEvent, onError: logError('webhook relay error') }),

@@ -85,6 +85,17 @@ export interface BackupPart {
   land(accountId: string, staging: string): Promise<void>;
 }
 
+/**
+ * A module's share of an account on the local server, taken away when the account's role moves to
+ * another server (the local server is applied in-process: there is no agent to hand it a
+ * withdrawal). Running it again is harmless. What the control plane keeps for every server (the
+ * sites' releases, which agents fetch) stays.
+ */
+export interface LocalShare {
+  role: 'web' | 'mail' | 'database';
+  withdraw(account: { id: string; username: string }): Promise<void>;
+}
+
 /** Why a restore stopped, with the code its operation records. */
 export class RestoreRefused extends Error {
   constructor(

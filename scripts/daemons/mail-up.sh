@@ -27,7 +27,7 @@ cd "$dir"
 mkdir -p mail
 chgrp dovecot mail
 chmod 2755 mail
-touch mail/passwd mail/virtual_mailbox_domains mail/virtual_mailbox_maps mail/virtual_alias_maps mail/sender_login_maps \
+touch mail/passwd mail/virtual_mailbox_domains mail/virtual_mailbox_maps mail/virtual_alias_maps mail/sender_login_maps mail/recipient_access \
   mail/dkim_key_table mail/dkim_signing_table
 
 # --- Dovecot: IMAP and LMTP, passwd-file auth, Maildir quota ---
@@ -140,7 +140,7 @@ virtual_mailbox_domains = hash:$dir/mail/virtual_mailbox_domains
 virtual_mailbox_maps = hash:$dir/mail/virtual_mailbox_maps
 virtual_alias_maps = hash:$dir/mail/virtual_alias_maps
 virtual_transport = lmtp:inet:$address:$lmtp_port
-smtpd_recipient_restrictions = reject_unauth_destination
+smtpd_recipient_restrictions = reject_unauth_destination, check_recipient_access hash:$dir/mail/recipient_access
 CONF
 cat >postfix/master.cf <<CONF
 $address:$smtp_port inet n - n - - smtpd
@@ -179,7 +179,7 @@ anvil     unix  -       -       n       -       1       anvil
 scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
 CONF
-for map in virtual_mailbox_domains virtual_mailbox_maps virtual_alias_maps sender_login_maps; do postmap -c "$dir/postfix" "hash:$dir/mail/$map"; done
+for map in virtual_mailbox_domains virtual_mailbox_maps virtual_alias_maps sender_login_maps recipient_access; do postmap -c "$dir/postfix" "hash:$dir/mail/$map"; done
 postfix -c "$dir/postfix" start
 wait_port "$address" "$smtp_port" Postfix
 

@@ -1708,7 +1708,7 @@ export interface paths {
         put?: never;
         /**
          * Move an account to other servers (operator only)
-         * @description Operator tokens only: moves name servers, which are the provider’s. 202 with an `account.move` operation and the move. The account is held from now on: deployments, backups, restores, its termination and another move answer 409 `account_moving`; other writes go on. The steps: the records pointing at the source get `BERTH_MOVE_TTL_S`; the account is frozen (its sites answer 503, logins are refused) and its files, maildirs and database dumps are copied from the source through the control plane; it is placed on the target, the copy put there and the records pointed there; it is served again, by the target; the source is cleaned up and the TTLs restored. A failure before the cutover leaves the account where it was. Events `account.move.started`, `ready`, `cut_over`, `completed`, `failed`, `canceled`. An account on the local server cannot be moved yet (422 `/to`).
+         * @description Operator tokens only: moves name servers, which are the provider’s. 202 with an `account.move` operation and the move. The account is held from now on: deployments, backups, restores, its termination and another move answer 409 `account_moving`; other writes go on. The steps: the records pointing at the source get `BERTH_MOVE_TTL_S`; the account is frozen (its sites answer 503, logins are refused) and its files, maildirs and database dumps are copied from the source through the control plane; it is placed on the target, the copy put there and the records pointed there; it is served again, by the target; the source is cleaned up (another server's agent withdraws its share; the local server's share is taken away in-process) and the TTLs restored. A failure before the cutover leaves the account where it was. Events `account.move.started`, `ready`, `cut_over`, `completed`, `failed`, `canceled`.
          */
         post: operations["moveAccount"];
         delete?: never;
@@ -2986,6 +2986,142 @@ export interface webhooks {
         put?: never;
         /** The server.unreachable event */
         post: operations["webhook_server_unreachable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.draining": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The server.draining event */
+        post: operations["webhook_server_draining"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.decommissioned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The server.decommissioned event */
+        post: operations["webhook_server_decommissioned"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "account.move.started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The account.move.started event */
+        post: operations["webhook_account_move_started"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "account.move.ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The account.move.ready event */
+        post: operations["webhook_account_move_ready"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "account.move.cut_over": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The account.move.cut_over event */
+        post: operations["webhook_account_move_cut_over"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "account.move.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The account.move.completed event */
+        post: operations["webhook_account_move_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "account.move.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The account.move.failed event */
+        post: operations["webhook_account_move_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "account.move.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The account.move.canceled event */
+        post: operations["webhook_account_move_canceled"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5115,7 +5251,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types to receive, or `["*"]` for all. */
-            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable" | "server.draining" | "server.decommissioned" | "account.move.started" | "account.move.ready" | "account.move.cut_over" | "account.move.completed" | "account.move.failed" | "account.move.canceled")[];
             enabled: boolean;
             /**
              * @description `delivery_failures`: every retry of a delivery failed. Set `enabled` to true to resume.
@@ -5149,7 +5285,7 @@ export interface components {
             url: string;
             description: string;
             /** @description The event types to receive, or `["*"]` for all. */
-            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+            event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable" | "server.draining" | "server.decommissioned" | "account.move.started" | "account.move.ready" | "account.move.cut_over" | "account.move.completed" | "account.move.failed" | "account.move.canceled")[];
             enabled: boolean;
             /**
              * @description `delivery_failures`: every retry of a delivery failed. Set `enabled` to true to resume.
@@ -53458,7 +53594,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable" | "server.draining" | "server.decommissioned" | "account.move.started" | "account.move.ready" | "account.move.cut_over" | "account.move.completed" | "account.move.failed" | "account.move.canceled")[];
                     description?: string;
                     enabled?: boolean;
                 };
@@ -54133,7 +54269,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+                    event_types: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable" | "server.draining" | "server.decommissioned" | "account.move.started" | "account.move.ready" | "account.move.cut_over" | "account.move.completed" | "account.move.failed" | "account.move.canceled")[];
                     description: string;
                     enabled: boolean;
                 };
@@ -54885,7 +55021,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The event types to receive, or `["*"]` for all. */
-                    event_types?: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable")[];
+                    event_types?: ("*" | "account.created" | "account.updated" | "account.suspended" | "account.unsuspended" | "account.deleted" | "domain.created" | "domain.updated" | "domain.deleted" | "dns.zone.changed" | "dns.change.scheduled" | "dns.change.applied" | "dns.change.failed" | "dns.change.canceled" | "domain.dkim.rotated" | "email.created" | "email.updated" | "email.deleted" | "email_forwarder.created" | "email_forwarder.updated" | "email_forwarder.deleted" | "database.created" | "database.updated" | "database.deleted" | "database_user.created" | "database_user.updated" | "database_user.deleted" | "site.created" | "site.active" | "site.updated" | "site.suspended" | "site.failed" | "site.deleted" | "site.deployment.live" | "site.deployment.failed" | "site.certificate.issued" | "site.certificate.renewed" | "site.certificate.failed" | "site.certificate.renewal_failed" | "site.certificate.expiring" | "backup.completed" | "backup.failed" | "backup.expired" | "backup.restore.completed" | "backup.restore.failed" | "quota.warning" | "webhook.disabled" | "token.created" | "token.revoked" | "account.login_link.used" | "cron_job.created" | "cron_job.updated" | "cron_job.deleted" | "cron_job.run_failed" | "cron_job.run_timed_out" | "ssh_key.created" | "ssh_key.updated" | "ssh_key.deleted" | "account.ssh.updated" | "server.created" | "server.updated" | "server.deleted" | "server.online" | "server.unreachable" | "server.draining" | "server.decommissioned" | "account.move.started" | "account.move.ready" | "account.move.cut_over" | "account.move.completed" | "account.move.failed" | "account.move.canceled")[];
                     description?: string;
                     enabled?: boolean;
                 };
@@ -58739,6 +58875,238 @@ export interface operations {
         };
     };
     webhook_server_unreachable: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_server_draining: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_server_decommissioned: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_account_move_started: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_account_move_ready: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_account_move_cut_over: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_account_move_completed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_account_move_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry, for deduplication. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per signing secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Received. Anything else (or no answer within 10 s) is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_account_move_canceled: {
         parameters: {
             query?: never;
             header: {

@@ -78,6 +78,7 @@ export async function applySiteUnit(o: SiteUnitDeps, spec: AgentSiteSpec): Promi
     hostnames: spec.hostnames,
     root: currentLink(dir),
     suspended: spec.suspended,
+    frozen: spec.frozen,
     php: spec.php ? { socket: php.socket(spec.username, spec.php.version), settings: spec.php.settings } : null,
     tls: spec.tls,
   });

@@ -25,6 +25,8 @@ export const AgentSiteSpec = Type.Object({
   /** The hostname first, then the aliases. */
   hostnames: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 21 }),
   suspended: Type.Boolean(),
+  /** Its account is frozen for a move: 503 with `Retry-After`. */
+  frozen: Type.Boolean(),
   /** The PHP version the site runs and its settings (null: static files only). */
   php: Type.Union([Type.Object({ version: PhpVersion, settings: PhpSettings }), Type.Null()]),
   tls: Type.Union([SiteTls, Type.Null()]),

@@ -23,7 +23,7 @@ const agents = agentHarness(
 const stops: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { BERTH_AGENT_LISTEN: '127.0.0.1:0' } });
+  t = await createTestApp({ env: { BERTH_AGENT_LISTEN: '127.0.0.1:0', BERTH_WEB_IPV4: '192.0.2.10' } });
   url = `https://127.0.0.1:${await listenAgents(t.app, t.config)}`;
 });
 afterAll(async () => {
@@ -163,6 +163,55 @@ describe('moving an account', () => {
     expect((await t.post('/v1/backups', { account_id: account.id })).status).toBe(202);
   });
 
+  it('from the local server: what the control plane served itself goes to the target, and it serves none of it any more', async () => {
+    const b = await runningServer('127.0.0.27');
+    const account = await createAccount(t, (await createPlan(t)).id);
+    expect(account.placement).toEqual({ web: LOCAL, mail: LOCAL, database: LOCAL });
+    const name = `${account.username}.example.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
+    const site = await t.post('/v1/sites', { account_id: account.id, hostname: name });
+    const box = await t.post('/v1/emails', { address: `info@${name}`, password: 'a long enough passphrase', quota_mb: 10 });
+    expect((await t.post('/v1/databases', { account_id: account.id, name: `${account.username}_shop` })).status).toBe(201);
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.status === 'active');
+    const deployed = await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
+      raw: tarGz([{ path: 'index.html', content: 'served here' }]),
+      headers: { 'content-type': 'application/gzip' },
+    });
+    expect(deployed.status, deployed.text).toBe(202);
+    const here = {
+      block: path.join(t.dataDir, 'rendered', 'web', 'sites', `${site.body.id}.conf`),
+      passwd: path.join(t.dataDir, 'rendered', 'mail', 'passwd'),
+      sql: path.join(t.dataDir, 'rendered', 'db', `${account.username}.sql`),
+      maildir: path.join(t.dataDir, 'accounts', account.id, 'mail', name, box.body.id, 'Maildir'),
+    };
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.current_deployment_id === deployed.body.id);
+    await eventually(async () => existsSync(here.maildir) && existsSync(here.sql) && existsSync(here.block));
+    writeFileSync(path.join(here.maildir, 'new', '1700000000.M1P1.here'), 'Subject: kept\r\n\r\nhello\r\n');
+    expect(await aRecords(name)).toEqual(['@ 192.0.2.10 3600', 'mail 192.0.2.10 3600', 'www 192.0.2.10 3600']);
+
+    const moved = await t.post(`/v1/accounts/${account.id}/move`, {
+      to: { web: b.server.id, mail: b.server.id, database: b.server.id },
+    });
+    expect(moved.status, moved.text).toBe(202);
+    expect(moved.body.from).toEqual({ web: LOCAL, mail: LOCAL, database: LOCAL });
+    const done = await ended(moved.body.id);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+
+    const there = path.join(b.dataDir, 'accounts', account.id);
+    await eventually(async () => existsSync(path.join(there, 'sites', site.body.id, 'current', 'index.html')));
+    expect(readFileSync(path.join(there, 'sites', site.body.id, 'current', 'index.html'), 'utf8')).toBe('served here');
+    await eventually(async () =>
+      existsSync(path.join(there, 'mail', name, box.body.id, 'Maildir', 'new', '1700000000.M1P1.here')),
+    );
+    await eventually(async () => existsSync(path.join(b.dataDir, 'rendered', 'db', `${account.username}.sql`)));
+    expect(await aRecords(name)).toEqual(['@ 127.0.0.27 3600', 'mail 127.0.0.27 3600', 'www 127.0.0.27 3600']);
+    // Nothing of it is served here any more.
+    expect(existsSync(here.block)).toBe(false);
+    expect(readFileSync(here.passwd, 'utf8')).not.toContain(`@${name}`);
+    expect(existsSync(here.sql)).toBe(false);
+    expect(existsSync(here.maildir)).toBe(false);
+  });
+
   it('canceled before its cutover, leaves the account where it was, as it was, and nothing on the target', async () => {
     const a = await runningServer('127.0.0.23');
     const b = await runningServer('127.0.0.24');
@@ -195,7 +244,7 @@ describe('moving an account', () => {
     expect((await t.post('/v1/backups', { account_id: account.id })).status).toBe(202);
   });
 
-  it('refuses a target that cannot take the role, the server it is on, a local source, and anyone but the operator', async () => {
+  it('refuses a target that cannot take the role or the server it is on, and anyone but the operator', async () => {
     const a = await runningServer('127.0.0.25');
     const dbOnly = await agents.enrolledServer({ roles: ['database'], ipv4: '127.0.0.26' });
     const plan = await createPlan(t);
@@ -208,8 +257,7 @@ describe('moving an account', () => {
     await refused({ web: dbOnly.server.id }, '/to/web', 'unknown_server');
     await refused({ web: 'srv_00000000000000000000000099' }, '/to/web', 'unknown_server');
     await refused({ web: a.server.id }, '/to/web', 'same_server');
-    await refused({ mail: a.server.id }, '/to/mail', 'local_source');
-    await refused({ database: dbOnly.server.id }, '/to/database', 'local_source');
+    await refused({ mail: dbOnly.server.id, database: a.server.id }, '/to/mail', 'unknown_server');
     expect((await t.post(`/v1/accounts/${account.id}/move`, { to: {} })).status).toBe(422);
     expect((await t.post(`/v1/accounts/${account.id}/move`, { to: { web: a.server.id }, cutover: 'later' })).status).toBe(422);
     // Nothing was started.

@@ -382,6 +382,80 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     await eventually(async () => !readdirSync(path.join(one.dataDir, 'accounts')).includes(account.id), 30_000);
   }, 240_000);
 
+  it('an account moves from server 1 to server 2: its PHP site with what it wrote and its mail with its messages are served there, its records point there, server 1 keeps nothing', async () => {
+    const [one, two] = servers as [WebServer, WebServer];
+    const plan = await createPlan(t, undefined, { features: ['php'] });
+    const account = await createAccount(t, plan.id, undefined, { placement: { web: one.id, mail: one.id } });
+    const name = `move-${account.username}.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
+    const created = await t.post('/v1/sites', { account_id: account.id, hostname: name, runtime: `php-${version}` });
+    expect(created.status, created.text).toBe(202);
+    await eventually(async () => (await site(created.body.id)).status === 'active');
+    const r = await t.request('POST', `/v1/sites/${created.body.id}/deployments`, {
+      raw: tarGz([
+        {
+          path: 'index.php',
+          content: `<?php if (isset($_GET["note"])) file_put_contents(__DIR__ . "/note.txt", $_GET["note"]); echo @file_get_contents(__DIR__ . "/note.txt"), " at ", $_SERVER["SERVER_ADDR"];`,
+        },
+      ]),
+      headers: { 'content-type': 'application/gzip' },
+    });
+    expect(r.status, r.text).toBe(202);
+    const note = (server: WebServer, query = '') => httpGet(name, `/${query}`, server.http).then((a) => a.body);
+    await eventually(async () => (await note(one, '?note=written-on-1')) === `written-on-1 at ${one.address}`, 60_000);
+    const password = 'a long enough passphrase';
+    const box = await t.post('/v1/emails', { address: `info@${name}`, password, quota_mb: 10 });
+    expect(box.status, box.text).toBe(201);
+    await eventually(async () => (await t.get(`/v1/emails/${box.body.id}`)).body.sync_state === 'in_sync', 60_000);
+    const subject = `moved ${Date.now()}`;
+    const deliver = (server: WebServer) =>
+      smtp(
+        [
+          'EHLO client.example',
+          'MAIL FROM:<sender@example.org>',
+          `RCPT TO:<info@${name}>`,
+          'DATA',
+          `From: sender@example.org\r\nTo: info@${name}\r\nSubject: ${subject}\r\n\r\nhello\r\n.`,
+        ],
+        server.mail.BERTH_IT_SMTP,
+      );
+    expect((await deliver(one)).at(-1)?.code).toBe(250);
+    const inbox = async (server: WebServer) => {
+      const seen: string[] = [];
+      const ok = await imapLogin(
+        `info@${name}`,
+        password,
+        async (client) => {
+          if (!(await client.mailboxOpen('INBOX')).exists) return;
+          for await (const m of client.fetch('1:*', { envelope: true })) seen.push(m.envelope?.subject ?? '');
+        },
+        server.mail.BERTH_IT_IMAP,
+      ).catch(() => undefined);
+      return ok ? seen : null;
+    };
+    await eventually(async () => (await inbox(one))?.includes(subject), 30_000);
+
+    const moved = await t.post(`/v1/accounts/${account.id}/move`, { to: { web: two.id, mail: two.id } });
+    expect(moved.status, moved.text).toBe(202);
+    const done = await eventually(async () => {
+      const m = (await t.get(`/v1/moves/${moved.body.id}`)).body;
+      return ['completed', 'failed'].includes(m.status) ? m : null;
+    }, 120_000);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+
+    // Served by server 2 with what the site wrote on server 1; the zone names server 2.
+    await eventually(async () => (await note(two)) === `written-on-1 at ${two.address}`, 60_000);
+    expect(await dig(name, 'A')).toEqual([two.address]);
+    expect(await dig(`mail.${name}`, 'A')).toEqual([two.address]);
+    // The mailbox on server 2: the same password, the message received on server 1, new mail taken.
+    await eventually(async () => (await inbox(two))?.includes(subject), 30_000);
+    expect((await deliver(two)).at(-1)?.code).toBe(250);
+    // Server 1 holds nothing of it: no site, no mailbox, no files.
+    await eventually(async () => (await inbox(one)) === null, 30_000);
+    await eventually(async () => !readdirSync(path.join(one.dataDir, 'accounts')).includes(account.id), 30_000);
+    expect((await httpGet(name, '/', one.http)).body).not.toContain('written-on-1');
+  }, 300_000);
+
   it('a database on server 1 is backed up and restored by its agent: the same rows as before', async () => {
     const [host, port] = (daemonEnv?.BERTH_IT_MARIADB ?? ':').split(':') as [string, string];
     const server = servers[0] as WebServer;

@@ -22,6 +22,7 @@ const web = {
     username: 'shop',
     hostnames: ['shop.example'],
     suspended: false,
+    frozen: false,
     php: {
       version: '8.3',
       settings: { memory_limit_mb: 128, upload_max_filesize_mb: 64, max_execution_time_s: 30, display_errors: false },

@@ -6,6 +6,7 @@ import {
   renderDkimTables,
   renderSenderLoginMap,
   renderPasswdFile,
+  renderRecipientAccess,
   renderVirtualAliasMap,
   renderVirtualMailboxMap,
   type MailDomainSpec,
@@ -39,6 +40,7 @@ const domain: MailDomainSpec = {
     },
   ],
   forwarders: [{ address: 'sales@example.org', destinations: ['alice@example.net', 'bob@example.com'] }],
+  deferred: false,
   catchAll: null,
   dkim: null,
 };
@@ -67,6 +69,13 @@ describe('mail renderers (golden files)', () => {
     };
     expect(renderSenderLoginMap(spec)).toBe(
       'info@example.org info@example.org\nsupport@example.org support@example.org\nteam@example.org info@example.org\n',
+    );
+  });
+
+  it('defers every recipient of a domain frozen for a move (450: the sender tries again), and no other', () => {
+    expect(renderRecipientAccess(domain)).toBe('');
+    expect(renderRecipientAccess({ ...domain, deferred: true })).toBe(
+      'example.org 450 4.2.1 This mailbox is moving to another server; try again shortly\n',
     );
   });
 

@@ -32,6 +32,11 @@ describe('nginx server blocks (golden files)', () => {
     expect(renderServerBlock({ ...site, suspended: true }, options)).toBe(fixture('suspended.conf'));
   });
 
+  it('answers 503 with Retry-After while its account is frozen for a move; a suspension still shows its page', () => {
+    expect(renderServerBlock({ ...site, frozen: true }, options)).toBe(fixture('frozen.conf'));
+    expect(renderServerBlock({ ...site, frozen: true, suspended: true }, options)).toBe(fixture('suspended.conf'));
+  });
+
   it('serves HTTPS (TLS 1.2/1.3, HTTP/2) beside plain HTTP with a certificate', () => {
     expect(renderServerBlock({ ...site, tls }, options)).toBe(fixture('https.conf'));
   });

@@ -1,4 +1,4 @@
-import { syncErrorGauge, type Contribution } from '../../contribution.js';
+import { type Contribution, type LocalShare, syncErrorGauge } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import type { CronDriver, PhpDriver } from '../../provisioning/driver.js';
@@ -45,5 +45,6 @@ export function cronModule(
     backupPart: cronBackupPart(svc),
     agentUnits: cronAgentUnits(jobs),
     serverUnits: cronUnits.countPlacedOn,
+    localShare: { role: 'web', withdraw: (account) => driver.removeAccount(account.username) } satisfies LocalShare,
   };
 }

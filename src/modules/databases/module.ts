@@ -1,4 +1,4 @@
-import { syncErrorGauge, type Contribution } from '../../contribution.js';
+import { type Contribution, type LocalShare, syncErrorGauge } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
 import { periodic } from '../../jobs/periodic.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
@@ -26,5 +26,6 @@ export function databasesModule(svc: ServiceDeps, driver: DatabaseDriver, onErro
     contribution,
     backupPart: databasesBackupPart(db, svc.clock, svc.jobs, driver),
     serverUnits: databaseUnits.countPlacedOn,
+    localShare: { role: 'database', withdraw: (account) => driver.removeAccount(`${account.username}_`) } satisfies LocalShare,
   };
 }

@@ -63,6 +63,14 @@ export const EVENT_TYPES = [
   'server.deleted',
   'server.online',
   'server.unreachable',
+  'server.draining',
+  'server.decommissioned',
+  'account.move.started',
+  'account.move.ready',
+  'account.move.cut_over',
+  'account.move.completed',
+  'account.move.failed',
+  'account.move.canceled',
 ] as const;
 /** Sent by `POST /v1/webhooks/{webhook_id}/test` to that endpoint only; never in the feed. */
 export const TEST_EVENT_TYPE = 'webhook.test';

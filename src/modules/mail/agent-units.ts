@@ -57,7 +57,7 @@ export function mailAgentUnits(dkimKey: Buffer): AgentUnitSource {
           account_id: r.account_id,
           enabled: false,
           removed: true,
-          domain: { name: r.name, mailboxes: [], forwarders: [], catchAll: null, dkim: null },
+          domain: { name: r.name, mailboxes: [], forwarders: [], deferred: false, catchAll: null, dkim: null },
         },
       }));
       const changed = await pendingMailUnitsOnServer(db, serverId);

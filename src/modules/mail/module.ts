@@ -1,9 +1,10 @@
-import { syncErrorGauge, type Contribution } from '../../contribution.js';
+import { type Contribution, type LocalShare, syncErrorGauge } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
+import { mailRoot } from '../../layout.js';
 import type { MailDriver } from '../../provisioning/driver.js';
 import type { ServiceDeps } from '../deps.js';
-import { dkimSealKey } from '../domains/index.js';
+import { dkimSealKey, domainNamesOfAccount } from '../domains/index.js';
 import { mailAgentUnits } from './agent-units.js';
 import { mailBackupPart } from './backup.js';
 import { mailReconciler } from './reconciler.js';
@@ -30,6 +31,14 @@ export function mailModule(svc: ServiceDeps, driver: MailDriver) {
   return {
     contribution,
     backupPart: mailBackupPart(svc),
+    // Its mail domains leave this server's maps, with their Maildirs.
+    localShare: {
+      role: 'mail',
+      async withdraw(account) {
+        for (const name of await domainNamesOfAccount(svc.db, account.id))
+          await driver.removeDomain(name, mailRoot(svc.config.dataDir, account.id, name), { keepMaps: false });
+      },
+    } satisfies LocalShare,
     agentUnits: mailAgentUnits(dkimKey),
     serverUnits: (q: Queryable, serverId: string) =>
       mailUnits.countOnServer(

@@ -135,6 +135,7 @@ export function mailDomainContent(unit: MailUnit, dkim: MailDomainContent['dkim'
     forwarders: unit.addresses
       .filter((a) => a.kind === 'forwarder')
       .map((a) => ({ address: a.address, destinations: a.forward_to })),
+    deferred: unit.account_status === 'frozen',
     catchAll: unit.catch_all,
     dkim,
   };

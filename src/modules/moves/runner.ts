@@ -1,7 +1,7 @@
 import { cp, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { bytesUnder } from '../../archives/pack.js';
-import type { BackupPart } from '../../contribution.js';
+import type { BackupPart, LocalShare } from '../../contribution.js';
 import { publicMessage } from '../../lib/errors.js';
 import { type AccountMoves, findAccountById } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
@@ -26,7 +26,7 @@ class Canceled extends Error {}
  */
 export function moveRunner(
   deps: ServiceDeps,
-  o: { accounts: AccountMoves; parts: readonly BackupPart[]; records: ServerRecords },
+  o: { accounts: AccountMoves; parts: readonly BackupPart[]; localShares: readonly LocalShare[]; records: ServerRecords },
 ) {
   const { db, clock, config } = deps;
   const stagingOf = (move: repo.MoveRow) => path.join(config.dataDir, 'staging', `move-${move.id}`);
@@ -102,11 +102,15 @@ export function moveRunner(
       const left = new Map<string, Role[]>();
       for (const role of ROLES) {
         const from = move.from_servers[role];
-        if (from && from !== LOCAL_SERVER_ID) left.set(from, [...(left.get(from) ?? []), role]);
+        if (from) left.set(from, [...(left.get(from) ?? []), role]);
       }
+      // Another server's agent is handed a withdrawal; the local server's share is taken away here.
       await db.transaction(async (tx) => {
-        for (const [serverId, roles] of left) await withdrawAccount(tx, serverId, account, roles);
+        for (const [serverId, roles] of left)
+          if (serverId !== LOCAL_SERVER_ID) await withdrawAccount(tx, serverId, account, roles);
       });
+      const here = left.get(LOCAL_SERVER_ID) ?? [];
+      for (const share of o.localShares) if (here.includes(share.role)) await share.withdraw(account);
     },
 
     async restore_ttl(move) {

@@ -8,7 +8,7 @@ import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
 import { toOperation } from '../operations/index.js';
 import { resourceReads } from '../reads.js';
-import { findServerById, LOCAL_SERVER_ID, type Role, ROLES, serverStatus } from '../servers/index.js';
+import { findServerById, type Role, ROLES, serverStatus } from '../servers/index.js';
 import * as repo from './repo.js';
 import { moveEvent, toMove } from './representation.js';
 import type { CreateMove } from './schemas.js';
@@ -26,10 +26,7 @@ export function movesService(deps: ServiceDeps, accountMoves: AccountMoves) {
       if (!id) continue;
       const pointer = `/to/${role}`;
       const server = await findServerById(db, id);
-      // The local server's share of an account is not withdrawn by an agent: its cleanup is still to come.
-      if (from[role] === LOCAL_SERVER_ID)
-        errors.push({ pointer, code: 'local_source', detail: `an account's ${role} on the local server cannot be moved yet` });
-      else if (!server?.roles.includes(role))
+      if (!server?.roles.includes(role))
         errors.push({ pointer, code: 'unknown_server', detail: `is not a server with the role ${role}` });
       else if (id === from[role]) errors.push({ pointer, code: 'same_server', detail: `the account's ${role} is there already` });
       else if (serverStatus(server, clock.now()) !== 'online')

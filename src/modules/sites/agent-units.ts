@@ -5,7 +5,7 @@ import { releaseDir, siteDir } from '../../layout.js';
 import type { AgentSiteSpec, AgentUnitSource } from '../../provisioning/agent-units.js';
 import { findAccountById, limitsOf } from '../accounts/index.js';
 import * as sites from './repo.js';
-import { phpVersionOf, servedSuspended, servedTls } from './serving.js';
+import { phpVersionOf, servedFrozen, servedSuspended, servedTls } from './serving.js';
 import { settleProvision, settleRemoval } from './settle.js';
 
 /**
@@ -37,6 +37,7 @@ export function webAgentUnits(jobs: JobQueue, sealKey: Buffer, dataDir: string):
           hostnames: [unit.hostname, ...unit.aliases],
           // A site being provisioned is served as it will be once active.
           suspended: servedSuspended(unit.status === 'provisioning' ? { ...unit, status: 'active' } : unit),
+          frozen: servedFrozen(unit),
           php: version ? { version, settings: unit.php } : null,
           tls: await servedTls(db, unit, sealKey),
           php_versions: php.versions,

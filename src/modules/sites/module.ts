@@ -1,4 +1,4 @@
-import { operationWorker, syncErrorGauge, type Contribution } from '../../contribution.js';
+import { type Contribution, type LocalShare, operationWorker, syncErrorGauge } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
@@ -17,7 +17,7 @@ import { deploymentRoutes } from './deployments/routes.js';
 import { deploymentSchemas } from './deployments/schemas.js';
 import { deploymentsService } from './deployments/service.js';
 import { webReconciler } from './reconciler.js';
-import { webUnits } from './repo.js';
+import { siteIdsOfAccount, webUnits } from './repo.js';
 import { siteRoutes } from './routes.js';
 import { runtimeRoutes } from './runtimes.js';
 import { siteSchemas } from './schemas.js';
@@ -72,5 +72,13 @@ export function sitesModule(
     agentUnits: webAgentUnits(svc.jobs, sealKey, config.dataDir),
     backupPart: sitesBackupPart(svc, sites, deployments),
     cancelHandlers: siteCancelHandlers(svc.jobs),
+    // Its sites stop being served here, then the account's pools and Unix user go (after cron's and SSH's shares).
+    localShare: {
+      role: 'web',
+      async withdraw(account) {
+        for (const id of await siteIdsOfAccount(svc.db, account.id)) await driver.removeSite(id);
+        await php.removeAccount(account.username);
+      },
+    } satisfies LocalShare,
   };
 }

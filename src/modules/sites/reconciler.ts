@@ -11,7 +11,7 @@ import * as ops from '../operations/index.js';
 import { LOCAL_SERVER_ID, wakeAgent } from '../servers/index.js';
 import * as sites from './repo.js';
 import { problem } from './representation.js';
-import { phpVersionOf, servedSuspended, servedTls } from './serving.js';
+import { phpVersionOf, servedFrozen, servedSuspended, servedTls } from './serving.js';
 import { settleProvision, settleRemoval } from './settle.js';
 
 /**
@@ -65,6 +65,7 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
       hostnames: [unit.hostname, ...unit.aliases],
       root: currentLink(dirOf(unit)),
       suspended: servedSuspended(unit),
+      frozen: servedFrozen(unit),
       php: version ? { socket: php.socket(unit.account_username, version), settings: unit.php } : null,
       tls: await servedTls(db, unit, sealKey),
     };

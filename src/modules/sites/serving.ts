@@ -7,7 +7,11 @@ import type { WebUnit } from './repo.js';
 /** What a site is served with, on whichever server serves it. */
 
 /** A suspended site or account gets the suspension page. */
-export const servedSuspended = (unit: WebUnit) => unit.status === 'suspended' || unit.account_status !== 'active';
+export const servedSuspended = (unit: WebUnit) =>
+  unit.status === 'suspended' || (unit.account_status !== 'active' && unit.account_status !== 'frozen');
+
+/** An account frozen for a move (servers/account-units.ts, SERVED_STATUS): 503 with `Retry-After`. */
+export const servedFrozen = (unit: WebUnit) => unit.account_status === 'frozen';
 
 /** The PHP version a site runs (`8.3`), null for a static site. */
 export const phpVersionOf = (unit: WebUnit) => (unit.runtime.startsWith('php-') ? unit.runtime.slice(4) : null);

@@ -1,4 +1,4 @@
-import { syncErrorGauge, type Contribution } from '../../contribution.js';
+import { type Contribution, type LocalShare, syncErrorGauge } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import type { PhpDriver, SshDriver } from '../../provisioning/driver.js';
@@ -47,5 +47,6 @@ export function sshModule(svc: ServiceDeps, drivers: { ssh: SshDriver; php: PhpD
     backupPart: sshBackupPart(svc),
     agentUnits: sshAgentUnits,
     serverUnits: sshUnits.countPlacedOn,
+    localShare: { role: 'web', withdraw: (account) => drivers.ssh.removeAccount(account.username) } satisfies LocalShare,
   };
 }

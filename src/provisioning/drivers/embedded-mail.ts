@@ -8,6 +8,7 @@ import {
   renderAutoresponderSieve,
   renderDkimTables,
   renderPasswdFile,
+  renderRecipientAccess,
   renderSenderLoginMap,
   renderVirtualAliasMap,
   renderVirtualMailboxMap,
@@ -19,6 +20,7 @@ const MAPS = [
   'virtual_mailbox_maps',
   'virtual_alias_maps',
   'sender_login_maps',
+  'recipient_access',
   'dkim_key_table',
   'dkim_signing_table',
 ] as const;
@@ -28,12 +30,13 @@ export const POSTFIX_MAPS = [
   'virtual_mailbox_maps',
   'virtual_alias_maps',
   'sender_login_maps',
+  'recipient_access',
 ] as const;
 
 /**
  * Renders each mail domain into `<dataDir>/rendered/mail/domains/<domain>/` and joins them into
  * the files Dovecot and Postfix read: `passwd` (passwd-file), `virtual_mailbox_domains`,
- * `virtual_mailbox_maps`, `virtual_alias_maps` (Postfix `hash:` sources, for `postmap`). It
+ * `virtual_mailbox_maps`, `virtual_alias_maps`, `recipient_access` (Postfix `hash:` sources, for `postmap`). It
  * creates the Maildirs and Sieve scripts in the account's home and serves nothing itself.
  * `mapsDir` puts the joined files where the daemons read them (default: the rendered directory).
  */
@@ -88,6 +91,7 @@ export class EmbeddedMailDriver implements MailDriver {
       virtual_mailbox_maps: renderVirtualMailboxMap(domain, this.accountsDir),
       virtual_alias_maps: renderVirtualAliasMap(domain),
       sender_login_maps: renderSenderLoginMap(domain),
+      recipient_access: renderRecipientAccess(domain),
       dkim_key_table: dkim.keyTable,
       dkim_signing_table: dkim.signingTable,
     };

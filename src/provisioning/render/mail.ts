@@ -37,6 +37,11 @@ export const MailDomainContent = Type.Object({
   forwarders: Type.Array(Type.Object({ address: Address, destinations: Type.Array(Address, { minItems: 1, maxItems: 100 }) }), {
     maxItems: 100_000,
   }),
+  /**
+   * Mail to the domain is deferred at SMTP (450, the sender tries again later) while its account
+   * is frozen for a move: nothing arrives at a server after its copy was made.
+   */
+  deferred: Type.Boolean(),
   /** Where mail to an unknown address of the domain goes; null: refused. */
   catchAll: Type.Union([Address, Type.Null()]),
   /** The key outgoing mail of the domain is signed with (OpenDKIM); null: none. */
@@ -105,6 +110,10 @@ export function renderVirtualAliasMap(domain: MailDomainSpec): string {
       .join('') + catchAll
   );
 }
+
+/** `check_recipient_access` (a Postfix `hash:` table): a deferred domain answers 450 to every recipient. */
+export const renderRecipientAccess = (domain: MailDomainSpec): string =>
+  domain.deferred ? `${domain.name} 450 4.2.1 This mailbox is moving to another server; try again shortly\n` : '';
 
 /**
  * `smtpd_sender_login_maps`: who may send as an address on the submission service — a mailbox

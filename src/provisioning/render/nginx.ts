@@ -15,6 +15,11 @@ export interface SiteSpec {
   root: string;
   /** The site or its account is suspended: every request gets 503 and the suspension page. */
   suspended: boolean;
+  /**
+   * Its account is frozen for a move (optional: false): every request gets 503 with
+   * `Retry-After`, so that nothing is written here after the copy was made.
+   */
+  frozen?: boolean;
   /** The certificate to serve HTTPS with (null: plain HTTP only). The driver writes its files. */
   tls: SiteTls | null;
   /** A PHP site: its account's pool and the site's settings (null: static files only). */
@@ -51,7 +56,12 @@ function arg(value: string, what: string): string {
   return value;
 }
 
+/** How long a client is asked to wait while a site is frozen for a move (its freeze lasts seconds). */
+const FROZEN_RETRY_AFTER_S = 10;
+
 function content(site: SiteSpec, o: WebServerOptions): string[] {
+  if (site.frozen && !site.suspended)
+    return ['    location / {', `        add_header Retry-After ${FROZEN_RETRY_AFTER_S} always;`, '        return 503;', '    }'];
   return site.suspended
     ? [
         `    root ${arg(o.pagesDir, 'pages directory')};`,
