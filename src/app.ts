@@ -226,13 +226,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ssh.contribution,
     sites.contribution,
     backups.contribution,
-    movesModule(svc, {
-      accounts: accounts.moves,
-      parts: [mail.backupPart, sites.backupPart, databases.backupPart],
-      // The web role's share in this order: cron jobs and SSH access before the user they run as.
-      localShares: [cron.localShare, ssh.localShare, sites.localShare, mail.localShare, databases.localShare],
-      records: domains.serverRecords,
-    }),
+    movesModule(
+      svc,
+      {
+        accounts: accounts.moves,
+        parts: [mail.backupPart, sites.backupPart, databases.backupPart],
+        // The web role's share in this order: cron jobs and SSH access before the user they run as.
+        localShares: [cron.localShare, ssh.localShare, sites.localShare, mail.localShare, databases.localShare],
+        records: domains.serverRecords,
+        servers: servers.service,
+      },
+      logError('drain error'),
+    ),
     webhooksModule(svc, { lookup: deps.webhookLookup, publish: publishEvent, onError: logError('webhook relay error') }),
     {
       loops: [applyResync(jobs, config.resyncMs, logError('apply resync error'))],

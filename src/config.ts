@@ -107,6 +107,7 @@ const ConfigSchema = Type.Object({
   // How often each process re-queues the applies that failed (the daemon was down, say).
   resyncMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
   moveTtlS: Type.Integer({ minimum: 60, maximum: 86_400 }),
+  moveConcurrency: Type.Integer({ minimum: 1, maximum: 100 }),
   jobPollMs: Type.Integer({ minimum: 500, maximum: 3_600_000 }),
   nameservers: Type.Array(Type.String({ minLength: 1 })),
   webIpv4: Type.Union([Type.String({ format: 'ipv4' }), Type.Null()]),
@@ -171,6 +172,7 @@ const ENV_NAMES: Record<string, string> = {
   databaseMeterMs: 'BERTH_DATABASE_METER_MS',
   resyncMs: 'BERTH_RESYNC_MS',
   moveTtlS: 'BERTH_MOVE_TTL_S',
+  moveConcurrency: 'BERTH_MOVE_CONCURRENCY',
   jobPollMs: 'BERTH_JOB_POLL_MS',
   webIpv4: 'BERTH_WEB_IPV4',
   webIpv6: 'BERTH_WEB_IPV6',
@@ -299,6 +301,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseMeterMs: int(env, 'BERTH_DATABASE_METER_MS', 60_000),
     resyncMs: int(env, 'BERTH_RESYNC_MS', 30_000),
     moveTtlS: int(env, 'BERTH_MOVE_TTL_S', 60),
+    moveConcurrency: int(env, 'BERTH_MOVE_CONCURRENCY', 2),
     jobPollMs: int(env, 'BERTH_JOB_POLL_MS', 2_000),
     nameservers: list(env.BERTH_NAMESERVERS || 'ns1.berth.invalid,ns2.berth.invalid'),
     webIpv4: env.BERTH_WEB_IPV4 || null,

@@ -219,6 +219,26 @@ export interface paths {
         patch: operations["updateServer"];
         trace?: never;
     };
+    "/v1/servers/{server_id}/drain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move every account off a server (operator only)
+         * @description Operator tokens only: servers are the provider’s, never a reseller’s or an account’s. The server turns `draining` (`server.draining`) and takes no new account; each account placed on it gets a move (`POST /v1/accounts/{account_id}/move`, `cutover: auto`) of the roles it holds there to the servers the placement policy picks, at most `BERTH_MOVE_CONCURRENCY` (2) at a time. An account whose move failed is tried again, three times at most; then it waits for the operator. Once the server holds no account it is `decommissioned` (`server.decommissioned`) and can be deleted. A repeated request changes nothing.
+         */
+        post: operations["drainServer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/servers/{server_id}/enrolment": {
         parameters: {
             query?: never;
@@ -3309,7 +3329,7 @@ export interface components {
              */
             placement: "enabled" | "disabled";
             /**
-             * @description `pending_enrolment` until its agent enrols; `online` while the agent polls; `unreachable` after three missed waits; `draining` while its accounts move away.
+             * @description `pending_enrolment` until its agent enrols; `online` while the agent polls; `unreachable` after three missed waits; `draining` while its accounts move away (`POST /v1/servers/{server_id}/drain`); `decommissioned` once its drain moved the last one: it can be deleted.
              * @enum {string}
              */
             status: "pending_enrolment" | "online" | "unreachable" | "draining" | "decommissioned";
@@ -3384,7 +3404,7 @@ export interface components {
              */
             placement: "enabled" | "disabled";
             /**
-             * @description `pending_enrolment` until its agent enrols; `online` while the agent polls; `unreachable` after three missed waits; `draining` while its accounts move away.
+             * @description `pending_enrolment` until its agent enrols; `online` while the agent polls; `unreachable` after three missed waits; `draining` while its accounts move away (`POST /v1/servers/{server_id}/drain`); `decommissioned` once its drain moved the last one: it can be deleted.
              * @enum {string}
              */
             status: "pending_enrolment" | "online" | "unreachable" | "draining" | "decommissioned";
@@ -10151,7 +10171,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Only servers with this role. */
                 role?: "web" | "mail" | "database";
-                /** @description `pending_enrolment` until its agent enrols; `online` while the agent polls; `unreachable` after three missed waits; `draining` while its accounts move away. */
+                /** @description `pending_enrolment` until its agent enrols; `online` while the agent polls; `unreachable` after three missed waits; `draining` while its accounts move away (`POST /v1/servers/{server_id}/drain`); `decommissioned` once its drain moved the last one: it can be deleted. */
                 status?: "pending_enrolment" | "online" | "unreachable" | "draining" | "decommissioned";
             };
             header?: never;
@@ -12274,6 +12294,380 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    drainServer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any 1-255 printable ASCII characters, unique per intended change (a UUID). A retry with the same key within 24 hours gets the first response again (`Idempotent-Replayed: true`) instead of doing the work twice; the same key with another body is a 422.
+                 * @example 5f2b1c7e-8d3a-4b6f-9e0a-1c2d3e4f5a6b
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The server's id.
+                 * @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A hosting server: accounts are placed on it for its roles, and its agent applies their units. `local` is the installation’s own machine. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "name": "example.com",
+                     *       "roles": [
+                     *         "web"
+                     *       ],
+                     *       "ipv4": "192.0.2.10",
+                     *       "ipv6": "2001:db8::10",
+                     *       "capacity": {
+                     *         "accounts": 1,
+                     *         "disk_bytes": 52428800
+                     *       },
+                     *       "placement": "enabled",
+                     *       "status": "pending_enrolment",
+                     *       "local": true,
+                     *       "last_seen_at": "2026-11-24T09:30:00Z",
+                     *       "agent_version": "example",
+                     *       "timezone": "Europe/Berlin",
+                     *       "usage": {
+                     *         "accounts": 1,
+                     *         "disk_bytes": 52428800
+                     *       },
+                     *       "units": {
+                     *         "in_sync": 1,
+                     *         "pending": 1,
+                     *         "error": 1,
+                     *         "oldest_pending_at": "2026-11-24T09:30:00Z"
+                     *       },
+                     *       "created_at": "2026-11-24T09:30:00Z",
+                     *       "updated_at": "2026-11-24T09:30:00Z",
+                     *       "version": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Server"];
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/invalid_state",
+                     *       "title": "Invalid state",
+                     *       "status": 409,
+                     *       "detail": "The resource is in a state that does not allow this operation (for example canceling a finished operation).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "invalid_state",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/payload_too_large",
+                     *       "title": "Payload too large",
+                     *       "status": 413,
+                     *       "detail": "The request body exceeds the limit of this endpoint (1 MiB for JSON).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Content-Type; `accepted_types` lists the media types this operation reads. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unsupported_media_type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "The `Content-Type` of the body is not one this endpoint accepts (JSON endpoints take `application/json`).",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; every field error listed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/validation_failed",
+                     *       "title": "Validation failed",
+                     *       "status": 422,
+                     *       "detail": "The body is well-formed but invalid. `errors` lists every failure with a JSON Pointer into the body.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "validation_failed",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/contact_email",
+                     *           "code": "invalid_format",
+                     *           "detail": "must be an email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -244,6 +244,42 @@ describe('moving an account', () => {
     expect((await t.post('/v1/backups', { account_id: account.id })).status).toBe(202);
   });
 
+  it('drained, a server has its accounts moved off it, two at a time at most, takes no new one, and is decommissioned once empty', async () => {
+    const a = await runningServer('127.0.0.28');
+    const plan = await createPlan(t);
+    const placed = [];
+    for (let i = 0; i < 3; i++)
+      placed.push(
+        await createAccount(t, plan.id, undefined, { placement: { web: a.server.id, mail: a.server.id, database: LOCAL } }),
+      );
+    const drained = await t.post(`/v1/servers/${a.server.id}/drain`, {});
+    expect(drained.status, drained.text).toBe(200);
+    expect(drained.body.status).toBe('draining');
+    expect(Object.values((await createAccount(t, plan.id)).placement)).not.toContain(a.server.id);
+
+    let most = 0;
+    await eventually(async () => {
+      const active = await t.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM moves WHERE drain_of = $1 AND status NOT IN ('completed', 'failed', 'canceled')`,
+        [a.server.id],
+      );
+      most = Math.max(most, active.rows[0]?.n ?? 0);
+      return (await t.get(`/v1/servers/${a.server.id}`)).body.status === 'decommissioned';
+    });
+    expect(most).toBeLessThanOrEqual(2);
+    for (const account of placed) {
+      const now = (await t.get(`/v1/accounts/${account.id}`)).body;
+      expect(Object.values(now.placement)).not.toContain(a.server.id);
+      expect(now.placement.database).toBe(LOCAL);
+      const moves = (await t.get(`/v1/moves?account_id=${account.id}`)).body.data;
+      expect(moves.map((m: { status: string }) => m.status)).toEqual(['completed']);
+    }
+    const events = (await t.get(`/v1/events?resource_id=${a.server.id}`)).body.data.map((e: { type: string }) => e.type);
+    expect(events).toEqual(expect.arrayContaining(['server.draining', 'server.decommissioned']));
+    expect((await t.post(`/v1/servers/${a.server.id}/drain`, {})).body.status).toBe('decommissioned');
+    expect((await t.request('DELETE', `/v1/servers/${a.server.id}`)).status).toBe(204);
+  });
+
   it('refuses a target that cannot take the role or the server it is on, and anyone but the operator', async () => {
     const a = await runningServer('127.0.0.25');
     const dbOnly = await agents.enrolledServer({ roles: ['database'], ipv4: '127.0.0.26' });

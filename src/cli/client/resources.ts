@@ -37,6 +37,7 @@ export const RESOURCES: ResourceDef[] = [
     verbs: {
       ...crud('/v1/servers', '/v1/servers/{server_id}'),
       enrolment: 'post /v1/servers/{server_id}/enrolment',
+      drain: 'post /v1/servers/{server_id}/drain',
     },
   },
   { name: 'plans', about: 'Hosting plans', columns: ['id', 'name'], verbs: crud('/v1/plans', '/v1/plans/{plan_id}') },

@@ -12,6 +12,8 @@ CREATE TABLE moves (
   from_servers jsonb NOT NULL,
   to_servers jsonb NOT NULL,
   cutover text NOT NULL CHECK (cutover IN ('auto', 'manual')),
+  -- The server whose drain started the move (a drain retries an account's failed move a few times).
+  drain_of text,
   status text NOT NULL DEFAULT 'queued' CHECK (status IN
     ('queued', 'copying', 'ready', 'freezing', 'cutting_over', 'forwarding', 'completed', 'failed', 'canceled')),
   -- [{"name": "check", "state": "pending|running|done|failed|skipped", "started_at", "ended_at"}]
@@ -36,3 +38,6 @@ CREATE INDEX moves_status_idx ON moves (status, id);
 ALTER TABLE accounts
   ADD COLUMN move_id text,
   ADD COLUMN frozen_at timestamptz;
+
+-- A drained server: it held no account any more when its drain ended (status `decommissioned`).
+ALTER TABLE servers ADD COLUMN decommissioned_at timestamptz;

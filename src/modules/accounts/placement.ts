@@ -41,20 +41,32 @@ export async function placeAccount(
       placement[role] = id;
       continue;
     }
-    const online = (await placementCandidates(tx, role)).filter((s) => serverStatus(s, now) === 'online');
-    const counts = await countAccountsOn(
-      tx,
-      online.map((s) => s.id),
-    );
-    const roomy = online
-      .map((s) => ({ id: s.id, held: counts.get(s.id) ?? 0, capacity: s.capacity_accounts }))
-      .filter((s) => s.held < s.capacity)
-      .sort((a, b) => a.held - b.held || a.id.localeCompare(b.id));
-    const chosen = roomy[0];
-    if (!chosen) throw noCapacity(role);
-    placement[role] = chosen.id;
+    placement[role] = await chooseServer(tx, role, now);
   }
   return placement as Placement;
+}
+
+/** The default policy for one role: the online server with the role and room that holds the fewest accounts (409 `no_capacity`). */
+async function chooseServer(tx: Queryable, role: Role, now: Date): Promise<string> {
+  const online = (await placementCandidates(tx, role)).filter((s) => serverStatus(s, now) === 'online');
+  const counts = await countAccountsOn(
+    tx,
+    online.map((s) => s.id),
+  );
+  const roomy = online
+    .map((s) => ({ id: s.id, held: counts.get(s.id) ?? 0, capacity: s.capacity_accounts }))
+    .filter((s) => s.held < s.capacity)
+    .sort((a, b) => a.held - b.held || a.id.localeCompare(b.id));
+  const chosen = roomy[0];
+  if (!chosen) throw noCapacity(role);
+  return chosen.id;
+}
+
+/** Where the default policy would place `roles` of an account now (a drain's targets), inside the caller's transaction. */
+export async function choosePlacement(tx: Queryable, roles: Role[], now: Date): Promise<Partial<Placement>> {
+  const placement: Partial<Placement> = {};
+  for (const role of roles) placement[role] = await chooseServer(tx, role, now);
+  return placement;
 }
 
 /**

@@ -2,6 +2,7 @@ import { type Caller, reachSql } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { equalityFilters, type PageParams, pageSql } from '../../db/paging.js';
 import { LIMIT_FIELDS, type LimitField, type Limits, type SshAccess } from '../plans/index.js';
+import type { Role } from '../servers/index.js';
 import type { AccountFields, AccountListQuery, AccountStatus, Placement } from './schemas.js';
 
 interface AccountTableRow {
@@ -94,6 +95,22 @@ export async function countAccountsOn(db: Queryable, serverIds: string[]): Promi
     [serverIds],
   );
   return new Map(r.rows.map((row) => [row.server_id, row.n]));
+}
+
+/**
+ * Accounts placed on a server for at least one role, not held by a move nor being terminated,
+ * with the roles they have there: what a drain moves next, in id order.
+ */
+export async function accountsPlacedOn(db: Queryable, serverId: string, limit: number): Promise<{ id: string; roles: Role[] }[]> {
+  return (
+    await db.query<{ id: string; roles: Role[] }>(
+      `SELECT id, ARRAY_REMOVE(ARRAY[CASE WHEN web_server_id = $1 THEN 'web' END, CASE WHEN mail_server_id = $1 THEN 'mail' END,
+           CASE WHEN database_server_id = $1 THEN 'database' END], NULL) AS roles
+       FROM accounts WHERE $1 IN (web_server_id, mail_server_id, database_server_id) AND move_id IS NULL AND status <> 'terminating'
+       ORDER BY id LIMIT $2`,
+      [serverId, limit],
+    )
+  ).rows;
 }
 
 export async function findAccount(db: Queryable, caller: Caller, id: string, forUpdate = false): Promise<AccountRow | undefined> {

@@ -156,8 +156,10 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
       const names = [...new Set(mailboxes.map((r) => r.domain_name))];
       const server = from?.mail ?? (await mailServerOf(accountId));
       const dirs = [];
-      if (server !== LOCAL_SERVER_ID) await packedOnServer(server, accountId, names, staging);
-      else
+      // No mail domain with a mailbox: nothing to pack there (an archive of nothing is no archive).
+      if (server !== LOCAL_SERVER_ID) {
+        if (names.length) await packedOnServer(server, accountId, names, staging);
+      } else
         for (const name of names) {
           const dir = mailRoot(config.dataDir, accountId, name);
           if (await exists(dir)) dirs.push({ dir, as: `mail/${name}` });

@@ -3,6 +3,7 @@ import { JOBS } from '../../jobs/names.js';
 import type { AccountMoves } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import type { ServerRecords } from '../domains/index.js';
+import { type DrainingServers, drainer } from './drain.js';
 import { moveRoutes } from './routes.js';
 import { moveRunner } from './runner.js';
 import { moveSchemas } from './schemas.js';
@@ -13,15 +14,24 @@ import { movesService } from './service.js';
  * (`parts`: files, maildirs, dumps, taken from the source and put on the target); the records it
  * points elsewhere are the domains module's (`records`); what the local server held of it, each
  * module's `localShares`; the account row's hold, freeze and placement are the accounts module's
- * (`accounts`).
+ * (`accounts`). Draining servers (the servers module's `servers`) get their accounts moved away.
  */
 export function movesModule(
   svc: ServiceDeps,
-  o: { accounts: AccountMoves; parts: readonly BackupPart[]; localShares: readonly LocalShare[]; records: ServerRecords },
+  o: {
+    accounts: AccountMoves;
+    parts: readonly BackupPart[];
+    localShares: readonly LocalShare[];
+    records: ServerRecords;
+    servers: DrainingServers;
+  },
+  onError: (err: unknown) => void,
 ): Contribution {
+  const moves = movesService(svc, o.accounts);
   return {
     schemas: moveSchemas,
-    routes: (app) => moveRoutes(app, movesService(svc, o.accounts)),
+    routes: (app) => moveRoutes(app, moves),
     workers: [operationWorker(JOBS.accountMove, moveRunner(svc, o))],
+    loops: [drainer(svc, moves, o.servers, onError)],
   };
 }

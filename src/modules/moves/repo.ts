@@ -46,11 +46,13 @@ const newSteps = (): MoveStep[] => MOVE_STEPS.map((name) => ({ name, state: 'pen
 
 export async function insertMove(
   tx: Queryable,
-  m: Pick<MoveRow, 'id' | 'account_id' | 'reseller_id' | 'operation_id' | 'from_servers' | 'to_servers' | 'cutover'>,
+  m: Pick<MoveRow, 'id' | 'account_id' | 'reseller_id' | 'operation_id' | 'from_servers' | 'to_servers' | 'cutover'> & {
+    drain_of: string | null;
+  },
 ): Promise<void> {
   await tx.query(
-    `INSERT INTO moves (id, account_id, reseller_id, operation_id, from_servers, to_servers, cutover, steps)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    `INSERT INTO moves (id, account_id, reseller_id, operation_id, from_servers, to_servers, cutover, steps, drain_of)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
     [
       m.id,
       m.account_id,
@@ -60,8 +62,35 @@ export async function insertMove(
       JSON.stringify(m.to_servers),
       m.cutover,
       JSON.stringify(newSteps()),
+      m.drain_of,
     ],
   );
+}
+
+const FROM_SERVER = `(m.from_servers->>'web' = $1 OR m.from_servers->>'mail' = $1 OR m.from_servers->>'database' = $1)`;
+
+/** Moves under way that leave the server (a drain's bound). */
+export async function activeMovesFrom(db: Queryable, serverId: string): Promise<number> {
+  const r = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM moves m WHERE ${FROM_SERVER} AND m.status NOT IN ('completed', 'failed', 'canceled')`,
+    [serverId],
+  );
+  return r.rows[0]?.n ?? 0;
+}
+
+/** The accounts among `accountIds` whose moves by the server's drain failed `attempts` times already. */
+export async function exhaustedByDrain(
+  db: Queryable,
+  serverId: string,
+  accountIds: string[],
+  attempts: number,
+): Promise<Set<string>> {
+  const r = await db.query<{ account_id: string }>(
+    `SELECT account_id FROM moves WHERE drain_of = $1 AND account_id = ANY($2) AND status = 'failed'
+     GROUP BY account_id HAVING count(*) >= $3`,
+    [serverId, accountIds, attempts],
+  );
+  return new Set(r.rows.map((row) => row.account_id));
 }
 
 export async function findMove(db: Queryable, caller: Caller, id: string): Promise<MoveRow | undefined> {

@@ -42,8 +42,8 @@ export function movesService(deps: ServiceDeps, accountMoves: AccountMoves) {
   return {
     ...reads,
 
-    /** 202 `queued` with an `account.move` operation; the move holds the account from now on. */
-    async create(caller: Caller, accountId: string, input: CreateMove) {
+    /** 202 `queued` with an `account.move` operation; the move holds the account from now on (`drainOf`: the drain that asks). */
+    async create(caller: Caller, accountId: string, input: CreateMove, drainOf: string | null = null) {
       const account = await writableAccount(db, caller, accountId);
       requireKind(caller, ['operator'], 'move accounts');
       notMoving(account);
@@ -68,6 +68,7 @@ export function movesService(deps: ServiceDeps, accountMoves: AccountMoves) {
           from_servers: from,
           to_servers: to,
           cutover: input.cutover ?? 'auto',
+          drain_of: drainOf,
         });
         const row = (await repo.findMoveById(tx, id)) as repo.MoveRow;
         await moveEvent(tx, 'account.move.started', row);

@@ -17,6 +17,7 @@ export interface ServerRow {
   placement: 'enabled' | 'disabled';
   enrolled: boolean;
   draining: boolean;
+  decommissioned_at: string | null;
   last_seen_at: string | null;
   agent_version: string | null;
   timezone: string | null;
@@ -164,6 +165,34 @@ export async function setAnnouncedStatus(db: Queryable, id: string, from: string
     [id, from, to],
   );
   return r.rowCount === 1;
+}
+
+/** A server starts draining: its row as it is now, or undefined when it was draining already. */
+export async function startDraining(tx: Queryable, id: string): Promise<ServerRow | undefined> {
+  return (
+    await tx.query<ServerRow>(
+      'UPDATE servers SET draining = true, updated_at = now(), version = version + 1 WHERE id = $1 AND NOT draining RETURNING *',
+      [id],
+    )
+  ).rows[0];
+}
+
+/** The servers draining and not yet decommissioned. */
+export async function drainingServerIds(db: Queryable): Promise<string[]> {
+  return (
+    await db.query<{ id: string }>('SELECT id FROM servers WHERE draining AND decommissioned_at IS NULL ORDER BY id')
+  ).rows.map((r) => r.id);
+}
+
+/** A drained server becomes decommissioned, once: its row, or undefined when it was already. */
+export async function setDecommissioned(tx: Queryable, id: string, at: Date): Promise<ServerRow | undefined> {
+  return (
+    await tx.query<ServerRow>(
+      `UPDATE servers SET decommissioned_at = $2, updated_at = now(), version = version + 1
+       WHERE id = $1 AND draining AND decommissioned_at IS NULL RETURNING *`,
+      [id, at],
+    )
+  ).rows[0];
 }
 
 /**

@@ -46,6 +46,20 @@ export function serverRoutes(app: App, svc: ServersService): void {
 
   itemRoute(app, {
     method: 'POST',
+    path: '/v1/servers/:server_id/drain',
+    tags: ['servers'],
+    operationId: 'drainServer',
+    summary: 'Move every account off a server (operator only)',
+    description: `${OPERATOR_ONLY} The server turns \`draining\` (\`server.draining\`) and takes no new account; each account placed on it gets a move (\`POST /v1/accounts/{account_id}/move\`, \`cutover: auto\`) of the roles it holds there to the servers the placement policy picks, at most \`BERTH_MOVE_CONCURRENCY\` (2) at a time. An account whose move failed is tried again, three times at most; then it waits for the operator. Once the server holds no account it is \`decommissioned\` (\`server.decommissioned\`) and can be deleted. A repeated request changes nothing.`,
+    scope: 'servers:write',
+    reach: reachOf(svc.load),
+    params: IdParams('srv'),
+    response: 'Server',
+    run: async (caller, params) => svc.drain(caller, params.server_id),
+  });
+
+  itemRoute(app, {
+    method: 'POST',
     path: '/v1/servers/:server_id/enrolment',
     tags: ['servers'],
     operationId: 'createServerEnrolment',

@@ -34,7 +34,7 @@ const Placement = StringEnum(['enabled', 'disabled'] as const, {
 });
 const Status = StringEnum(['pending_enrolment', 'online', 'unreachable', 'draining', 'decommissioned'] as const, {
   description:
-    '`pending_enrolment` until its agent enrols; `online` while the agent polls; `unreachable` after three missed waits; `draining` while its accounts move away.',
+    '`pending_enrolment` until its agent enrols; `online` while the agent polls; `unreachable` after three missed waits; `draining` while its accounts move away (`POST /v1/servers/{server_id}/drain`); `decommissioned` once its drain moved the last one: it can be deleted.',
 });
 export type ServerStatus = Static<typeof Status>;
 const Count = Type.Integer({ minimum: 0, maximum: 2_000_000_000, format: 'int32' });

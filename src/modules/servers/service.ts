@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type Caller, requireKind } from '../../auth/caller.js';
+import { type Caller, requireKind, requireWritable } from '../../auth/caller.js';
 import { hashSecret } from '../../auth/secret.js';
 import type { Queryable } from '../../db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
@@ -222,6 +222,32 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
             await serverEvent(tx, `server.${status}`, row);
         });
       }
+    },
+
+    /**
+     * Starts the drain: the server takes no new account from now on, and the moves module's
+     * drainer moves its accounts away, then marks it decommissioned. A repeated request changes nothing.
+     */
+    async drain(caller: Caller, id: string) {
+      await load(caller, id);
+      requireKind(caller, ['operator'], 'drain servers');
+      requireWritable(caller);
+      await db.transaction(async (tx) => {
+        const row = await repo.startDraining(tx, id);
+        if (row) await serverEvent(tx, 'server.draining', row);
+      });
+      return show(await load(caller, id));
+    },
+
+    /** The draining servers not yet decommissioned (what the drainer works on). */
+    draining: () => repo.drainingServerIds(db),
+
+    /** A drained server decommissioned, once (`server.decommissioned`). */
+    async decommission(id: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        const row = await repo.setDecommissioned(tx, id, clock.now());
+        if (row) await serverEvent(tx, 'server.decommissioned', row);
+      });
     },
 
     /** A new one-use token; the agent's certificate stays valid until the token is spent. */

@@ -8,7 +8,7 @@ import { newId } from '../../lib/ids.js';
 import type { Clock } from '../../lib/time.js';
 import type { AgentTask, AgentUnitSource } from '../../provisioning/agent-units.js';
 import { findServerById } from './repo.js';
-import { serverStatus } from './status.js';
+import { agentReachable } from './status.js';
 import { wakeAgent } from './wake.js';
 
 interface TaskRow {
@@ -78,7 +78,7 @@ export async function runAgentTask(
       if (row?.status === 'done') return;
       if (row?.status === 'failed') throw new Error(`the server's agent could not do it: ${row.error ?? ''}`);
       const server = await findServerById(db, serverId);
-      if (!server || serverStatus(server, clock.now()) !== 'online') throw new Error('the server is not online');
+      if (!server || !agentReachable(server, clock.now())) throw new Error('the server is not online');
       if (Date.now() > deadline) throw new Error('the server did not finish in time');
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, RECHECK_MS);
