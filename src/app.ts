@@ -232,7 +232,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         accounts: accounts.moves,
         parts: [mail.backupPart, sites.backupPart, databases.backupPart],
         // The web role's share in this order: cron jobs and SSH access before the user they run as.
-        localShares: [cron.localShare, ssh.localShare, sites.localShare, mail.localShare, databases.localShare],
+        shares: [cron.share, ssh.share, sites.share, mail.share, databases.share],
         records: domains.serverRecords,
         servers: servers.service,
       },

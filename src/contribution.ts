@@ -86,14 +86,16 @@ export interface BackupPart {
 }
 
 /**
- * A module's share of an account on the local server, taken away when the account's role moves to
- * another server (the local server is applied in-process: there is no agent to hand it a
- * withdrawal). Running it again is harmless. What the control plane keeps for every server (the
- * sites' releases, which agents fetch) stays.
+ * A module's share of an account on the servers of one role, as a move needs it: whether every
+ * unit of it is applied where the account is placed (a freeze has reached the source), and taking
+ * it away from the local server when the role moves to another (the local server is applied
+ * in-process: there is no agent to hand it a withdrawal). What the control plane keeps for every
+ * server (the sites' releases, which agents fetch) stays. Both are safe to run again.
  */
-export interface LocalShare {
+export interface AccountShare {
   role: 'web' | 'mail' | 'database';
-  withdraw(account: { id: string; username: string }): Promise<void>;
+  applied(accountId: string): Promise<boolean>;
+  withdrawLocal(account: { id: string; username: string }): Promise<void>;
 }
 
 /** Why a restore stopped, with the code its operation records. */

@@ -34,6 +34,14 @@ export function unitState(table: string, key: string) {
       );
       return r.rows[0] ?? { in_sync: 0, pending: 0, error: 0, oldest_pending_at: null };
     },
+    /** How many of the units `where` picks (a condition on `t`, `$1` its value) their server has yet to apply. */
+    async unapplied(db: Queryable, where: string, value: string): Promise<number> {
+      const r = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${table} t WHERE ${where} AND t.applied_generation < t.generation`,
+        [value],
+      );
+      return r.rows[0]?.n ?? 0;
+    },
     /** Units whose last apply failed (the `berth_sync_errors` gauge). */
     async countErrors(db: Queryable): Promise<number> {
       return (

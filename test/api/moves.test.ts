@@ -32,12 +32,13 @@ afterAll(async () => {
   agents.removeDirs();
 });
 
-/** A server with every role, enrolled, its agent running. */
+/** A server with every role, enrolled, its agent running (`stop` stops it, `start` runs it again). */
 async function runningServer(ipv4: string) {
   const s = await agents.enrolledServer({ roles: ROLES, ipv4 });
-  stops.push(agents.startAgent(s.dataDir, s.identity));
+  let stop = agents.startAgent(s.dataDir, s.identity);
+  stops.push(() => stop());
   await eventually(async () => (await t.get(`/v1/servers/${s.server.id}`)).body.status === 'online');
-  return s;
+  return { ...s, stop: () => stop(), start: () => void (stop = agents.startAgent(s.dataDir, s.identity)) };
 }
 
 async function ended(moveId: string, statuses = ['completed', 'failed', 'canceled']) {
@@ -210,6 +211,38 @@ describe('moving an account', () => {
     expect(readFileSync(here.passwd, 'utf8')).not.toContain(`@${name}`);
     expect(existsSync(here.sql)).toBe(false);
     expect(existsSync(here.maildir)).toBe(false);
+  });
+
+  it('copies nothing before the source serves the account frozen: with its agent away, the move waits in its freeze', async () => {
+    const a = await runningServer('127.0.0.29');
+    const b = await runningServer('127.0.0.30');
+    const account = await createAccount(t, (await createPlan(t)).id, undefined, {
+      placement: { web: a.server.id, mail: a.server.id, database: LOCAL },
+    });
+    const name = `${account.username}.example.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+    const site = await t.post('/v1/sites', { account_id: account.id, hostname: name });
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.status === 'active');
+    const moved = await t.post(`/v1/accounts/${account.id}/move`, { to: { web: b.server.id }, cutover: 'manual' });
+    expect((await ended(moved.body.id, ['ready', 'failed'])).status).toBe('ready');
+
+    await a.stop();
+    expect((await t.post(`/v1/moves/${moved.body.id}/cutover`, {})).status).toBe(200);
+    const freezing = await eventually(async () => {
+      const m = (await t.get(`/v1/moves/${moved.body.id}`)).body;
+      return m.status === 'freezing' ? m : null;
+    });
+    const state = (m: { steps: { name: string; state: string }[] }, name: string) => m.steps.find((s) => s.name === name)?.state;
+    expect(state(freezing, 'freeze')).toBe('running');
+    expect(state(freezing, 'copy')).toBe('pending');
+    const block = path.join(a.dataDir, 'rendered', 'web', 'sites', `${site.body.id}.conf`);
+    expect(readFileSync(block, 'utf8')).not.toContain('Retry-After');
+
+    // Back: it serves the account frozen (503, Retry-After), then the move goes on to its end.
+    a.start();
+    const done = await ended(moved.body.id);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    expect(existsSync(block)).toBe(false);
   });
 
   it('canceled before its cutover, leaves the account where it was, as it was, and nothing on the target', async () => {

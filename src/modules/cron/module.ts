@@ -1,4 +1,4 @@
-import { type Contribution, type LocalShare, syncErrorGauge } from '../../contribution.js';
+import { type Contribution, type AccountShare, syncErrorGauge } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import type { CronDriver, PhpDriver } from '../../provisioning/driver.js';
@@ -45,6 +45,10 @@ export function cronModule(
     backupPart: cronBackupPart(svc),
     agentUnits: cronAgentUnits(jobs),
     serverUnits: cronUnits.countPlacedOn,
-    localShare: { role: 'web', withdraw: (account) => driver.removeAccount(account.username) } satisfies LocalShare,
+    share: {
+      role: 'web',
+      applied: async (accountId) => (await cronUnits.unapplied(db, 't.account_id = $1', accountId)) === 0,
+      withdrawLocal: (account) => driver.removeAccount(account.username),
+    } satisfies AccountShare,
   };
 }

@@ -1,4 +1,4 @@
-import { type Contribution, type LocalShare, syncErrorGauge } from '../../contribution.js';
+import { type Contribution, type AccountShare, syncErrorGauge } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
 import { periodic } from '../../jobs/periodic.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
@@ -26,6 +26,10 @@ export function databasesModule(svc: ServiceDeps, driver: DatabaseDriver, onErro
     contribution,
     backupPart: databasesBackupPart(db, svc.clock, svc.jobs, driver),
     serverUnits: databaseUnits.countPlacedOn,
-    localShare: { role: 'database', withdraw: (account) => driver.removeAccount(`${account.username}_`) } satisfies LocalShare,
+    share: {
+      role: 'database',
+      applied: async (accountId) => (await databaseUnits.unapplied(db, 't.account_id = $1', accountId)) === 0,
+      withdrawLocal: (account) => driver.removeAccount(`${account.username}_`),
+    } satisfies AccountShare,
   };
 }

@@ -1,4 +1,4 @@
-import { type Contribution, type LocalShare, syncErrorGauge } from '../../contribution.js';
+import { type Contribution, type AccountShare, syncErrorGauge } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import { mailRoot } from '../../layout.js';
@@ -31,14 +31,16 @@ export function mailModule(svc: ServiceDeps, driver: MailDriver) {
   return {
     contribution,
     backupPart: mailBackupPart(svc),
-    // Its mail domains leave this server's maps, with their Maildirs.
-    localShare: {
+    share: {
       role: 'mail',
-      async withdraw(account) {
+      applied: async (accountId) =>
+        (await mailUnits.unapplied(svc.db, 't.domain_id IN (SELECT id FROM domains WHERE account_id = $1)', accountId)) === 0,
+      // Its mail domains leave this server's maps, with their Maildirs.
+      async withdrawLocal(account) {
         for (const name of await domainNamesOfAccount(svc.db, account.id))
           await driver.removeDomain(name, mailRoot(svc.config.dataDir, account.id, name), { keepMaps: false });
       },
-    } satisfies LocalShare,
+    } satisfies AccountShare,
     agentUnits: mailAgentUnits(dkimKey),
     serverUnits: (q: Queryable, serverId: string) =>
       mailUnits.countOnServer(

@@ -1,4 +1,4 @@
-import { type BackupPart, type Contribution, type LocalShare, operationWorker } from '../../contribution.js';
+import { type BackupPart, type Contribution, type AccountShare, operationWorker } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
 import type { AccountMoves } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
@@ -13,7 +13,7 @@ import { movesService } from './service.js';
  * Moves of accounts between servers. What a move copies is each module's backup part
  * (`parts`: files, maildirs, dumps, taken from the source and put on the target); the records it
  * points elsewhere are the domains module's (`records`); what the local server held of it, each
- * module's `localShares`; the account row's hold, freeze and placement are the accounts module's
+ * module's `shares`; the account row's hold, freeze and placement are the accounts module's
  * (`accounts`). Draining servers (the servers module's `servers`) get their accounts moved away.
  */
 export function movesModule(
@@ -21,7 +21,7 @@ export function movesModule(
   o: {
     accounts: AccountMoves;
     parts: readonly BackupPart[];
-    localShares: readonly LocalShare[];
+    shares: readonly AccountShare[];
     records: ServerRecords;
     servers: DrainingServers;
   },

@@ -123,7 +123,6 @@ export async function updateMove(
     Pick<
       MoveRow,
       | 'status'
-      | 'lowered_ttls'
       | 'cancel_requested'
       | 'cutover_requested'
       | 'bytes_total'
@@ -144,6 +143,11 @@ export async function updateMove(
     `UPDATE moves SET ${names.map((n, i) => `${n} = $${i + 2}`).join(', ')}, updated_at = now(), version = version + 1 WHERE id = $1`,
     [id, ...values],
   );
+}
+
+/** TTLs a zone had before the move lowered them, added to those of the zones before it. */
+export async function recordLoweredTtls(tx: Queryable, id: string, had: Record<string, number>): Promise<void> {
+  await tx.query('UPDATE moves SET lowered_ttls = lowered_ttls || $2::jsonb WHERE id = $1', [id, JSON.stringify(had)]);
 }
 
 /** A step's state, with when it started or ended. */

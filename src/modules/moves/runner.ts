@@ -1,7 +1,7 @@
 import { cp, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { bytesUnder } from '../../archives/pack.js';
-import type { BackupPart, LocalShare } from '../../contribution.js';
+import type { BackupPart, AccountShare } from '../../contribution.js';
 import { publicMessage } from '../../lib/errors.js';
 import { type AccountMoves, findAccountById } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
@@ -13,6 +13,9 @@ import { moveEvent } from './representation.js';
 import { MOVE_STEPS, type MoveStepName } from './schemas.js';
 
 const BEFORE_CUTOVER: MoveStepName[] = ['check', 'lower_ttl', 'freeze', 'copy'];
+/** How long the source may take to serve the account frozen before the move rolls back. */
+const FREEZE_WAIT_MS = 120_000;
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A move stopped on purpose (a cancel), not by a failure. */
 class Canceled extends Error {}
@@ -26,7 +29,7 @@ class Canceled extends Error {}
  */
 export function moveRunner(
   deps: ServiceDeps,
-  o: { accounts: AccountMoves; parts: readonly BackupPart[]; localShares: readonly LocalShare[]; records: ServerRecords },
+  o: { accounts: AccountMoves; parts: readonly BackupPart[]; shares: readonly AccountShare[]; records: ServerRecords },
 ) {
   const { db, clock, config } = deps;
   const stagingOf = (move: repo.MoveRow) => path.join(config.dataDir, 'staging', `move-${move.id}`);
@@ -52,10 +55,11 @@ export function moveRunner(
     },
 
     async lower_ttl(move) {
-      // Recorded once: a run after a crash finds the records lowered already and keeps what they had.
-      if (Object.keys(move.lowered_ttls).length) return;
-      const had = await o.records.lowerTtl(move.account_id, await roleRecords(move), config.moveTtlS);
-      await repo.updateMove(db, move.id, { lowered_ttls: had });
+      // Each zone's old TTLs are recorded in the transaction that lowers them: a run after a crash
+      // finds them lowered and recorded, and lowers the rest.
+      await o.records.lowerTtl(move.account_id, await roleRecords(move), config.moveTtlS, (tx, had) =>
+        repo.recordLoweredTtls(tx, move.id, had),
+      );
     },
 
     async freeze(move) {
@@ -63,6 +67,13 @@ export function moveRunner(
         await o.accounts.freeze(tx, move.account_id, move.id, clock.now());
         await repo.updateMove(tx, move.id, { status: 'freezing', frozen_at: clock.now().toISOString() });
       });
+      // Nothing is copied before the source serves the account frozen: what it took until then is in the copy.
+      const moving = o.shares.filter((s) => move.from_servers[s.role]);
+      for (const deadline = Date.now() + FREEZE_WAIT_MS; ; await pause(100)) {
+        const applied = await Promise.all(moving.map((s) => s.applied(move.account_id)));
+        if (applied.every(Boolean)) return;
+        if (Date.now() > deadline) throw new Error(`the source did not apply the freeze within ${FREEZE_WAIT_MS / 1000} s`);
+      }
     },
 
     async copy(move) {
@@ -110,7 +121,7 @@ export function moveRunner(
           if (serverId !== LOCAL_SERVER_ID) await withdrawAccount(tx, serverId, account, roles);
       });
       const here = left.get(LOCAL_SERVER_ID) ?? [];
-      for (const share of o.localShares) if (here.includes(share.role)) await share.withdraw(account);
+      for (const share of o.shares) if (here.includes(share.role)) await share.withdrawLocal(account);
     },
 
     async restore_ttl(move) {

@@ -1,4 +1,4 @@
-import { type Contribution, type LocalShare, operationWorker, syncErrorGauge } from '../../contribution.js';
+import { type Contribution, type AccountShare, operationWorker, syncErrorGauge } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
@@ -72,13 +72,15 @@ export function sitesModule(
     agentUnits: webAgentUnits(svc.jobs, sealKey, config.dataDir),
     backupPart: sitesBackupPart(svc, sites, deployments),
     cancelHandlers: siteCancelHandlers(svc.jobs),
-    // Its sites stop being served here, then the account's pools and Unix user go (after cron's and SSH's shares).
-    localShare: {
+    share: {
       role: 'web',
-      async withdraw(account) {
+      applied: async (accountId) =>
+        (await webUnits.unapplied(svc.db, "t.account_id = $1 AND t.status <> 'failed'", accountId)) === 0,
+      // Its sites stop being served here, then the account's pools and Unix user go (after cron's and SSH's shares).
+      async withdrawLocal(account) {
         for (const id of await siteIdsOfAccount(svc.db, account.id)) await driver.removeSite(id);
         await php.removeAccount(account.username);
       },
-    } satisfies LocalShare,
+    } satisfies AccountShare,
   };
 }

@@ -1,4 +1,4 @@
-import { type Contribution, type LocalShare, syncErrorGauge } from '../../contribution.js';
+import { type Contribution, type AccountShare, syncErrorGauge } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import type { PhpDriver, SshDriver } from '../../provisioning/driver.js';
@@ -47,6 +47,10 @@ export function sshModule(svc: ServiceDeps, drivers: { ssh: SshDriver; php: PhpD
     backupPart: sshBackupPart(svc),
     agentUnits: sshAgentUnits,
     serverUnits: sshUnits.countPlacedOn,
-    localShare: { role: 'web', withdraw: (account) => drivers.ssh.removeAccount(account.username) } satisfies LocalShare,
+    share: {
+      role: 'web',
+      applied: async (accountId) => (await sshUnits.unapplied(db, 't.account_id = $1', accountId)) === 0,
+      withdrawLocal: (account) => drivers.ssh.removeAccount(account.username),
+    } satisfies AccountShare,
   };
 }

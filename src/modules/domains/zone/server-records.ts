@@ -1,4 +1,5 @@
 import type { Config } from '../../../config.js';
+import type { Queryable } from '../../../db/client.js';
 import { findAccountById, type AccountRow } from '../../accounts/index.js';
 import type { ServiceDeps } from '../../deps.js';
 import { findServerById, LOCAL_SERVER_ID } from '../../servers/index.js';
@@ -34,40 +35,61 @@ export interface RoleRecords {
 export function serverRecords(deps: ServiceDeps) {
   const editZone = zoneEditor(deps);
 
-  /** The A/AAAA records of `roles` that point at their source, each given the change `edit` makes. */
+  /**
+   * The A/AAAA records of `roles` that point at their source, each given the change `edit` makes,
+   * a zone at a time; `alongside` commits with each zone's change.
+   */
   async function eachRecord(
     accountId: string,
     roles: RoleRecords[],
     edit: (e: StoredEntry, role: RoleRecords) => Partial<ZoneEntry> | null,
+    alongside?: (tx: Queryable) => Promise<void>,
   ): Promise<void> {
     const account = (await findAccountById(deps.db, accountId)) as AccountRow;
     for (const zone of await domains.zonesOfAccount(deps.db, accountId)) {
-      await editZone(zone.id, account, (_name, entries) => {
-        const changed = new Map<ZoneEntry, string>();
-        const next = entries.map((e) => {
-          const role = roles.find((r) => r.role === (e.name === 'mail' ? 'mail' : 'web'));
-          const from = e.type === 'A' ? role?.from.ipv4 : e.type === 'AAAA' ? role?.from.ipv6 : null;
-          const change = role && from && e.content === from ? edit(e, role) : null;
-          if (!change) return e;
-          const updated = { ...e, ...change };
-          changed.set(updated, '/move');
-          return updated;
-        });
-        return { entries: next, changed, removed: [] };
-      });
+      await editZone(
+        zone.id,
+        account,
+        (_name, entries) => {
+          const changed = new Map<ZoneEntry, string>();
+          const next = entries.map((e) => {
+            const role = roles.find((r) => r.role === (e.name === 'mail' ? 'mail' : 'web'));
+            const from = e.type === 'A' ? role?.from.ipv4 : e.type === 'AAAA' ? role?.from.ipv6 : null;
+            const change = role && from && e.content === from ? edit(e, role) : null;
+            if (!change) return e;
+            const updated = { ...e, ...change };
+            changed.set(updated, '/move');
+            return updated;
+          });
+          return { entries: next, changed, removed: [] };
+        },
+        { alongside },
+      );
     }
   }
 
   return {
-    /** Lowers the TTL of the records to at most `ttl`; the TTLs they had, by record id. */
-    async lowerTtl(accountId: string, roles: RoleRecords[], ttl: number): Promise<Record<string, number>> {
-      const had: Record<string, number> = {};
-      await eachRecord(accountId, roles, (e) => {
-        if (e.ttl <= ttl) return null;
-        had[e.id] = e.ttl;
-        return { ttl };
-      });
-      return had;
+    /** Lowers the TTL of the records to at most `ttl`, handing each zone's old TTLs (by record id) to `record` in its transaction. */
+    async lowerTtl(
+      accountId: string,
+      roles: RoleRecords[],
+      ttl: number,
+      record: (tx: Queryable, had: Record<string, number>) => Promise<void>,
+    ): Promise<void> {
+      let had: Record<string, number> = {};
+      await eachRecord(
+        accountId,
+        roles,
+        (e) => {
+          if (e.ttl <= ttl) return null;
+          had[e.id] = e.ttl;
+          return { ttl };
+        },
+        async (tx) => {
+          await record(tx, had);
+          had = {};
+        },
+      );
     },
 
     /** Points the records at their target. */
