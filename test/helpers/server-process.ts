@@ -38,3 +38,20 @@ export async function waitReady(port: number): Promise<void> {
   }
   throw new Error('server did not become ready');
 }
+
+/** `berth agent ...` as a process of its own, with its data directory and nothing of this one's environment. */
+export function startAgentProcess(
+  args: string[],
+  dataDir: string,
+): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), 'agent', ...args], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d) => (out += String(d)));
+  child.stderr?.on('data', (d) => (out += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { freePort } from '../helpers/ports.js';
-import { startServer, waitReady } from '../helpers/server-process.js';
+import { startAgentProcess, startServer, waitReady } from '../helpers/server-process.js';
 
 /**
  * `berth serve` and `berth agent` as separate processes with their own data directories: the
@@ -12,7 +12,6 @@ import { startServer, waitReady } from '../helpers/server-process.js';
  * units (embedded driver, into its own directory); killed, it catches up when restarted; and
  * after a "reboot" with the control plane gone, it serves its last units from its own disk.
  */
-const root = path.resolve(import.meta.dirname, '../..');
 const OPERATOR = 'agent-process-test-operator-token-0123456789';
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
@@ -28,17 +27,9 @@ const tempDir = () => {
 
 /** `berth agent ...` as a process of its own (node itself receives the signals). */
 function agent(args: string[], dataDir: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), 'agent', ...args], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  child.stdout?.on('data', (d) => (out += String(d)));
-  child.stderr?.on('data', (d) => (out += String(d)));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
+  const started = startAgentProcess(args, dataDir);
+  children.push(started.child);
+  return started;
 }
 
 async function until<T>(fn: () => Promise<T>, timeoutMs = 60_000): Promise<NonNullable<T>> {

@@ -1,0 +1,127 @@
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { tarGz } from '../helpers/archives.js';
+import { freePort } from '../helpers/ports.js';
+import { startAgentProcess, startServer, waitReady } from '../helpers/server-process.js';
+
+/**
+ * A move whose control plane is killed (SIGKILL, nothing cleaned up) in the middle: the server,
+ * its two agents (`berth agent`, embedded drivers into their own directories) as processes of
+ * their own. Restarted, the control plane resumes the move's job and finishes it.
+ */
+const OPERATOR = 'move-crash-test-operator-token-0123456789';
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) c.kill('SIGKILL');
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const d = mkdtempSync(path.join(tmpdir(), 'berth-move-crash-'));
+  dirs.push(d);
+  return d;
+};
+const started = <T extends { child: ChildProcess }>(p: T) => {
+  children.push(p.child);
+  return p;
+};
+
+async function until<T>(fn: () => Promise<T>, timeoutMs = 90_000): Promise<NonNullable<T>> {
+  for (const start = Date.now(); ; await new Promise((r) => setTimeout(r, 200))) {
+    const v = await fn().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
+  }
+}
+
+it('a move whose control plane is killed during its freeze resumes when it starts again: the target serves the site, the source keeps nothing', async () => {
+  const [port, agentPort] = [await freePort(), await freePort()];
+  const call = async (method: string, url: string, body?: unknown, raw?: Buffer) => {
+    const r = await fetch(`http://127.0.0.1:${port}${url}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${OPERATOR}`,
+        ...(raw ? { 'content-type': 'application/gzip' } : body ? { 'content-type': 'application/json' } : {}),
+      },
+      body: raw ? new Uint8Array(raw) : body ? JSON.stringify(body) : undefined,
+    });
+    return { status: r.status, body: await r.json().catch(() => undefined) };
+  };
+  const controlDir = tempDir();
+  const env = { BERTH_BOOTSTRAP_TOKEN: OPERATOR, BERTH_AGENT_LISTEN: `127.0.0.1:${agentPort}` };
+  let server = started(startServer(controlDir, port, env));
+  await waitReady(port);
+
+  /** A web server and its agent, enrolled with the printed command and running. */
+  async function webServer(name: string, ipv4: string) {
+    const created = await call('POST', '/v1/servers', { name, roles: ['web'], ipv4, capacity: { accounts: 10 } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const dataDir = tempDir();
+    const enrolment = started(startAgentProcess((created.body.enrolment.command as string).split(' ').slice(2), dataDir));
+    expect(await enrolment.exited, enrolment.output()).toBe(0);
+    const s = { id: created.body.id as string, dataDir, agent: started(startAgentProcess(['run'], dataDir)) };
+    await until(async () => (await call('GET', `/v1/servers/${s.id}`)).body.status === 'online');
+    return s;
+  }
+  const [a, b] = [await webServer('web-a', '127.0.0.31'), await webServer('web-b', '127.0.0.32')];
+
+  const plan = (
+    await call('POST', '/v1/plans', {
+      name: 'p',
+      max_sites: 1,
+      max_domains: 1,
+      max_email_accounts: 1,
+      max_email_quota_mb: 1,
+      disk_quota_mb: 100,
+      max_backups: 1,
+      max_dns_records_per_domain: 10,
+    })
+  ).body;
+  const account = (
+    await call('POST', '/v1/accounts', {
+      username: 'movecrash',
+      contact_email: 'a@example.com',
+      plan_id: plan.id,
+      placement: { web: a.id },
+    })
+  ).body;
+  expect((await call('POST', '/v1/domains', { account_id: account.id, name: 'movecrash.example.com' })).status).toBe(201);
+  const site = (await call('POST', '/v1/sites', { account_id: account.id, hostname: 'movecrash.example.com' })).body;
+  await until(async () => (await call('GET', `/v1/sites/${site.id}`)).body.status === 'active');
+  const deployed = await call(
+    'POST',
+    `/v1/sites/${site.id}/deployments`,
+    undefined,
+    tarGz([{ path: 'index.html', content: 'kept' }]),
+  );
+  expect(deployed.status).toBe(202);
+  const served = (dir: string) => path.join(dir, 'accounts', account.id, 'sites', site.id, 'current', 'index.html');
+  await until(async () => existsSync(served(a.dataDir)));
+
+  const moved = await call('POST', `/v1/accounts/${account.id}/move`, { to: { web: b.id }, cutover: 'manual' });
+  expect(moved.status).toBe(202);
+  await until(async () => (await call('GET', `/v1/moves/${moved.body.id}`)).body.status === 'ready');
+  // The source's agent away, the move waits in its freeze; then the control plane is killed.
+  a.agent.child.kill('SIGKILL');
+  await a.agent.exited;
+  expect((await call('POST', `/v1/moves/${moved.body.id}/cutover`, {})).status).toBe(200);
+  await until(async () => (await call('GET', `/v1/moves/${moved.body.id}`)).body.status === 'freezing');
+  server.child.kill('SIGKILL');
+  await server.exited;
+
+  server = started(startServer(controlDir, port, env));
+  await waitReady(port);
+  a.agent = started(startAgentProcess(['run'], a.dataDir));
+  const done = await until(async () => {
+    const m = (await call('GET', `/v1/moves/${moved.body.id}`)).body;
+    return ['completed', 'failed'].includes(m.status) ? m : null;
+  }, 150_000);
+  expect(done.status, JSON.stringify(done.error)).toBe('completed');
+  expect((await call('GET', `/v1/accounts/${account.id}`)).body.placement.web).toBe(b.id);
+  await until(async () => existsSync(served(b.dataDir)));
+  expect(readFileSync(served(b.dataDir), 'utf8')).toBe('kept');
+  await until(async () => !readdirSync(path.join(a.dataDir, 'accounts')).includes(account.id));
+}, 400_000);
