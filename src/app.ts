@@ -235,6 +235,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         shares: [cron.share, ssh.share, sites.share, mail.share, databases.share],
         records: domains.serverRecords,
         servers: servers.service,
+        backups: backups.copies,
       },
       logError('drain error'),
     ),

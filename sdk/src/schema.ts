@@ -5147,6 +5147,11 @@ export interface components {
             /** @enum {string} */
             cutover: "auto" | "manual";
             /**
+             * @description The backup the move copies from instead of the source.
+             * @example bak_01jd3x9v6ef8tb2q4w5n7k8m9p
+             */
+            from_backup: string | null;
+            /**
              * @description `queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was.
              * @enum {string}
              */
@@ -5217,6 +5222,11 @@ export interface components {
             };
             /** @enum {string} */
             cutover: "auto" | "manual";
+            /**
+             * @description The backup the move copies from instead of the source.
+             * @example bak_01jd3x9v6ef8tb2q4w5n7k8m9p
+             */
+            from_backup: string | null;
             /**
              * @description `queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was.
              * @enum {string}
@@ -52013,6 +52023,7 @@ export interface operations {
                      *             "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
                      *           },
                      *           "cutover": "auto",
+                     *           "from_backup": "bak_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *           "status": "queued",
                      *           "steps": [
                      *             {
@@ -52281,6 +52292,7 @@ export interface operations {
                      *         "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
                      *       },
                      *       "cutover": "auto",
+                     *       "from_backup": "bak_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "status": "queued",
                      *       "steps": [
                      *         {
@@ -52559,6 +52571,7 @@ export interface operations {
                  *         "mail": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p",
                  *         "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
                  *       },
+                 *       "from_backup": "bak_01jd3x9v6ef8tb2q4w5n7k8m9p",
                  *       "cutover": "auto"
                  *     }
                  */
@@ -52572,6 +52585,11 @@ export interface operations {
                         /** @example srv_01jd3x9v6ef8tb2q4w5n7k8m9p */
                         database?: string;
                     };
+                    /**
+                     * @description When the source is unreachable: a completed backup of the account to copy from instead. What changed on the source since that backup is lost (the caller accepts it); the source is not waited for to freeze, and is withdrawn once its agent is back.
+                     * @example bak_01jd3x9v6ef8tb2q4w5n7k8m9p
+                     */
+                    from_backup?: string;
                     /**
                      * @description `auto` (default): cut over as soon as the target is ready. `manual`: wait in `ready` until `POST /v1/moves/{move_id}/cutover`.
                      * @enum {string}
@@ -52608,6 +52626,7 @@ export interface operations {
                      *         "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
                      *       },
                      *       "cutover": "auto",
+                     *       "from_backup": "bak_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "status": "queued",
                      *       "steps": [
                      *         {
@@ -53000,6 +53019,7 @@ export interface operations {
                      *         "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
                      *       },
                      *       "cutover": "auto",
+                     *       "from_backup": "bak_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "status": "queued",
                      *       "steps": [
                      *         {
@@ -53375,6 +53395,7 @@ export interface operations {
                      *         "database": "srv_01jd3x9v6ef8tb2q4w5n7k8m9p"
                      *       },
                      *       "cutover": "auto",
+                     *       "from_backup": "bak_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "status": "queued",
                      *       "steps": [
                      *         {

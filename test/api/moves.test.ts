@@ -245,6 +245,59 @@ describe('moving an account', () => {
     expect(existsSync(block)).toBe(false);
   });
 
+  it('from a backup, when the source is away: the backup’s files and messages go to the target, the source is withdrawn once back', async () => {
+    const a = await runningServer('127.0.0.33');
+    const b = await runningServer('127.0.0.34');
+    const account = await createAccount(t, (await createPlan(t)).id, undefined, {
+      placement: { web: a.server.id, mail: a.server.id, database: LOCAL },
+    });
+    const name = `${account.username}.example.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
+    const site = await t.post('/v1/sites', { account_id: account.id, hostname: name });
+    const box = await t.post('/v1/emails', { address: `info@${name}`, password: 'a long enough passphrase', quota_mb: 10 });
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.status === 'active');
+    const deployed = await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
+      raw: tarGz([{ path: 'index.html', content: 'backed up' }]),
+      headers: { 'content-type': 'application/gzip' },
+    });
+    expect(deployed.status, deployed.text).toBe(202);
+    const home = (dir: string) => path.join(dir, 'accounts', account.id);
+    const current = (dir: string) => path.join(home(dir), 'sites', site.body.id, 'current');
+    const maildir = (dir: string) => path.join(home(dir), 'mail', name, box.body.id, 'Maildir');
+    await eventually(async () => existsSync(path.join(current(a.dataDir), 'index.html')) && existsSync(maildir(a.dataDir)));
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'in_sync');
+    writeFileSync(path.join(maildir(a.dataDir), 'new', '1700000000.M1P1.a'), 'Subject: kept\r\n\r\nhello\r\n');
+    const backup = await t.post('/v1/backups', { account_id: account.id, include: ['sites', 'emails'] });
+    expect(backup.status, backup.text).toBe(202);
+    await eventually(async () => (await t.get(`/v1/backups/${backup.body.id}`)).body.status === 'completed');
+    writeFileSync(path.join(current(a.dataDir), 'after.txt'), 'written after the backup');
+
+    await a.stop();
+    const other = await createAccount(t, (await createPlan(t)).id);
+    const foreign = await t.post('/v1/backups', { account_id: other.id, include: ['dns'] });
+    for (const from_backup of [foreign.body.id, 'bak_01kb0000000000000000000000']) {
+      const r = await t.post(`/v1/accounts/${account.id}/move`, { to: { web: b.server.id, mail: b.server.id }, from_backup });
+      expect(r.status, r.text).toBe(422);
+      expect(r.body.errors).toContainEqual(expect.objectContaining({ pointer: '/from_backup', code: 'unknown_backup' }));
+    }
+    const moved = await t.post(`/v1/accounts/${account.id}/move`, {
+      to: { web: b.server.id, mail: b.server.id },
+      from_backup: backup.body.id,
+    });
+    expect(moved.status, moved.text).toBe(202);
+    expect(moved.body.from_backup).toBe(backup.body.id);
+    const done = await ended(moved.body.id);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    await eventually(async () => existsSync(path.join(current(b.dataDir), 'index.html')));
+    expect(readFileSync(path.join(current(b.dataDir), 'index.html'), 'utf8')).toBe('backed up');
+    expect(existsSync(path.join(current(b.dataDir), 'after.txt'))).toBe(false);
+    await eventually(async () => existsSync(path.join(maildir(b.dataDir), 'new', '1700000000.M1P1.a')));
+
+    // Back, the source gives up what it held.
+    a.start();
+    await eventually(async () => !existsSync(home(a.dataDir)));
+  });
+
   it('canceled before its cutover, leaves the account where it was, as it was, and nothing on the target', async () => {
     const a = await runningServer('127.0.0.23');
     const b = await runningServer('127.0.0.24');

@@ -12,6 +12,8 @@ CREATE TABLE moves (
   from_servers jsonb NOT NULL,
   to_servers jsonb NOT NULL,
   cutover text NOT NULL CHECK (cutover IN ('auto', 'manual')),
+  -- The backup the move copies from instead of the source (an unreachable source).
+  from_backup text,
   -- The server whose drain started the move (a drain retries an account's failed move a few times).
   drain_of text,
   status text NOT NULL DEFAULT 'queued' CHECK (status IN

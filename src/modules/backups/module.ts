@@ -3,8 +3,8 @@ import { JOBS } from '../../jobs/names.js';
 import type { AccountHooks } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { backupJobs } from './jobs.js';
-import { backupCounter, storageKeysOfAccount } from './repo.js';
-import { restoreJobs } from './restore.js';
+import { backupCounter, findBackupById, storageKeysOfAccount } from './repo.js';
+import { restoreJobs, unpackBackup } from './restore.js';
 import { backupRoutes } from './routes.js';
 import { scheduleRetention } from './schedules/retention.js';
 import { backupScheduleRoutes } from './schedules/routes.js';
@@ -45,5 +45,17 @@ export function backupsModule(svc: ServiceDeps, storage: BackupStorage, parts: B
       },
     ],
   };
-  return { contribution, accountHooks };
+  // A move from a backup (its source unreachable) copies the archive of a completed backup of the account.
+  const copies = {
+    async completed(accountId: string, backupId: string): Promise<boolean> {
+      const row = await findBackupById(svc.db, backupId);
+      return row?.account_id === accountId && row.status === 'completed';
+    },
+    async unpack(backupId: string, staging: string): Promise<void> {
+      const row = await findBackupById(svc.db, backupId);
+      if (row?.status !== 'completed') throw new Error('the backup is no longer available');
+      await unpackBackup(storage, row, staging);
+    },
+  };
+  return { contribution, accountHooks, copies };
 }

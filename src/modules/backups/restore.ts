@@ -1,6 +1,6 @@
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Writable, type Transform } from 'node:stream';
+import { PassThrough, Writable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { unpackArchive } from '../../archives/unpack.js';
 import { RestoreRefused, type BackupPart, type BackupPartName } from '../../contribution.js';
@@ -13,6 +13,32 @@ import { backupEvent } from './representation.js';
 import { digestingStream, type BackupStorage } from './storage.js';
 
 /**
+ * A completed backup's archive unpacked into `staging` (emptied first) once its SHA-256 is checked
+ * (a damaged one is refused with `checksum_mismatch`, nothing unpacked); `counter` counts the
+ * bytes of each of the two reads.
+ */
+export async function unpackBackup(
+  storage: BackupStorage,
+  backup: repo.BackupRow,
+  staging: string,
+  counter: () => Transform = () => new PassThrough(),
+): Promise<void> {
+  const digest = digestingStream();
+  await pipeline(storage.read(backup.storage_key), counter(), digest.stream, new Writable({ write: (_c, _e, done) => done() }));
+  if (digest.result().sha256 !== backup.sha256)
+    throw new RestoreRefused('checksum_mismatch', 'The archive does not match its SHA-256: it is damaged and was not restored.');
+  await rm(staging, { recursive: true, force: true });
+  // Berth's own archive, its checksum verified: no byte or ratio limit (a site may hold sparse files).
+  const archive = storage.read(backup.storage_key);
+  const counted = counter();
+  archive.on('error', (err) => counted.destroy(err));
+  await unpackArchive({ stream: archive.pipe(counted) }, 'tar.gz', staging, {
+    bytes: Number.MAX_SAFE_INTEGER,
+    ratio: Number.POSITIVE_INFINITY,
+  });
+}
+
+/**
  * The `backup.restore` job: checks the archive against its SHA-256, unpacks it (with the same
  * checks as a deployment), then hands each part that `include` names its share of the archive,
  * in the order of `parts` (zones before the mail and sites that live on them). Running it again
@@ -20,16 +46,6 @@ import { digestingStream, type BackupStorage } from './storage.js';
  */
 export function restoreJobs(deps: ServiceDeps, storage: BackupStorage, parts: readonly BackupPart[]) {
   const { db, config } = deps;
-
-  async function verify(backup: repo.BackupRow, counter: Transform): Promise<void> {
-    const digest = digestingStream();
-    await pipeline(storage.read(backup.storage_key), counter, digest.stream, new Writable({ write: (_c, _e, done) => done() }));
-    if (digest.result().sha256 !== backup.sha256)
-      throw new RestoreRefused(
-        'checksum_mismatch',
-        'The archive does not match its SHA-256: it is damaged and was not restored.',
-      );
-  }
 
   return async function restore(operationId: string, include: BackupPartName[]): Promise<void> {
     const op = await ops.findOperationById(db, operationId);
@@ -50,16 +66,7 @@ export function restoreJobs(deps: ServiceDeps, storage: BackupStorage, parts: re
         to: 80,
         report: (percent) => void progress(percent).catch(() => undefined),
       });
-      await verify(backup, read.counter());
-      await rm(staging, { recursive: true, force: true });
-      // Berth's own archive, its checksum verified: no byte or ratio limit (a site may hold sparse files).
-      const archive = storage.read(backup.storage_key);
-      const counted = read.counter();
-      archive.on('error', (err) => counted.destroy(err));
-      await unpackArchive({ stream: archive.pipe(counted) }, 'tar.gz', staging, {
-        bytes: Number.MAX_SAFE_INTEGER,
-        ratio: Number.POSITIVE_INFINITY,
-      });
+      await unpackBackup(storage, backup, staging, read.counter);
       const manifest = JSON.parse(await readFile(path.join(staging, 'manifest.json'), 'utf8')) as Record<string, unknown>;
       const chosen = parts.filter((p) => include.includes(p.name));
       for (const [i, part] of chosen.entries()) {

@@ -7,7 +7,7 @@ import { type DrainingServers, drainer } from './drain.js';
 import { moveRoutes } from './routes.js';
 import { moveRunner } from './runner.js';
 import { moveSchemas } from './schemas.js';
-import { movesService } from './service.js';
+import { type BackupCopies, movesService } from './service.js';
 
 /**
  * Moves of accounts between servers. What a move copies is each module's backup part
@@ -24,10 +24,11 @@ export function movesModule(
     shares: readonly AccountShare[];
     records: ServerRecords;
     servers: DrainingServers;
+    backups: BackupCopies;
   },
   onError: (err: unknown) => void,
 ): Contribution {
-  const moves = movesService(svc, o.accounts);
+  const moves = movesService(svc, o.accounts, o.backups);
   return {
     schemas: moveSchemas,
     routes: (app) => moveRoutes(app, moves),

@@ -17,6 +17,7 @@ export interface MoveRow {
   from_servers: PartServers;
   to_servers: PartServers;
   cutover: 'auto' | 'manual';
+  from_backup: string | null;
   status: MoveStatus;
   steps: MoveStep[];
   lowered_ttls: Record<string, number>;
@@ -33,7 +34,7 @@ export interface MoveRow {
   version: number;
 }
 
-const COLUMNS = `m.id, m.account_id, m.reseller_id, m.operation_id, m.from_servers, m.to_servers, m.cutover, m.status, m.steps,
+const COLUMNS = `m.id, m.account_id, m.reseller_id, m.operation_id, m.from_servers, m.to_servers, m.cutover, m.from_backup, m.status, m.steps,
   m.lowered_ttls, m.cancel_requested, m.cutover_requested, m.bytes_total::float8 AS bytes_total,
   m.bytes_copied::float8 AS bytes_copied, m.error, m.frozen_at, m.cut_over_at, m.completed_at, m.created_at, m.updated_at, m.version`;
 // Moves name servers, which are the provider's: only operators see them.
@@ -46,13 +47,16 @@ const newSteps = (): MoveStep[] => MOVE_STEPS.map((name) => ({ name, state: 'pen
 
 export async function insertMove(
   tx: Queryable,
-  m: Pick<MoveRow, 'id' | 'account_id' | 'reseller_id' | 'operation_id' | 'from_servers' | 'to_servers' | 'cutover'> & {
+  m: Pick<
+    MoveRow,
+    'id' | 'account_id' | 'reseller_id' | 'operation_id' | 'from_servers' | 'to_servers' | 'cutover' | 'from_backup'
+  > & {
     drain_of: string | null;
   },
 ): Promise<void> {
   await tx.query(
-    `INSERT INTO moves (id, account_id, reseller_id, operation_id, from_servers, to_servers, cutover, steps, drain_of)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    `INSERT INTO moves (id, account_id, reseller_id, operation_id, from_servers, to_servers, cutover, steps, drain_of, from_backup)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     [
       m.id,
       m.account_id,
@@ -63,6 +67,7 @@ export async function insertMove(
       m.cutover,
       JSON.stringify(newSteps()),
       m.drain_of,
+      m.from_backup,
     ],
   );
 }

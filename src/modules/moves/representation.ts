@@ -9,6 +9,7 @@ export const toMove = (r: MoveRow): Move => ({
   from: r.from_servers,
   to: r.to_servers,
   cutover: r.cutover,
+  from_backup: r.from_backup,
   status: r.status,
   steps: r.steps,
   bytes_total: r.bytes_total,

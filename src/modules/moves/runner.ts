@@ -11,6 +11,7 @@ import { findServerById, LOCAL_SERVER_ID, type Role, ROLES, serverStatus, withdr
 import * as repo from './repo.js';
 import { moveEvent } from './representation.js';
 import { MOVE_STEPS, type MoveStepName } from './schemas.js';
+import type { BackupCopies } from './service.js';
 
 const BEFORE_CUTOVER: MoveStepName[] = ['check', 'lower_ttl', 'freeze', 'copy'];
 /** How long the source may take to serve the account frozen before the move rolls back. */
@@ -29,7 +30,13 @@ class Canceled extends Error {}
  */
 export function moveRunner(
   deps: ServiceDeps,
-  o: { accounts: AccountMoves; parts: readonly BackupPart[]; shares: readonly AccountShare[]; records: ServerRecords },
+  o: {
+    accounts: AccountMoves;
+    parts: readonly BackupPart[];
+    shares: readonly AccountShare[];
+    records: ServerRecords;
+    backups: BackupCopies;
+  },
 ) {
   const { db, clock, config } = deps;
   const stagingOf = (move: repo.MoveRow) => path.join(config.dataDir, 'staging', `move-${move.id}`);
@@ -67,7 +74,9 @@ export function moveRunner(
         await o.accounts.freeze(tx, move.account_id, move.id, clock.now());
         await repo.updateMove(tx, move.id, { status: 'freezing', frozen_at: clock.now().toISOString() });
       });
-      // Nothing is copied before the source serves the account frozen: what it took until then is in the copy.
+      // Nothing is copied before the source serves the account frozen: what it took until then is in
+      // the copy. A move from a backup does not wait for a source that is away.
+      if (move.from_backup) return;
       const moving = o.shares.filter((s) => move.from_servers[s.role]);
       for (const deadline = Date.now() + FREEZE_WAIT_MS; ; await pause(100)) {
         const applied = await Promise.all(moving.map((s) => s.applied(move.account_id)));
@@ -78,6 +87,11 @@ export function moveRunner(
 
     async copy(move) {
       const staging = stagingOf(move);
+      if (move.from_backup) {
+        await o.backups.unpack(move.from_backup, staging);
+        const bytes = await bytesUnder([staging]);
+        return repo.updateMove(db, move.id, { bytes_total: bytes, bytes_copied: bytes });
+      }
       await rm(staging, { recursive: true, force: true });
       await mkdir(staging, { recursive: true });
       for (const part of o.parts) {

@@ -51,6 +51,7 @@ export const Move = Type.Object(
     from: { ...Servers, description: 'The servers the moved roles leave.' },
     to: { ...Servers, description: 'The servers the moved roles go to.' },
     cutover: StringEnum(['auto', 'manual'] as const),
+    from_backup: Nullable(Id('bak', 'The backup the move copies from instead of the source.')),
     status: Status,
     steps: Type.Array(Step, { maxItems: MOVE_STEPS.length }),
     bytes_total: Bytes,
@@ -78,6 +79,12 @@ export const CreateMove = Type.Object(
       description:
         'The target server of each role that moves (at least one); a role not named stays where it is. A target must be enrolled and online, have the role and room for one more account.',
     },
+    from_backup: Type.Optional(
+      Id(
+        'bak',
+        'When the source is unreachable: a completed backup of the account to copy from instead. What changed on the source since that backup is lost (the caller accepts it); the source is not waited for to freeze, and is withdrawn once its agent is back.',
+      ),
+    ),
     cutover: Type.Optional(
       StringEnum(['auto', 'manual'] as const, {
         description:

@@ -13,7 +13,13 @@ import * as repo from './repo.js';
 import { moveEvent, toMove } from './representation.js';
 import type { CreateMove } from './schemas.js';
 
-export function movesService(deps: ServiceDeps, accountMoves: AccountMoves) {
+/** What a move from a backup needs of the backups module. */
+export interface BackupCopies {
+  completed(accountId: string, backupId: string): Promise<boolean>;
+  unpack(backupId: string, staging: string): Promise<void>;
+}
+
+export function movesService(deps: ServiceDeps, accountMoves: AccountMoves, backups: BackupCopies) {
   const { db, jobs, clock } = deps;
   const reads = resourceReads(db, { noun: 'move', find: repo.findMove, list: repo.listMoves, show: toMove });
   const { load } = reads;
@@ -50,6 +56,8 @@ export function movesService(deps: ServiceDeps, accountMoves: AccountMoves) {
       const to = Object.fromEntries(ROLES.filter((r) => input.to[r]).map((r) => [r, input.to[r]])) as PartServers;
       const from = Object.fromEntries(ROLES.filter((r) => to[r]).map((r: Role) => [r, account[`${r}_server_id`]])) as PartServers;
       await checkTargets(to, { web: account.web_server_id, mail: account.mail_server_id, database: account.database_server_id });
+      if (input.from_backup && !(await backups.completed(account.id, input.from_backup)))
+        throw invalid([{ pointer: '/from_backup', code: 'unknown_backup', detail: 'is not a completed backup of the account' }]);
       const id = newId('mov');
       return db.transaction(async (tx) => {
         if (!(await accountMoves.hold(tx, account.id, id))) notMoving({ move_id: 'another' });
@@ -68,6 +76,7 @@ export function movesService(deps: ServiceDeps, accountMoves: AccountMoves) {
           from_servers: from,
           to_servers: to,
           cutover: input.cutover ?? 'auto',
+          from_backup: input.from_backup ?? null,
           drain_of: drainOf,
         });
         const row = (await repo.findMoveById(tx, id)) as repo.MoveRow;
