@@ -366,7 +366,7 @@ describe('moving an account', () => {
     expect((await t.request('DELETE', `/v1/servers/${a.server.id}`)).status).toBe(204);
   });
 
-  it('refuses a target that cannot take the role or the server it is on, and anyone but the operator', async () => {
+  it('refuses a target that cannot take the role, has no room or is the server it is on, and anyone but the operator', async () => {
     const a = await runningServer('127.0.0.25');
     const dbOnly = await agents.enrolledServer({ roles: ['database'], ipv4: '127.0.0.26' });
     const plan = await createPlan(t);
@@ -379,6 +379,10 @@ describe('moving an account', () => {
     await refused({ web: dbOnly.server.id }, '/to/web', 'unknown_server');
     await refused({ web: 'srv_00000000000000000000000099' }, '/to/web', 'unknown_server');
     await refused({ web: a.server.id }, '/to/web', 'same_server');
+    const full = await agents.enrolledServer({ roles: ROLES, ipv4: '127.0.0.35', capacity: { accounts: 0 } });
+    stops.push(agents.startAgent(full.dataDir, full.identity));
+    await eventually(async () => (await t.get(`/v1/servers/${full.server.id}`)).body.status === 'online');
+    await refused({ web: full.server.id }, '/to/web', 'server_full');
     await refused({ mail: dbOnly.server.id, database: a.server.id }, '/to/mail', 'unknown_server');
     expect((await t.post(`/v1/accounts/${account.id}/move`, { to: {} })).status).toBe(422);
     expect((await t.post(`/v1/accounts/${account.id}/move`, { to: { web: a.server.id }, cutover: 'later' })).status).toBe(422);

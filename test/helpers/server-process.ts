@@ -13,11 +13,19 @@ export function startServer(
   port: number,
   env: Record<string, string> = {},
 ): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/server.ts')], {
-    cwd: root,
-    env: { ...process.env, BERTH_DATA_DIR: dataDir, BERTH_PORT: String(port), BERTH_LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return started([path.join(root, 'src/server.ts')], {
+    ...process.env,
+    BERTH_DATA_DIR: dataDir,
+    BERTH_PORT: String(port),
+    BERTH_LOG_LEVEL: 'warn',
+    DATABASE_URL: '',
+    ...env,
   });
+}
+
+/** node (with tsx) running `args`, its output kept. */
+function started(args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (d) => (out += String(d)));
   child.stderr?.on('data', (d) => (out += String(d)));
@@ -44,14 +52,9 @@ export function startAgentProcess(
   args: string[],
   dataDir: string,
 ): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), 'agent', ...args], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return started([path.join(root, 'src/cli/main.ts'), 'agent', ...args], {
+    PATH: process.env.PATH ?? '',
+    BERTH_DATA_DIR: dataDir,
+    BERTH_LOG_LEVEL: 'warn',
   });
-  let out = '';
-  child.stdout?.on('data', (d) => (out += String(d)));
-  child.stderr?.on('data', (d) => (out += String(d)));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
 }

@@ -182,6 +182,22 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       throw new Error(`${err.message}: ${answer.status} ${answer.body.slice(0, 200)}; agent: ${output.get(server.agent!)}`);
     });
 
+  /** The subjects in an inbox; null when the login is refused, undefined when the mailbox went while being read. */
+  async function inbox(address: string, password: string, where: string) {
+    const seen: string[] = [];
+    const ok = await imapLogin(
+      address,
+      password,
+      async (client) => {
+        // `1:*` of an empty mailbox is an error, not an empty answer.
+        if (!(await client.mailboxOpen('INBOX')).exists) return;
+        for await (const m of client.fetch('1:*', { envelope: true })) seen.push(m.envelope?.subject ?? '');
+      },
+      where,
+    ).catch(() => undefined);
+    return ok === undefined ? undefined : ok ? seen : null;
+  }
+
   /** An operation that must succeed, once it has ended. */
   async function succeeds(operationId: string) {
     const op = await eventually(async () => {
@@ -342,21 +358,7 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       one.mail.BERTH_IT_SMTP,
     );
     expect(sent.at(-1)?.code, JSON.stringify(sent)).toBe(250);
-    /** The subjects in the inbox; null when the login is refused, undefined when the mailbox went while being read. */
-    const subjects = async (where: string) => {
-      const seen: string[] = [];
-      const ok = await imapLogin(
-        `info@${name}`,
-        password,
-        async (client) => {
-          // `1:*` of an empty mailbox is an error, not an empty answer.
-          if (!(await client.mailboxOpen('INBOX')).exists) return;
-          for await (const m of client.fetch('1:*', { envelope: true })) seen.push(m.envelope?.subject ?? '');
-        },
-        where,
-      ).catch(() => undefined);
-      return ok === undefined ? undefined : ok ? seen : null;
-    };
+    const subjects = (where: string) => inbox(`info@${name}`, password, where);
     await eventually(async () => (await subjects(one.mail.BERTH_IT_IMAP as string))?.includes(subject), 30_000);
     // Its usage is what server 1 holds, as its agent measured it (nothing of it is here).
     await eventually(async () => (await t.get(`/v1/emails/${box.body.id}`)).body.usage_bytes > 0, 30_000);
@@ -420,20 +422,8 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
         server.mail.BERTH_IT_SMTP,
       );
     expect((await deliver(one)).at(-1)?.code).toBe(250);
-    const inbox = async (server: WebServer) => {
-      const seen: string[] = [];
-      const ok = await imapLogin(
-        `info@${name}`,
-        password,
-        async (client) => {
-          if (!(await client.mailboxOpen('INBOX')).exists) return;
-          for await (const m of client.fetch('1:*', { envelope: true })) seen.push(m.envelope?.subject ?? '');
-        },
-        server.mail.BERTH_IT_IMAP,
-      ).catch(() => undefined);
-      return ok ? seen : null;
-    };
-    await eventually(async () => (await inbox(one))?.includes(subject), 30_000);
+    const subjects = (server: WebServer) => inbox(`info@${name}`, password, server.mail.BERTH_IT_IMAP as string);
+    await eventually(async () => (await subjects(one))?.includes(subject), 30_000);
 
     const moved = await t.post(`/v1/accounts/${account.id}/move`, { to: { web: two.id, mail: two.id } });
     expect(moved.status, moved.text).toBe(202);
@@ -448,10 +438,10 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     expect(await dig(name, 'A')).toEqual([two.address]);
     expect(await dig(`mail.${name}`, 'A')).toEqual([two.address]);
     // The mailbox on server 2: the same password, the message received on server 1, new mail taken.
-    await eventually(async () => (await inbox(two))?.includes(subject), 30_000);
+    await eventually(async () => (await subjects(two))?.includes(subject), 30_000);
     expect((await deliver(two)).at(-1)?.code).toBe(250);
     // Server 1 holds nothing of it: no site, no mailbox, no files.
-    await eventually(async () => (await inbox(one)) === null, 30_000);
+    await eventually(async () => (await subjects(one)) === null, 30_000);
     await eventually(async () => !readdirSync(path.join(one.dataDir, 'accounts')).includes(account.id), 30_000);
     expect((await httpGet(name, '/', one.http)).body).not.toContain('written-on-1');
   }, 300_000);

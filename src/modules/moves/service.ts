@@ -3,7 +3,7 @@ import type { PartServers } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
 import { conflict, invalid } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { type AccountMoves, notMoving, writableAccount } from '../accounts/index.js';
+import { type AccountMoves, countAccountsOn, findAccountById, notMoving, writableAccount } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
 import { toOperation } from '../operations/index.js';
@@ -24,7 +24,7 @@ export function movesService(deps: ServiceDeps, accountMoves: AccountMoves, back
   const reads = resourceReads(db, { noun: 'move', find: repo.findMove, list: repo.listMoves, show: toMove });
   const { load } = reads;
 
-  /** Each named target: a server with the role, online, not the role's server now (422 on `/to/<role>` otherwise). */
+  /** Each named target: a server with the role, online, with room, not the role's server now (422 on `/to/<role>` otherwise). */
   async function checkTargets(to: PartServers, from: PartServers): Promise<void> {
     const errors = [];
     for (const role of ROLES) {
@@ -37,6 +37,8 @@ export function movesService(deps: ServiceDeps, accountMoves: AccountMoves, back
       else if (id === from[role]) errors.push({ pointer, code: 'same_server', detail: `the account's ${role} is there already` });
       else if (serverStatus(server, clock.now()) !== 'online')
         errors.push({ pointer, code: 'server_not_online', detail: `is ${serverStatus(server, clock.now())}` });
+      else if (((await countAccountsOn(db, [id])).get(id) ?? 0) >= server.capacity_accounts)
+        errors.push({ pointer, code: 'server_full', detail: `holds its capacity of ${server.capacity_accounts} accounts` });
     }
     if (errors.length) throw invalid(errors);
   }
@@ -60,7 +62,11 @@ export function movesService(deps: ServiceDeps, accountMoves: AccountMoves, back
         throw invalid([{ pointer: '/from_backup', code: 'unknown_backup', detail: 'is not a completed backup of the account' }]);
       const id = newId('mov');
       return db.transaction(async (tx) => {
-        if (!(await accountMoves.hold(tx, account.id, id))) notMoving({ move_id: 'another' });
+        if (!(await accountMoves.hold(tx, account.id, id))) {
+          // Taken meanwhile: by another move, or by its termination.
+          notMoving((await findAccountById(tx, account.id)) ?? { move_id: null });
+          throw conflict('invalid_state', 'The account is being terminated.');
+        }
         const { row: op } = await ops.startOperation(tx, {
           type: 'account.move',
           resourceType: 'move',
