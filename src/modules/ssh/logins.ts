@@ -1,7 +1,6 @@
 import type { Db } from '../../db/client.js';
 import { periodic } from '../../jobs/periodic.js';
 import type { SshDriver } from '../../provisioning/driver.js';
-import { digest } from '../../provisioning/drivers/embedded-php.js';
 import { unixUser } from '../../provisioning/render/php-fpm.js';
 import type { SshLogin } from '../../provisioning/render/ssh.js';
 import { LOCAL_SERVER_ID } from '../servers/index.js';
@@ -16,7 +15,7 @@ export async function recordLogins(db: Db, serverId: string, logins: SshLogin[])
   const keys = await repo.keysByFingerprint(db, serverId, [...new Set(logins.map((l) => l.fingerprint_sha256))]);
   for (const login of logins)
     for (const key of keys)
-      if (key.fingerprint_sha256 === login.fingerprint_sha256 && unixUser(key.username, digest) === login.user)
+      if (key.fingerprint_sha256 === login.fingerprint_sha256 && unixUser(key.username) === login.user)
         await repo.markUsed(db, key.id, login.at);
 }
 

@@ -1,5 +1,4 @@
 import type { Queryable } from '../../db/client.js';
-import { digest } from '../../provisioning/drivers/embedded-php.js';
 import { unixUser } from '../../provisioning/render/php-fpm.js';
 import type { AccountRow } from '../accounts/index.js';
 import { publishResourceEvent } from '../publishing/index.js';
@@ -41,7 +40,7 @@ export async function presentAccess(
     access: capAccess(row?.access ?? 'disabled', account.plan_ssh_access),
     host: server?.ipv4 ?? server?.ipv6 ?? null,
     port,
-    username: unixUser(account.username, digest),
+    username: unixUser(account.username),
     sync_state: row?.sync_state ?? 'in_sync',
     sync_error: row?.sync_error ?? null,
     updated_at: row?.updated_at ?? account.created_at,

@@ -1,14 +1,11 @@
-import { createHash } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileIfChanged } from '../atomic-write.js';
 import type { PhpDriver } from '../driver.js';
 import { renderPool, unixUser, type PhpPoolSpec } from '../render/php-fpm.js';
 
-export const digest = (s: string) => createHash('sha256').update(s).digest('hex');
-
 /** `<dir>/berth-<username>.conf`: one pool file per account in each version's pool directory. */
-export const poolFile = (dir: string, username: string) => path.join(dir, `${unixUser(username, digest)}.conf`);
+export const poolFile = (dir: string, username: string) => path.join(dir, `${unixUser(username)}.conf`);
 
 /**
  * Renders each account's pools into `<dataDir>/rendered/php/<version>/` (a directory PHP-FPM can
@@ -28,19 +25,19 @@ export class EmbeddedPhpDriver implements PhpDriver {
   }
 
   socket(username: string, version: string): string {
-    return path.join(this.o.socketDir, `${unixUser(username, digest)}-${version}.sock`);
+    return path.join(this.o.socketDir, `${unixUser(username)}-${version}.sock`);
   }
 
   /** No user is made here: the name it would have. */
   async ensureUser(username: string): Promise<string> {
-    return unixUser(username, digest);
+    return unixUser(username);
   }
 
   async ensurePools(pools: PhpPoolSpec[]): Promise<void> {
     for (const p of pools) {
       const dir = path.join(this.dir, p.version);
       await mkdir(dir, { recursive: true });
-      const user = unixUser(p.username, digest);
+      const user = unixUser(p.username);
       await writeFileIfChanged(
         poolFile(dir, p.username),
         renderPool(p, { user, socket: this.socket(p.username, p.version), webGroup: this.o.webGroup }),

@@ -14,7 +14,6 @@ import {
   type SshAccountSpec,
   type SshLogin,
 } from '../render/ssh.js';
-import { digest } from './embedded-php.js';
 
 export interface SshFilesOptions {
   /** The drop-in sshd includes: `/etc/ssh/sshd_config.d/berth.conf`. */
@@ -94,7 +93,7 @@ export class SshFilesDriver implements SshDriver {
 
   /** Its key file and chroot link go; its user (and the groups with it) goes with the account's PHP. */
   async removeAccount(username: string): Promise<void> {
-    const user = unixUser(username, digest);
+    const user = unixUser(username);
     await rm(this.keyFile(user), { force: true });
     await this.setChroot(user, null);
   }

@@ -7,7 +7,7 @@ import { runCommand } from '../../lib/run-command.js';
 import { writeFileAtomic } from '../atomic-write.js';
 import type { PhpDriver } from '../driver.js';
 import { renderPool, unixUser, type PhpPoolSpec } from '../render/php-fpm.js';
-import { digest, poolFile } from './embedded-php.js';
+import { poolFile } from './embedded-php.js';
 
 export interface PhpFpmOptions {
   /** Paths with `{version}` standing for `8.2`. */
@@ -46,7 +46,7 @@ export class PhpFpmDriver implements PhpDriver {
   ) {}
 
   socket(username: string, version: string): string {
-    return path.join(this.o.socketDir, `${unixUser(username, digest)}-${version}.sock`);
+    return path.join(this.o.socketDir, `${unixUser(username)}-${version}.sock`);
   }
 
   ensurePools(pools: PhpPoolSpec[]): Promise<void> {
@@ -97,7 +97,7 @@ export class PhpFpmDriver implements PhpDriver {
   /** The user lives as long as the account: its files keep one owner whatever runs them. */
   async removeAccount(username: string): Promise<void> {
     await this.prunePools(username, []);
-    const user = unixUser(username, digest);
+    const user = unixUser(username);
     await this.exclusive(async () => {
       if (await this.userExists(user)) await runCommand('userdel', [user], 'userdel');
     });
@@ -133,7 +133,7 @@ export class PhpFpmDriver implements PhpDriver {
   }
 
   private async createUser(username: string, home: string | null): Promise<string> {
-    const user = unixUser(username, digest);
+    const user = unixUser(username);
     if (!(await this.userExists(user))) {
       await runCommand(
         'useradd',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /**
  * PHP-FPM pools: one per hosting account and PHP version, running as the account's
  * Unix user, started on demand, confined to the account's home and temporary directory. A
@@ -48,9 +49,11 @@ export const DEFAULT_PHP_SETTINGS: PhpSettings = {
  * The Unix user of an account: `berth-<username>`, or (Linux user names stop at 32 characters)
  * a shortened name with a digest that keeps it unique.
  */
-export function unixUser(username: string, digest: (s: string) => string): string {
+export function unixUser(username: string): string {
   const name = `berth-${username}`;
-  return name.length <= 32 ? name : `berth-${username.slice(0, 19)}-${digest(username).slice(0, 6)}`;
+  return name.length <= 32
+    ? name
+    : `berth-${username.slice(0, 19)}-${createHash('sha256').update(username).digest('hex').slice(0, 6)}`;
 }
 
 const PATH = /^\/[A-Za-z0-9._/-]+$/;
