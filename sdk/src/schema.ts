@@ -5152,7 +5152,7 @@ export interface components {
              */
             from_backup: string | null;
             /**
-             * @description `queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was.
+             * @description `queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was. `forwarding` (the source proxying and relaying to the target for the TTL window) is not reached yet: the source is withdrawn at the cutover.
              * @enum {string}
              */
             status: "queued" | "copying" | "ready" | "freezing" | "cutting_over" | "forwarding" | "completed" | "failed" | "canceled";
@@ -5228,7 +5228,7 @@ export interface components {
              */
             from_backup: string | null;
             /**
-             * @description `queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was.
+             * @description `queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was. `forwarding` (the source proxying and relaying to the target for the TTL window) is not reached yet: the source is withdrawn at the cutover.
              * @enum {string}
              */
             status: "queued" | "copying" | "ready" | "freezing" | "cutting_over" | "forwarding" | "completed" | "failed" | "canceled";
@@ -51986,7 +51986,7 @@ export interface operations {
                  * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
                  */
                 account_id?: string;
-                /** @description `queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was. */
+                /** @description `queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was. `forwarding` (the source proxying and relaying to the target for the TTL window) is not reached yet: the source is withdrawn at the cutover. */
                 status?: "queued" | "copying" | "ready" | "freezing" | "cutting_over" | "forwarding" | "completed" | "failed" | "canceled";
             };
             header?: never;

@@ -16,7 +16,7 @@ const MOVE_STATUSES = [
 ] as const;
 const Status = StringEnum(MOVE_STATUSES, {
   description:
-    '`queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was.',
+    '`queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was. `forwarding` (the source proxying and relaying to the target for the TTL window) is not reached yet: the source is withdrawn at the cutover.',
 });
 
 /** The steps, in order; each is recorded as it runs and safe to run again after a crash. */
