@@ -13,7 +13,20 @@ for (const [label, file] of process.argv.slice(2).map((a) => a.split('='))) {
   passed += r.numPassedTests;
   failed += r.numFailedTests;
   skipped += r.numPendingTests + r.numTodoTests;
-  console.log(`${label}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
+  // A run can fail outside every test (a worker that crashed took its tests with it, an unhandled
+  // error): no test says so, so the run itself is counted as one failure.
+  const outside = !r.success && r.numFailedTests === 0 && !r.testResults.some((s) => s.status === 'failed');
+  if (outside) {
+    failed += 1;
+    failures.push({
+      label,
+      where: '(the run)',
+      name: 'errors outside any test: a crashed worker or an unhandled error (the reporter above names it)',
+      messages: [],
+    });
+  }
+  const failedHere = r.numFailedTests + (outside ? 1 : 0);
+  console.log(`${label}: ${r.numPassedTests} passed, ${failedHere} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
   for (const suite of r.testResults) {
     const where = relative(process.cwd(), suite.name);
     const failedTests = suite.assertionResults.filter((t) => t.status === 'failed');
@@ -25,6 +38,8 @@ for (const [label, file] of process.argv.slice(2).map((a) => a.split('='))) {
   }
 }
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+// The run's own exit codes decide too (.ci/run's last line); a failure counted here is one as well.
+if (failed > 0) process.exitCode = 1;
 for (const f of failures) {
   console.log(`\nFAILED ${f.label}: ${f.where} > ${f.name}`);
   const text = f.messages.filter(Boolean).join('\n').split('\n').slice(0, 12).join('\n');
