@@ -8,9 +8,10 @@ import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan, world } from '../helpers/fixtures.js';
 
 /**
- * Moves of accounts between servers (SPEC §16), with two agents in this process, each with its own
- * data directory and embedded drivers: what the target serves after the move, what the source
- * keeps (nothing), the records, the hold on the account, a cancel, and refused requests.
+ * Moves of accounts between servers (docs/Guides/servers.md, "Moving an account"), with two
+ * agents in this process, each with its own data directory and embedded drivers: what the target
+ * serves after the move, what the source keeps (nothing), the records, the hold on the account, a
+ * cancel, and refused requests.
  */
 let t: TestApp;
 let url: string;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { tarGz } from '../helpers/archives.js';
+import { PLAN_LIMITS } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/ports.js';
 import { startAgentProcess, startServer, waitReady } from '../helpers/server-process.js';
 
@@ -68,18 +69,7 @@ it('a move whose control plane is killed during its freeze resumes when it start
   }
   const [a, b] = [await webServer('web-a', '127.0.0.31'), await webServer('web-b', '127.0.0.32')];
 
-  const plan = (
-    await call('POST', '/v1/plans', {
-      name: 'p',
-      max_sites: 1,
-      max_domains: 1,
-      max_email_accounts: 1,
-      max_email_quota_mb: 1,
-      disk_quota_mb: 100,
-      max_backups: 1,
-      max_dns_records_per_domain: 10,
-    })
-  ).body;
+  const plan = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body;
   const account = (
     await call('POST', '/v1/accounts', {
       username: 'movecrash',

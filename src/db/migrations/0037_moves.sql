@@ -1,5 +1,5 @@
--- Moves: an account's roles carried from one server to another (SPEC §16). Each move records
--- its steps, so that a move resumes after any process is killed. The account row carries the
+-- Moves: an account's roles carried from one server to another (docs/Guides/servers.md). Each
+-- move records its steps, so that a move resumes after any process is killed. The account row carries the
 -- move that holds it (move_id: the lock; a second move, a deployment, a backup or a restore of a
 -- moving account is refused) and whether its servers serve it frozen (frozen_at).
 
