@@ -66,6 +66,8 @@ const ConfigSchema = Type.Object({
     dovecotConf: Type.Union([Path, Type.Null()]),
     // OpenDKIM's pid file: it is told to re-read its KeyTable and SigningTable (SIGUSR1) after an apply.
     opendkimPid: Type.Union([Path, Type.Null()]),
+    // The port the fleet's mail servers take SMTP on: a moved account's mail is relayed to the target's.
+    relayPort: Type.Integer({ minimum: 1, maximum: 65_535 }),
   }),
   // an administrative account of the MariaDB server (all privileges, with GRANT OPTION).
   mariadb: Type.Object({
@@ -106,7 +108,7 @@ const ConfigSchema = Type.Object({
   databaseMeterMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
   // How often each process re-queues the applies that failed (the daemon was down, say).
   resyncMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
-  moveTtlS: Type.Integer({ minimum: 60, maximum: 86_400 }),
+  moveTtlS: Type.Integer({ minimum: 5, maximum: 86_400 }),
   moveConcurrency: Type.Integer({ minimum: 1, maximum: 100 }),
   jobPollMs: Type.Integer({ minimum: 500, maximum: 3_600_000 }),
   nameservers: Type.Array(Type.String({ minLength: 1 })),
@@ -167,7 +169,7 @@ const ENV_NAMES: Record<string, string> = {
   acme: 'BERTH_ACME_DIRECTORY_URL / BERTH_ACME_EMAIL / BERTH_ACME_EAB_KID / BERTH_ACME_EAB_HMAC_KEY / BERTH_ACME_CA_FILE',
   certificateSchedulerMs: 'BERTH_CERTIFICATE_SCHEDULER_MS',
   mailServer:
-    'BERTH_MAIL_MAPS_DIR / BERTH_MAIL_OWNER (uid:gid) / BERTH_POSTFIX_CONFIG_DIR / BERTH_DOVECOT_CONF / BERTH_OPENDKIM_PID',
+    'BERTH_MAIL_MAPS_DIR / BERTH_MAIL_OWNER (uid:gid) / BERTH_POSTFIX_CONFIG_DIR / BERTH_DOVECOT_CONF / BERTH_OPENDKIM_PID / BERTH_MAIL_RELAY_PORT',
   mariadb: 'BERTH_MARIADB_URL / BERTH_MARIADB_USER_HOST / BERTH_MARIADB_DUMP / BERTH_MARIADB_CLIENT',
   databaseMeterMs: 'BERTH_DATABASE_METER_MS',
   resyncMs: 'BERTH_RESYNC_MS',
@@ -283,6 +285,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       postfixConfigDir: env.BERTH_POSTFIX_CONFIG_DIR || '/etc/postfix',
       dovecotConf: env.BERTH_DOVECOT_CONF || null,
       opendkimPid: env.BERTH_OPENDKIM_PID || null,
+      relayPort: int(env, 'BERTH_MAIL_RELAY_PORT', 25),
     },
     mariadb: {
       url: env.BERTH_MARIADB_URL || null,

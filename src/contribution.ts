@@ -96,6 +96,12 @@ export interface AccountShare {
   role: 'web' | 'mail' | 'database';
   applied(accountId: string): Promise<boolean>;
   withdrawLocal(account: { id: string; username: string }): Promise<void>;
+  /**
+   * The local server, left by the account, forwards what it served of it to the role's new
+   * server at `to` (its sites proxied, its mail relayed) until `withdrawLocal`; a role with
+   * nothing to forward (databases, cron jobs, SSH) has none.
+   */
+  forwardLocal?(accountId: string, to: string): Promise<void>;
 }
 
 /** Why a restore stopped, with the code its operation records. */

@@ -27,7 +27,7 @@ cd "$dir"
 mkdir -p mail
 chgrp dovecot mail
 chmod 2755 mail
-touch mail/passwd mail/virtual_mailbox_domains mail/virtual_mailbox_maps mail/virtual_alias_maps mail/sender_login_maps mail/recipient_access \
+touch mail/passwd mail/virtual_mailbox_domains mail/virtual_mailbox_maps mail/virtual_alias_maps mail/sender_login_maps mail/recipient_access mail/transport \
   mail/dkim_key_table mail/dkim_signing_table
 
 # --- Dovecot: IMAP and LMTP, passwd-file auth, Maildir quota ---
@@ -141,6 +141,7 @@ virtual_mailbox_maps = hash:$dir/mail/virtual_mailbox_maps
 virtual_alias_maps = hash:$dir/mail/virtual_alias_maps
 virtual_transport = lmtp:inet:$address:$lmtp_port
 smtpd_recipient_restrictions = reject_unauth_destination, check_recipient_access hash:$dir/mail/recipient_access
+transport_maps = hash:$dir/mail/transport
 CONF
 cat >postfix/master.cf <<CONF
 $address:$smtp_port inet n - n - - smtpd
@@ -179,7 +180,7 @@ anvil     unix  -       -       n       -       1       anvil
 scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
 CONF
-for map in virtual_mailbox_domains virtual_mailbox_maps virtual_alias_maps sender_login_maps recipient_access; do postmap -c "$dir/postfix" "hash:$dir/mail/$map"; done
+for map in virtual_mailbox_domains virtual_mailbox_maps virtual_alias_maps sender_login_maps recipient_access transport; do postmap -c "$dir/postfix" "hash:$dir/mail/$map"; done
 postfix -c "$dir/postfix" start
 wait_port "$address" "$smtp_port" Postfix
 
@@ -190,6 +191,7 @@ BERTH_MAIL_OWNER=$mail_uid:$mail_gid
 BERTH_POSTFIX_CONFIG_DIR=$dir/postfix
 BERTH_DOVECOT_CONF=$dir/dovecot/dovecot.conf
 BERTH_OPENDKIM_PID=$dir/opendkim/opendkim.pid
+BERTH_MAIL_RELAY_PORT=$smtp_port
 BERTH_IT_DKIM=$address:$dkim_port
 BERTH_IT_SUBMISSION=$address:$submission_port
 BERTH_IT_IMAP=$address:$imap_port

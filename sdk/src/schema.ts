@@ -1728,7 +1728,7 @@ export interface paths {
         put?: never;
         /**
          * Move an account to other servers (operator only)
-         * @description Operator tokens only: moves name servers, which are the provider’s. 202 with an `account.move` operation and the move. The account is held from now on: deployments, backups, restores, its termination and another move answer 409 `account_moving`; other writes go on. The steps: the records pointing at the source get `BERTH_MOVE_TTL_S`; the account is frozen (its sites answer 503, logins are refused) and its files, maildirs and database dumps are copied from the source through the control plane; it is placed on the target, the copy put there and the records pointed there; it is served again, by the target; the source is cleaned up (another server's agent withdraws its share; the local server's share is taken away in-process) and the TTLs restored. A failure before the cutover leaves the account where it was. Events `account.move.started`, `ready`, `cut_over`, `completed`, `failed`, `canceled`.
+         * @description Operator tokens only: moves name servers, which are the provider’s. 202 with an `account.move` operation and the move. The account is held from now on: deployments, backups, restores, its termination and another move answer 409 `account_moving`; other writes go on. The steps: the records pointing at the source get `BERTH_MOVE_TTL_S`; the account is frozen (its sites answer 503, logins are refused) and its files, maildirs and database dumps are copied from the source through the control plane; it is placed on the target, the copy put there and the records pointed there; it is served again, by the target; the source forwards to the target (its sites proxied, its mail relayed) until `forward_until`, while resolvers may hold its address; the source is cleaned up (another server's agent withdraws its share; the local server's share is taken away in-process) and the TTLs restored. A failure before the cutover leaves the account where it was. Events `account.move.started`, `ready`, `cut_over`, `completed`, `failed`, `canceled`.
          */
         post: operations["moveAccount"];
         delete?: never;
@@ -4129,7 +4129,10 @@ export interface components {
              * @enum {string}
              */
             type: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Seconds. A record written through the API has at least 60; a move of its account to another server lowers the records naming the server it leaves to `BERTH_MOVE_TTL_S` (at least 5) while it runs.
+             */
             ttl: number;
             /** @description RDATA in zone-file presentation format; TXT unquoted. Host names in it are stored as A-labels. */
             content: string;
@@ -5152,16 +5155,16 @@ export interface components {
              */
             from_backup: string | null;
             /**
-             * @description `queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was. `forwarding` (the source proxying and relaying to the target for the TTL window) is not reached yet: the source is withdrawn at the cutover.
+             * @description `queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `forwarding` (served by the target; the source proxies its sites and relays its mail there until `forward_until`, for whoever still has the old records cached) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was.
              * @enum {string}
              */
             status: "queued" | "copying" | "ready" | "freezing" | "cutting_over" | "forwarding" | "completed" | "failed" | "canceled";
             steps: {
                 /**
-                 * @description `check`: the target servers are online, have the role and room; `lower_ttl`: the records pointing at the source get `BERTH_MOVE_TTL_S`; `freeze`: the source serves the account frozen (503, logins refused); `copy`: files, maildirs and database dumps are copied from the source through the control plane; `cutover`: placement moves to the target; `land`: the copy is put on the target and the records point there; `thaw`: the account is served again, by the target; `cleanup`: the source holds nothing of it any more; `restore_ttl`: the records get their TTLs back.
+                 * @description `check`: the target servers are online, have the role and room; `lower_ttl`: the records pointing at the source get `BERTH_MOVE_TTL_S`; `freeze`: the source serves the account frozen (503, logins refused); `copy`: files, maildirs and database dumps are copied from the source through the control plane; `cutover`: placement moves to the target; `land`: the copy is put on the target and the records point there; `thaw`: the account is served again, by the target; `forward`: the source proxies the account’s sites and relays its mail to the target until `forward_until` (skipped for a move from a backup); `cleanup`: the source holds nothing of it any more; `restore_ttl`: the records get their TTLs back.
                  * @enum {string}
                  */
-                name: "check" | "lower_ttl" | "freeze" | "copy" | "cutover" | "land" | "thaw" | "cleanup" | "restore_ttl";
+                name: "check" | "lower_ttl" | "freeze" | "copy" | "cutover" | "land" | "thaw" | "forward" | "cleanup" | "restore_ttl";
                 /** @enum {string} */
                 state: "pending" | "running" | "done" | "failed" | "skipped";
                 /** Format: date-time */
@@ -5185,6 +5188,11 @@ export interface components {
             frozen_at: string | null;
             /** Format: date-time */
             cut_over_at: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the source forwards to the target: `BERTH_MOVE_TTL_S` after the cutover, and the longest TTL the records had after their lowering, whichever is later (a resolver may hold the old address that long).
+             */
+            forward_until: string | null;
             /** Format: date-time */
             completed_at: string | null;
             /** Format: date-time */
@@ -5228,16 +5236,16 @@ export interface components {
              */
             from_backup: string | null;
             /**
-             * @description `queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was. `forwarding` (the source proxying and relaying to the target for the TTL window) is not reached yet: the source is withdrawn at the cutover.
+             * @description `queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `forwarding` (served by the target; the source proxies its sites and relays its mail there until `forward_until`, for whoever still has the old records cached) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was.
              * @enum {string}
              */
             status: "queued" | "copying" | "ready" | "freezing" | "cutting_over" | "forwarding" | "completed" | "failed" | "canceled";
             steps: {
                 /**
-                 * @description `check`: the target servers are online, have the role and room; `lower_ttl`: the records pointing at the source get `BERTH_MOVE_TTL_S`; `freeze`: the source serves the account frozen (503, logins refused); `copy`: files, maildirs and database dumps are copied from the source through the control plane; `cutover`: placement moves to the target; `land`: the copy is put on the target and the records point there; `thaw`: the account is served again, by the target; `cleanup`: the source holds nothing of it any more; `restore_ttl`: the records get their TTLs back.
+                 * @description `check`: the target servers are online, have the role and room; `lower_ttl`: the records pointing at the source get `BERTH_MOVE_TTL_S`; `freeze`: the source serves the account frozen (503, logins refused); `copy`: files, maildirs and database dumps are copied from the source through the control plane; `cutover`: placement moves to the target; `land`: the copy is put on the target and the records point there; `thaw`: the account is served again, by the target; `forward`: the source proxies the account’s sites and relays its mail to the target until `forward_until` (skipped for a move from a backup); `cleanup`: the source holds nothing of it any more; `restore_ttl`: the records get their TTLs back.
                  * @enum {string}
                  */
-                name: "check" | "lower_ttl" | "freeze" | "copy" | "cutover" | "land" | "thaw" | "cleanup" | "restore_ttl";
+                name: "check" | "lower_ttl" | "freeze" | "copy" | "cutover" | "land" | "thaw" | "forward" | "cleanup" | "restore_ttl";
                 /** @enum {string} */
                 state: "pending" | "running" | "done" | "failed" | "skipped";
                 /** Format: date-time */
@@ -5261,6 +5269,11 @@ export interface components {
             frozen_at: string | null;
             /** Format: date-time */
             cut_over_at: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the source forwards to the target: `BERTH_MOVE_TTL_S` after the cutover, and the longest TTL the records had after their lowering, whichever is later (a resolver may hold the old address that long).
+             */
+            forward_until: string | null;
             /** Format: date-time */
             completed_at: string | null;
             /** Format: date-time */
@@ -51986,7 +51999,7 @@ export interface operations {
                  * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
                  */
                 account_id?: string;
-                /** @description `queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was. `forwarding` (the source proxying and relaying to the target for the TTL window) is not reached yet: the source is withdrawn at the cutover. */
+                /** @description `queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `forwarding` (served by the target; the source proxies its sites and relays its mail there until `forward_until`, for whoever still has the old records cached) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was. */
                 status?: "queued" | "copying" | "ready" | "freezing" | "cutting_over" | "forwarding" | "completed" | "failed" | "canceled";
             };
             header?: never;
@@ -52038,6 +52051,7 @@ export interface operations {
                      *           "error": null,
                      *           "frozen_at": "2026-11-24T09:30:00Z",
                      *           "cut_over_at": "2026-11-24T09:30:00Z",
+                     *           "forward_until": "2026-11-24T09:30:00Z",
                      *           "completed_at": "2026-11-24T09:30:00Z",
                      *           "created_at": "2026-11-24T09:30:00Z",
                      *           "updated_at": "2026-11-24T09:30:00Z",
@@ -52307,6 +52321,7 @@ export interface operations {
                      *       "error": null,
                      *       "frozen_at": "2026-11-24T09:30:00Z",
                      *       "cut_over_at": "2026-11-24T09:30:00Z",
+                     *       "forward_until": "2026-11-24T09:30:00Z",
                      *       "completed_at": "2026-11-24T09:30:00Z",
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -52641,6 +52656,7 @@ export interface operations {
                      *       "error": null,
                      *       "frozen_at": "2026-11-24T09:30:00Z",
                      *       "cut_over_at": "2026-11-24T09:30:00Z",
+                     *       "forward_until": "2026-11-24T09:30:00Z",
                      *       "completed_at": "2026-11-24T09:30:00Z",
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -53034,6 +53050,7 @@ export interface operations {
                      *       "error": null,
                      *       "frozen_at": "2026-11-24T09:30:00Z",
                      *       "cut_over_at": "2026-11-24T09:30:00Z",
+                     *       "forward_until": "2026-11-24T09:30:00Z",
                      *       "completed_at": "2026-11-24T09:30:00Z",
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -53410,6 +53427,7 @@ export interface operations {
                      *       "error": null,
                      *       "frozen_at": "2026-11-24T09:30:00Z",
                      *       "cut_over_at": "2026-11-24T09:30:00Z",
+                     *       "forward_until": "2026-11-24T09:30:00Z",
                      *       "completed_at": "2026-11-24T09:30:00Z",
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",

@@ -8,6 +8,7 @@ import { generateKey } from '../tls/keys.js';
 import { applyCronUnit, applySshUnit, sendCronRuns, sendSshLogins } from './account-units.js';
 import { agentCall, agentDownload, agentUpload } from './client.js';
 import type { AgentDrivers } from './drivers.js';
+import { applyForward } from './forward.js';
 import { applyMailUnit } from './mail.js';
 import { receiveUnits } from './receive.js';
 import { type CachedUnits, type Identity, loadUnits, saveIdentity, saveUnits } from './state.js';
@@ -67,9 +68,11 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
           unit.key,
           unit.spec,
         );
-      } else if (unit.kind === 'withdrawal') {
+      } else if (unit.kind === 'forward') await applyForward(o, unit.spec, cached.units);
+      else if (unit.kind === 'withdrawal') {
         await withdrawAccount(o, unit.spec, cached.units);
-        // Nothing of the account is re-applied after a reboot.
+        // Nothing of the account is re-applied after a reboot, and what comes back later is applied afresh.
+        for (const u of cached.units) if (ofAccount(u, unit.spec.account_id)) delete cached.applied[unitKey(u)];
         cached.units = cached.units.filter((u) => !ofAccount(u, unit.spec.account_id));
       } else
         await applySiteUnit(
@@ -81,7 +84,9 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
           },
           unit.spec,
         );
-      cached.applied[unitKey(unit)] = unit.generation;
+      // A withdrawal or a forward is handed out until reported, and a later one of the account may
+      // come with the same generation: each is applied whenever it comes.
+      if (unit.kind !== 'withdrawal' && unit.kind !== 'forward') cached.applied[unitKey(unit)] = unit.generation;
       return report;
     } catch (err) {
       o.log(`apply of ${unitKey(unit)} at generation ${unit.generation} failed: ${publicMessage(err)}`);

@@ -67,6 +67,17 @@ export const AgentWithdrawal = Type.Object({
 });
 export type AgentWithdrawal = Static<typeof AgentWithdrawal>;
 
+const Address = Type.Union([Type.String({ minLength: 2, maxLength: 45 }), Type.Null()]);
+
+/**
+ * A moved account's share of this server, forwarded while the records naming it may be cached:
+ * its sites (the web units the agent keeps) proxied to the web server at `web`, its mail domains
+ * relayed to the mail server at `mail` (null: the role did not move from here). The account's
+ * withdrawal ends it.
+ */
+export const AgentForward = Type.Object({ account_id: Key, web: Address, mail: Address });
+export type AgentForward = Static<typeof AgentForward>;
+
 /** A domain name as its A-label, the name of its mail directory. */
 const DomainName = Type.String({ pattern: '^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$' });
 
@@ -111,6 +122,7 @@ export const AgentUnit = Type.Union([
   unit('web', AgentSiteSpec),
   unit('mail', AgentMailSpec),
   unit('withdrawal', AgentWithdrawal),
+  unit('forward', AgentForward),
   unit('task', AgentTask),
   unit('cron', CronUnitSpec),
   unit('ssh', SshUnitSpec),
@@ -122,6 +134,7 @@ const AgentUnitKind = Type.Union([
   Type.Literal('web'),
   Type.Literal('mail'),
   Type.Literal('withdrawal'),
+  Type.Literal('forward'),
   Type.Literal('task'),
   Type.Literal('cron'),
   Type.Literal('ssh'),

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenAgents } from '../../src/app.js';
@@ -45,6 +45,10 @@ async function runningServer(ipv4: string) {
 async function ended(moveId: string, statuses = ['completed', 'failed', 'canceled']) {
   return eventually(async () => {
     const m = (await t.get(`/v1/moves/${moveId}`)).body;
+    // The source forwards until the records' old TTLs have passed (an hour): here, that time is
+    // over at once (moving the clock an hour on would outdate the agents' certificates).
+    if (m.status === 'forwarding' && !statuses.includes('forwarding'))
+      await t.db.query('UPDATE moves SET forward_until = $2 WHERE id = $1', [moveId, t.clock.now()]);
     return statuses.includes(m.status) ? m : null;
   });
 }
@@ -120,6 +124,28 @@ describe('moving an account', () => {
 
     const cut = await t.post(`/v1/moves/${moved.body.id}/cutover`, {});
     expect(cut.status, cut.text).toBe(200);
+    const block = (dir: string) => path.join(dir, 'rendered', 'web', 'sites', `${site.body.id}.conf`);
+
+    // Forwarding: the target is in charge and the records name it; the source proxies the site and
+    // relays the mail to it until the records' old TTL (3600 s) has passed since their lowering.
+    const forwarding = await ended(moved.body.id, ['forwarding', 'failed']);
+    expect(forwarding.status, JSON.stringify(forwarding.error)).toBe('forwarding');
+    const loweredAt = forwarding.steps.find((s: { name: string }) => s.name === 'lower_ttl').ended_at;
+    expect(Date.parse(forwarding.forward_until) - Date.parse(loweredAt)).toBe(3600_000);
+    expect(await aRecords(name)).toEqual(['@ 127.0.0.22 60', 'mail 127.0.0.22 60', 'www 127.0.0.22 60']);
+    await eventually(async () =>
+      readFileSync(block(a.dataDir), 'utf8').includes('proxy_pass $scheme://127.0.0.22:$server_port;'),
+    );
+    const mailMap = (dir: string, map: string) => readFileSync(path.join(dir, 'rendered', 'mail', map), 'utf8');
+    await eventually(async () => mailMap(a.dataDir, 'transport') === `${name} smtp:[127.0.0.22]:25\n`);
+    expect(mailMap(a.dataDir, 'recipient_access')).toBe('');
+    expect(mailMap(a.dataDir, 'passwd')).toContain(`info@${name}`);
+    // Restarted, the source's agent forwards again from what it kept, before it reaches the control plane.
+    await a.stop();
+    rmSync(block(a.dataDir));
+    a.start();
+    await eventually(async () => existsSync(block(a.dataDir)) && readFileSync(block(a.dataDir), 'utf8').includes('proxy_pass'));
+
     const done = await ended(moved.body.id);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
     expect(done.steps.map((s: { state: string }) => s.state)).toEqual(Array(done.steps.length).fill('done'));
@@ -148,12 +174,12 @@ describe('moving an account', () => {
     expect(readFileSync(path.join(b.dataDir, 'rendered', 'mail', 'passwd'), 'utf8')).toContain('userdb_quota_rule=*:storage=20M');
     await eventually(async () => existsSync(path.join(b.dataDir, 'rendered', 'db', `${account.username}.sql`)));
     await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'in_sync');
-    const block = (dir: string) => path.join(dir, 'rendered', 'web', 'sites', `${site.body.id}.conf`);
     expect(readFileSync(block(b.dataDir), 'utf8')).not.toContain('return 503');
 
     // The source holds nothing of it.
     await eventually(async () => !existsSync(home(a.dataDir)) && !existsSync(block(a.dataDir)));
-    expect(readFileSync(path.join(a.dataDir, 'rendered', 'mail', 'passwd'), 'utf8')).not.toContain(`@${name}`);
+    expect(mailMap(a.dataDir, 'passwd')).not.toContain(`@${name}`);
+    expect(mailMap(a.dataDir, 'transport')).toBe('');
     expect(existsSync(path.join(a.dataDir, 'rendered', 'db', `${account.username}.sql`))).toBe(false);
     expect(existsSync(path.join(t.dataDir, 'staging', `move-${moved.body.id}`))).toBe(false);
 
@@ -196,6 +222,10 @@ describe('moving an account', () => {
     });
     expect(moved.status, moved.text).toBe(202);
     expect(moved.body.from).toEqual({ web: LOCAL, mail: LOCAL, database: LOCAL });
+    // While it forwards, the control plane's own web and mail servers proxy and relay to the target.
+    expect((await ended(moved.body.id, ['forwarding', 'failed'])).status).toBe('forwarding');
+    expect(readFileSync(here.block, 'utf8')).toContain('proxy_pass $scheme://127.0.0.27:$server_port;');
+    expect(readFileSync(path.join(t.dataDir, 'rendered', 'mail', 'transport'), 'utf8')).toBe(`${name} smtp:[127.0.0.27]:25\n`);
     const done = await ended(moved.body.id);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
 
@@ -210,6 +240,7 @@ describe('moving an account', () => {
     // Nothing of it is served here any more.
     expect(existsSync(here.block)).toBe(false);
     expect(readFileSync(here.passwd, 'utf8')).not.toContain(`@${name}`);
+    expect(readFileSync(path.join(t.dataDir, 'rendered', 'mail', 'transport'), 'utf8')).toBe('');
     expect(existsSync(here.sql)).toBe(false);
     expect(existsSync(here.maildir)).toBe(false);
   });
@@ -344,13 +375,19 @@ describe('moving an account', () => {
     expect(drained.body.status).toBe('draining');
     expect(Object.values((await createAccount(t, plan.id)).placement)).not.toContain(a.server.id);
 
+    // Two copying at most; a move that forwards (for the records' old TTLs) takes no room, and
+    // its time is over at once here (see `ended`).
     let most = 0;
     await eventually(async () => {
       const active = await t.db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM moves WHERE drain_of = $1 AND status NOT IN ('completed', 'failed', 'canceled')`,
+        `SELECT count(*)::int AS n FROM moves WHERE drain_of = $1 AND status NOT IN ('forwarding', 'completed', 'failed', 'canceled')`,
         [a.server.id],
       );
       most = Math.max(most, active.rows[0]?.n ?? 0);
+      await t.db.query(`UPDATE moves SET forward_until = $2 WHERE drain_of = $1 AND status = 'forwarding'`, [
+        a.server.id,
+        t.clock.now(),
+      ]);
       return (await t.get(`/v1/servers/${a.server.id}`)).body.status === 'decommissioned';
     });
     expect(most).toBeLessThanOrEqual(2);

@@ -65,6 +65,22 @@ export async function dig(name: string, type: string): Promise<string[]> {
   return stdout.split('\n').filter(Boolean);
 }
 
+/** The TTL the authoritative server answers a name's first record of `type` with. */
+export async function digTtl(name: string, type = 'A'): Promise<number> {
+  const { host, port } = hostPort('BERTH_IT_DNS');
+  const { stdout } = await promisify(execFile)('dig', [
+    `@${host}`,
+    '-p',
+    String(port),
+    '+noall',
+    '+answer',
+    '+norecurse',
+    name,
+    type,
+  ]);
+  return Number(stdout.split(/\s+/)[1]);
+}
+
 /** `host:port`, or by default the daemons' own listener named by `name`. */
 const at = (name: string, where?: string) => {
   if (!where) return hostPort(name);

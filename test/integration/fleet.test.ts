@@ -11,7 +11,7 @@ import { eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/ports.js';
-import { daemonApp, daemonEnv, dig, httpGet, imapLogin, NO_DAEMONS, smtp, sshCommand, sshKeyPair } from './daemons.js';
+import { daemonApp, daemonEnv, dig, digTtl, httpGet, imapLogin, NO_DAEMONS, smtp, sshCommand, sshKeyPair } from './daemons.js';
 
 /**
  * Two web servers on one machine: each an agent process (`berth agent`, enrolled with the
@@ -103,16 +103,17 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       BERTH_CERTIFICATE_SCHEDULER_MS: '200',
     });
     await listenAgents(t.app, t.config);
+    // Both serve on the same ports, as a fleet's servers do (80 and 443): a source that forwards
+    // a moved account asks its target on the port a request came on. Server 1's plain HTTP is on
+    // the port pebble checks HTTP-01 proofs at (on the address the name resolves to).
+    const http = Number(daemonEnv?.BERTH_IT_HTTP?.split(':')[1]);
+    const https = await freePort();
     for (const [i, address] of ADDRESSES.entries()) {
       const daemons = mkdtempSync(path.join(tmpdir(), `berth-web-${i + 1}-`));
       const dataDir = mkdtempSync(path.join(tmpdir(), `berth-agent-${i + 1}-`));
       dirs.push(daemons, dataDir);
       // The accounts' users (PHP) traverse to their homes; nginx runs as root.
       chmodSync(dataDir, 0o755);
-      // Server 1's plain HTTP is on the port pebble checks HTTP-01 proofs at (on the address the
-      // name resolves to); server 2's on any.
-      const http = i === 0 ? Number(daemonEnv?.BERTH_IT_HTTP?.split(':')[1]) : await freePort();
-      const https = await freePort();
       expect(await script('web-up.sh', [daemons, address, String(http), String(https)])).toBe(0);
       expect(await script('mail-up.sh', [daemons, address])).toBe(0);
       const created = await t.post('/v1/servers', {
@@ -384,7 +385,7 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     await eventually(async () => !readdirSync(path.join(one.dataDir, 'accounts')).includes(account.id), 30_000);
   }, 240_000);
 
-  it('an account moves from server 1 to server 2: its PHP site with what it wrote and its mail with its messages are served there, its records point there, server 1 keeps nothing', async () => {
+  it('an account moves from server 1 to server 2: its PHP site with what it wrote and its mail with its messages are served there, its records point there with a lowered TTL while server 1 proxies and relays to server 2, then server 1 keeps nothing', async () => {
     const [one, two] = servers as [WebServer, WebServer];
     const plan = await createPlan(t, undefined, { features: ['php'] });
     const account = await createAccount(t, plan.id, undefined, { placement: { web: one.id, mail: one.id } });
@@ -427,19 +428,46 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
 
     const moved = await t.post(`/v1/accounts/${account.id}/move`, { to: { web: two.id, mail: two.id } });
     expect(moved.status, moved.text).toBe(202);
-    const done = await eventually(async () => {
-      const m = (await t.get(`/v1/moves/${moved.body.id}`)).body;
-      return ['completed', 'failed'].includes(m.status) ? m : null;
-    }, 120_000);
-    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    const move = (statuses: string[]) =>
+      eventually(async () => {
+        const m = (await t.get(`/v1/moves/${moved.body.id}`)).body;
+        return [...statuses, 'failed'].includes(m.status) ? m : null;
+      }, 120_000);
+    const forwarding = await move(['forwarding', 'completed']);
+    expect(forwarding.status, JSON.stringify(forwarding.error)).toBe('forwarding');
 
-    // Served by server 2 with what the site wrote on server 1; the zone names server 2.
+    // Served by server 2 with what the site wrote on server 1; the zone names server 2, with the
+    // lowered TTL.
     await eventually(async () => (await note(two)) === `written-on-1 at ${two.address}`, 60_000);
     expect(await dig(name, 'A')).toEqual([two.address]);
     expect(await dig(`mail.${name}`, 'A')).toEqual([two.address]);
+    await eventually(async () => (await digTtl(name)) === 60);
     // The mailbox on server 2: the same password, the message received on server 1, new mail taken.
     await eventually(async () => (await subjects(two))?.includes(subject), 30_000);
     expect((await deliver(two)).at(-1)?.code).toBe(250);
+    // A client with server 1's address cached is answered by server 2 through server 1, and mail
+    // sent to server 1 is relayed to server 2's mailbox.
+    await eventually(async () => (await note(one, '?note=through-1')) === `through-1 at ${two.address}`, 30_000);
+    expect(await note(two)).toBe(`through-1 at ${two.address}`);
+    const relayed = `relayed ${Date.now()}`;
+    const sent = await smtp(
+      [
+        'EHLO client.example',
+        'MAIL FROM:<sender@example.org>',
+        `RCPT TO:<info@${name}>`,
+        'DATA',
+        `From: sender@example.org\r\nTo: info@${name}\r\nSubject: ${relayed}\r\n\r\nhello\r\n.`,
+      ],
+      one.mail.BERTH_IT_SMTP,
+    );
+    expect(sent.at(-1)?.code).toBe(250);
+    await eventually(async () => (await subjects(two))?.includes(relayed), 30_000);
+
+    // Its forwarding time (an hour: the records' old TTL) over, server 1 is cleaned up and the TTLs restored.
+    await t.db.query('UPDATE moves SET forward_until = $2 WHERE id = $1', [moved.body.id, t.clock.now()]);
+    const done = await move(['completed']);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    await eventually(async () => (await digTtl(name)) === 3600);
     // Server 1 holds nothing of it: no site, no mailbox, no files.
     await eventually(async () => (await subjects(one)) === null, 30_000);
     await eventually(async () => !readdirSync(path.join(one.dataDir, 'accounts')).includes(account.id), 30_000);

@@ -52,7 +52,8 @@ it('a move whose control plane is killed during its freeze resumes when it start
     return { status: r.status, body: await r.json().catch(() => undefined) };
   };
   const controlDir = tempDir();
-  const env = { BERTH_BOOTSTRAP_TOKEN: OPERATOR, BERTH_AGENT_LISTEN: `127.0.0.1:${agentPort}` };
+  // The source forwards for the records' TTLs after the cutover: short ones keep the test short.
+  const env = { BERTH_BOOTSTRAP_TOKEN: OPERATOR, BERTH_AGENT_LISTEN: `127.0.0.1:${agentPort}`, BERTH_MOVE_TTL_S: '5' };
   let server = started(startServer(controlDir, port, env));
   await waitReady(port);
 
@@ -79,6 +80,8 @@ it('a move whose control plane is killed during its freeze resumes when it start
     })
   ).body;
   expect((await call('POST', '/v1/domains', { account_id: account.id, name: 'movecrash.example.com' })).status).toBe(201);
+  for (const r of (await call('GET', '/v1/domains/movecrash.example.com/records?type=A')).body.data)
+    expect((await call('PATCH', `/v1/domains/movecrash.example.com/records/${r.id}`, { ttl: 60 })).status).toBe(200);
   const site = (await call('POST', '/v1/sites', { account_id: account.id, hostname: 'movecrash.example.com' })).body;
   await until(async () => (await call('GET', `/v1/sites/${site.id}`)).body.status === 'active');
   const deployed = await call(
@@ -105,6 +108,15 @@ it('a move whose control plane is killed during its freeze resumes when it start
   server = started(startServer(controlDir, port, env));
   await waitReady(port);
   a.agent = started(startAgentProcess(['run'], a.dataDir));
+  // The target in charge, the source proxies to it until its records' TTL (60 s) has passed
+  // since their lowering, then is cleaned up.
+  const forwarding = await until(async () => {
+    const m = (await call('GET', `/v1/moves/${moved.body.id}`)).body;
+    return ['forwarding', 'completed', 'failed'].includes(m.status) ? m : null;
+  }, 150_000);
+  expect(forwarding.status, JSON.stringify(forwarding.error)).toBe('forwarding');
+  const block = path.join(a.dataDir, 'rendered', 'web', 'sites', `${site.id}.conf`);
+  await until(async () => readFileSync(block, 'utf8').includes('proxy_pass $scheme://127.0.0.32:$server_port;'));
   const done = await until(async () => {
     const m = (await call('GET', `/v1/moves/${moved.body.id}`)).body;
     return ['completed', 'failed'].includes(m.status) ? m : null;

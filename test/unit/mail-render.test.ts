@@ -7,6 +7,7 @@ import {
   renderSenderLoginMap,
   renderPasswdFile,
   renderRecipientAccess,
+  renderTransport,
   renderVirtualAliasMap,
   renderVirtualMailboxMap,
   type MailDomainSpec,
@@ -77,6 +78,15 @@ describe('mail renderers (golden files)', () => {
     expect(renderRecipientAccess({ ...domain, deferred: true })).toBe(
       'example.org 450 4.2.1 This mailbox is moving to another server; try again shortly\n',
     );
+  });
+
+  it('relays a domain whose account moved to its new server, on the fleet’s port, and stops deferring it; no other', () => {
+    expect(renderTransport(domain, 25)).toBe('');
+    const relayed = { ...domain, deferred: true, relay: '127.0.0.12' };
+    expect(renderTransport(relayed, 12525)).toBe('example.org smtp:[127.0.0.12]:12525\n');
+    expect(renderRecipientAccess(relayed)).toBe('');
+    expect(renderTransport({ ...domain, relay: '2001:db8::12' }, 25)).toBe('example.org smtp:[ipv6:2001:db8::12]:25\n');
+    expect(() => renderTransport({ ...domain, relay: 'evil.example' }, 25)).toThrow(/not an IP address/);
   });
 
   it('renders OpenDKIM key and signing table lines for the signing key', () => {

@@ -37,6 +37,14 @@ describe('nginx server blocks (golden files)', () => {
     expect(renderServerBlock({ ...site, frozen: true, suspended: true }, options)).toBe(fixture('suspended.conf'));
   });
 
+  it('proxies every request to the server its account moved to, whatever else holds, on the port and scheme it came on', () => {
+    expect(renderServerBlock({ ...site, frozen: true, forwardTo: '127.0.0.12' }, options)).toBe(fixture('forwarded.conf'));
+    expect(renderServerBlock({ ...site, forwardTo: '2001:db8::12' }, options)).toContain(
+      'proxy_pass $scheme://[2001:db8::12]:$server_port;',
+    );
+    expect(() => renderServerBlock({ ...site, forwardTo: 'evil; root /' }, options)).toThrow(/not an IP address/);
+  });
+
   it('serves HTTPS (TLS 1.2/1.3, HTTP/2) beside plain HTTP with a certificate', () => {
     expect(renderServerBlock({ ...site, tls }, options)).toBe(fixture('https.conf'));
   });

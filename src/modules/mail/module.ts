@@ -4,14 +4,14 @@ import { JOBS } from '../../jobs/names.js';
 import { mailRoot } from '../../layout.js';
 import type { MailDriver } from '../../provisioning/driver.js';
 import type { ServiceDeps } from '../deps.js';
-import { dkimSealKey, domainNamesOfAccount } from '../domains/index.js';
-import { mailAgentUnits } from './agent-units.js';
+import { dkimSealKey, domainNamesOfAccount, zonesOfAccount } from '../domains/index.js';
+import { dkimOf, mailAgentUnits } from './agent-units.js';
 import { mailBackupPart } from './backup.js';
 import { mailReconciler } from './reconciler.js';
 import { mailRoutes } from './routes.js';
 import { mailSchemas } from './schemas.js';
 import { mailService } from './service.js';
-import { mailUnits } from './unit.js';
+import { loadMailUnit, mailDomainContent, mailUnits } from './unit.js';
 
 /** Mailboxes and forwarders, the mail apply unit, and mail's part of backups. */
 export function mailModule(svc: ServiceDeps, driver: MailDriver) {
@@ -39,6 +39,15 @@ export function mailModule(svc: ServiceDeps, driver: MailDriver) {
       async withdrawLocal(account) {
         for (const name of await domainNamesOfAccount(svc.db, account.id))
           await driver.removeDomain(name, mailRoot(svc.config.dataDir, account.id, name), { keepMaps: false });
+      },
+      // Its mail domains take mail as before and relay it to the new mail server.
+      async forwardLocal(accountId, to) {
+        for (const { id, name } of await zonesOfAccount(svc.db, accountId)) {
+          const unit = await loadMailUnit(svc.db, id);
+          if (!unit?.mail_enabled) continue;
+          const content = mailDomainContent(unit, await dkimOf(svc.db, dkimKey, id));
+          await driver.applyDomain({ ...content, relay: to, root: mailRoot(svc.config.dataDir, accountId, name) });
+        }
       },
     } satisfies AccountShare,
     agentUnits: mailAgentUnits(dkimKey),

@@ -19,8 +19,8 @@ export interface DrainingServers {
 
 /**
  * Drains servers: for each draining server, starts moves of the accounts placed on it (the roles
- * it holds, each to the server the placement policy picks), at most `BERTH_MOVE_CONCURRENCY` at
- * a time, and marks it decommissioned once it holds no account. One process at a time (a session
+ * it holds, each to the server the placement policy picks), at most `BERTH_MOVE_CONCURRENCY`
+ * copying at a time, and marks it decommissioned once it holds no account and forwards none. One process at a time (a session
  * lock), so the bound holds however many processes run it.
  */
 export function drainer(deps: ServiceDeps, moves: MovesService, servers: DrainingServers, onError: (err: unknown) => void) {
@@ -28,9 +28,11 @@ export function drainer(deps: ServiceDeps, moves: MovesService, servers: Drainin
   const caller = systemCaller('drain');
 
   async function drainOne(serverId: string): Promise<void> {
-    const active = await activeMovesFrom(db, serverId);
-    if (active === 0 && ((await countAccountsOn(db, [serverId])).get(serverId) ?? 0) === 0) return servers.decommission(serverId);
-    const room = config.moveConcurrency - active;
+    // Moves that forward (for up to the records' old TTLs) take no room: their copy is done.
+    const { copying, forwarding } = await activeMovesFrom(db, serverId);
+    if (copying + forwarding === 0 && ((await countAccountsOn(db, [serverId])).get(serverId) ?? 0) === 0)
+      return servers.decommission(serverId);
+    const room = config.moveConcurrency - copying;
     if (room <= 0) return;
     const candidates = await accountsPlacedOn(db, serverId, room + 100);
     const exhausted = await exhaustedByDrain(

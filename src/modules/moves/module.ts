@@ -5,7 +5,7 @@ import type { ServiceDeps } from '../deps.js';
 import type { ServerRecords } from '../domains/index.js';
 import { type DrainingServers, drainer } from './drain.js';
 import { moveRoutes } from './routes.js';
-import { moveRunner } from './runner.js';
+import { forwardingEnds, moveRunner } from './runner.js';
 import { moveSchemas } from './schemas.js';
 import { type BackupCopies, movesService } from './service.js';
 
@@ -33,6 +33,6 @@ export function movesModule(
     schemas: moveSchemas,
     routes: (app) => moveRoutes(app, moves),
     workers: [operationWorker(JOBS.accountMove, moveRunner(svc, o))],
-    loops: [drainer(svc, moves, o.servers, onError)],
+    loops: [drainer(svc, moves, o.servers, onError), forwardingEnds(svc, onError)],
   };
 }

@@ -28,6 +28,7 @@ export interface MoveRow {
   error: Failure | null;
   frozen_at: string | null;
   cut_over_at: string | null;
+  forward_until: string | null;
   completed_at: string | null;
   created_at: string;
   updated_at: string;
@@ -36,7 +37,7 @@ export interface MoveRow {
 
 const COLUMNS = `m.id, m.account_id, m.reseller_id, m.operation_id, m.from_servers, m.to_servers, m.cutover, m.from_backup, m.status, m.steps,
   m.lowered_ttls, m.cancel_requested, m.cutover_requested, m.bytes_total::float8 AS bytes_total,
-  m.bytes_copied::float8 AS bytes_copied, m.error, m.frozen_at, m.cut_over_at, m.completed_at, m.created_at, m.updated_at, m.version`;
+  m.bytes_copied::float8 AS bytes_copied, m.error, m.frozen_at, m.cut_over_at, m.forward_until, m.completed_at, m.created_at, m.updated_at, m.version`;
 // Moves name servers, which are the provider's: only operators see them.
 const reach = (caller: Caller, params: unknown[]) =>
   caller.principal.kind === 'operator'
@@ -75,12 +76,30 @@ export async function insertMove(
 const FROM_SERVER = `(m.from_servers->>'web' = $1 OR m.from_servers->>'mail' = $1 OR m.from_servers->>'database' = $1)`;
 
 /** Moves under way that leave the server (a drain's bound). */
-export async function activeMovesFrom(db: Queryable, serverId: string): Promise<number> {
-  const r = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM moves m WHERE ${FROM_SERVER} AND m.status NOT IN ('completed', 'failed', 'canceled')`,
+export async function activeMovesFrom(db: Queryable, serverId: string): Promise<{ copying: number; forwarding: number }> {
+  const r = await db.query<{ copying: number; forwarding: number }>(
+    `SELECT count(*) FILTER (WHERE m.status <> 'forwarding')::int AS copying, count(*) FILTER (WHERE m.status = 'forwarding')::int AS forwarding
+     FROM moves m WHERE ${FROM_SERVER} AND m.status NOT IN ('completed', 'failed', 'canceled')`,
     [serverId],
   );
-  return r.rows[0]?.n ?? 0;
+  return r.rows[0] ?? { copying: 0, forwarding: 0 };
+}
+
+/**
+ * Ends the `forward` step of the moves whose forwarding time is over (`now` on), each once, and
+ * sends their jobs on, in the caller's transaction: a move waits for this without holding a worker.
+ */
+export async function endForwarding(tx: Queryable, now: Date): Promise<{ id: string; operation_id: string }[]> {
+  const index = MOVE_STEPS.indexOf('forward');
+  return (
+    await tx.query<{ id: string; operation_id: string }>(
+      `UPDATE moves SET steps = jsonb_set(jsonb_set(steps, ARRAY[$2::text, 'state'], '"done"'), ARRAY[$2::text, 'ended_at'],
+           to_jsonb($1::text)), updated_at = now()
+       WHERE status = 'forwarding' AND forward_until <= $1::timestamptz AND steps -> $2::int ->> 'state' = 'running'
+       RETURNING id, operation_id`,
+      [now.toISOString(), index],
+    )
+  ).rows;
 }
 
 /** The accounts among `accountIds` whose moves by the server's drain failed `attempts` times already. */
@@ -135,6 +154,7 @@ export async function updateMove(
       | 'error'
       | 'frozen_at'
       | 'cut_over_at'
+      | 'forward_until'
       | 'completed_at'
     >
   >,

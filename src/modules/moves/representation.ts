@@ -17,6 +17,7 @@ export const toMove = (r: MoveRow): Move => ({
   error: r.error,
   frozen_at: r.frozen_at,
   cut_over_at: r.cut_over_at,
+  forward_until: r.forward_until,
   completed_at: r.completed_at,
   created_at: r.created_at,
   updated_at: r.updated_at,

@@ -2,12 +2,23 @@ import { cp, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { bytesUnder } from '../../archives/pack.js';
 import type { BackupPart, AccountShare } from '../../contribution.js';
+import { JOBS } from '../../jobs/names.js';
+import { periodic } from '../../jobs/periodic.js';
 import { publicMessage } from '../../lib/errors.js';
 import { type AccountMoves, findAccountById } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { type RoleRecords, serverAddresses, type ServerRecords } from '../domains/index.js';
 import * as ops from '../operations/index.js';
-import { findServerById, LOCAL_SERVER_ID, type Role, ROLES, serverStatus, withdrawAccount } from '../servers/index.js';
+import {
+  findServerById,
+  forwardAccount,
+  type ForwardTargets,
+  LOCAL_SERVER_ID,
+  type Role,
+  ROLES,
+  serverStatus,
+  withdrawAccount,
+} from '../servers/index.js';
 import * as repo from './repo.js';
 import { moveEvent } from './representation.js';
 import { MOVE_STEPS, type MoveStepName } from './schemas.js';
@@ -20,6 +31,35 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A move stopped on purpose (a cancel), not by a failure. */
 class Canceled extends Error {}
+
+const WAIT = Symbol('wait');
+/** How often each process looks for moves whose forwarding is over. */
+const FORWARDING_ENDS_EVERY_MS = 1000;
+
+/**
+ * Until when the source forwards: the lowered TTL after the cutover, and the longest TTL a
+ * record had after the lowering (a resolver may hold the old address that long), whichever is later.
+ */
+export function forwardUntil(move: repo.MoveRow, loweredTtlS: number): string {
+  const cutOver = Date.parse(move.cut_over_at as string) + loweredTtlS * 1000;
+  const loweredAt = move.steps.find((s) => s.name === 'lower_ttl')?.ended_at;
+  const longest = Math.max(0, ...Object.values(move.lowered_ttls));
+  return new Date(Math.max(cutOver, loweredAt ? Date.parse(loweredAt) + longest * 1000 : 0)).toISOString();
+}
+
+/** Sends on the moves whose forwarding is over (each once, with the clock's time). */
+export function forwardingEnds(deps: ServiceDeps, onError: (err: unknown) => void) {
+  const { db, jobs, clock } = deps;
+  return periodic(
+    () =>
+      db.transaction(async (tx) => {
+        for (const move of await repo.endForwarding(tx, clock.now()))
+          await jobs.send(tx, JOBS.accountMove, { operation_id: move.operation_id });
+      }),
+    FORWARDING_ENDS_EVERY_MS,
+    onError,
+  );
+}
 
 /**
  * The `account.move` job: runs the move's steps that are not done yet, in order, recording each,
@@ -51,7 +91,11 @@ export function moveRunner(
     return roles;
   }
 
-  const steps: Record<MoveStepName, (move: repo.MoveRow) => Promise<void>> = {
+  /**
+   * A step that returns WAIT is not over: the move goes on when something else ends it (the
+   * forwarding's end, `forwardingEnds`), without holding a worker meanwhile.
+   */
+  const steps: Record<MoveStepName, (move: repo.MoveRow) => Promise<void | typeof WAIT>> = {
     async check(move) {
       for (const role of ROLES) {
         const id = move.to_servers[role];
@@ -119,6 +163,29 @@ export function moveRunner(
     async thaw(move) {
       await db.transaction((tx) => o.accounts.freeze(tx, move.account_id, move.id, null));
       await rm(stagingOf(move), { recursive: true, force: true });
+    },
+
+    async forward(move) {
+      // A move from a backup left a source that is away: it is withdrawn once back.
+      if (move.from_backup) return;
+      const to = new Map<string, ForwardTargets>();
+      for (const r of await roleRecords(move)) {
+        const from = move.from_servers[r.role] as string;
+        to.set(from, { ...(to.get(from) ?? { web: null, mail: null }), [r.role]: r.to.ipv4 ?? r.to.ipv6 });
+      }
+      if (![...to.values()].some((t) => t.web || t.mail)) return;
+      // The local server forwards before the move says so: nothing ends the forwarding before it does.
+      const here = to.get(LOCAL_SERVER_ID);
+      for (const share of o.shares) {
+        const target = share.role === 'database' ? null : here?.[share.role];
+        if (target) await share.forwardLocal?.(move.account_id, target);
+      }
+      await db.transaction(async (tx) => {
+        for (const [serverId, targets] of to)
+          if (serverId !== LOCAL_SERVER_ID) await forwardAccount(tx, serverId, move.account_id, targets);
+        await repo.updateMove(tx, move.id, { status: 'forwarding', forward_until: forwardUntil(move, config.moveTtlS) });
+      });
+      return WAIT;
     },
 
     async cleanup(move) {
@@ -205,7 +272,7 @@ export function moveRunner(
           return;
         }
         await repo.markStep(db, id, name, 'running', clock.now());
-        await steps[name](move);
+        if ((await steps[name](move)) === WAIT) return;
         await repo.markStep(db, id, name, 'done', clock.now());
         await ops.transition(db, op.id, ['running'], {
           status: 'running',

@@ -5,4 +5,5 @@ export { serverStatus, serverTimeZone } from './status.js';
 export { runAgentTask } from './tasks.js';
 export { handedToAgent, wakeAgent } from './wake.js';
 export { withdrawAccount } from './withdrawals.js';
+export { forwardAccount, type ForwardTargets } from './forwards.js';
 export { type AccountUnitRow, accountUnits, SERVED_STATUS } from './account-units.js';

@@ -5,6 +5,7 @@ import type { AgentUnitSource } from '../../provisioning/agent-units.js';
 import type { CertificateAuthority } from '../../tls/internal-ca.js';
 import type { ServiceDeps } from '../deps.js';
 import { agentListener, agentUrl, caFingerprint } from './agent-listener.js';
+import { forwardUnits } from './forwards.js';
 import { serverRoutes } from './routes.js';
 import { serverSchemas } from './schemas.js';
 import { type ServerHooks, serversService } from './service.js';
@@ -39,8 +40,8 @@ export async function serversModule(
         ...svc,
         ...agents,
         // Withdrawals first: a new account of a withdrawn one's name is applied after it is gone;
-        // tasks last: a load finds the unit it restores applied.
-        sources: [withdrawalUnits, ...agents.sources, taskUnits],
+        // forwards after the units they render again; tasks last: a load finds the unit it restores applied.
+        sources: [withdrawalUnits, ...agents.sources, forwardUnits, taskUnits],
         announce: (serverId) => service.announceStatuses(serverId),
         onError,
       })

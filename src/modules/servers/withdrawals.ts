@@ -4,7 +4,7 @@ import { isRole, type Role } from './schemas.js';
 import { wakeAgent } from './wake.js';
 
 /**
- * A terminated account's share of another server: its rows are gone (the account's sites and
+ * A terminated account's share of another server (or a moved one's, of the server it left): its rows are gone (the account's sites and
  * database unit go with it), so the server's agent is handed a withdrawal instead, named by the
  * account and the roles it held there, until it reports it done. Written in the termination's
  * transaction; the agent's poll wakes when it commits.
@@ -21,6 +21,8 @@ export async function withdrawAccount(
        SET roles = ARRAY(SELECT DISTINCT unnest(agent_withdrawals.roles || EXCLUDED.roles) ORDER BY 1)`,
     [serverId, account.id, account.username, roles],
   );
+  // A forward to where the account went ends with it.
+  await tx.query('DELETE FROM agent_forwards WHERE server_id = $1 AND account_id = $2', [serverId, account.id]);
   await wakeAgent(tx, serverId);
 }
 

@@ -1,6 +1,7 @@
 import { type Contribution, type AccountShare, operationWorker, syncErrorGauge } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
+import { currentLink, siteDir } from '../../layout.js';
 import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
 import type { Issuer } from '../../tls/issuer.js';
 import type { ServiceDeps } from '../deps.js';
@@ -17,11 +18,12 @@ import { deploymentRoutes } from './deployments/routes.js';
 import { deploymentSchemas } from './deployments/schemas.js';
 import { deploymentsService } from './deployments/service.js';
 import { webReconciler } from './reconciler.js';
-import { siteIdsOfAccount, webUnits } from './repo.js';
+import { loadWebUnit, siteIdsOfAccount, webUnits } from './repo.js';
 import { siteRoutes } from './routes.js';
 import { runtimeRoutes } from './runtimes.js';
 import { siteSchemas } from './schemas.js';
 import { siteCancelHandlers, sitesService } from './service.js';
+import { servedTls } from './serving.js';
 
 /**
  * Sites, deployments and certificates: the web apply unit (the site's lifecycle with it), the
@@ -80,6 +82,24 @@ export function sitesModule(
       async withdrawLocal(account) {
         for (const id of await siteIdsOfAccount(svc.db, account.id)) await driver.removeSite(id);
         await php.removeAccount(account.username);
+      },
+      // Its sites answer by proxying to the new web server, with the certificates they have here.
+      async forwardLocal(accountId, to) {
+        for (const id of await siteIdsOfAccount(svc.db, accountId)) {
+          const unit = await loadWebUnit(svc.db, id);
+          if (unit?.status !== 'active' && unit?.status !== 'suspended') continue;
+          const root = currentLink(siteDir(config.dataDir, accountId, id));
+          const tls = await servedTls(svc.db, unit, sealKey);
+          await driver.applySite({
+            id,
+            hostnames: [unit.hostname, ...unit.aliases],
+            root,
+            suspended: false,
+            php: null,
+            tls,
+            forwardTo: to,
+          });
+        }
       },
     } satisfies AccountShare,
   };

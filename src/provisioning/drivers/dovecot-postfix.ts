@@ -17,6 +17,8 @@ export interface DovecotPostfixOptions {
   dovecotConf: string | null;
   /** OpenDKIM's pid file: signalled to re-read its tables; null: no signer to tell. */
   opendkimPid: string | null;
+  /** The port mail relayed to another server of the fleet goes to. */
+  relayPort: number;
 }
 
 /**
@@ -38,7 +40,7 @@ export class DovecotPostfixMailDriver implements MailDriver {
     dataDir: string,
     private readonly o: DovecotPostfixOptions,
   ) {
-    this.files = new EmbeddedMailDriver(dataDir, { mapsDir: o.mapsDir });
+    this.files = new EmbeddedMailDriver(dataDir, { mapsDir: o.mapsDir, relayPort: o.relayPort });
   }
 
   async applyDomain(domain: MailDomainSpec): Promise<void> {

@@ -10,6 +10,7 @@ import {
   renderPasswdFile,
   renderRecipientAccess,
   renderSenderLoginMap,
+  renderTransport,
   renderVirtualAliasMap,
   renderVirtualMailboxMap,
   type MailDomainSpec,
@@ -21,6 +22,7 @@ const MAPS = [
   'virtual_alias_maps',
   'sender_login_maps',
   'recipient_access',
+  'transport',
   'dkim_key_table',
   'dkim_signing_table',
 ] as const;
@@ -31,12 +33,14 @@ export const POSTFIX_MAPS = [
   'virtual_alias_maps',
   'sender_login_maps',
   'recipient_access',
+  'transport',
 ] as const;
 
 /**
  * Renders each mail domain into `<dataDir>/rendered/mail/domains/<domain>/` and joins them into
  * the files Dovecot and Postfix read: `passwd` (passwd-file), `virtual_mailbox_domains`,
- * `virtual_mailbox_maps`, `virtual_alias_maps`, `recipient_access` (Postfix `hash:` sources, for `postmap`). It
+ * `virtual_mailbox_maps`, `virtual_alias_maps`, `recipient_access`, `transport` (Postfix `hash:` sources, for
+ * `postmap`; a relayed domain's mail goes to `relayPort` of the server it is relayed to). It
  * creates the Maildirs and Sieve scripts in the account's home and serves nothing itself.
  * `mapsDir` puts the joined files where the daemons read them (default: the rendered directory).
  */
@@ -51,10 +55,12 @@ export class EmbeddedMailDriver implements MailDriver {
   private readonly dir: string;
   private readonly accountsDir: string;
   private readonly mapsDir: string;
+  private readonly relayPort: number;
   /** Joins run one at a time, so two domains applied at once cannot write a stale join last. */
   private readonly exclusive = mutex();
 
-  constructor(dataDir: string, options: { mapsDir?: string | null } = {}) {
+  constructor(dataDir: string, options: { mapsDir?: string | null; relayPort?: number } = {}) {
+    this.relayPort = options.relayPort ?? 25;
     this.dir = path.resolve(dataDir, 'rendered', 'mail');
     this.accountsDir = path.resolve(dataDir, 'accounts');
     this.mapsDir = path.resolve(options.mapsDir ?? this.dir);
@@ -92,6 +98,7 @@ export class EmbeddedMailDriver implements MailDriver {
       virtual_alias_maps: renderVirtualAliasMap(domain),
       sender_login_maps: renderSenderLoginMap(domain),
       recipient_access: renderRecipientAccess(domain),
+      transport: renderTransport(domain, this.relayPort),
       dkim_key_table: dkim.keyTable,
       dkim_signing_table: dkim.signingTable,
     };

@@ -44,7 +44,7 @@ export function driversFor(config: Config): {
     mail:
       drivers.mail === 'dovecot-postfix'
         ? new DovecotPostfixMailDriver(dataDir, { ...mailServer, mapsDir: mailServer.mapsDir as string })
-        : new EmbeddedMailDriver(dataDir),
+        : new EmbeddedMailDriver(dataDir, { relayPort: mailServer.relayPort }),
     db:
       drivers.db === 'mariadb'
         ? new MariaDbDatabaseDriver({ ...mariadb, url: mariadb.url as string })

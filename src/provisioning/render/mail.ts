@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { type Static, Type } from 'typebox';
 
@@ -42,6 +43,12 @@ export const MailDomainContent = Type.Object({
    * is frozen for a move: nothing arrives at a server after its copy was made.
    */
   deferred: Type.Boolean(),
+  /**
+   * The account moved to the mail server at this address (optional: null): mail to the domain is
+   * relayed there (a Postfix transport), taken and queued here whatever else holds, while the
+   * records that still name this server may be cached.
+   */
+  relay: Type.Optional(Type.Union([Type.String({ minLength: 2, maxLength: 45 }), Type.Null()])),
   /** Where mail to an unknown address of the domain goes; null: refused. */
   catchAll: Type.Union([Address, Type.Null()]),
   /** The key outgoing mail of the domain is signed with (OpenDKIM); null: none. */
@@ -113,7 +120,20 @@ export function renderVirtualAliasMap(domain: MailDomainSpec): string {
 
 /** `check_recipient_access` (a Postfix `hash:` table): a deferred domain answers 450 to every recipient. */
 export const renderRecipientAccess = (domain: MailDomainSpec): string =>
-  domain.deferred ? `${domain.name} 450 4.2.1 This mailbox is moving to another server; try again shortly\n` : '';
+  domain.deferred && !domain.relay
+    ? `${domain.name} 450 4.2.1 This mailbox is moving to another server; try again shortly\n`
+    : '';
+
+/**
+ * `transport_maps` (a Postfix `hash:` table): a relayed domain's mail goes to the SMTP service
+ * of the server at its address, on `port` (the servers of a fleet receive mail on the same port).
+ */
+export function renderTransport(domain: MailDomainSpec, port: number): string {
+  if (!domain.relay) return '';
+  const family = isIP(domain.relay);
+  if (!family) throw new Error(`"${domain.relay}" is not an IP address to relay to`);
+  return `${domain.name} smtp:[${family === 6 ? `ipv6:${domain.relay}` : domain.relay}]:${port}\n`;
+}
 
 /**
  * `smtpd_sender_login_maps`: who may send as an address on the submission service — a mailbox

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { type Static, Type } from 'typebox';
 import { phpValue, type PhpSettings } from './php-fpm.js';
 
@@ -20,6 +21,12 @@ export interface SiteSpec {
    * `Retry-After`, so that nothing is written here after the copy was made.
    */
   frozen?: boolean;
+  /**
+   * The account moved to the web server at this address (optional: null): every request is
+   * proxied there, on the port and with the scheme it came on, while the records that still name
+   * this server may be cached.
+   */
+  forwardTo?: string | null;
   /** The certificate to serve HTTPS with (null: plain HTTP only). The driver writes its files. */
   tls: SiteTls | null;
   /** A PHP site: its account's pool and the site's settings (null: static files only). */
@@ -59,7 +66,24 @@ function arg(value: string, what: string): string {
 /** How long a client is asked to wait while a site is frozen for a move (its freeze lasts seconds). */
 const FROZEN_RETRY_AFTER_S = 10;
 
+/** The servers of a fleet listen on the same ports: the target is asked where this server was. */
+function forward(address: string): string[] {
+  if (!isIP(address)) throw new Error(`"${address}" is not an IP address to forward to`);
+  const host = isIP(address) === 6 ? `[${address}]` : address;
+  return [
+    '    location / {',
+    `        proxy_pass $scheme://${host}:$server_port;`,
+    '        proxy_set_header Host $host;',
+    '        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;',
+    '        proxy_set_header X-Forwarded-Proto $scheme;',
+    '        proxy_ssl_server_name on;',
+    '        proxy_ssl_name $host;',
+    '    }',
+  ];
+}
+
 function content(site: SiteSpec, o: WebServerOptions): string[] {
+  if (site.forwardTo) return forward(site.forwardTo);
   if (site.frozen && !site.suspended)
     return ['    location / {', `        add_header Retry-After ${FROZEN_RETRY_AFTER_S} always;`, '        return 503;', '    }'];
   return site.suspended

@@ -18,7 +18,13 @@ export const DnsRecord = Type.Object(
     }),
     fqdn: Type.String({ maxLength: 255 }),
     type: RecordType,
-    ttl: Type.Integer({ minimum: 60, maximum: 86400, format: 'int32' }),
+    ttl: Type.Integer({
+      minimum: 5,
+      maximum: 86400,
+      format: 'int32',
+      description:
+        'Seconds. A record written through the API has at least 60; a move of its account to another server lowers the records naming the server it leaves to `BERTH_MOVE_TTL_S` (at least 5) while it runs.',
+    }),
     content: Type.String({
       maxLength: 65535,
       description: 'RDATA in zone-file presentation format; TXT unquoted. Host names in it are stored as A-labels.',
