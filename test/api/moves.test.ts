@@ -24,7 +24,9 @@ const agents = agentHarness(
 const stops: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { BERTH_AGENT_LISTEN: '127.0.0.1:0', BERTH_WEB_IPV4: '192.0.2.10' } });
+  t = await createTestApp({
+    env: { BERTH_AGENT_LISTEN: '127.0.0.1:0', BERTH_WEB_IPV4: '192.0.2.10', BERTH_MOVE_TTL_S: '5' },
+  });
   url = `https://127.0.0.1:${await listenAgents(t.app, t.config)}`;
 });
 afterAll(async () => {
@@ -89,6 +91,9 @@ describe('moving an account', () => {
     await eventually(async () => existsSync(maildir(a.dataDir)));
     writeFileSync(path.join(maildir(a.dataDir), 'new', '1700000000.M1P1.mx'), 'Subject: kept\r\n\r\nhello\r\n');
     expect(await aRecords(name)).toEqual(['@ 127.0.0.21 3600', 'mail 127.0.0.21 3600', 'www 127.0.0.21 3600']);
+    const backup = await t.post('/v1/backups', { account_id: account.id, include: ['dns'] });
+    expect(backup.status, backup.text).toBe(202);
+    await eventually(async () => (await t.get(`/v1/backups/${backup.body.id}`)).body.status === 'completed');
 
     const moved = await t.post(`/v1/accounts/${account.id}/move`, {
       to: { web: b.server.id, mail: b.server.id, database: b.server.id },
@@ -106,7 +111,7 @@ describe('moving an account', () => {
     // Ready: served by the source, unfrozen, the records' TTL lowered; the account is held.
     const ready = await ended(moved.body.id, ['ready', 'failed']);
     expect(ready.status, JSON.stringify(ready.error)).toBe('ready');
-    expect(await aRecords(name)).toEqual(['@ 127.0.0.21 60', 'mail 127.0.0.21 60', 'www 127.0.0.21 60']);
+    expect(await aRecords(name)).toEqual(['@ 127.0.0.21 5', 'mail 127.0.0.21 5', 'www 127.0.0.21 5']);
     for (const held of [
       await t.post('/v1/backups', { account_id: account.id }),
       await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
@@ -115,12 +120,18 @@ describe('moving an account', () => {
       }),
       await t.request('DELETE', `/v1/accounts/${account.id}`),
       await t.post(`/v1/accounts/${account.id}/move`, { to: { web: a.server.id } }),
+      await t.post(`/v1/backups/${backup.body.id}/restore`, {}),
     ]) {
       expect(held.status, held.text).toBe(409);
       expect(held.body).toMatchObject({ code: 'account_moving', move_id: moved.body.id });
     }
-    // Other writes go on.
+    // Other writes go on; a record's lowered TTL (below the 60 s a request may set) stays as it is.
     expect((await t.patch(`/v1/emails/${box.body.id}`, { quota_mb: 20 })).status).toBe(200);
+    const www = (await t.get(`/v1/domains/${name}/records?type=A&name=www`)).body.data[0];
+    const edited = await t.patch(`/v1/domains/${name}/records/${www.id}`, { content: '127.0.0.21' });
+    expect(edited.status, edited.text).toBe(200);
+    expect(edited.body.ttl).toBe(5);
+    expect((await t.patch(`/v1/domains/${name}/records/${www.id}`, { ttl: 5 })).status).toBe(422);
 
     const cut = await t.post(`/v1/moves/${moved.body.id}/cutover`, {});
     expect(cut.status, cut.text).toBe(200);
@@ -132,7 +143,7 @@ describe('moving an account', () => {
     expect(forwarding.status, JSON.stringify(forwarding.error)).toBe('forwarding');
     const loweredAt = forwarding.steps.find((s: { name: string }) => s.name === 'lower_ttl').ended_at;
     expect(Date.parse(forwarding.forward_until) - Date.parse(loweredAt)).toBe(3600_000);
-    expect(await aRecords(name)).toEqual(['@ 127.0.0.22 60', 'mail 127.0.0.22 60', 'www 127.0.0.22 60']);
+    expect(await aRecords(name)).toEqual(['@ 127.0.0.22 5', 'mail 127.0.0.22 5', 'www 127.0.0.22 5']);
     await eventually(async () =>
       readFileSync(block(a.dataDir), 'utf8').includes('proxy_pass $scheme://127.0.0.22:$server_port;'),
     );
@@ -343,7 +354,7 @@ describe('moving an account', () => {
     expect(moved.status, moved.text).toBe(202);
     expect(moved.body.from).toEqual({ web: a.server.id });
     expect((await ended(moved.body.id, ['ready', 'failed'])).status).toBe('ready');
-    expect(await aRecords(name)).toEqual(['@ 127.0.0.23 60', 'www 127.0.0.23 60']);
+    expect(await aRecords(name)).toEqual(['@ 127.0.0.23 5', 'www 127.0.0.23 5']);
 
     const canceled = await t.post(`/v1/moves/${moved.body.id}/cancel`, {});
     expect(canceled.status, canceled.text).toBe(200);

@@ -13,7 +13,7 @@ import { parseZoneFile } from '../zone/parser.js';
 import * as repo from './repo.js';
 import type { ZoneEntry } from './repo.js';
 import type { DnsRecord, RecordPatch, SyncResult } from './schemas.js';
-import { normalizeRecord, type RecordInput } from './validate.js';
+import { MIN_TTL, normalizeRecord, type RecordInput } from './validate.js';
 
 const managedError = (): FieldError => ({
   pointer: '',
@@ -163,10 +163,13 @@ export function recordsService(deps: ServiceDeps, domainsSvc: DomainsService) {
       const { domain } = await changeZone(caller, ref, (zone, entries) => {
         // Checked on the row read under the zone lock: of two writers with one ETag, one wins.
         const row = existing(entries, id, expectedVersion);
-        const merged = mergeFields<RecordInput>({ name: row.name, type: row.type, ttl: row.ttl, content: row.content }, patch);
+        // A TTL the request leaves alone may be a move's lowered one, below what the API takes: it stays.
+        const ttl = patch.ttl ?? Math.max(row.ttl, MIN_TTL);
+        const merged = mergeFields<RecordInput>({ name: row.name, type: row.type, ttl, content: row.content }, patch);
         const { record, errors } = normalizeRecord(zone, merged);
         if (!record) throw invalid(errors);
         record.id = id;
+        if (patch.ttl === undefined) record.ttl = row.ttl;
         return { entries: entries.map((e) => (e.id === id ? record : e)), changed: new Map([[record, '']]), removed: [] };
       });
       return reload(domain.id, id, domain.name);

@@ -17,7 +17,7 @@ import { releaseDir, releasesDir, siteDir, stagingDir } from '../../../layout.js
 import { conflict, invalid, notFound, payloadTooLarge, quotaExceeded } from '../../../lib/errors.js';
 import { isId, newId } from '../../../lib/ids.js';
 import type { PhpDriver } from '../../../provisioning/driver.js';
-import { limitsOf, notMoving, writableAccount } from '../../accounts/index.js';
+import { limitsOf, notMoving, notMovingNow, writableAccount } from '../../accounts/index.js';
 import type { ServiceDeps } from '../../deps.js';
 import * as ops from '../../operations/index.js';
 import { toOperation } from '../../operations/index.js';
@@ -57,8 +57,16 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
   const maxBytes = config.deployMaxMb * MIB;
 
   /** The deployment (new, or a kept release) turns `pending` with the `site.deploy` operation that switches it live. */
-  async function startSwitch(site: sites.SiteRow, deploymentId: string, created?: Parameters<typeof repo.insertDeployment>[1]) {
+  async function startSwitch(
+    caller: Caller,
+    site: sites.SiteRow,
+    deploymentId: string,
+    created?: Parameters<typeof repo.insertDeployment>[1],
+  ) {
     return db.transaction(async (tx) => {
+      // Checked again where it counts: a move that started meanwhile waits for this to commit, or
+      // this sees it (Berth's own deployments during a move are the move's).
+      if (!isSystemCaller(caller)) await notMovingNow(tx, site.account_id);
       if (created) await repo.insertDeployment(tx, created);
       const row = (await repo.setDeploymentStatus(tx, deploymentId, 'pending')) as repo.DeploymentRow;
       const started = await ops.startOperation(tx, {
@@ -76,6 +84,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
   async function deployableSite(caller: Caller, siteId: string) {
     const site = await sitesSvc.load(caller, siteId);
     const account = await writableAccount(db, caller, site.account_id);
+    // Refused before the upload is received; checked again as the switch starts (startSwitch).
     if (!isSystemCaller(caller)) notMoving(account);
     if (site.status !== 'active' && site.status !== 'suspended') throw conflict('invalid_state', `The site is ${site.status}.`);
     return { site, account };
@@ -135,13 +144,17 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
       } finally {
         await rm(`${staging}.upload`, { force: true });
       }
-      return startSwitch(site, id, {
+      const created = {
         id,
         site_id: site.id,
         format,
         archive_bytes: archiveBytes(),
         size_bytes: unpacked.bytes,
         file_count: unpacked.files,
+      };
+      return startSwitch(caller, site, id, created).catch(async (err: unknown) => {
+        await rm(releaseDir(dir, id), { recursive: true, force: true });
+        throw err;
       });
     },
 
@@ -152,7 +165,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
       if (row.status !== 'superseded' && row.status !== 'live') {
         throw conflict('invalid_state', `The deployment is ${row.status}; only kept releases can be activated.`);
       }
-      return startSwitch(site, row.id);
+      return startSwitch(caller, site, row.id);
     },
   };
 }
