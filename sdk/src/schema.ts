@@ -5172,9 +5172,15 @@ export interface components {
                 /** Format: date-time */
                 ended_at: string | null;
             }[];
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description While the copy runs, the account’s disk use as last measured; once it is done, what was copied.
+             */
             bytes_total: number;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description What has arrived so far (looked at every second while the copy runs).
+             */
             bytes_copied: number;
             /** @description Why the work failed: a stable `code` and a `detail` for people. */
             error: ({
@@ -5253,9 +5259,15 @@ export interface components {
                 /** Format: date-time */
                 ended_at: string | null;
             }[];
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description While the copy runs, the account’s disk use as last measured; once it is done, what was copied.
+             */
             bytes_total: number;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description What has arrived so far (looked at every second while the copy runs).
+             */
             bytes_copied: number;
             /** @description Why the work failed: a stable `code` and a `detail` for people. */
             error: ({

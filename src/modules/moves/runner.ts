@@ -33,6 +33,8 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 class Canceled extends Error {}
 
 const WAIT = Symbol('wait');
+/** How often a copy's progress is looked at. */
+const COPY_PROGRESS_EVERY_MS = 1000;
 /** How often each process looks for moves whose forwarding is over. */
 const FORWARDING_ENDS_EVERY_MS = 1000;
 
@@ -80,6 +82,27 @@ export function moveRunner(
 ) {
   const { db, clock, config } = deps;
   const stagingOf = (move: repo.MoveRow) => path.join(config.dataDir, 'staging', `move-${move.id}`);
+
+  /**
+   * The copy's progress in bytes, against the account's disk use as measured before it: what has
+   * arrived in the staging, looked at every second until `stop`.
+   */
+  function copyProgress(moveId: string, staging: string, total: number) {
+    let sample = repo.updateMove(db, moveId, { bytes_total: total, bytes_copied: 0 });
+    const look = async () => {
+      const copied = await bytesUnder([staging]).catch(() => null);
+      if (copied !== null) await repo.updateMove(db, moveId, { bytes_copied: Math.min(copied, total) });
+    };
+    const timer = setInterval(() => {
+      sample = sample.then(look).catch(() => undefined);
+    }, COPY_PROGRESS_EVERY_MS);
+    return {
+      async stop() {
+        clearInterval(timer);
+        await sample;
+      },
+    };
+  }
 
   /** The records of the moved web and mail roles, from where to where they point. */
   async function roleRecords(move: repo.MoveRow): Promise<RoleRecords[]> {
@@ -138,10 +161,15 @@ export function moveRunner(
       }
       await rm(staging, { recursive: true, force: true });
       await mkdir(staging, { recursive: true });
-      for (const part of o.parts) {
-        const staged = await part.stage(move.account_id, staging, move.from_servers);
-        // What a part names in place (the files of a role on this machine) is copied in beside the rest.
-        for (const d of staged.dirs) await cp(d.dir, path.join(staging, d.as), { recursive: true, verbatimSymlinks: true });
+      const progress = copyProgress(move.id, staging, await deps.diskInUse(move.account_id));
+      try {
+        for (const part of o.parts) {
+          const staged = await part.stage(move.account_id, staging, move.from_servers);
+          // What a part names in place (the files of a role on this machine) is copied in beside the rest.
+          for (const d of staged.dirs) await cp(d.dir, path.join(staging, d.as), { recursive: true, verbatimSymlinks: true });
+        }
+      } finally {
+        await progress.stop();
       }
       const bytes = await bytesUnder([staging]);
       await repo.updateMove(db, move.id, { bytes_total: bytes, bytes_copied: bytes });

@@ -65,8 +65,11 @@ export const Move = Type.Object(
     from_backup: Nullable(Id('bak', 'The backup the move copies from instead of the source.')),
     status: Status,
     steps: Type.Array(Step, { maxItems: MOVE_STEPS.length }),
-    bytes_total: Bytes,
-    bytes_copied: Bytes,
+    bytes_total: {
+      ...Bytes,
+      description: 'While the copy runs, the account’s disk use as last measured; once it is done, what was copied.',
+    },
+    bytes_copied: { ...Bytes, description: 'What has arrived so far (looked at every second while the copy runs).' },
     error: Nullable(Failure),
     frozen_at: Nullable(Timestamp),
     cut_over_at: Nullable(Timestamp),
