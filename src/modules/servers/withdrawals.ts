@@ -4,10 +4,10 @@ import { isRole, type Role } from './schemas.js';
 import { wakeAgent } from './wake.js';
 
 /**
- * A terminated account's share of another server (or a moved one's, of the server it left): its rows are gone (the account's sites and
- * database unit go with it), so the server's agent is handed a withdrawal instead, named by the
- * account and the roles it held there, until it reports it done. Written in the termination's
- * transaction; the agent's poll wakes when it commits.
+ * A terminated account's share of another server, or a moved one's of the server it left: no
+ * unit names it there any more, so the server's agent is handed a withdrawal instead, named by the
+ * account and the roles it held there, until it reports it done. Written in the termination's (or
+ * the move's cleanup's) transaction; the agent's poll wakes when it commits.
  */
 export async function withdrawAccount(
   tx: Queryable,
