@@ -19,6 +19,7 @@ import {
   serverStatus,
   withdrawAccount,
 } from '../servers/index.js';
+import { sampledProgress } from './progress.js';
 import * as repo from './repo.js';
 import { moveEvent } from './representation.js';
 import { MOVE_STEPS, type MoveStepName } from './schemas.js';
@@ -83,27 +84,6 @@ export function moveRunner(
   const { db, clock, config } = deps;
   const stagingOf = (move: repo.MoveRow) => path.join(config.dataDir, 'staging', `move-${move.id}`);
 
-  /**
-   * The copy's progress in bytes, against the account's disk use as measured before it: what has
-   * arrived in the staging, looked at every second until `stop`.
-   */
-  function copyProgress(moveId: string, staging: string, total: number) {
-    let sample = repo.updateMove(db, moveId, { bytes_total: total, bytes_copied: 0 });
-    const look = async () => {
-      const copied = await bytesUnder([staging]).catch(() => null);
-      if (copied !== null) await repo.updateMove(db, moveId, { bytes_copied: Math.min(copied, total) });
-    };
-    const timer = setInterval(() => {
-      sample = sample.then(look).catch(() => undefined);
-    }, COPY_PROGRESS_EVERY_MS);
-    return {
-      async stop() {
-        clearInterval(timer);
-        await sample;
-      },
-    };
-  }
-
   /** The records of the moved web and mail roles, from where to where they point. */
   async function roleRecords(move: repo.MoveRow): Promise<RoleRecords[]> {
     const roles = [];
@@ -161,7 +141,14 @@ export function moveRunner(
       }
       await rm(staging, { recursive: true, force: true });
       await mkdir(staging, { recursive: true });
-      const progress = copyProgress(move.id, staging, await deps.diskInUse(move.account_id));
+      // Progress in bytes: what has arrived in the staging, against the account's measured disk use.
+      const total = await deps.diskInUse(move.account_id);
+      await repo.updateMove(db, move.id, { bytes_total: total, bytes_copied: 0 });
+      const progress = sampledProgress({
+        measure: () => bytesUnder([staging]),
+        record: (copied) => repo.updateMove(db, move.id, { bytes_copied: Math.min(copied, total) }),
+        everyMs: COPY_PROGRESS_EVERY_MS,
+      });
       try {
         for (const part of o.parts) {
           const staged = await part.stage(move.account_id, staging, move.from_servers);
