@@ -38,7 +38,7 @@ async function until<T>(fn: () => Promise<T>, timeoutMs = 90_000): Promise<NonNu
   }
 }
 
-it('a move whose control plane is killed during its freeze resumes when it starts again: the target serves the site, the source keeps nothing', async () => {
+it('a move whose control plane is killed during its freeze resumes when it starts again, and one whose target’s agent is killed as it cuts over completes once the agent is back: the target serves the site, the source keeps nothing', async () => {
   const [port, agentPort] = [await freePort(), await freePort()];
   const call = async (method: string, url: string, body?: unknown, raw?: Buffer) => {
     const r = await fetch(`http://127.0.0.1:${port}${url}`, {
@@ -126,4 +126,21 @@ it('a move whose control plane is killed during its freeze resumes when it start
   await until(async () => existsSync(served(b.dataDir)));
   expect(readFileSync(served(b.dataDir), 'utf8')).toBe('kept');
   await until(async () => !readdirSync(path.join(a.dataDir, 'accounts')).includes(account.id));
-}, 400_000);
+
+  // Back to server a, whose agent (the target now) is killed with SIGKILL as the move cuts over:
+  // started again, it applies what the move put there, and the move completes.
+  const back = await call('POST', `/v1/accounts/${account.id}/move`, { to: { web: a.id } });
+  expect(back.status, JSON.stringify(back.body)).toBe(202);
+  const status = async () => (await call('GET', `/v1/moves/${back.body.id}`)).body;
+  await until(async () => ['cutting_over', 'forwarding', 'completed', 'failed'].includes((await status()).status));
+  a.agent.child.kill('SIGKILL');
+  await a.agent.exited;
+  a.agent = started(startAgentProcess(['run'], a.dataDir));
+  const home = await until(async () => {
+    const m = await status();
+    return ['completed', 'failed'].includes(m.status) ? m : null;
+  }, 200_000);
+  expect(home.status, JSON.stringify(home.error)).toBe('completed');
+  expect(readFileSync(served(a.dataDir), 'utf8')).toBe('kept');
+  await until(async () => !readdirSync(path.join(b.dataDir, 'accounts')).includes(account.id));
+}, 600_000);
