@@ -20,8 +20,8 @@ export interface DrainingServers {
 /**
  * Drains servers: for each draining server, starts moves of the accounts placed on it (the roles
  * it holds, each to the server the placement policy picks), at most `BERTH_MOVE_CONCURRENCY`
- * copying at a time, and marks it decommissioned once it holds no account and forwards none. One process at a time (a session
- * lock), so the bound holds however many processes run it.
+ * copying at a time, and marks it decommissioned once it holds no account and forwards none.
+ * One process at a time (a session lock), so the bound holds however many processes run it.
  */
 export function drainer(deps: ServiceDeps, moves: MovesService, servers: DrainingServers, onError: (err: unknown) => void) {
   const { db, clock, config } = deps;

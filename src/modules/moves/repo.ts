@@ -86,8 +86,8 @@ export async function activeMovesFrom(db: Queryable, serverId: string): Promise<
 }
 
 /**
- * Ends the `forward` step of the moves whose forwarding time is over (`now` on), each once, and
- * sends their jobs on, in the caller's transaction: a move waits for this without holding a worker.
+ * Ends the `forward` step of the moves whose forwarding time is over (`now` on), each once, in
+ * the caller's transaction, which sends their jobs on: a move waits for this without a worker.
  */
 export async function endForwarding(tx: Queryable, now: Date): Promise<{ id: string; operation_id: string }[]> {
   const index = MOVE_STEPS.indexOf('forward');

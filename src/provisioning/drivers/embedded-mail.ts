@@ -39,8 +39,9 @@ export const POSTFIX_MAPS = [
 /**
  * Renders each mail domain into `<dataDir>/rendered/mail/domains/<domain>/` and joins them into
  * the files Dovecot and Postfix read: `passwd` (passwd-file), `virtual_mailbox_domains`,
- * `virtual_mailbox_maps`, `virtual_alias_maps`, `recipient_access`, `transport` (Postfix `hash:` sources, for
- * `postmap`; a relayed domain's mail goes to `relayPort` of the server it is relayed to). It
+ * `virtual_mailbox_maps`, `virtual_alias_maps`, `recipient_access`, `transport` (Postfix `hash:`
+ * sources, for `postmap`; a relayed domain's mail goes to `relayPort` of the server at its
+ * address). It
  * creates the Maildirs and Sieve scripts in the account's home and serves nothing itself.
  * `mapsDir` puts the joined files where the daemons read them (default: the rendered directory).
  */

@@ -134,10 +134,10 @@ function content(type: string, raw: string, owner: string, zone: string): { valu
   }
 }
 
-/** One record: owner, type and content in canonical form, or every field error at once. */
 /** The least TTL a record written through the API may have (a move lowers below it for its duration). */
 export const MIN_TTL = 60;
 
+/** One record: owner, type and content in canonical form, or every field error at once. */
 export function normalizeRecord(zone: string, input: RecordInput, pointer = ''): { record?: ZoneEntry; errors: FieldError[] } {
   const errors: FieldError[] = [];
   const type = input.type.toUpperCase();
