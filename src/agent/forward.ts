@@ -1,5 +1,5 @@
-import { currentLink, siteDir } from '../layout.js';
 import type { AgentForward, AgentUnit } from '../provisioning/agent-units.js';
+import { forwardedSite } from '../provisioning/render/nginx.js';
 import type { AgentDrivers } from './drivers.js';
 import { applyMailUnit } from './mail.js';
 
@@ -15,15 +15,9 @@ export async function applyForward(
 ): Promise<void> {
   for (const unit of kept) {
     if (unit.kind === 'web' && spec.web && unit.spec.account_id === spec.account_id && !unit.spec.removed)
-      await o.drivers.web.applySite({
-        id: unit.spec.site_id,
-        hostnames: unit.spec.hostnames,
-        root: currentLink(siteDir(o.dataDir, spec.account_id, unit.spec.site_id)),
-        suspended: false,
-        php: null,
-        tls: unit.spec.tls,
-        forwardTo: spec.web,
-      });
+      await o.drivers.web.applySite(
+        forwardedSite({ id: unit.spec.site_id, hostnames: unit.spec.hostnames, tls: unit.spec.tls }, spec.web),
+      );
     if (unit.kind === 'mail' && spec.mail && unit.spec.account_id === spec.account_id && unit.spec.enabled && !unit.spec.removed)
       await applyMailUnit(
         { dataDir: o.dataDir, mail: o.drivers.mail },

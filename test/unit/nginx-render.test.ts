@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { renderServerBlock, type SiteSpec } from '../../src/provisioning/render/nginx.js';
+import { forwardedSite, renderServerBlock, type SiteSpec } from '../../src/provisioning/render/nginx.js';
 import { DEFAULT_PHP_SETTINGS } from '../../src/provisioning/render/php-fpm.js';
 
 const fixture = (name: string) => readFileSync(path.resolve(import.meta.dirname, '../fixtures/web', name), 'utf8');
@@ -39,6 +39,7 @@ describe('nginx server blocks (golden files)', () => {
 
   it('proxies every request to the server its account moved to, whatever else holds, on the port and scheme it came on', () => {
     expect(renderServerBlock({ ...site, frozen: true, forwardTo: '127.0.0.12' }, options)).toBe(fixture('forwarded.conf'));
+    expect(renderServerBlock(forwardedSite(site, '127.0.0.12'), options)).toBe(fixture('forwarded.conf'));
     expect(renderServerBlock({ ...site, forwardTo: '2001:db8::12' }, options)).toContain(
       'proxy_pass $scheme://[2001:db8::12]:$server_port;',
     );

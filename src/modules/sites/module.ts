@@ -1,8 +1,8 @@
 import { type Contribution, type AccountShare, operationWorker, syncErrorGauge } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
-import { currentLink, siteDir } from '../../layout.js';
 import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
+import { forwardedSite } from '../../provisioning/render/nginx.js';
 import type { Issuer } from '../../tls/issuer.js';
 import type { ServiceDeps } from '../deps.js';
 import type { AcmeChallengeRecords } from '../domains/index.js';
@@ -88,17 +88,8 @@ export function sitesModule(
         for (const id of await siteIdsOfAccount(svc.db, accountId)) {
           const unit = await loadWebUnit(svc.db, id);
           if (unit?.status !== 'active' && unit?.status !== 'suspended') continue;
-          const root = currentLink(siteDir(config.dataDir, accountId, id));
           const tls = await servedTls(svc.db, unit, sealKey);
-          await driver.applySite({
-            id,
-            hostnames: [unit.hostname, ...unit.aliases],
-            root,
-            suspended: false,
-            php: null,
-            tls,
-            forwardTo: to,
-          });
+          await driver.applySite(forwardedSite({ id, hostnames: [unit.hostname, ...unit.aliases], tls }, to));
         }
       },
     } satisfies AccountShare,

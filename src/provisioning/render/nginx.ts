@@ -156,6 +156,15 @@ function php(root: string, p: NonNullable<SiteSpec['php']>): string[] {
   ];
 }
 
+/** A site as the server its account left serves it while forwarding: every request proxied to `to`. */
+export const forwardedSite = (site: Pick<SiteSpec, 'id' | 'hostnames' | 'tls'>, to: string): SiteSpec => ({
+  ...site,
+  root: '',
+  suspended: false,
+  php: null,
+  forwardTo: to,
+});
+
 export const certificateFiles = (certDir: string, id: string) => ({
   certificate: `${certDir}/${id}.crt`,
   key: `${certDir}/${id}.key`,
