@@ -140,7 +140,9 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
   while (!signal.aborted) {
     try {
       await renewIfDue();
-      const wait = Math.min(o.waitSeconds ?? 30, retry || 30);
+      // The poll also returns when the next measurement is due: usage is sent after a poll.
+      const untilMeasure = Math.max(1, Math.ceil((measureAt - Date.now()) / 1000));
+      const wait = Math.min(o.waitSeconds ?? 30, retry || 30, untilMeasure);
       const res = await agentCall(identity.url, identity, 'GET', `/agent/v1/units?wait=${wait}&known=${known}`, undefined, {
         headers: {
           'berth-agent-version': o.version,

@@ -167,7 +167,9 @@ describe.skipIf(!daemonEnv)(`PowerDNS driver (${daemonEnv ? 'BERTH_DRIVER_DNS=po
             if (n % 10 === 0) await new Promise((r) => setImmediate(r));
           }
         })();
-        await driver.applyZone(zone(i));
+        // PowerDNS's API answered a rare 500 on a busy machine; the reconciler tries a failed apply
+        // again, and so does this loop (what it checks is the answer after an apply that returned).
+        await driver.applyZone(zone(i)).catch(() => driver.applyZone(zone(i)));
         asking = false;
         await stream;
         if ((await answerCount(`r${i}.${name}`)) === 0) stale.push(`r${i}`);
