@@ -50,6 +50,17 @@ export interface PartServers {
   database?: string;
 }
 
+/**
+ * A move's copy, staged twice: while the source still serves, then once it is frozen (`final`).
+ * Each part keeps what it needs in `listings` to fetch only what changed the second time
+ * (archives/refresh.ts); what would be copied whole both times (a database's dump) waits for the
+ * final copy, which is verified against the source.
+ */
+export interface MoveCopy {
+  listings: string;
+  final: boolean;
+}
+
 /** What a module's part of a backup put into the archive. */
 export interface StagedPart {
   /** Its members of `manifest.json`: its resources as the API shows them. */
@@ -68,9 +79,10 @@ export interface BackupPart {
   name: BackupPartName;
   /**
    * Writes its generated files (secrets mode 0600) into `staging`, taking what servers hold from
-   * the account's servers, or from the servers `from` names (a move copies from its source).
+   * the account's servers, or from the servers `from` names (a move copies from its source, and
+   * keeps its copy up to date with `copy`; the caller does so with the `dirs` returned).
    */
-  stage(accountId: string, staging: string, from?: PartServers): Promise<StagedPart>;
+  stage(accountId: string, staging: string, from?: PartServers, copy?: MoveCopy): Promise<StagedPart>;
   /**
    * Puts back what `manifest` and `staging` (the unpacked archive) hold, re-creating what is
    * gone; running it again gives the same result. A refusal the caller should read is a

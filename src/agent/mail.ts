@@ -1,7 +1,7 @@
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { archiveStream } from '../archives/pack.js';
+import type { ArchivedDir } from '../archives/pack.js';
 import { unpackArchive } from '../archives/unpack.js';
 import { accountHome, mailRoot } from '../layout.js';
 import type { AgentMailSpec, AgentUnit } from '../provisioning/agent-units.js';
@@ -48,14 +48,14 @@ const exists = (p: string) =>
     () => false,
   );
 
-/** The account's maildirs of these domains, as `<domain>/<mailbox id>/...` (what a backup stages under `mail/`). */
-export async function packMail(dataDir: string, accountId: string, domains: string[]): Promise<Readable> {
+/** The account's maildirs of these domains, packed as `<domain>/<mailbox id>/...` (what a backup stages under `mail/`). */
+export async function mailDirs(dataDir: string, accountId: string, domains: string[]): Promise<ArchivedDir[]> {
   const dirs = [];
   for (const name of domains) {
     const dir = mailRoot(dataDir, path.basename(accountId), name);
     if (await exists(dir)) dirs.push({ dir, as: path.basename(name) });
   }
-  return archiveStream(dataDir, dirs);
+  return dirs;
 }
 
 /**

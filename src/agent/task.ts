@@ -1,15 +1,16 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { archiveStream } from '../archives/pack.js';
+import { listTree } from '../archives/listing.js';
+import { type ArchivedDir, archiveStream } from '../archives/pack.js';
 import { acmeChallengeDir, releaseDir, siteDir } from '../layout.js';
 import type { AgentTask } from '../provisioning/agent-units.js';
 import type { CronDriver, DatabaseDriver } from '../provisioning/driver.js';
 import { liveRelease } from '../provisioning/releases.js';
 import { httpProofs } from '../tls/http-proofs.js';
-import { packMail, unpackMail } from './mail.js';
+import { mailDirs, unpackMail } from './mail.js';
 
 export interface TaskDeps {
   dataDir: string;
@@ -41,9 +42,10 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
     const site = siteDir(o.dataDir, path.basename(task.account_id), path.basename(task.site_id));
     const release = releaseDir(site, path.basename(task.release));
     if ((await liveRelease(site)) !== task.release) throw new Error(`release ${task.release} is not live on this server yet`);
-    return o.output(archiveStream(o.dataDir, [{ dir: release, as: '' }]));
+    return o.output(await packed(o.dataDir, [{ dir: release, as: '' }], task));
   }
-  if (task.action === 'mail.pack') return o.output(await packMail(o.dataDir, task.account_id, task.domains));
+  if (task.action === 'mail.pack')
+    return o.output(await packed(o.dataDir, await mailDirs(o.dataDir, task.account_id, task.domains), task));
   if (task.action === 'mail.unpack') return unpackMail(o.dataDir, task, await o.input(), id);
   // Started (or, where jobs never run, recorded skipped): the runner's record reports the rest.
   if (task.action === 'cron.run') return void (await o.cron.runNow(task.job_id, task.run_id));
@@ -61,4 +63,10 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
   } finally {
     await rm(file, { force: true });
   }
+}
+
+/** What a pack task sends: the archive of `dirs`, of only some of their files, or their listing. */
+async function packed(dataDir: string, dirs: ArchivedDir[], task: { list?: boolean; only?: string[] }): Promise<Readable> {
+  if (task.list) return Readable.from([JSON.stringify(await listTree(dirs))]);
+  return archiveStream(dataDir, dirs, task.only && new Set(task.only));
 }

@@ -39,15 +39,19 @@ export function packArchive(
   root: string,
   dirs: ArchivedDir[],
   onEntry: (entry: { type: TarMember['type']; size: number }) => void,
+  only?: ReadonlySet<string>,
 ): AsyncIterable<Buffer> {
-  return new TarPacker(onEntry).pack(root, dirs);
+  return new TarPacker(onEntry, only).pack(root, dirs);
 }
 
-/** `packArchive` as a stream of chunks of their own. */
-export function archiveStream(root: string, dirs: ArchivedDir[]): Readable {
+/**
+ * `packArchive` as a stream of chunks of their own. With `only`, the files and links of those
+ * archive names alone (every directory still comes): a copy's changes since its listing.
+ */
+export function archiveStream(root: string, dirs: ArchivedDir[], only?: ReadonlySet<string>): Readable {
   return Readable.from(
     (async function* copies() {
-      for await (const chunk of packArchive(root, dirs, () => undefined)) yield Buffer.from(chunk);
+      for await (const chunk of packArchive(root, dirs, () => undefined, only)) yield Buffer.from(chunk);
     })(),
     { objectMode: false },
   );
@@ -88,7 +92,15 @@ class TarPacker {
   /** The archive name of the first member of each inode with several links (`dev:ino`). */
   private readonly linked = new Map<string, string>();
 
-  constructor(private readonly onEntry: (entry: { type: TarMember['type']; size: number }) => void) {}
+  constructor(
+    private readonly onEntry: (entry: { type: TarMember['type']; size: number }) => void,
+    private readonly only?: ReadonlySet<string>,
+  ) {}
+
+  /** Whether a file or link of this archive name is packed. */
+  private wanted(name: string): boolean {
+    return !this.only || this.only.has(name);
+  }
 
   async *pack(root: string, dirs: ArchivedDir[]): AsyncGenerator<Buffer> {
     const realRoot = await realpath(root);
@@ -138,6 +150,7 @@ class TarPacker {
         const st = stats[next];
         if (st?.isDirectory()) break;
         if (!st?.isFile() || (st.nlink > 1 && this.linked.has(`${st.dev}:${st.ino}`))) continue;
+        if (!this.wanted(name ? `${name}/${slice[next]}` : (slice[next] as string))) continue;
         const opening = this.open(path.join(inside, slice[next] as string), st);
         opening.catch(() => undefined); // awaited in its turn; a failure surfaces there
         ahead.set(next, opening);
@@ -151,6 +164,7 @@ class TarPacker {
         const childName = name ? `${name}/${n}` : n;
         const childAt = path.join(inside, n);
         if (child.isDirectory()) yield* this.dir(childAt, childName);
+        else if (!this.wanted(childName)) continue;
         else if (child.isFile()) {
           const opening = ahead.get(j);
           ahead.delete(j);

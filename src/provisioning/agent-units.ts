@@ -84,17 +84,34 @@ const DomainName = Type.String({ pattern: '^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?
 /** An ACME HTTP-01 token: base64url, the only thing that becomes a file name. */
 const AcmeToken = Type.String({ pattern: '^[A-Za-z0-9_-]{16,256}$' });
 
+/** The most names a pack of changes names; a copy with more changes is packed whole again. */
+export const PACK_ONLY_MAX = 10_000;
+
+/**
+ * How a pack is taken for a copy kept up to date (a move's): `list` sends the listing of what
+ * it would pack (archives/listing.ts) instead of an archive; `only` packs just these names.
+ */
+const PackFor = {
+  list: Type.Optional(Type.Boolean()),
+  only: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), { maxItems: PACK_ONLY_MAX })),
+};
+
 /**
  * Work done once on the server: a database dumped into the task's `output` artifact, or loaded
  * from its `input` artifact; a site's live release or an account's maildirs packed into
- * `output`, maildirs put back from `input`; ACME HTTP-01 proofs placed where its web server
+ * `output` (or listed, or only some of their files packed: `PackFor`), maildirs put back from `input`; ACME HTTP-01 proofs placed where its web server
  * serves them, or taken away, for a certificate of a site it serves; a cron job's run started now.
  */
 export const AgentTask = Type.Union([
   Type.Object({ action: Type.Literal('database.dump'), database: Type.String({ minLength: 1, maxLength: 80 }) }),
   Type.Object({ action: Type.Literal('database.load'), database: DatabaseSpec }),
-  Type.Object({ action: Type.Literal('site.pack'), account_id: Key, site_id: Key, release: Key }),
-  Type.Object({ action: Type.Literal('mail.pack'), account_id: Key, domains: Type.Array(DomainName, { maxItems: 10_000 }) }),
+  Type.Object({ action: Type.Literal('site.pack'), account_id: Key, site_id: Key, release: Key, ...PackFor }),
+  Type.Object({
+    action: Type.Literal('mail.pack'),
+    account_id: Key,
+    domains: Type.Array(DomainName, { maxItems: 10_000 }),
+    ...PackFor,
+  }),
   Type.Object({
     action: Type.Literal('mail.unpack'),
     account_id: Key,

@@ -87,6 +87,7 @@ describe('moving an account', () => {
     await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'in_sync');
     // What the site wrote on its server, and a message delivered there.
     writeFileSync(path.join(siteFiles(a.dataDir), 'upload.txt'), 'written on a');
+    writeFileSync(path.join(siteFiles(a.dataDir), 'old.txt'), 'deleted on a before the freeze');
     const maildir = (dir: string) => path.join(home(dir), 'mail', name, box.body.id, 'Maildir');
     await eventually(async () => existsSync(maildir(a.dataDir)));
     writeFileSync(path.join(maildir(a.dataDir), 'new', '1700000000.M1P1.mx'), 'Subject: kept\r\n\r\nhello\r\n');
@@ -112,6 +113,15 @@ describe('moving an account', () => {
     const ready = await ended(moved.body.id, ['ready', 'failed']);
     expect(ready.status, JSON.stringify(ready.error)).toBe('ready');
     expect(await aRecords(name)).toEqual(['@ 127.0.0.21 5', 'mail 127.0.0.21 5', 'www 127.0.0.21 5']);
+    // Copied while the source serves: the site's files and the messages are here already.
+    const staged = path.join(t.dataDir, 'staging', `move-${moved.body.id}`);
+    expect(readFileSync(path.join(staged, 'sites', site.body.id, 'upload.txt'), 'utf8')).toBe('written on a');
+    expect(existsSync(path.join(staged, 'mail', name, box.body.id, 'Maildir', 'new', '1700000000.M1P1.mx'))).toBe(true);
+    // What changes until the freeze comes with the final copy; what is deleted is deleted there too.
+    writeFileSync(path.join(siteFiles(a.dataDir), 'upload.txt'), 'rewritten on a');
+    writeFileSync(path.join(siteFiles(a.dataDir), 'late.txt'), 'written while ready');
+    rmSync(path.join(siteFiles(a.dataDir), 'old.txt'));
+    writeFileSync(path.join(maildir(a.dataDir), 'new', '1700000001.M2P1.mx'), 'Subject: late\r\n\r\nhello\r\n');
     for (const held of [
       await t.post('/v1/backups', { account_id: account.id }),
       await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
@@ -177,8 +187,11 @@ describe('moving an account', () => {
     expect(await aRecords(name)).toEqual(['@ 127.0.0.22 3600', 'mail 127.0.0.22 3600', 'www 127.0.0.22 3600']);
     await eventually(async () => existsSync(path.join(siteFiles(b.dataDir), 'upload.txt')));
     expect(readFileSync(path.join(siteFiles(b.dataDir), 'index.html'), 'utf8')).toBe('served');
-    expect(readFileSync(path.join(siteFiles(b.dataDir), 'upload.txt'), 'utf8')).toBe('written on a');
+    expect(readFileSync(path.join(siteFiles(b.dataDir), 'upload.txt'), 'utf8')).toBe('rewritten on a');
+    expect(readFileSync(path.join(siteFiles(b.dataDir), 'late.txt'), 'utf8')).toBe('written while ready');
+    expect(existsSync(path.join(siteFiles(b.dataDir), 'old.txt'))).toBe(false);
     await eventually(async () => existsSync(path.join(maildir(b.dataDir), 'new', '1700000000.M1P1.mx')));
+    expect(existsSync(path.join(maildir(b.dataDir), 'new', '1700000001.M2P1.mx'))).toBe(true);
     await eventually(async () =>
       readFileSync(path.join(b.dataDir, 'rendered', 'mail', 'passwd'), 'utf8').includes(`info@${name}`),
     );
@@ -192,7 +205,8 @@ describe('moving an account', () => {
     expect(mailMap(a.dataDir, 'passwd')).not.toContain(`@${name}`);
     expect(mailMap(a.dataDir, 'transport')).toBe('');
     expect(existsSync(path.join(a.dataDir, 'rendered', 'db', `${account.username}.sql`))).toBe(false);
-    expect(existsSync(path.join(t.dataDir, 'staging', `move-${moved.body.id}`))).toBe(false);
+    expect(existsSync(staged)).toBe(false);
+    expect(existsSync(`${staged}.listings`)).toBe(false);
 
     // Its events, and the account free again.
     const events = (await t.get(`/v1/events?resource_id=${moved.body.id}`)).body.data.map((e: { type: string }) => e.type);
@@ -256,7 +270,7 @@ describe('moving an account', () => {
     expect(existsSync(here.maildir)).toBe(false);
   });
 
-  it('copies nothing before the source serves the account frozen: with its agent away, the move waits in its freeze', async () => {
+  it('makes its final copy only once the source serves the account frozen: with its agent away, the move waits in its freeze', async () => {
     const a = await runningServer('127.0.0.29');
     const b = await runningServer('127.0.0.30');
     const account = await createAccount(t, (await createPlan(t)).id, undefined, {
@@ -276,8 +290,9 @@ describe('moving an account', () => {
       return m.status === 'freezing' ? m : null;
     });
     const state = (m: { steps: { name: string; state: string }[] }, name: string) => m.steps.find((s) => s.name === name)?.state;
+    expect(state(freezing, 'copy')).toBe('done');
     expect(state(freezing, 'freeze')).toBe('running');
-    expect(state(freezing, 'copy')).toBe('pending');
+    expect(state(freezing, 'final_copy')).toBe('pending');
     const block = path.join(a.dataDir, 'rendered', 'web', 'sites', `${site.body.id}.conf`);
     expect(readFileSync(block, 'utf8')).not.toContain('Retry-After');
 

@@ -1,6 +1,6 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { RestoreRefused, type BackupPart, type PartServers, type StagedPart } from '../../contribution.js';
+import { type BackupPart, type MoveCopy, type PartServers, RestoreRefused, type StagedPart } from '../../contribution.js';
 import type { Db } from '../../db/client.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { Clock } from '../../lib/time.js';
@@ -74,12 +74,13 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
   return {
     name: 'databases',
 
-    async stage(accountId: string, staging: string, from?: PartServers): Promise<StagedPart> {
+    async stage(accountId: string, staging: string, from?: PartServers, copy?: MoveCopy): Promise<StagedPart> {
       const databases = await repo.listOfAccount(db, 'databases', accountId);
       const server = await serverOf(accountId, from);
       const users = await repo.listOfAccount(db, 'database_users', accountId);
       await mkdir(path.join(staging, 'databases'), { recursive: true });
-      for (const d of databases) await server.dump(d.name, dumpFile(staging, d.name));
+      // A move dumps once, frozen: a dump made while the source serves would be made again whole.
+      if (!copy || copy.final) for (const d of databases) await server.dump(d.name, dumpFile(staging, d.name));
       await writeFile(
         path.join(staging, CREDENTIALS),
         JSON.stringify(Object.fromEntries(users.map((u) => [u.id, u.password_hash]))),

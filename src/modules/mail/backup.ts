@@ -3,14 +3,13 @@ import { cp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { archiveStream } from '../../archives/pack.js';
-import { unpackArchive } from '../../archives/unpack.js';
 import { systemCaller } from '../../auth/caller.js';
-import { RestoreRefused, type BackupPart, type PartServers, type StagedPart } from '../../contribution.js';
+import { type BackupPart, type MoveCopy, type PartServers, RestoreRefused, type StagedPart } from '../../contribution.js';
 import { mailRoot } from '../../layout.js';
 import { findAccountById, transferLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as domains from '../domains/index.js';
-import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
+import { copyFromServer, LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
 import * as repo from './repo.js';
 import { addressEvent, presentAddress } from './representation.js';
 import type { Forwarder, Mailbox } from './schemas.js';
@@ -57,16 +56,19 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
    * The account's maildirs on its mail server, packed there by its agent and streamed into the
    * staging (`mail/<domain>/<mailbox id>`); what arrives is bounded by twice the account's disk quota.
    */
-  async function packedOnServer(serverId: string, accountId: string, names: string[], staging: string): Promise<void> {
-    const maxBytes = transferLimit(await findAccountById(db, accountId));
-    const file = path.join(staging, '.mail.tar.gz');
-    try {
-      const task = { action: 'mail.pack' as const, account_id: accountId, domains: names };
-      await runAgentTask(db, deps.clock, serverId, task, { file, maxBytes });
-      await unpackArchive({ file }, 'tar.gz', path.join(staging, 'mail'), { bytes: maxBytes, ratio: Number.POSITIVE_INFINITY });
-    } finally {
-      await rm(file, { force: true });
-    }
+  async function packedOnServer(
+    serverId: string,
+    accountId: string,
+    names: string[],
+    staging: string,
+    copy?: MoveCopy,
+  ): Promise<void> {
+    const task = { action: 'mail.pack' as const, account_id: accountId, domains: names };
+    await copyFromServer(deps, serverId, task, path.join(staging, 'mail'), {
+      file: path.join(staging, '.mail.tar.gz'),
+      maxBytes: transferLimit(await findAccountById(db, accountId)),
+      keep: copy && { listingFile: path.join(copy.listings, 'mail.json'), verify: copy.final },
+    });
   }
 
   /**
@@ -143,7 +145,7 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
   return {
     name: 'emails',
 
-    async stage(accountId: string, staging: string, from?: PartServers): Promise<StagedPart> {
+    async stage(accountId: string, staging: string, from?: PartServers, copy?: MoveCopy): Promise<StagedPart> {
       const filter = { account_id: accountId };
       const mailboxes = await repo.listAddresses(db, caller, 'mailbox', filter, ALL);
       const forwarders = await repo.listAddresses(db, caller, 'forwarder', filter, ALL);
@@ -158,7 +160,7 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
       const dirs = [];
       // No mail domain with a mailbox: nothing to pack there (an archive of nothing is no archive).
       if (server !== LOCAL_SERVER_ID) {
-        if (names.length) await packedOnServer(server, accountId, names, staging);
+        if (names.length) await packedOnServer(server, accountId, names, staging, copy);
       } else
         for (const name of names) {
           const dir = mailRoot(config.dataDir, accountId, name);

@@ -1,4 +1,4 @@
-import { cp, mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { bytesUnder } from '../../archives/pack.js';
 import type { BackupPart, AccountShare } from '../../contribution.js';
@@ -19,13 +19,14 @@ import {
   serverStatus,
   withdrawAccount,
 } from '../servers/index.js';
+import { stageCopy } from './copy.js';
 import { sampledProgress } from './progress.js';
 import * as repo from './repo.js';
 import { moveEvent } from './representation.js';
 import { MOVE_STEPS, type MoveStepName } from './schemas.js';
 import type { BackupCopies } from './service.js';
 
-const BEFORE_CUTOVER: MoveStepName[] = ['check', 'lower_ttl', 'freeze', 'copy'];
+const BEFORE_CUTOVER: MoveStepName[] = ['check', 'lower_ttl', 'copy', 'freeze', 'final_copy'];
 /** How long the source may take to serve the account frozen before the move rolls back. */
 const FREEZE_WAIT_MS = 120_000;
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -83,6 +84,26 @@ export function moveRunner(
 ) {
   const { db, clock, config } = deps;
   const stagingOf = (move: repo.MoveRow) => path.join(config.dataDir, 'staging', `move-${move.id}`);
+  /** What the copy after the freeze compares with: the source as the last copy listed it. */
+  const listingsOf = (move: repo.MoveRow) => `${stagingOf(move)}.listings`;
+
+  /** The account copied from the servers it leaves, into the staging (`final`: only what changed, verified). */
+  async function copyOnce(move: repo.MoveRow, final: boolean): Promise<void> {
+    const bytes = await stageCopy(o.parts, {
+      accountId: move.account_id,
+      from: move.from_servers,
+      staging: stagingOf(move),
+      listings: listingsOf(move),
+      final,
+    });
+    await repo.updateMove(db, move.id, { bytes_total: bytes, bytes_copied: bytes });
+  }
+
+  /** The staging and its listings removed (after the land, or a roll back). */
+  const removeCopy = async (move: repo.MoveRow) => {
+    await rm(stagingOf(move), { recursive: true, force: true });
+    await rm(listingsOf(move), { recursive: true, force: true });
+  };
 
   /** The records of the moved web and mail roles, from where to where they point. */
   async function roleRecords(move: repo.MoveRow): Promise<RoleRecords[]> {
@@ -121,8 +142,8 @@ export function moveRunner(
         await o.accounts.freeze(tx, move.account_id, move.id, clock.now());
         await repo.updateMove(tx, move.id, { status: 'freezing', frozen_at: clock.now().toISOString() });
       });
-      // Nothing is copied before the source serves the account frozen: what it took until then is in
-      // the copy. A move from a backup does not wait for a source that is away.
+      // The final copy waits until the source serves the account frozen: what it took until then is
+      // in it. A move from a backup does not wait for a source that is away.
       if (move.from_backup) return;
       const moving = o.shares.filter((s) => move.from_servers[s.role]);
       for (const deadline = Date.now() + FREEZE_WAIT_MS; ; await pause(100)) {
@@ -133,31 +154,29 @@ export function moveRunner(
     },
 
     async copy(move) {
-      const staging = stagingOf(move);
-      if (move.from_backup) {
-        await o.backups.unpack(move.from_backup, staging);
-        const bytes = await bytesUnder([staging]);
-        return repo.updateMove(db, move.id, { bytes_total: bytes, bytes_copied: bytes });
-      }
-      await rm(staging, { recursive: true, force: true });
-      await mkdir(staging, { recursive: true });
+      // From a backup there is no source to copy from while it serves: the final copy unpacks it.
+      if (move.from_backup) return;
+      await rm(stagingOf(move), { recursive: true, force: true });
+      await rm(listingsOf(move), { recursive: true, force: true });
       // Progress in bytes: what has arrived in the staging, against the account's measured disk use.
       const total = await deps.diskInUse(move.account_id);
       await repo.updateMove(db, move.id, { bytes_total: total, bytes_copied: 0 });
       const progress = sampledProgress({
-        measure: () => bytesUnder([staging]),
+        measure: () => bytesUnder([stagingOf(move)]),
         record: (copied) => repo.updateMove(db, move.id, { bytes_copied: Math.min(copied, total) }),
         everyMs: COPY_PROGRESS_EVERY_MS,
       });
       try {
-        for (const part of o.parts) {
-          const staged = await part.stage(move.account_id, staging, move.from_servers);
-          // What a part names in place (the files of a role on this machine) is copied in beside the rest.
-          for (const d of staged.dirs) await cp(d.dir, path.join(staging, d.as), { recursive: true, verbatimSymlinks: true });
-        }
+        await copyOnce(move, false);
       } finally {
         await progress.stop();
       }
+    },
+
+    async final_copy(move) {
+      const staging = stagingOf(move);
+      if (!move.from_backup) return copyOnce(move, true);
+      await o.backups.unpack(move.from_backup, staging);
       const bytes = await bytesUnder([staging]);
       await repo.updateMove(db, move.id, { bytes_total: bytes, bytes_copied: bytes });
     },
@@ -177,7 +196,7 @@ export function moveRunner(
 
     async thaw(move) {
       await db.transaction((tx) => o.accounts.freeze(tx, move.account_id, move.id, null));
-      await rm(stagingOf(move), { recursive: true, force: true });
+      await removeCopy(move);
     },
 
     async forward(move) {
@@ -230,7 +249,7 @@ export function moveRunner(
   async function rollBack(move: repo.MoveRow, failure: unknown): Promise<void> {
     const canceled = failure instanceof Canceled;
     await o.records.restoreTtl(move.account_id, await roleRecords(move), move.lowered_ttls);
-    await rm(stagingOf(move), { recursive: true, force: true });
+    await removeCopy(move);
     const error = canceled
       ? null
       : { code: 'move_failed', detail: failure instanceof Error ? publicMessage(failure) : 'unknown error' };
@@ -275,7 +294,7 @@ export function moveRunner(
     try {
       for (const [i, name] of MOVE_STEPS.entries()) {
         const move = await reread();
-        if (move.steps[i]?.state === 'done') continue;
+        if (move.steps[i]?.state === 'done' || move.steps[i]?.state === 'skipped') continue;
         if (!move.cut_over_at && move.cancel_requested) throw new Canceled();
         // A manual move waits, unfrozen, for its cutover: the request sends this job again.
         if (name === 'freeze' && move.cutover === 'manual' && !move.cutover_requested) {

@@ -16,15 +16,16 @@ const MOVE_STATUSES = [
 ] as const;
 const Status = StringEnum(MOVE_STATUSES, {
   description:
-    '`queued` → `copying` (TTLs lowered, target checked) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `forwarding` (served by the target; the source proxies its sites and relays its mail there until `forward_until`, for whoever still has the old records cached) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was.',
+    '`queued` → `copying` (target checked, TTLs lowered, the account copied while the source serves it) → `ready` (a `manual` move waits here for its cutover) → `freezing` (the account is frozen and what changed since the copy copied) → `cutting_over` (placed on the target, its records pointed there, its data put there) → `forwarding` (served by the target; the source proxies its sites and relays its mail there until `forward_until`, for whoever still has the old records cached) → `completed` (the source cleaned up, TTLs restored). `failed` and `canceled` before the cutover leave the account where it was, as it was.',
 });
 
 /** The steps, in order; each is recorded as it runs and safe to run again after a crash. */
 export const MOVE_STEPS = [
   'check',
   'lower_ttl',
-  'freeze',
   'copy',
+  'freeze',
+  'final_copy',
   'cutover',
   'land',
   'thaw',
@@ -37,7 +38,7 @@ export type MoveStepName = (typeof MOVE_STEPS)[number];
 const Step = Type.Object({
   name: StringEnum(MOVE_STEPS, {
     description:
-      '`check`: the target servers are online, have the role and room; `lower_ttl`: the records pointing at the source get `BERTH_MOVE_TTL_S`; `freeze`: the source serves the account frozen (503, logins refused); `copy`: files, maildirs and database dumps are copied from the source through the control plane; `cutover`: placement moves to the target; `land`: the copy is put on the target and the records point there; `thaw`: the account is served again, by the target; `forward`: the source proxies the account’s sites and relays its mail to the target until `forward_until` (skipped for a move from a backup); `cleanup`: the source holds nothing of it any more; `restore_ttl`: the records get their TTLs back.',
+      '`check`: the target servers are online, have the role and room; `lower_ttl`: the records pointing at the source get `BERTH_MOVE_TTL_S`; `copy`: files and maildirs are copied from the source through the control plane while it serves the account; `freeze`: the source serves the account frozen (503, logins refused); `final_copy`: what changed since the copy is copied (names new or with another size or modification time; names gone removed), the database dumps made, and the copy verified against the source (a move from a backup unpacks the backup here); `cutover`: placement moves to the target; `land`: the copy is put on the target and the records point there; `thaw`: the account is served again, by the target; `forward`: the source proxies the account’s sites and relays its mail to the target until `forward_until` (skipped for a move from a backup); `cleanup`: the source holds nothing of it any more; `restore_ttl`: the records get their TTLs back.',
   }),
   state: StringEnum(['pending', 'running', 'done', 'failed', 'skipped'] as const),
   started_at: Nullable(Timestamp),

@@ -3,6 +3,7 @@ export { findServerById, LOCAL_SERVER_ID, placementCandidates, type ServerRow } 
 export { ROLES, type Role } from './schemas.js';
 export { serverStatus, serverTimeZone } from './status.js';
 export { runAgentTask } from './tasks.js';
+export { copyFromServer } from './copies.js';
 export { handedToAgent, wakeAgent } from './wake.js';
 export { withdrawAccount } from './withdrawals.js';
 export { forwardAccount, type ForwardTargets } from './forwards.js';

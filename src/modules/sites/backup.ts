@@ -1,14 +1,13 @@
-import { rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { archiveStream } from '../../archives/pack.js';
-import { unpackArchive } from '../../archives/unpack.js';
 import { systemCaller } from '../../auth/caller.js';
-import { RestoreRefused, type BackupPart, type PartServers, type StagedPart } from '../../contribution.js';
+import { type BackupPart, type MoveCopy, type PartServers, RestoreRefused, type StagedPart } from '../../contribution.js';
 import { releaseDir, siteDir } from '../../layout.js';
 import { findAccountById, transferLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
-import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
+import { copyFromServer, LOCAL_SERVER_ID } from '../servers/index.js';
 import { hasPendingDeployment } from './deployments/repo.js';
 import type { DeploymentsService } from './deployments/service.js';
 import * as repo from './repo.js';
@@ -77,7 +76,13 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
    * release and streams it here, into the staging the backup archives. What arrives is bounded
    * by twice the account's disk quota: a server cannot fill the control plane's disk.
    */
-  async function packedOnServer(serverId: string, s: repo.SiteRow, maxBytes: number, staging: string): Promise<void> {
+  async function packedOnServer(
+    serverId: string,
+    s: repo.SiteRow,
+    maxBytes: number,
+    staging: string,
+    copy?: MoveCopy,
+  ): Promise<void> {
     const deadline = Date.now() + DEPLOYMENT_WAIT_MS;
     let site = await repo.findSiteById(db, s.id);
     while (site?.sync_state === 'pending' && Date.now() < deadline) {
@@ -85,23 +90,18 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
       site = await repo.findSiteById(db, s.id);
     }
     if (!site?.current_deployment_id) return;
-    const file = path.join(staging, `.site-${s.id}.tar.gz`);
-    try {
-      const task = { action: 'site.pack' as const, account_id: s.account_id, site_id: s.id, release: site.current_deployment_id };
-      await runAgentTask(db, deps.clock, serverId, task, { file, maxBytes });
-      await unpackArchive({ file }, 'tar.gz', path.join(staging, 'sites', s.id), {
-        bytes: maxBytes,
-        ratio: Number.POSITIVE_INFINITY,
-      });
-    } finally {
-      await rm(file, { force: true });
-    }
+    const task = { action: 'site.pack' as const, account_id: s.account_id, site_id: s.id, release: site.current_deployment_id };
+    await copyFromServer(deps, serverId, task, path.join(staging, 'sites', s.id), {
+      file: path.join(staging, `.site-${s.id}.tar.gz`),
+      maxBytes,
+      keep: copy && { listingFile: path.join(copy.listings, `site-${s.id}.json`), verify: copy.final },
+    });
   }
 
   return {
     name: 'sites',
 
-    async stage(accountId: string, staging: string, from?: PartServers): Promise<StagedPart> {
+    async stage(accountId: string, staging: string, from?: PartServers, copy?: MoveCopy): Promise<StagedPart> {
       await settledDeployments(accountId);
       const rows = await repo.listSites(db, systemCaller('backup'), { account_id: accountId }, ALL);
       const account = await findAccountById(db, accountId);
@@ -111,7 +111,7 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
       for (const s of rows) {
         if (!s.current_deployment_id) continue;
         if (server !== LOCAL_SERVER_ID) {
-          await packedOnServer(server, s, maxBytes, staging);
+          await packedOnServer(server, s, maxBytes, staging, copy);
           continue;
         }
         const dir = releaseDir(siteDir(config.dataDir, s.account_id, s.id), s.current_deployment_id);

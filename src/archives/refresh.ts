@@ -1,0 +1,68 @@
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { changedSince, checkedListing, differences, type Listing, listTree } from './listing.js';
+
+export interface RefreshOptions {
+  /** The copy, a directory of this process's. */
+  dest: string;
+  /** Where the source's listing of the last refresh is kept (outside `dest`). */
+  listingFile: string;
+  /** The source's listing now, taken before anything is fetched. */
+  now: Listing;
+  /** Puts these names of the source (null: all of it) into `into`, a directory made for them. */
+  fetch: (names: string[] | null, into: string) => Promise<void>;
+  /** Fail unless the copy has every file of `now` at its size (the source no longer changes). */
+  verify?: boolean;
+}
+
+/**
+ * Brings a copy up to date with its source. The first time everything is fetched; after that,
+ * only the names whose size or modification time differ from the last refresh's listing, and
+ * what the source no longer has is removed. The listing is taken before the fetch, so a file
+ * that changes while it is fetched differs from it next time and is fetched again.
+ */
+export async function refreshCopy(o: RefreshOptions): Promise<void> {
+  const before = await readListing(o.listingFile);
+  if (!before) {
+    await rm(o.dest, { recursive: true, force: true });
+    await mkdir(o.dest, { recursive: true });
+    await o.fetch(null, o.dest);
+  } else {
+    // What is gone, by what the copy holds: a name fetched after the last listing was taken is
+    // in the copy and not in that listing.
+    for (const name of Object.keys(await listTree([{ dir: o.dest, as: '' }])))
+      if (!(name in o.now)) await rm(path.join(o.dest, name), { recursive: true, force: true });
+    const { changed } = changedSince(before, o.now);
+    if (changed.length > 0) {
+      const into = `${o.dest}.changes`;
+      await rm(into, { recursive: true, force: true });
+      await mkdir(into, { recursive: true });
+      try {
+        await o.fetch(changed, into);
+        await moveInto(into, o.dest);
+      } finally {
+        await rm(into, { recursive: true, force: true });
+      }
+    }
+  }
+  await writeFile(o.listingFile, JSON.stringify(o.now), { mode: 0o600 });
+  if (o.verify) {
+    const wrong = await differences(o.dest, o.now);
+    if (wrong.length > 0) throw new Error(`the copy differs from the source in ${wrong.length} files (${wrong[0]} first)`);
+  }
+}
+
+const readListing = async (file: string): Promise<Listing | null> => {
+  const text = await readFile(file, 'utf8').catch(() => null);
+  return text === null ? null : checkedListing(JSON.parse(text));
+};
+
+/** Each file and link under `from` put in its place under `to`, replacing what is there. */
+async function moveInto(from: string, to: string): Promise<void> {
+  for (const name of Object.keys(await listTree([{ dir: from, as: '' }]))) {
+    const target = path.join(to, name);
+    await mkdir(path.dirname(target), { recursive: true });
+    await rm(target, { recursive: true, force: true }); // a directory in its place, once
+    await rename(path.join(from, name), target);
+  }
+}

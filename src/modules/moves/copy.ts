@@ -1,0 +1,44 @@
+import { cp, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { listTree } from '../../archives/listing.js';
+import { bytesUnder } from '../../archives/pack.js';
+import { refreshCopy } from '../../archives/refresh.js';
+import type { BackupPart, PartServers } from '../../contribution.js';
+
+/** Names of `src` (every one: null) copied into `into` as they are, times kept; one gone meanwhile is left out. */
+async function copyHere(src: string, names: string[] | null, into: string): Promise<void> {
+  const options = { recursive: true, verbatimSymlinks: true, preserveTimestamps: true };
+  if (!names) return cp(src, into, options);
+  for (const name of names) {
+    await mkdir(path.dirname(path.join(into, name)), { recursive: true });
+    await cp(path.join(src, name), path.join(into, name), options).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+  }
+}
+
+/**
+ * A move's copy of the account into `staging`, by every part, from the servers it leaves: the
+ * first time whole, while the source serves; then, `final`, once it is frozen, only what changed
+ * since (listings kept in `listings`), verified against the source. What a part names in place
+ * (the files of a role on this machine) is copied in the same way, beside the rest.
+ */
+export async function stageCopy(
+  parts: readonly BackupPart[],
+  o: { accountId: string; from: PartServers; staging: string; listings: string; final: boolean },
+): Promise<number> {
+  await mkdir(o.staging, { recursive: true });
+  await mkdir(o.listings, { recursive: true, mode: 0o700 });
+  for (const part of parts) {
+    const staged = await part.stage(o.accountId, o.staging, o.from, { listings: o.listings, final: o.final });
+    for (const d of staged.dirs)
+      await refreshCopy({
+        dest: path.join(o.staging, d.as),
+        listingFile: path.join(o.listings, `here-${d.as.replaceAll('/', '_')}.json`),
+        now: await listTree([{ dir: d.dir, as: '' }]),
+        fetch: (names, into) => copyHere(d.dir, names, into),
+        verify: o.final,
+      });
+  }
+  return bytesUnder([o.staging]);
+}

@@ -1,0 +1,41 @@
+import { readFile, rm } from 'node:fs/promises';
+import { checkedListing } from '../../archives/listing.js';
+import { refreshCopy } from '../../archives/refresh.js';
+import { unpackArchive } from '../../archives/unpack.js';
+import type { Db } from '../../db/client.js';
+import type { Clock } from '../../lib/time.js';
+import { type AgentTask, PACK_ONLY_MAX } from '../../provisioning/agent-units.js';
+import { runAgentTask } from './tasks.js';
+
+type PackTask = Extract<AgentTask, { action: 'site.pack' | 'mail.pack' }>;
+
+/** A listing is a few dozen bytes per file; this bounds what a server may send for one. */
+const LISTING_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * What a pack task packs on a server, brought here through its agent into `dest`: unpacked as
+ * it comes, at most `maxBytes` of files. With `keep` (a move's copy), `dest` is a copy kept up to
+ * date (archives/refresh.ts): the agent lists the files first, and only the names that changed
+ * since the last copy are packed (all of them when more than PACK_ONLY_MAX did).
+ */
+export async function copyFromServer(
+  deps: { db: Db; clock: Clock },
+  serverId: string,
+  task: PackTask,
+  dest: string,
+  o: { file: string; maxBytes: number; keep?: { listingFile: string; verify: boolean } },
+): Promise<void> {
+  const run = (spec: PackTask, maxBytes: number) => runAgentTask(deps.db, deps.clock, serverId, spec, { file: o.file, maxBytes });
+  const fetch = async (names: string[] | null, into: string) => {
+    await run(names && names.length <= PACK_ONLY_MAX ? { ...task, only: names } : task, o.maxBytes);
+    await unpackArchive({ file: o.file }, 'tar.gz', into, { bytes: o.maxBytes, ratio: Number.POSITIVE_INFINITY });
+  };
+  try {
+    if (!o.keep) return await fetch(null, dest);
+    await run({ ...task, list: true }, LISTING_MAX_BYTES);
+    const now = checkedListing(JSON.parse(await readFile(o.file, 'utf8')));
+    await refreshCopy({ dest, listingFile: o.keep.listingFile, now, fetch, verify: o.keep.verify });
+  } finally {
+    await rm(o.file, { force: true });
+  }
+}

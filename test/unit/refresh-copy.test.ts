@@ -1,0 +1,140 @@
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { cp, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { changedSince, checkedListing, listTree } from '../../src/archives/listing.js';
+import { archiveStream } from '../../src/archives/pack.js';
+import { refreshCopy } from '../../src/archives/refresh.js';
+import { unpackArchive } from '../../src/archives/unpack.js';
+
+let root: string;
+let src: string;
+let dest: string;
+beforeEach(() => {
+  root = mkdtempSync(path.join(tmpdir(), 'berth-refresh-'));
+  src = path.join(root, 'src');
+  dest = path.join(root, 'copy');
+  mkdirSync(path.join(src, 'a', 'b'), { recursive: true });
+  writeFileSync(path.join(src, 'index.php'), '<?php echo 1;');
+  writeFileSync(path.join(src, 'a', 'b', 'deep.txt'), 'deep');
+  writeFileSync(path.join(src, 'a', 'gone.txt'), 'to be deleted');
+  symlinkSync('a/b/deep.txt', path.join(src, 'link'));
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+/** Every file and link under `dir` with its content (a link: where it points). */
+const tree = (dir: string): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
+    const p = path.join(dir, name);
+    if (lstatSync(p).isDirectory()) continue;
+    out[name] = lstatSync(p).isSymbolicLink() ? `-> ${readlinkSync(p)}` : readFileSync(p, 'utf8');
+  }
+  return out;
+};
+
+/** A refresh of `dest` from `src` on this machine, recording what each fetch asked for. */
+async function refresh(asked: (string[] | null)[], verify = false) {
+  await refreshCopy({
+    dest,
+    listingFile: path.join(root, 'listing.json'),
+    now: await listTree([{ dir: src, as: '' }]),
+    fetch: async (names, into) => {
+      asked.push(names);
+      if (!names) return cp(src, into, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
+      for (const n of names) {
+        await mkdir(path.dirname(path.join(into, n)), { recursive: true });
+        await cp(path.join(src, n), path.join(into, n), { verbatimSymlinks: true, preserveTimestamps: true });
+      }
+    },
+    verify,
+  });
+}
+
+describe('a copy kept up to date (a move’s)', () => {
+  it('is fetched whole the first time, then only what changed; what the source no longer has goes', async () => {
+    const asked: (string[] | null)[] = [];
+    await refresh(asked);
+    expect(asked).toEqual([null]);
+    expect(tree(dest)).toEqual(tree(src));
+
+    // Changed (another size), new, deleted; the rest untouched.
+    writeFileSync(path.join(src, 'index.php'), '<?php echo 22;');
+    writeFileSync(path.join(src, 'a', 'b', 'new.txt'), 'new');
+    rmSync(path.join(src, 'a', 'gone.txt'));
+    const before = statSync(path.join(dest, 'a', 'b', 'deep.txt')).ino;
+    await refresh(asked, true);
+    expect(asked[1]?.sort()).toEqual(['a/b/new.txt', 'index.php']);
+    expect(tree(dest)).toEqual(tree(src));
+    expect(statSync(path.join(dest, 'a', 'b', 'deep.txt')).ino).toBe(before);
+
+    // Nothing changed: nothing fetched.
+    await refresh(asked, true);
+    expect(asked).toHaveLength(2);
+  });
+
+  it('fetches a file again when only its modification time moved, and a directory that became a file', async () => {
+    const asked: (string[] | null)[] = [];
+    await refresh(asked);
+    writeFileSync(path.join(src, 'index.php'), '<?php echo 2;'); // same size
+    utimesSync(path.join(src, 'index.php'), new Date(), new Date(Date.now() + 5000));
+    rmSync(path.join(src, 'a'), { recursive: true });
+    writeFileSync(path.join(src, 'a'), 'a file now');
+    await refresh(asked, true);
+    expect(asked[1]?.sort()).toEqual(['a', 'index.php']);
+    expect(tree(dest)).toEqual(tree(src));
+  });
+
+  it('fails its verification when the copy does not hold what the source lists', async () => {
+    const copy = refreshCopy({
+      dest,
+      listingFile: path.join(root, 'listing.json'),
+      now: await listTree([{ dir: src, as: '' }]),
+      fetch: async (_names, into) => writeFileSync(path.join(into, 'index.php'), 'short'),
+      verify: true,
+    });
+    await expect(copy).rejects.toThrow('the copy differs from the source in 4 files (a/b/deep.txt first)');
+  });
+
+  it('refuses a listing that names a path outside', () => {
+    expect(() => checkedListing({ '../etc/passwd': [1, 1] })).toThrow(/outside/);
+    expect(() => checkedListing({ '/etc/passwd': [1, 1] })).toThrow(/outside/);
+    expect(() => checkedListing({ 'a/../../b': [1, 1] })).toThrow(/outside/);
+    expect(() => checkedListing({ a: [1] })).toThrow();
+    expect(checkedListing({ 'a/b.txt': [1, 2] })).toEqual({ 'a/b.txt': [1, 2] });
+  });
+
+  it('tells new, changed and gone names apart from the unchanged', () => {
+    expect(changedSince({ a: [1, 1], b: [2, 2], c: [3, 3] }, { a: [1, 1], b: [2, 3], d: [4, 4] })).toEqual({
+      changed: ['b', 'd'],
+      gone: ['c'],
+    });
+  });
+
+  it('packs only the names asked for, and every directory', async () => {
+    const into = path.join(root, 'unpacked');
+    await unpackArchive(
+      { stream: archiveStream(root, [{ dir: src, as: '' }], new Set(['a/b/deep.txt', 'link'])) },
+      'tar.gz',
+      into,
+      {
+        bytes: 1 << 20,
+        ratio: Number.POSITIVE_INFINITY,
+      },
+    );
+    expect(tree(into)).toEqual({ 'a/b/deep.txt': 'deep', link: '-> a/b/deep.txt' });
+  });
+});
