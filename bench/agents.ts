@@ -40,7 +40,7 @@ async function until(check: () => Promise<boolean>): Promise<void> {
 const TOKEN = 'bench-operator-token-0123456789-abcdefghij';
 
 /** The API in this process on an in-memory PGlite, with its jobs and the agent listener; called by inject. */
-async function controlPlane() {
+export async function controlPlane(env: Record<string, string> = {}) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-bench-control-'));
   const db = await openDb({ databaseUrl: null, dataDir: '', inMemory: true });
   await migrate(db);
@@ -52,6 +52,7 @@ async function controlPlane() {
     BERTH_BOOTSTRAP_TOKEN: TOKEN,
     BERTH_RATE_LIMIT_READ: '1000000',
     BERTH_RATE_LIMIT_WRITE: '1000000',
+    ...env,
   });
   const app = await buildApp({ config, db, logger: false });
   await app.ready();
@@ -59,45 +60,66 @@ async function controlPlane() {
     const r = await app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${TOKEN}` }, payload: body as object });
     return { status: r.statusCode, text: r.body, body: JSON.parse(r.body) };
   };
+  const get = async (url: string) => {
+    const r = await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${TOKEN}` } });
+    return { status: r.statusCode, text: r.body, body: JSON.parse(r.body) };
+  };
   const close = async () => {
     await app.close();
     await db.close();
     rmSync(dataDir, { recursive: true, force: true });
   };
-  return { app, config, dataDir, post, close };
+  return { app, config, dataDir, token: TOKEN, post, get, close };
+}
+
+/**
+ * A server created through the API, enrolled, and its agent running in this process with the
+ * embedded drivers in its own directory; `signal` stops it.
+ */
+export async function benchAgent(
+  t: Awaited<ReturnType<typeof controlPlane>>,
+  url: string,
+  server: { name: string; roles: string[]; ipv4: string },
+  signal: AbortSignal,
+) {
+  const dataDir = mkdtempSync(path.join(tmpdir(), `berth-bench-${server.name}-`));
+  const created = (await t.post('/v1/servers', { ...server, capacity: { accounts: 10 } })).body;
+  if (!created.enrolment) throw new Error(`server: ${JSON.stringify(created)}`);
+  const fingerprint = /--ca-fingerprint (\S+)/.exec(created.enrolment.command)?.[1] as string;
+  const identity = await enrol({ url, token: created.enrolment.token, caFingerprint: fingerprint, dataDir });
+  const running = runAgent(
+    {
+      dataDir,
+      identity,
+      drivers: {
+        database: new EmbeddedDatabaseDriver(dataDir, '%'),
+        web: new EmbeddedWebDriver(dataDir),
+        php: new EmbeddedPhpDriver(dataDir, [], { socketDir: dataDir, webGroup: 'www-data' }),
+        mail: new EmbeddedMailDriver(dataDir),
+        cron: cronDriver(dataDir, null),
+        ssh: sshDriver(dataDir, null),
+      },
+      version: 'bench',
+      diskBytesUsed: async () => 0,
+      log: () => undefined,
+    },
+    signal,
+  );
+  const stop = async () => {
+    await running;
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { id: created.id as string, dataDir, identity, stop };
 }
 
 export async function agentBench() {
   const t = await controlPlane();
-  const agentDir = mkdtempSync(path.join(tmpdir(), 'berth-bench-agent-'));
   const controller = new AbortController();
-  let agent: Promise<void> = Promise.resolve();
+  let agent: Awaited<ReturnType<typeof benchAgent>> | undefined;
   try {
     const url = `https://127.0.0.1:${await listenAgents(t.app, t.config)}`;
-    const server = (
-      await t.post('/v1/servers', { name: 'bench-db', roles: ['database'], ipv4: '127.0.0.12', capacity: { accounts: 10 } })
-    ).body;
-    if (!server.enrolment) throw new Error(`server: ${JSON.stringify(server)}`);
-    const fingerprint = /--ca-fingerprint (\S+)/.exec(server.enrolment.command)?.[1] as string;
-    const identity = await enrol({ url, token: server.enrolment.token, caFingerprint: fingerprint, dataDir: agentDir });
-    agent = runAgent(
-      {
-        dataDir: agentDir,
-        identity,
-        drivers: {
-          database: new EmbeddedDatabaseDriver(agentDir, '%'),
-          web: new EmbeddedWebDriver(agentDir),
-          php: new EmbeddedPhpDriver(agentDir, [], { socketDir: agentDir, webGroup: 'www-data' }),
-          mail: new EmbeddedMailDriver(agentDir),
-          cron: cronDriver(agentDir, null),
-          ssh: sshDriver(agentDir, null),
-        },
-        version: 'bench',
-        diskBytesUsed: async () => 0,
-        log: () => undefined,
-      },
-      controller.signal,
-    );
+    agent = await benchAgent(t, url, { name: 'bench-db', roles: ['database'], ipv4: '127.0.0.12' }, controller.signal);
+    const agentDir = agent.dataDir;
     const plan = (
       await t.post('/v1/plans', {
         name: 'bench',
@@ -115,7 +137,7 @@ export async function agentBench() {
       (await t.post('/v1/accounts', { username, contact_email: 'b@example.com', plan_id: plan.id, placement: { database } }))
         .body;
     const local = await account('benchlocal', 'srv_00000000000000000000000000');
-    const remote = await account('benchremote', server.id);
+    const remote = await account('benchremote', agent.id);
     const series = async (acc: { id: string; username: string }, dir: string) => {
       const file = path.join(dir, 'rendered', 'db', `${acc.username}.sql`);
       const times: number[] = [];
@@ -131,13 +153,12 @@ export async function agentBench() {
     };
     const inProcess = await series(local, t.dataDir);
     const throughAgent = await series(remote, agentDir);
-    const idle = await idleAgents(url, identity);
+    const idle = await idleAgents(url, agent.identity);
     return { inProcess, throughAgent, idle };
   } finally {
     controller.abort();
-    await agent;
+    await agent?.stop();
     await t.close();
-    rmSync(agentDir, { recursive: true, force: true });
   }
 }
 

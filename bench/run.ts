@@ -18,7 +18,7 @@
  *   directly over FastCGI, where both are installed (bench/php.ts).
  * BENCH_ONLY=postgres skips the PGlite phases; BENCH_ONLY=effect runs only the time to effect;
  * BENCH_ONLY=tls only the HTTPS figures; BENCH_ONLY=php only the PHP figures; BENCH_ONLY=backup only the backups;
- * BENCH_ONLY=agents only the agents' figures; BENCH_ONLY=lists only the lists and DNS; BENCH_ONLY=dns only the DNS (BENCH_ZONES zones, 3 unless
+ * BENCH_ONLY=agents only the agents' figures; BENCH_ONLY=move only the move's (bench/move.ts); BENCH_ONLY=lists only the lists and DNS; BENCH_ONLY=dns only the DNS (BENCH_ZONES zones, 3 unless
  * given); BENCH_ONLY=deploy only the deployments.
  * The scale benchmark is its own script: `npm run bench:scale` (bench/scale.ts).
  */
@@ -33,6 +33,7 @@ import { agentBench } from './agents.js';
 import { backupBench } from './backup.js';
 import { deployBench } from './deploy.js';
 import { effectBench, resumeBench } from './effect.js';
+import { moveBench } from './move.js';
 import { phpBench } from './php.js';
 import { median, percentile, spread } from './stats.js';
 import { tlsBench } from './tls.js';
@@ -489,6 +490,20 @@ if (process.env.BENCH_ONLY === 'agents') {
   process.exit(0);
 }
 
+/** A move between two agents: the copy against a tar pipe, and the freeze (bench/move.ts). */
+async function moves() {
+  const r = await moveBench();
+  const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  console.log(
+    `  move      ${r.mb} MB in ${r.files} files, 1 % rewritten during the copy: copy ${((r.mb / r.copyMs) * 1000).toFixed(0)} MB/s against a tar pipe's ${((r.mb / r.tarMs) * 1000).toFixed(0)} MB/s, ratio ${r.ratio.toFixed(2)} (goal ≥ 0.8: ${met(r.ratio >= 0.8)}); freeze ${r.freezeMs} ms, its final copy ${r.finalCopyMs} ms (goal ≤ 5,000 ms: ${met(r.freezeMs <= 5000)})`,
+  );
+}
+
+if (process.env.BENCH_ONLY === 'move') {
+  await moves();
+  process.exit(0);
+}
+
 if (process.env.BENCH_ONLY === 'effect') {
   await effects('PGlite', null);
   await postgresEffects();
@@ -526,6 +541,7 @@ if (process.env.BENCH_ONLY !== 'postgres') {
   goals('PGlite', r, d, ram, b);
   await effects('PGlite', null);
   await agents();
+  await moves();
   await tlsBench();
   await phpBench();
 }

@@ -1,0 +1,139 @@
+/**
+ * A move's figures: an account whose site holds BENCH_MOVE_MB (1,000) MB in files of 100 KB (half
+ * random, half text) moves between two agents in this process (embedded drivers, each in its own
+ * directory), while 1 % of its files are rewritten during the copy. Printed: the copy's throughput
+ * (its bytes over the `copy` step's time) against `tar -cf - DIR | tar -xf - -C DEST` of the same
+ * files in the same run, and the freeze (from the freeze to the cutover: the final copy of what
+ * changed, verified).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { listenAgents } from '../src/app.js';
+import { tarGz } from '../test/helpers/archives.js';
+import { benchAgent, controlPlane } from './agents.js';
+
+const MB = Number(process.env.BENCH_MOVE_MB ?? 1000);
+const FILE_BYTES = 100 * 1024;
+const CHANGED = 0.01;
+
+const half = Buffer.from('<p>Berth moves what the account holds.</p>\n'.repeat(FILE_BYTES / 2 / 43 + 1)).subarray(
+  0,
+  FILE_BYTES / 2,
+);
+const fileAt = (dir: string, i: number) => path.join(dir, `d${Math.floor(i / 100)}`, `f${i}.html`);
+const content = () => Buffer.concat([randomBytes(FILE_BYTES / 2), half]);
+
+/** `tar -cf - dir | tar -xf - -C dest`, two processes and a pipe between them, as a shell runs it. */
+async function tarPipe(dir: string): Promise<number> {
+  const dest = mkdtempSync(path.join(tmpdir(), 'berth-bench-tarpipe-'));
+  try {
+    const start = performance.now();
+    const create = spawn('tar', ['-cf', '-', '-C', dir, '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const extract = spawn('tar', ['-xf', '-', '-C', dest], { stdio: ['pipe', 'ignore', 'inherit'] });
+    create.stdout.pipe(extract.stdin);
+    const exited = (c: ChildProcess) => new Promise<number | null>((resolve) => c.on('exit', resolve));
+    const codes = await Promise.all([exited(create), exited(extract)]);
+    if (codes.some((c) => c !== 0)) throw new Error(`tar pipe failed (${codes.join(', ')})`);
+    return performance.now() - start;
+  } finally {
+    rmSync(dest, { recursive: true, force: true });
+  }
+}
+
+const until = async <T>(probe: () => Promise<T | null | undefined | false>, ms = 300_000): Promise<T> => {
+  for (const start = performance.now(); performance.now() - start < ms; await new Promise((r) => setTimeout(r, 20))) {
+    const v = await probe();
+    if (v) return v;
+  }
+  throw new Error('not in time');
+};
+
+interface Step {
+  name: string;
+  started_at: string | null;
+  ended_at: string | null;
+}
+
+export async function moveBench() {
+  const t = await controlPlane({ BERTH_MOVE_TTL_S: '5' });
+  const post = async (url: string, body: unknown) => {
+    const r = await t.post(url, body);
+    if (r.status >= 300) throw new Error(`${url}: ${r.status} ${r.text}`);
+    return r.body;
+  };
+  const controller = new AbortController();
+  const agents: Awaited<ReturnType<typeof benchAgent>>[] = [];
+  try {
+    const url = `https://127.0.0.1:${await listenAgents(t.app, t.config)}`;
+    for (const [name, ipv4] of [
+      ['move-a', '127.0.0.41'],
+      ['move-b', '127.0.0.42'],
+    ] as const)
+      agents.push(await benchAgent(t, url, { name, roles: ['web'], ipv4 }, controller.signal));
+    const [a, b] = agents as [(typeof agents)[0], (typeof agents)[0]];
+    const plan = await post('/v1/plans', {
+      name: 'bench-move',
+      max_sites: 1,
+      disk_quota_mb: 4 * MB,
+      max_backups: 1,
+      max_domains: 1,
+      max_email_accounts: 1,
+      max_email_quota_mb: 1,
+      max_dns_records_per_domain: 10,
+    });
+    const account = await post('/v1/accounts', {
+      username: 'benchmove',
+      contact_email: 'b@example.com',
+      plan_id: plan.id,
+      placement: { web: a.id },
+    });
+    await post('/v1/domains', { account_id: account.id, name: 'move-bench.example.com' });
+    const site = await post('/v1/sites', { account_id: account.id, hostname: 'move-bench.example.com' });
+    await until(async () => (await t.get(`/v1/sites/${site.id}`)).body.status === 'active');
+    const deployed = await t.app.inject({
+      method: 'POST',
+      url: `/v1/sites/${site.id}/deployments`,
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/gzip' },
+      payload: tarGz([{ path: 'index.html', content: 'moved' }]),
+    });
+    if (deployed.statusCode !== 202) throw new Error(`deployment: ${deployed.body}`);
+    // What the site wrote on its server, once its release is live there: the files to move.
+    const live = path.join(a.dataDir, 'accounts', account.id, 'sites', site.id, 'current');
+    await until(async () => existsSync(path.join(live, 'index.html')));
+    const files = Math.round((MB * 1024 * 1024) / FILE_BYTES);
+    for (let i = 0; i < files; i++) {
+      if (i % 100 === 0) mkdirSync(path.dirname(fileAt(live, i)), { recursive: true });
+      writeFileSync(fileAt(live, i), content());
+    }
+    const tarMs = await tarPipe(live);
+
+    const move = await post(`/v1/accounts/${account.id}/move`, { to: { web: b.id } });
+    const step = (m: { steps: Step[] }, name: string) => m.steps.find((s) => s.name === name) as Step;
+    // 1 % of the files rewritten while the copy runs.
+    await until(async () => step((await t.get(`/v1/moves/${move.id}`)).body, 'copy').started_at !== null);
+    for (let i = 0; i < files * CHANGED; i++) writeFileSync(fileAt(live, Math.floor((i * files) / (files * CHANGED))), content());
+    const done = await until(async () => {
+      const m = (await t.get(`/v1/moves/${move.id}`)).body;
+      if (m.status === 'failed') throw new Error(`move failed: ${JSON.stringify(m.error)}`);
+      return ['forwarding', 'completed'].includes(m.status) && m;
+    });
+    const ms = (s: Step) => Date.parse(s.ended_at as string) - Date.parse(s.started_at as string);
+    const copyMs = ms(step(done, 'copy'));
+    return {
+      mb: MB,
+      files,
+      tarMs,
+      copyMs,
+      ratio: tarMs / copyMs,
+      freezeMs: Date.parse(done.cut_over_at) - Date.parse(done.frozen_at),
+      finalCopyMs: ms(step(done, 'final_copy')),
+    };
+  } finally {
+    controller.abort();
+    for (const agent of agents) await agent.stop();
+    await t.close();
+  }
+}
