@@ -109,6 +109,8 @@ const ConfigSchema = Type.Object({
   // How often each process re-queues the applies that failed (the daemon was down, say).
   resyncMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
   moveTtlS: Type.Integer({ minimum: 5, maximum: 86_400 }),
+  // Who is asked for a signed zone's DS at its parent (`host` or `host:port`); unset: the system's resolver.
+  dnssecResolver: Type.Union([Type.String({ minLength: 1, maxLength: 300 }), Type.Null()]),
   moveConcurrency: Type.Integer({ minimum: 1, maximum: 100 }),
   jobPollMs: Type.Integer({ minimum: 500, maximum: 3_600_000 }),
   nameservers: Type.Array(Type.String({ minLength: 1 })),
@@ -174,6 +176,7 @@ const ENV_NAMES: Record<string, string> = {
   databaseMeterMs: 'BERTH_DATABASE_METER_MS',
   resyncMs: 'BERTH_RESYNC_MS',
   moveTtlS: 'BERTH_MOVE_TTL_S',
+  dnssecResolver: 'BERTH_DNSSEC_RESOLVER',
   moveConcurrency: 'BERTH_MOVE_CONCURRENCY',
   jobPollMs: 'BERTH_JOB_POLL_MS',
   webIpv4: 'BERTH_WEB_IPV4',
@@ -304,6 +307,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseMeterMs: int(env, 'BERTH_DATABASE_METER_MS', 60_000),
     resyncMs: int(env, 'BERTH_RESYNC_MS', 30_000),
     moveTtlS: int(env, 'BERTH_MOVE_TTL_S', 60),
+    dnssecResolver: env.BERTH_DNSSEC_RESOLVER || null,
     moveConcurrency: int(env, 'BERTH_MOVE_CONCURRENCY', 2),
     jobPollMs: int(env, 'BERTH_JOB_POLL_MS', 2_000),
     nameservers: list(env.BERTH_NAMESERVERS || 'ns1.berth.invalid,ns2.berth.invalid'),

@@ -26,6 +26,8 @@ sqlite3 pdns/pdns.sqlite3 </usr/share/pdns-backend-sqlite3/schema/schema.sqlite3
 cat >pdns/pdns.conf <<CONF
 launch=gsqlite3
 gsqlite3-database=$dir/pdns/pdns.sqlite3
+# Signed zones (Berth's keys imported through the API): the backend keeps keys and metadata.
+gsqlite3-dnssec=yes
 local-address=127.0.0.1
 local-port=$pdns_port
 socket-dir=$dir/pdns

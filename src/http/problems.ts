@@ -106,6 +106,18 @@ export const PROBLEMS: Record<ErrorCode, ProblemDoc> = {
     description:
       'The account is being moved to another server (`move_id` names the move): deployments, backups, restores, its termination and another move wait until the move has ended.',
   },
+  ds_still_published: {
+    status: 409,
+    title: 'DS still published',
+    description:
+      'The parent zone still publishes a DS record for the zone: unsigning it now would make validating resolvers refuse every answer. Remove the DS at the registrar first, or pass `force: true` to publish the CDS/CDNSKEY delete records (RFC 8078) and unsign once the DS is gone.',
+  },
+  not_authoritative: {
+    status: 409,
+    title: 'Not authoritative',
+    description:
+      "The zone's NS records do not name this provider's name servers: Berth does not answer for it, so it cannot sign it.",
+  },
   invalid_state: {
     status: 409,
     title: 'Invalid state',

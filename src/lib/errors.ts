@@ -22,6 +22,8 @@ export type ErrorCode =
   | 'no_capacity'
   | 'invalid_state'
   | 'account_moving'
+  | 'ds_still_published'
+  | 'not_authoritative'
   | 'idempotency_key_in_use'
   | 'precondition_failed'
   | 'payload_too_large'
@@ -88,7 +90,14 @@ export const invalid = (errors: FieldError[], message = 'The request did not val
   new AppError('validation_failed', message, { errors });
 
 export const conflict = (
-  code: 'already_exists' | 'domain_unavailable' | 'in_use' | 'invalid_state' | 'account_moving',
+  code:
+    | 'already_exists'
+    | 'domain_unavailable'
+    | 'in_use'
+    | 'invalid_state'
+    | 'account_moving'
+    | 'ds_still_published'
+    | 'not_authoritative',
   message: string,
   extra = {},
 ): AppError => new AppError(code, message, extra);

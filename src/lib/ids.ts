@@ -27,7 +27,8 @@ export type IdPrefix =
   | 'cjb'
   | 'crn'
   | 'ssk'
-  | 'mov';
+  | 'mov'
+  | 'dnk';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const bytes = new Uint8Array(16);

@@ -13,6 +13,7 @@ export const BODIES: Record<string, (ids: Record<string, string>) => unknown> = 
   createDnsRecord: () => ({ name: 'x', type: 'A', content: '192.0.2.1' }),
   replaceDnsRecord: () => ({ name: 'x', type: 'A', ttl: 3600, content: '192.0.2.1' }),
   syncDnsRecords: () => ({ records: [] }),
+  updateDomainDnssec: () => ({ enabled: false }),
   createDnsChange: () => ({ create: [{ name: 'y', type: 'A', content: '192.0.2.2' }] }),
   restoreBackup: () => ({}),
   replaceSite: () => ({ aliases: [], runtime: 'static' }),

@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { canonicalName, dsContent, dsOf } from '../../src/modules/domains/dnssec/ds.js';
+import { canonicalName, dsContent, dsOf } from '../../src/lib/dnssec/ds.js';
+import { DNSSEC_ALGORITHMS, iscPrivateKey, newSigningKey } from '../../src/lib/dnssec/keys.js';
 
 const bindTools = (() => {
   try {
@@ -62,6 +63,38 @@ describe('DS records computed by Berth', () => {
         expect(theirs).toBe(`example.org. IN DS ${dsContent(ours)}`);
       }
       expect(readdirSync(dir).length).toBe(6);
+    },
+  );
+});
+
+describe('signing keys made by Berth', () => {
+  it.skipIf(!bindTools)(
+    `sign a zone with dnssec-signzone, from the K files written from them, for each algorithm (${bindTools ? 'BIND' : 'skipped: BIND’s tools are not installed'})`,
+    async () => {
+      for (const algorithm of DNSSEC_ALGORITHMS) {
+        const dir = mkdtempSync(path.join(tmpdir(), 'berth-keys-'));
+        dirs.push(dir);
+        const key = await newSigningKey(algorithm);
+        const { key_tag } = dsOf('example.org', key);
+        const base = `Kexample.org.+${String(algorithm).padStart(3, '0')}+${String(key_tag).padStart(5, '0')}`;
+        writeFileSync(path.join(dir, `${base}.key`), `example.org. IN DNSKEY ${key.flags} 3 ${algorithm} ${key.publicKey}\n`);
+        writeFileSync(path.join(dir, `${base}.private`), iscPrivateKey(key));
+        const zone = path.join(dir, 'example.org.zone');
+        writeFileSync(
+          zone,
+          'example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 1 3600 600 604800 300\nexample.org. 3600 IN NS ns1.example.org.\nns1.example.org. 3600 IN A 192.0.2.1\n' +
+            `$INCLUDE ${base}.key\n`,
+        );
+        execFileSync('dnssec-signzone', ['-q', '-z', '-K', dir, '-o', 'example.org', '-f', `${zone}.signed`, zone, base], {
+          cwd: dir,
+          stdio: 'pipe',
+        });
+        const signed = readFileSync(`${zone}.signed`, 'utf8');
+        expect(signed).toContain(`RRSIG\tSOA ${algorithm} 2 3600`);
+        // The DS dnssec-dsfromkey computes from the signed zone's DNSKEY is Berth's.
+        const theirs = execFileSync('dnssec-dsfromkey', ['-2', '-f', `${zone}.signed`, 'example.org'], { encoding: 'utf8' });
+        expect(theirs.trim()).toBe(`example.org. IN DS ${dsContent(dsOf('example.org', key))}`);
+      }
     },
   );
 });

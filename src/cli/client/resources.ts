@@ -81,6 +81,9 @@ export const RESOURCES: ResourceDef[] = [
       ...crud('/v1/domains', '/v1/domains/{domain}', []),
       dkim: 'get /v1/domains/{domain}/dkim',
       'rotate-dkim': 'post /v1/domains/{domain}/dkim/rotate',
+      dnssec: 'get /v1/domains/{domain}/dnssec',
+      'set-dnssec': 'put /v1/domains/{domain}/dnssec',
+      'check-dnssec': 'post /v1/domains/{domain}/dnssec/check',
     },
   },
   {

@@ -6,6 +6,9 @@ import { dnsBackupPart } from './backup.js';
 import { dnsChangeRoutes } from './changes/routes.js';
 import { changeSchemas } from './changes/schemas.js';
 import { changesService } from './changes/service.js';
+import { dnssecRoutes } from './dnssec/routes.js';
+import { dnssecSchemas } from './dnssec/schemas.js';
+import { dnssecService } from './dnssec/service.js';
 import type { DomainHooks } from './hooks.js';
 import { dnsReconciler } from './reconciler.js';
 import { dnsRoutes } from './records/routes.js';
@@ -23,23 +26,25 @@ export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsD
   const domains = domainsService(svc, hooks);
   const records = recordsService(svc, domains);
   const changes = changesService(svc, domains, records);
+  const dnssec = dnssecService(svc, domains);
   const contribution: Contribution = {
-    schemas: [...domainSchemas, ...recordSchemas, ...changeSchemas],
+    schemas: [...domainSchemas, ...recordSchemas, ...changeSchemas, ...dnssecSchemas],
     routes: (app) => {
       domainRoutes(app, domains);
       dnsRoutes(app, domains, records);
       dnsChangeRoutes(app, domains, changes);
+      dnssecRoutes(app, domains, dnssec);
     },
     workers: [
-      { queue: JOBS.dnsApply, run: dnsReconciler(svc.db, driver) },
+      { queue: JOBS.dnsApply, run: dnsReconciler(svc.db, driver, dnssec) },
       { queue: JOBS.dnsChangeApply, run: (data) => changes.runScheduled(String(data.change_id)) },
     ],
     gauges: [syncErrorGauge('dns', () => zoneUnits.countErrors(svc.db))],
-    housekeeping: [(now) => domains.pruneRetiredDkim(now)],
+    housekeeping: [(now) => domains.pruneRetiredDkim(now), (now) => dnssec.resignDue(now)],
   };
   return {
     contribution,
-    backupPart: dnsBackupPart(svc, domains, records),
+    backupPart: dnsBackupPart(svc, domains, records, dnssec),
     acmeChallenges: acmeChallengeRecords(svc),
     serverRecords: serverRecords(svc),
   };

@@ -114,6 +114,15 @@ export async function updateDomain(
   return r.rowCount === 1;
 }
 
+/** The zone applied again as it is (a new generation, the same serial): a signed zone signed anew. */
+export async function reapplyZone(tx: Queryable, id: string): Promise<{ id: string; name: string } | undefined> {
+  const r = await tx.query<{ id: string; name: string }>(
+    `UPDATE domains SET generation = generation + 1, sync_state = 'pending' WHERE id = $1 RETURNING id, name`,
+    [id],
+  );
+  return r.rows[0];
+}
+
 export const deleteDomain = (tx: Queryable, id: string) => tx.query('DELETE FROM domains WHERE id = $1', [id]);
 
 export async function countDomains(db: Queryable, accountId: string): Promise<number> {

@@ -3,10 +3,12 @@ import path from 'node:path';
 import { writeFileAtomic, writeFileIfChanged } from '../atomic-write.js';
 import type { DnsDriver } from '../driver.js';
 import { renderZoneFile, type Zone } from '../render/zone-file.js';
+import { signZoneFile } from '../render/zone-signing.js';
 
 /**
- * Renders each zone to `<dataDir>/rendered/dns/<zone>.zone` and a `zones.conf` that lists them
- * in BIND syntax, so an authoritative server can load the directory. Serves nothing itself.
+ * Renders each zone to `<dataDir>/rendered/dns/<zone>.zone` (a signed zone signed with BIND's
+ * `dnssec-signzone`) and a `zones.conf` that lists them in BIND syntax, so an authoritative
+ * server can load the directory. Serves nothing itself.
  */
 export class EmbeddedDnsDriver implements DnsDriver {
   readonly name = 'embedded';
@@ -20,7 +22,7 @@ export class EmbeddedDnsDriver implements DnsDriver {
     await mkdir(this.dir, { recursive: true });
     const file = this.zoneFile(zone.name);
     const content = renderZoneFile(zone);
-    await writeFileIfChanged(file, content);
+    await writeFileIfChanged(file, zone.dnssec ? await signZoneFile(zone.name, content, zone.dnssec) : content);
     await this.writeIndex();
   }
 

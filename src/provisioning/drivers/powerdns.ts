@@ -1,3 +1,4 @@
+import { dsContent, dsOf } from '../../lib/dnssec/ds.js';
 import type { DnsDriver } from '../driver.js';
 import { txtPresentation, type Zone } from '../render/zone-file.js';
 
@@ -19,8 +20,28 @@ interface RRset {
 
 interface ServedZone {
   soa_edit_api: string;
+  /** Whether PowerDNS holds keys for it (signs it). */
+  dnssec?: boolean;
+  nsec3param?: string;
+  api_rectify?: boolean;
   rrsets: RRset[];
 }
+
+/** A key as PowerDNS's cryptokeys API shows it: `dnskey` is `<flags> 3 <algorithm> <key>`, `ds` its DS records. */
+interface CryptoKey {
+  id: number;
+  dnskey: string;
+  ds?: string[];
+}
+
+/** NSEC3 as RFC 9276 has it: SHA-1, no opt-out, no extra iterations, no salt. */
+const NSEC3PARAM = '1 0 0 -';
+/** PUBLISH-CDS / PUBLISH-CDNSKEY metadata: the keys' (SHA-256 digests), RFC 8078's delete records, or none. */
+const CDS_METADATA = {
+  publish: { 'PUBLISH-CDS': ['2'], 'PUBLISH-CDNSKEY': ['1'] },
+  delete: { 'PUBLISH-CDS': ['0'], 'PUBLISH-CDNSKEY': ['0'] },
+  none: { 'PUBLISH-CDS': [], 'PUBLISH-CDNSKEY': [] },
+};
 
 /**
  * Serves zones with PowerDNS Authoritative through its HTTP API: a new zone is created whole; an
@@ -39,19 +60,80 @@ export class PowerDnsDriver implements DnsDriver {
     if (!served) {
       const created = await this.request('POST', '/zones', newZone(zone.name, wanted), [409]);
       // A query before the zone existed left a cached refusal that creating does not purge.
-      if (created) return this.flushCache(zone.name);
+      if (created) {
+        await this.sign(zone, { soa_edit_api: '', rrsets: [] });
+        return this.flushCache(zone.name);
+      }
       // Created by a concurrent apply of the same zone: fall through to bringing it up to date.
       return this.applyZone(zone);
     }
     if (served.soa_edit_api !== '') await this.request('PUT', zonePath(zone.name), { soa_edit_api: '' });
     const changes = diffRRsets(served.rrsets, wanted);
-    if (changes.length) {
-      await this.request('PATCH', zonePath(zone.name), { rrsets: changes });
+    const signing = await this.sign(zone, served);
+    if (changes.length || signing) {
+      if (changes.length) await this.request('PATCH', zonePath(zone.name), { rrsets: changes });
+      if (zone.dnssec) await this.request('PUT', `${zonePath(zone.name)}/rectify`);
       // PowerDNS purges its packet cache before its query cache after a PATCH (up to 4.9's and
       // 5.0's fixes of October 2025, PowerDNS #16286): a query answered between the two purges
       // puts the old answer back in the packet cache, served for `cache-ttl` (20 s by default).
       // That query's entry is gone once the PATCH has returned, so a second purge now clears it.
       await this.flushCache(zone.name);
+    }
+  }
+
+  /**
+   * Signs the zone with its keys (imported; any other key deleted), NSEC or NSEC3, `api_rectify`
+   * so that every later PATCH leaves it rectified, and the CDS/CDNSKEY metadata; or unsigns it.
+   * The DS records PowerDNS derives from the keys must be those Berth computed. True when
+   * anything changed.
+   */
+  private async sign(zone: Zone, served: ServedZone): Promise<boolean> {
+    const path = zonePath(zone.name);
+    const signing = zone.dnssec;
+    if (!signing && !served.dnssec) return false; // unsigned, as it should be: no request more
+    const keys = (await this.request<CryptoKey[]>('GET', `${path}/cryptokeys`)) as CryptoKey[];
+    const rdataOf = (k: { flags: number; algorithm: number; publicKey: string }) => `${k.flags} 3 ${k.algorithm} ${k.publicKey}`;
+    const wanted = new Map((signing?.keys ?? []).map((k) => [rdataOf(k), k]));
+    let changed = false;
+    for (const k of keys)
+      if (!wanted.delete(k.dnskey)) {
+        await this.request('DELETE', `${path}/cryptokeys/${k.id}`);
+        changed = true;
+      }
+    for (const k of wanted.values()) {
+      await this.request('POST', `${path}/cryptokeys`, {
+        keytype: 'csk',
+        active: true,
+        published: true,
+        privatekey: k.privateKey,
+      });
+      changed = true;
+    }
+    const nsec3param = signing?.denial === 'nsec3' ? NSEC3PARAM : '';
+    if ((served.nsec3param ?? '') !== nsec3param || (served.api_rectify ?? false) !== Boolean(signing)) {
+      await this.request('PUT', path, { nsec3param, api_rectify: Boolean(signing) });
+      changed = true;
+    }
+    for (const [kind, values] of Object.entries(CDS_METADATA[signing?.cds ?? 'none'])) {
+      const current = (await this.request<{ metadata: string[] }>('GET', `${path}/metadata/${kind}`))?.metadata ?? [];
+      if (current.join() === values.join()) continue;
+      if (values.length) await this.request('PUT', `${path}/metadata/${kind}`, { kind, metadata: values });
+      else await this.request('DELETE', `${path}/metadata/${kind}`);
+      changed = true;
+    }
+    if (signing) await this.checkDs(zone.name, signing.keys);
+    return changed;
+  }
+
+  /** Each key's DS as PowerDNS serves it is the one Berth computed (what the caller hands its registrar). */
+  private async checkDs(name: string, keys: { flags: number; algorithm: number; publicKey: string }[]): Promise<void> {
+    const served = ((await this.request<CryptoKey[]>('GET', `${zonePath(name)}/cryptokeys`)) as CryptoKey[]).flatMap(
+      (k) => k.ds ?? [],
+    );
+    for (const key of keys) {
+      const ds = dsContent(dsOf(name, key));
+      if (!served.some((d) => d.toUpperCase() === ds))
+        throw new Error(`PowerDNS serves no DS ${ds} for the key of ${name} (it serves ${served.join(', ') || 'none'})`);
     }
   }
 

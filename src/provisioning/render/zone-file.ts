@@ -8,11 +8,24 @@ interface ZoneRecord {
   content: string;
 }
 
+/**
+ * How a signed zone is signed: with Berth's keys (the private key in BIND's Private-key-format),
+ * NSEC or NSEC3 (no salt, no extra iterations: RFC 9276), and what the zone tells its parent
+ * through CDS/CDNSKEY (RFC 7344): its keys, the delete records of RFC 8078, or nothing.
+ */
+export interface ZoneSigning {
+  keys: { flags: number; algorithm: number; publicKey: string; privateKey: string }[];
+  denial: 'nsec' | 'nsec3';
+  cds: 'publish' | 'delete' | 'none';
+}
+
 export interface Zone {
   /** The zone's A-label name, without the trailing dot. */
   name: string;
   serial: number;
   records: ZoneRecord[];
+  /** Absent: the zone is served unsigned. */
+  dnssec?: ZoneSigning;
 }
 
 const quote = (bytes: Uint8Array): string => {

@@ -1,0 +1,186 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
+import { createAccount, createPlan, createToken } from '../helpers/fixtures.js';
+import { parentDnsServer } from '../helpers/parent-dns.js';
+
+/**
+ * DNSSEC on the embedded DNS driver (SPEC §19): the zone file signed with BIND's
+ * `dnssec-signzone` from Berth's key, the state through `pending_ds` and `active`, and a
+ * disabling that waits for the parent, played by test/helpers/parent-dns.ts.
+ */
+const signzone = (() => {
+  try {
+    execFileSync('dnssec-signzone', ['-h'], { stdio: 'ignore' });
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
+})();
+
+let t: TestApp;
+let account: { id: string };
+let parent: Awaited<ReturnType<typeof parentDnsServer>>;
+beforeAll(async () => {
+  parent = await parentDnsServer();
+  t = await createTestApp({
+    env: { BERTH_NAMESERVERS: 'ns1.host.example.net,ns2.host.example.net', BERTH_DNSSEC_RESOLVER: parent.address },
+  });
+  account = await createAccount(t, (await createPlan(t, undefined, { max_domains: 10 })).id);
+});
+afterAll(async () => {
+  await t.close();
+  await parent.close();
+});
+
+const zoneFile = (name: string) => path.join(t.dataDir, 'rendered', 'dns', `${name}.zone`);
+const dnssecOf = async (name: string) => (await t.get(`/v1/domains/${name}/dnssec`)).body;
+
+describe('DNSSEC', () => {
+  it.skipIf(!signzone)(
+    `signs the zone with Berth's key, waits for the DS at the parent, and unsigns only once the DS is gone (${signzone ? 'dnssec-signzone' : 'skipped: BIND’s dnssec-signzone is not installed'})`,
+    async () => {
+      const name = 'signed-zone.com';
+      expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+      expect(await dnssecOf(name)).toMatchObject({ status: 'disabled', keys: [], ds_records: [], operation: null });
+
+      const enabled = await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: true } });
+      expect(enabled.status, enabled.text).toBe(202);
+      expect(enabled.headers.location).toBe(`/v1/operations/${enabled.body.operation.id}`);
+      expect(enabled.body).toMatchObject({ status: 'signing', algorithm: 13, denial: 'nsec3', publish_cds: true });
+      const signed = await eventually(async () => {
+        const d = await dnssecOf(name);
+        return d.status === 'pending_ds' && d;
+      });
+      expect((await t.get(`/v1/operations/${enabled.body.operation.id}`)).body.status).toBe('succeeded');
+      const [ds] = signed.ds_records;
+      expect(signed.keys).toEqual([expect.objectContaining({ role: 'csk', flags: 257, algorithm: 13, key_tag: ds.key_tag })]);
+      expect(ds.record).toBe(`${name}. IN DS ${ds.key_tag} 13 2 ${ds.digest}`);
+      // Served signed: NSEC3 with no salt and no extra iterations, CDS for the parent; the DS
+      // dnssec-dsfromkey computes from the served zone is the API's.
+      const text = readFileSync(zoneFile(name), 'utf8');
+      expect(text).toMatch(/NSEC3PARAM\s+1 0 0 -/);
+      // (dnssec-signzone writes a long digest in pieces.)
+      expect(text.replace(/[ \t]+/g, '')).toContain(`INCDS${ds.key_tag}132${ds.digest}`);
+      expect(text).toMatch(/RRSIG\s+SOA 13 2 /);
+      expect(execFileSync('dnssec-dsfromkey', ['-2', '-f', zoneFile(name), name], { encoding: 'utf8' }).trim()).toBe(ds.record);
+      // The signer leaves nothing behind (dnssec-signzone writes a dsset file where it runs, unless told).
+      expect(readdirSync(process.cwd()).filter((f) => f.startsWith('dsset-'))).toEqual([]);
+
+      // No DS at the parent yet: still pending. Then the registrar publishes it.
+      expect((await t.post(`/v1/domains/${name}/dnssec/check`)).body).toMatchObject({
+        status: 'pending_ds',
+        parent_ds_seen_at: null,
+      });
+      parent.published.set(name, ds);
+      const active = await t.post(`/v1/domains/${name}/dnssec/check`);
+      expect(active.status, active.text).toBe(200);
+      expect(active.body.status).toBe('active');
+      expect(active.body.parent_ds_seen_at).not.toBeNull();
+
+      // A change is served signed; the algorithm of a signed zone stays.
+      expect((await t.post(`/v1/domains/${name}/records`, { name: 'late', type: 'A', content: '192.0.2.9' })).status).toBe(201);
+      await eventually(async () =>
+        /^late\.signed-zone\.com\.\s+3600\s+IN\s+A\s+192\.0\.2\.9$/m.test(readFileSync(zoneFile(name), 'utf8')),
+      );
+      expect(readFileSync(zoneFile(name), 'utf8')).toMatch(/RRSIG\s+A 13 3 /);
+      // Signed anew before the signatures (30 days) have 7 days left: the hourly housekeeping, queued now.
+      const before = readFileSync(zoneFile(name), 'utf8');
+      t.clock.advance(23 * 86_400_000 + 60_000);
+      await t.db.query(`INSERT INTO pgboss.job (name, data) VALUES ('housekeeping', '{}')`);
+      await eventually(async () => readFileSync(zoneFile(name), 'utf8') !== before, 30_000);
+      expect(readFileSync(zoneFile(name), 'utf8')).toMatch(/RRSIG\s+A 13 3 /);
+      const other = await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: true, algorithm: 15 } });
+      expect(other.status).toBe(409);
+      expect(other.body.code).toBe('invalid_state');
+
+      // Disabling while the parent publishes the DS: refused, unless forced, which asks the parent to
+      // remove it (RFC 8078) and keeps the zone signed until it is gone.
+      const refused = await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: false } });
+      expect(refused.status).toBe(409);
+      expect(refused.body.code).toBe('ds_still_published');
+      expect((await dnssecOf(name)).status).toBe('active');
+      const forced = await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: false, force: true } });
+      expect(forced.status, forced.text).toBe(202);
+      expect(forced.body.status).toBe('pending_disable');
+      await eventually(async () => /CDS\s+0 0 0 00/.test(readFileSync(zoneFile(name), 'utf8')));
+      expect(readFileSync(zoneFile(name), 'utf8')).toMatch(/CDNSKEY\s+0 3 0 AA==/);
+      expect((await t.post(`/v1/domains/${name}/dnssec/check`)).body.status).toBe('pending_disable');
+      parent.published.delete(name);
+      expect((await t.post(`/v1/domains/${name}/dnssec/check`)).body.status).toBe('disabled');
+      await eventually(async () => !readFileSync(zoneFile(name), 'utf8').includes('RRSIG'));
+
+      const events = (
+        await t.get(`/v1/events?resource_id=${signed.keys[0] ? (await t.get(`/v1/domains/${name}`)).body.id : ''}`)
+      ).body.data
+        .map((e: { type: string }) => e.type)
+        .filter((type: string) => type.startsWith('domain.dnssec.'));
+      expect(events.sort()).toEqual(
+        ['domain.dnssec.active', 'domain.dnssec.disabled', 'domain.dnssec.updated', 'domain.dnssec.updated'].sort(),
+      );
+    },
+  );
+
+  it.skipIf(!signzone)('comes back with its key when the zone is restored from a backup', async () => {
+    const name = 'kept-key.com';
+    expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+    expect((await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: true, denial: 'nsec' } })).status).toBe(202);
+    const signed = await eventually(async () => {
+      const d = await dnssecOf(name);
+      return d.status === 'pending_ds' && d;
+    });
+    const backup = await t.post('/v1/backups', { account_id: account.id, include: ['dns'] });
+    expect(backup.status, backup.text).toBe(202);
+    await eventually(async () => (await t.get(`/v1/backups/${backup.body.id}`)).body.status === 'completed');
+    // No DS at the parent: unsigned at once.
+    expect((await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: false } })).body.status).toBe('disabled');
+    await eventually(async () => !readFileSync(zoneFile(name), 'utf8').includes('RRSIG'));
+
+    expect((await t.post(`/v1/backups/${backup.body.id}/restore`, {})).status).toBe(202);
+    const restored = await eventually(async () => {
+      const d = await dnssecOf(name);
+      return d.status === 'pending_ds' && d;
+    });
+    expect(restored).toMatchObject({ denial: 'nsec', algorithm: 13, ds_records: signed.ds_records });
+    await eventually(async () => readFileSync(zoneFile(name), 'utf8').includes('RRSIG'));
+    expect(readFileSync(zoneFile(name), 'utf8')).not.toContain('NSEC3');
+  });
+
+  it('refuses what it cannot do, and changes nothing', async () => {
+    const name = 'refused-zone.com';
+    expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+    for (const body of [{ enabled: true, algorithm: 7 }, { enabled: true, denial: 'nsec5' }, { enabled: true, salt: 'ab' }, {}]) {
+      const r = await t.request('PUT', `/v1/domains/${name}/dnssec`, { body });
+      expect(r.status, JSON.stringify(body)).toBe(422);
+      expect(r.body.code).toBe('validation_failed');
+    }
+    // Disabling what is not enabled: nothing to do, an operation ended at once.
+    const off = await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: false } });
+    expect(off.status).toBe(202);
+    expect(off.body).toMatchObject({ status: 'disabled', operation: { status: 'succeeded' } });
+    expect(existsSync(zoneFile(name)) && readFileSync(zoneFile(name), 'utf8').includes('RRSIG')).toBe(false);
+    expect((await dnssecOf(name)).status).toBe('disabled');
+  });
+
+  it('is 404 for a domain the caller cannot see, and needs domains:write to change', async () => {
+    const name = 'private-zone.com';
+    expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+    const stranger = await createToken(t, {
+      name: 'other',
+      scopes: ['*'],
+      principal: { kind: 'account', id: (await createAccount(t, (await createPlan(t)).id)).id },
+    });
+    const reader = await createToken(t, {
+      name: 'reader',
+      scopes: ['domains:read'],
+      principal: { kind: 'account', id: account.id },
+    });
+    expect((await t.request('GET', `/v1/domains/${name}/dnssec`, { token: stranger })).status).toBe(404);
+    expect((await t.request('PUT', `/v1/domains/${name}/dnssec`, { token: stranger, body: { enabled: true } })).status).toBe(404);
+    expect((await t.request('GET', `/v1/domains/${name}/dnssec`, { token: reader })).status).toBe(200);
+    expect((await t.request('PUT', `/v1/domains/${name}/dnssec`, { token: reader, body: { enabled: true } })).status).toBe(403);
+    expect((await dnssecOf(name)).status).toBe('disabled');
+  });
+});

@@ -1,0 +1,99 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, type TestApp } from '../helpers/app.js';
+import { createAccountOnNewPlan } from '../helpers/fixtures.js';
+import { parentDnsServer } from '../helpers/parent-dns.js';
+import { daemonApp, daemonEnv, dig, NO_DAEMONS } from './daemons.js';
+
+/**
+ * DNSSEC on PowerDNS (SPEC §19), proved with a validating client: `delv`, with the DS the API
+ * gives as its only trust anchor, asks PowerDNS and says "fully validated" for a record and for
+ * a name that does not exist, before and after a change; a wrong DS fails. The parent is played
+ * by test/helpers/parent-dns.ts.
+ */
+describe.skipIf(!daemonEnv)(`DNSSEC on PowerDNS (${daemonEnv ? 'delv' : NO_DAEMONS})`, () => {
+  let t: TestApp;
+  let parent: Awaited<ReturnType<typeof parentDnsServer>>;
+  let accountId: string;
+  const dir = mkdtempSync(path.join(tmpdir(), 'berth-delv-'));
+  beforeAll(async () => {
+    parent = await parentDnsServer();
+    t = await daemonApp({ BERTH_DNSSEC_RESOLVER: parent.address });
+    accountId = (await createAccountOnNewPlan(t)).id;
+  });
+  afterAll(async () => {
+    await t?.close();
+    await parent?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** What delv says of `name` with `ds` (`<tag> <alg> <type> <digest>`) as the trust anchor of `zone`. */
+  async function delv(zone: string, ds: string, name: string): Promise<string> {
+    const [tag, algorithm, type, digest] = ds.split(' ');
+    const anchors = path.join(dir, `${zone}.anchors`);
+    writeFileSync(anchors, `trust-anchors { "${zone}." static-ds ${tag} ${algorithm} ${type} "${digest}"; };\n`);
+    const [host, port] = (daemonEnv?.BERTH_IT_DNS ?? '').split(':') as [string, string];
+    const run = promisify(execFile);
+    const out = await run('delv', [`@${host}`, '-p', port, '-a', anchors, `+root=${zone}`, name, 'A']).catch(
+      (err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }),
+    );
+    return `${out.stdout}${out.stderr}`;
+  }
+
+  it('signs the zone with Berth’s key: delv validates answers and denials with the API’s DS, before and after a change; a wrong DS fails', async () => {
+    const name = `signed-${Date.now().toString(36)}.com`;
+    const domain = (await t.post('/v1/domains', { account_id: accountId, name })).body;
+    expect((await t.post(`/v1/domains/${domain.id}/records`, { name: 'api', type: 'A', content: '192.0.2.44' })).status).toBe(
+      201,
+    );
+    const put = await t.request('PUT', `/v1/domains/${domain.id}/dnssec`, { body: { enabled: true } });
+    expect(put.status, put.text).toBe(202);
+    const signed = await eventually(async () => {
+      const d = (await t.get(`/v1/domains/${domain.id}/dnssec`)).body;
+      if (d.status === 'error') throw new Error(JSON.stringify(d.error));
+      return d.status === 'pending_ds' && d;
+    });
+    const ds = signed.ds_records[0];
+    const anchor = `${ds.key_tag} ${ds.algorithm} 2 ${ds.digest}`;
+    // PowerDNS publishes the key Berth made, and the CDS for the parent.
+    // (dig writes a long key or digest in pieces.)
+    const joined = async (type: string) =>
+      (await dig(name, type)).map((r) => {
+        const [a, b, c, ...rest] = r.split(' ');
+        return `${a} ${b} ${c} ${rest.join('').toUpperCase()}`;
+      });
+    expect(await joined('DNSKEY')).toEqual([signed.keys[0].dnskey.split(' IN DNSKEY ')[1].toUpperCase()]);
+    expect(await joined('CDS')).toEqual([`${ds.key_tag} 13 2 ${ds.digest}`]);
+
+    expect(await delv(name, anchor, `api.${name}`)).toMatch(/; fully validated[\s\S]*192\.0\.2\.44/);
+    expect(await delv(name, anchor, `nothing-here.${name}`)).toMatch(/fully validated/);
+    const wrong = `${ds.key_tag} 13 2 ${ds.digest.replace(/^./, (c: string) => (c === 'A' ? 'B' : 'A'))}`;
+    expect(await delv(name, wrong, `api.${name}`)).not.toMatch(/fully validated/);
+
+    // A change is served signed (PowerDNS rectifies as it applies).
+    expect((await t.post(`/v1/domains/${domain.id}/records`, { name: 'late', type: 'A', content: '192.0.2.45' })).status).toBe(
+      201,
+    );
+    await eventually(async () => (await dig(`late.${name}`, 'A')).join() === '192.0.2.45');
+    expect(await delv(name, anchor, `late.${name}`)).toMatch(/; fully validated[\s\S]*192\.0\.2\.45/);
+
+    // The parent publishes the DS: active. Disabling, forced, asks the parent to remove it (RFC 8078)
+    // while the zone stays signed; once it is gone, the zone is served unsigned.
+    parent.published.set(name, ds);
+    expect((await t.post(`/v1/domains/${domain.id}/dnssec/check`)).body.status).toBe('active');
+    const off = await t.request('PUT', `/v1/domains/${domain.id}/dnssec`, { body: { enabled: false, force: true } });
+    expect(off.status, off.text).toBe(202);
+    await eventually(async () => (await dig(name, 'CDS')).join() === '0 0 0 00');
+    expect(await dig(name, 'CDNSKEY')).toEqual(['0 3 0 AA==']);
+    expect(await delv(name, anchor, `api.${name}`)).toMatch(/fully validated/);
+    parent.published.delete(name);
+    expect((await t.post(`/v1/domains/${domain.id}/dnssec/check`)).body.status).toBe('disabled');
+    await eventually(async () => (await dig(name, 'DNSKEY')).length === 0);
+    expect(await dig(name, 'CDS')).toEqual([]);
+    expect(await dig(`api.${name}`, 'A')).toEqual(['192.0.2.44']);
+  }, 120_000);
+});
