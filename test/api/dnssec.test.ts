@@ -148,6 +148,33 @@ describe('DNSSEC', () => {
     expect(readFileSync(zoneFile(name), 'utf8')).not.toContain('NSEC3');
   });
 
+  it.skipIf(!signzone)('says `error` when the zone cannot be signed, serves it as it was, and signs it once it can', async () => {
+    const name = 'unsignable.com';
+    const id = (await t.post('/v1/domains', { account_id: account.id, name })).body.id;
+    await eventually(async () => existsSync(zoneFile(name)));
+    // A key whose public half is not its private key's: dnssec-signzone refuses it.
+    const put = await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: true } });
+    const { public_key } = (
+      await t.db.query<{ public_key: string }>('SELECT public_key FROM dnssec_keys WHERE domain_id = $1', [id])
+    ).rows[0]!;
+    await t.db.query('UPDATE dnssec_keys SET public_key = $2 WHERE domain_id = $1', [id, Buffer.alloc(64, 7).toString('base64')]);
+    await t.db.query(`UPDATE domains SET generation = generation + 1 WHERE id = $1`, [id]);
+    await t.db.query(`INSERT INTO pgboss.job (name, data) VALUES ('dns.apply', $1)`, [JSON.stringify({ domain_id: id, name })]);
+    const failed = await eventually(async () => {
+      const d = await dnssecOf(name);
+      return d.status === 'error' && d;
+    });
+    expect(failed.error).toMatchObject({ code: 'signing_failed', detail: expect.stringContaining('dnssec-signzone') });
+    expect(readFileSync(zoneFile(name), 'utf8')).not.toContain('RRSIG');
+    expect((await t.get(`/v1/operations/${put.body.operation.id}`)).body.status).not.toBe('running');
+    const events = (await t.get(`/v1/events?resource_id=${id}&type=domain.dnssec.error`)).body.data;
+    expect(events).toHaveLength(1);
+    // Mended: the next try signs it.
+    await t.db.query('UPDATE dnssec_keys SET public_key = $2 WHERE domain_id = $1', [id, public_key]);
+    await eventually(async () => (await dnssecOf(name)).status === 'pending_ds', 30_000);
+    expect(readFileSync(zoneFile(name), 'utf8')).toContain('RRSIG');
+  });
+
   it('refuses what it cannot do, and changes nothing', async () => {
     const name = 'refused-zone.com';
     expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
@@ -156,6 +183,15 @@ describe('DNSSEC', () => {
       expect(r.status, JSON.stringify(body)).toBe(422);
       expect(r.body.code).toBe('validation_failed');
     }
+    // A zone whose NS records name other name servers (made under an older BERTH_NAMESERVERS) is not Berth's to sign.
+    const id = (await t.get(`/v1/domains/${name}`)).body.id;
+    await t.db.query(
+      `UPDATE dns_records SET content = 'ns' || id || '.elsewhere.example.' WHERE domain_id = $1 AND type = 'NS'`,
+      [id],
+    );
+    const elsewhere = await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: true } });
+    expect(elsewhere.status).toBe(409);
+    expect(elsewhere.body.code).toBe('not_authoritative');
     // Disabling what is not enabled: nothing to do, an operation ended at once.
     const off = await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: false } });
     expect(off.status).toBe(202);
