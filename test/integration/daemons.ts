@@ -58,9 +58,9 @@ export async function daemonApp(env: Record<string, string> = {}): Promise<TestA
   return t;
 }
 
-/** `dig @pdns -p port +short name type`, one answer per line. */
-export async function dig(name: string, type: string): Promise<string[]> {
-  const { host, port } = hostPort('BERTH_IT_DNS');
+/** `dig @pdns -p port +short name type` (or @`server`, `host:port`), one answer per line. */
+export async function dig(name: string, type: string, server?: string): Promise<string[]> {
+  const { host, port } = server ? { host: server.split(':')[0], port: server.split(':')[1] } : hostPort('BERTH_IT_DNS');
   const { stdout } = await promisify(execFile)('dig', [`@${host}`, '-p', String(port), '+short', '+norecurse', name, type]);
   return stdout.split('\n').filter(Boolean);
 }

@@ -1,4 +1,4 @@
--- A signed zone (no row: unsigned). `status` follows SPEC §19: `signing` until the zone is served
+-- A signed zone (no row: unsigned). `status`: `signing` until the zone is served
 -- signed, `pending_ds` until its DS is seen at the parent, `active`, `pending_disable` while the
 -- CDS/CDNSKEY delete records ask the parent to remove the DS, `error` when the zone could not be
 -- signed (`error` says why).

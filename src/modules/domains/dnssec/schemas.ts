@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { Failure, Id, Nullable, StringEnum, Timestamp } from '../../../http/schemas.js';
 
-/** DNSSEC as the API shows it (SPEC §19): each shape declared once (validator, type, document). */
+/** DNSSEC as the API shows it: each shape declared once (validator, type, document). */
 
 const Algorithm = Type.Unsafe<13 | 15 | 8>({
   type: 'integer',
