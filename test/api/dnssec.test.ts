@@ -86,6 +86,18 @@ describe('DNSSEC', () => {
         /^late\.signed-zone\.com\.\s+3600\s+IN\s+A\s+192\.0\.2\.9$/m.test(readFileSync(zoneFile(name), 'utf8')),
       );
       expect(readFileSync(zoneFile(name), 'utf8')).toMatch(/RRSIG\s+A 13 3 /);
+      // A zone import (what another provider exported) is served signed, with the same key.
+      const version = (await t.get(`/v1/domains/${name}`)).body.version;
+      const imported = await t.request('PUT', `/v1/domains/${name}/zone`, {
+        raw: 'imported 3600 IN A 192.0.2.10\nlate 3600 IN A 192.0.2.9\n',
+        headers: { 'content-type': 'text/dns', 'if-match': `"${version}"` },
+      });
+      expect(imported.status, imported.text).toBe(200);
+      await eventually(async () =>
+        /^imported\.signed-zone\.com\.\s+3600\s+IN\s+A\s+192\.0\.2\.10$/m.test(readFileSync(zoneFile(name), 'utf8')),
+      );
+      expect(readFileSync(zoneFile(name), 'utf8')).toMatch(/^imported\.signed-zone\.com\.\s+3600\s+IN\s+RRSIG\s+A 13 3 /m);
+      expect((await dnssecOf(name)).ds_records).toEqual(signed.ds_records);
       // Signed anew before the signatures (30 days) have 7 days left: the hourly housekeeping, queued now.
       const before = readFileSync(zoneFile(name), 'utf8');
       t.clock.advance(23 * 86_400_000 + 60_000);

@@ -98,6 +98,30 @@ describe('a copy kept up to date (a move’s)', () => {
     expect(tree(dest)).toEqual(tree(src));
   });
 
+  it('stopped half-way (a process killed, a fetch failed), comes right the next time', async () => {
+    const asked: (string[] | null)[] = [];
+    // A fetch that has put one file in place when it dies.
+    const killed = async () =>
+      refreshCopy({
+        dest,
+        listingFile: path.join(root, 'listing.json'),
+        now: await listTree([{ dir: src, as: '' }]),
+        fetch: async (_names, into) => {
+          await cp(path.join(src, 'index.php'), path.join(into, 'index.php'));
+          throw new Error('killed');
+        },
+      });
+    await expect(killed()).rejects.toThrow('killed');
+    await refresh(asked, true);
+    expect(tree(dest)).toEqual(tree(src));
+    writeFileSync(path.join(src, 'a', 'b', 'deep.txt'), 'deeper');
+    rmSync(path.join(src, 'a', 'gone.txt'));
+    await expect(killed()).rejects.toThrow('killed');
+    await refresh(asked, true);
+    expect(asked.at(-1)).toEqual(['a/b/deep.txt']);
+    expect(tree(dest)).toEqual(tree(src));
+  });
+
   it('fails its verification when the copy does not hold what the source lists', async () => {
     const copy = refreshCopy({
       dest,
