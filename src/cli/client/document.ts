@@ -22,6 +22,7 @@ export interface Parameter {
 }
 export interface OperationDoc {
   operationId: string;
+  tags?: string[];
   summary?: string;
   description?: string;
   parameters?: Parameter[];
@@ -29,6 +30,7 @@ export interface OperationDoc {
   responses?: Record<string, { content?: Record<string, { schema?: Schema }> }>;
 }
 interface Document {
+  info: { version: string };
   paths: Record<string, Record<string, OperationDoc>>;
   components: { schemas: Record<string, Schema>; parameters: Record<string, Parameter> };
 }
@@ -56,4 +58,16 @@ export function operation(key: string): OperationDoc & { method: string; path: s
     p.$ref ? (document().components.parameters[p.$ref.split('/').pop() as string] as Parameter) : p,
   );
   return { ...op, parameters, method, path };
+}
+
+/** Every operation of the document (its parameters' `$ref`s resolved), the component schemas, the API's version. */
+export function operations(): {
+  ops: (OperationDoc & { method: string; path: string })[];
+  components: Record<string, Schema>;
+  version: string;
+} {
+  const ops = Object.entries(document().paths).flatMap(([path, methods]) =>
+    Object.keys(methods).map((method) => operation(`${method} ${path}`)),
+  );
+  return { ops, components: document().components.schemas, version: document().info.version };
 }

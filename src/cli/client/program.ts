@@ -6,6 +6,7 @@ import { dnsCommand } from './dns-sync.js';
 import { downloadCommand } from './download.js';
 import { describeError, EXIT } from './errors.js';
 import { tailCommand } from './events-tail.js';
+import { mcpCommand } from './mcp/command.js';
 import { resourceCommand } from './resource-commands.js';
 import { RESOURCES } from './resources.js';
 import { createRuntime } from './runtime.js';
@@ -43,6 +44,7 @@ function buildProgram(env: Record<string, string | undefined>): Command {
   }
   program.addCommand(dnsCommand(rt));
   program.addCommand(deployCommand(rt));
+  program.addCommand(mcpCommand(rt));
   program.addCommand(completionCommand(() => program));
 
   // `-o table|json` on every command that prints (after the command, as in `berth domains list -o json`).
