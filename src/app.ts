@@ -200,16 +200,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     logError('server status error'),
   );
-  const accounts = accountsModule(svc, [
-    domainAccountHooks(jobs),
-    mailAccountHooks(jobs),
-    siteAccountHooks(jobs, db, php),
-    databaseAccountHooks(jobs),
-    backups.accountHooks,
-    cron.accountHooks,
-    ssh.accountHooks,
-    { diskBytes: recordedElsewhere },
-  ]);
+  const accounts = accountsModule(
+    svc,
+    [
+      domainAccountHooks(jobs),
+      mailAccountHooks(jobs),
+      siteAccountHooks(jobs, db, php),
+      databaseAccountHooks(jobs),
+      backups.accountHooks,
+      cron.accountHooks,
+      ssh.accountHooks,
+      { diskBytes: recordedElsewhere },
+    ],
+    logError('usage meter error'),
+  );
   const modules: Contribution[] = [
     resellersModule(svc),
     plansModule(svc, ssh.planHooks),

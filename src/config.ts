@@ -106,6 +106,8 @@ const ConfigSchema = Type.Object({
   }),
   // How often each process measures the databases' sizes.
   databaseMeterMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
+  // How often each process measures every account's usage (GET /v1/usage).
+  usageMeterMs: Type.Integer({ minimum: 10, maximum: 86_400_000 }),
   // How often each process re-queues the applies that failed (the daemon was down, say).
   resyncMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
   moveTtlS: Type.Integer({ minimum: 5, maximum: 86_400 }),
@@ -174,6 +176,7 @@ const ENV_NAMES: Record<string, string> = {
     'BERTH_MAIL_MAPS_DIR / BERTH_MAIL_OWNER (uid:gid) / BERTH_POSTFIX_CONFIG_DIR / BERTH_DOVECOT_CONF / BERTH_OPENDKIM_PID / BERTH_MAIL_RELAY_PORT',
   mariadb: 'BERTH_MARIADB_URL / BERTH_MARIADB_USER_HOST / BERTH_MARIADB_DUMP / BERTH_MARIADB_CLIENT',
   databaseMeterMs: 'BERTH_DATABASE_METER_MS',
+  usageMeterMs: 'BERTH_USAGE_METER_MS',
   resyncMs: 'BERTH_RESYNC_MS',
   moveTtlS: 'BERTH_MOVE_TTL_S',
   dnssecResolver: 'BERTH_DNSSEC_RESOLVER',
@@ -305,6 +308,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       webGroup: env.BERTH_PHP_WEB_GROUP || 'www-data',
     },
     databaseMeterMs: int(env, 'BERTH_DATABASE_METER_MS', 60_000),
+    usageMeterMs: int(env, 'BERTH_USAGE_METER_MS', 900_000),
     resyncMs: int(env, 'BERTH_RESYNC_MS', 30_000),
     moveTtlS: int(env, 'BERTH_MOVE_TTL_S', 60),
     dnssecResolver: env.BERTH_DNSSEC_RESOLVER || null,

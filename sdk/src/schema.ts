@@ -359,6 +359,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every reachable account's usage, for a billing system's usage update
+         * @description One page of accounts with their usage as last measured (every `BERTH_USAGE_METER_MS`; `GET /v1/accounts/{account_id}/usage` measures one now). `updated_since` keeps the accounts whose usage changed since then; `reseller_id` a reseller's. `next_cursor` (also in the `Link` header) leads to the next page.
+         */
+        get: operations["listUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{account_id}/usage": {
         parameters: {
             query?: never;
@@ -4000,6 +4020,68 @@ export interface components {
              */
             version: number;
             operation: components["schemas"]["Operation"];
+        };
+        /** @description The usage last measured (every `BERTH_USAGE_METER_MS`, 15 minutes by default); `updated_at` is when it last changed. Null until first measured. */
+        AccountUsageRecord: {
+            /**
+             * @description The account's id.
+             * @example acc_01jd3x9v6ef8tb2q4w5n7k8m9p
+             */
+            id: string;
+            username: string;
+            /** @example rsl_01jd3x9v6ef8tb2q4w5n7k8m9p */
+            reseller_id: string | null;
+            usage: {
+                /**
+                 * Format: int32
+                 * @description Websites
+                 */
+                sites: number;
+                /**
+                 * Format: int32
+                 * @description Domains
+                 */
+                domains: number;
+                /**
+                 * Format: int32
+                 * @description Mailboxes
+                 */
+                email_accounts: number;
+                /**
+                 * Format: int32
+                 * @description MariaDB databases
+                 */
+                databases: number;
+                /**
+                 * Format: int32
+                 * @description MariaDB users
+                 */
+                database_users: number;
+                /**
+                 * Format: int64
+                 * @description Measured from the files on disk, plus the databases' size on the database server
+                 */
+                disk_bytes: number;
+                /**
+                 * Format: int32
+                 * @description Retained backups
+                 */
+                backups: number;
+                /**
+                 * Format: int32
+                 * @description Cron jobs
+                 */
+                cron_jobs: number;
+                /**
+                 * Format: int32
+                 * @description SSH keys
+                 */
+                ssh_keys: number;
+            } | null;
+            /** Format: date-time */
+            measured_at: string | null;
+            /** Format: date-time */
+            updated_at: string | null;
         };
         /** @description An API token. The secret is shown once, on creation. */
         Token: {
@@ -16637,6 +16719,261 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/rate_limited",
+                     *       "title": "Rate limited",
+                     *       "status": 429,
+                     *       "detail": "Too many requests for the policy named in `policy`. Wait for `Retry-After` seconds. No lockout follows.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "rate_limited",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/internal_error",
+                     *       "title": "Internal error",
+                     *       "status": 500,
+                     *       "detail": "The server failed. The `request_id` identifies the failure in its logs.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "internal_error",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unavailable",
+                     *       "title": "Unavailable",
+                     *       "status": 503,
+                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unavailable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listUsage: {
+        parameters: {
+            query?: {
+                /** @description Page size (1-200). */
+                limit?: number;
+                /** @description Opaque cursor from `next_cursor`. */
+                cursor?: string;
+                /**
+                 * @description Only those of this reseller.
+                 * @example rsl_01jd3x9v6ef8tb2q4w5n7k8m9p
+                 */
+                reseller_id?: string;
+                /** @description Only those changed at or after this time (RFC 3339). */
+                updated_since?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *           "username": "example",
+                     *           "reseller_id": "rsl_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *           "usage": {
+                     *             "sites": 1,
+                     *             "domains": 1,
+                     *             "email_accounts": 1,
+                     *             "databases": 1,
+                     *             "database_users": 1,
+                     *             "disk_bytes": 52428800,
+                     *             "backups": 1,
+                     *             "cron_jobs": 1,
+                     *             "ssh_keys": 1
+                     *           },
+                     *           "measured_at": "2026-11-24T09:30:00Z",
+                     *           "updated_at": "2026-11-24T09:30:00Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJpZCI6ImFjY18wMWpkM3g5djZlZjh0YjJxNHc1bjdrOG05cCJ9"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AccountUsageRecord"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, bad or unknown query parameter, bad header). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/malformed_request",
+                     *       "title": "Malformed request",
+                     *       "status": 400,
+                     *       "detail": "The request could not be read: invalid JSON, a bad or unknown query parameter, or a bad header.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "malformed_request",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/unauthenticated",
+                     *       "title": "Unauthenticated",
+                     *       "status": 401,
+                     *       "detail": "The bearer token is missing, malformed, unknown, expired, revoked, or not allowed from this address. Send `Authorization: Bearer berth_...`.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "unauthenticated",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient scope, forbidden for this principal, suspended, or quota exceeded. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/insufficient_scope",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "detail": "The token can see the resource but lacks the scope named in `scope` for this operation.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found or outside the token's reach. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "The resource does not exist or is outside the reach of the token. The two cases are indistinguishable by design.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_found",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The `Accept` header rules out JSON. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "http://127.0.0.1:8080/problems/not_acceptable",
+                     *       "title": "Not acceptable",
+                     *       "status": 406,
+                     *       "detail": "The `Accept` header asks for a representation the endpoint cannot produce.",
+                     *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
+                     *       "code": "not_acceptable",
+                     *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -57,6 +57,12 @@ export const RESOURCES: ResourceDef[] = [
     },
   },
   {
+    name: 'usage',
+    about: "Every reachable account's usage as last measured (for billing)",
+    columns: ['id', 'username', 'updated_at'],
+    verbs: { list: 'get /v1/usage' },
+  },
+  {
     name: 'moves',
     about: 'Moves of accounts between servers (operator only)',
     columns: ['id', 'account_id', 'status', 'cutover', 'bytes_copied'],

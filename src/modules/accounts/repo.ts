@@ -163,3 +163,47 @@ export async function setStatus(
 }
 
 export const deleteAccount = (tx: Queryable, id: string) => tx.query('DELETE FROM accounts WHERE id = $1', [id]);
+
+/** Records a measurement of the account's usage; `updated_at` moves only when it differs from the last. */
+export async function recordUsage(db: Queryable, accountId: string, usage: unknown, at: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO account_usage (account_id, usage, measured_at, updated_at) SELECT id, $2, $3, $3 FROM accounts WHERE id = $1
+     ON CONFLICT (account_id) DO UPDATE SET usage = EXCLUDED.usage, measured_at = EXCLUDED.measured_at,
+       updated_at = CASE WHEN account_usage.usage = EXCLUDED.usage THEN account_usage.updated_at ELSE EXCLUDED.updated_at END`,
+    [accountId, JSON.stringify(usage), at.toISOString()],
+  );
+}
+
+export interface UsageRow {
+  id: string;
+  username: string;
+  reseller_id: string | null;
+  usage: unknown;
+  measured_at: string | null;
+  updated_at: string | null;
+}
+
+/** A page of the reachable accounts with their last measured usage (none yet: nulls), by account id. */
+export async function listUsage(
+  db: Queryable,
+  caller: Caller,
+  f: { reseller_id?: string; updated_since?: string },
+  page: PageParams,
+): Promise<UsageRow[]> {
+  const params: unknown[] = [];
+  const where = [reach(caller, params), ...equalityFilters(f, ['reseller_id'], 'a.', params)];
+  if (f.updated_since) where.push(`u.updated_at >= $${params.push(f.updated_since)}`);
+  const p = pageSql(page, 'a.id', params);
+  const r = await db.query<UsageRow>(
+    `SELECT a.id, a.username, a.reseller_id, u.usage, u.measured_at, u.updated_at
+     FROM accounts a LEFT JOIN account_usage u ON u.account_id = a.id
+     WHERE ${where.join(' AND ')} AND ${p.where} ${p.tail}`,
+    params,
+  );
+  return r.rows;
+}
+
+/** Every account's id, for the usage meter. */
+export async function accountIds(db: Queryable): Promise<string[]> {
+  return (await db.query<{ id: string }>('SELECT id FROM accounts ORDER BY id')).rows.map((r) => r.id);
+}

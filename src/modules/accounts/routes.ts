@@ -1,9 +1,9 @@
 import { callerOf } from '../../http/auth.js';
-import { itemRoute, reachOf, resourceRoutes } from '../../http/crud.js';
+import { itemRoute, listRoute, reachOf, resourceRoutes } from '../../http/crud.js';
 import { ifMatchVersion } from '../../http/etag.js';
 import type { App } from '../../http/routes.js';
 import { IdParams, IfMatchHeaders, SuspendBody } from '../../http/schemas.js';
-import { AccountListQuery, AccountMutable, AccountUsage, CreateAccount } from './schemas.js';
+import { AccountListQuery, AccountMutable, AccountUsage, CreateAccount, UsageListQuery } from './schemas.js';
 import type { AccountsService } from './service.js';
 
 export function accountRoutes(app: App, svc: AccountsService): void {
@@ -80,6 +80,19 @@ export function accountRoutes(app: App, svc: AccountsService): void {
       'Returns an `active` account: sites serve again and logins are allowed again. Announced as `account.unsuspended`.',
     response: 'Account',
     run: (caller, { account_id }) => svc.unsuspend(caller, account_id),
+  });
+
+  listRoute(app, {
+    path: '/v1/usage',
+    tags,
+    operationId: 'listUsage',
+    summary: "Every reachable account's usage, for a billing system's usage update",
+    description:
+      "One page of accounts with their usage as last measured (every `BERTH_USAGE_METER_MS`; `GET /v1/accounts/{account_id}/usage` measures one now). `updated_since` keeps the accounts whose usage changed since then; `reseller_id` a reseller's. `next_cursor` (also in the `Link` header) leads to the next page.",
+    scope: 'accounts:read',
+    querystring: UsageListQuery,
+    item: 'AccountUsageRecord',
+    list: svc.listUsage,
   });
 
   app.get(

@@ -129,4 +129,31 @@ export const AccountListQuery = Type.Object(
 );
 export type AccountListQuery = Static<typeof AccountListQuery>;
 
-export const accountSchemas = [Account, AccountWithOperation];
+/** An account's usage as last measured, for billing systems' usage updates (`GET /v1/usage`). */
+const UsageRecord = Type.Object(
+  {
+    id: Id('acc', "The account's id."),
+    username: Type.String({ maxLength: 32 }),
+    reseller_id: Nullable(Id('rsl')),
+    usage: Nullable(UsageSchema),
+    measured_at: Nullable(Timestamp),
+    updated_at: Nullable(Timestamp),
+  },
+  {
+    $id: 'AccountUsageRecord',
+    description:
+      'The usage last measured (every `BERTH_USAGE_METER_MS`, 15 minutes by default); `updated_at` is when it last changed. Null until first measured.',
+  },
+);
+
+export const UsageListQuery = Type.Object(
+  {
+    ...PageQuery,
+    reseller_id: Type.Optional(Id('rsl')),
+    updated_since: Type.Optional(Timestamp),
+  },
+  { additionalProperties: false },
+);
+export type UsageListQuery = Static<typeof UsageListQuery>;
+
+export const accountSchemas = [Account, AccountWithOperation, UsageRecord];

@@ -18,7 +18,7 @@ import { lockResellerAccountCount } from '../resellers/index.js';
 import { notMoving } from './moving.js';
 import { placeAccount, withdrawFromServers } from './placement.js';
 import * as repo from './repo.js';
-import type { Account, AccountFields, AccountListQuery, AccountStatus, CreateAccount, Usage } from './schemas.js';
+import type { Account, AccountFields, AccountListQuery, AccountStatus, CreateAccount, Usage, UsageListQuery } from './schemas.js';
 import { exceededLimits, measureUsage, type RecordedBytes, type ResourceCounter } from './usage.js';
 
 export const limitsOf = (r: repo.AccountRow): plans.Limits => repo.planLimitsOf(r, r.limit_overrides);
@@ -180,6 +180,21 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
     async get(caller: Caller, id: string): Promise<Account> {
       const row = await load(caller, id);
       return toAccount(row, await usageOf(row.id));
+    },
+
+    /** A page of the reachable accounts' usage as last measured. */
+    async listUsage(caller: Caller, filter: UsageListQuery, page: PageParams) {
+      return (await repo.listUsage(db, caller, filter, page)).map((r) => ({
+        ...r,
+        usage: r.usage as Usage | null,
+        measured_at: r.measured_at && new Date(r.measured_at).toISOString(),
+        updated_at: r.updated_at && new Date(r.updated_at).toISOString(),
+      }));
+    },
+
+    /** Every account's usage measured and recorded, one account at a time (the meter's tick). */
+    async meterAll(): Promise<void> {
+      for (const id of await repo.accountIds(db)) await repo.recordUsage(db, id, await usageOf(id), deps.clock.now());
     },
 
     async usage(caller: Caller, id: string) {
