@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan, createToken } from '../helpers/fixtures.js';
+import { installed } from '../helpers/installed.js';
 import { parentDnsServer } from '../helpers/parent-dns.js';
 
 /**
@@ -11,14 +12,7 @@ import { parentDnsServer } from '../helpers/parent-dns.js';
  * `dnssec-signzone` from Berth's key, the state through `pending_ds` and `active`, and a
  * disabling that waits for the parent, played by test/helpers/parent-dns.ts.
  */
-const signzone = (() => {
-  try {
-    execFileSync('dnssec-signzone', ['-h'], { stdio: 'ignore' });
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== 'ENOENT';
-  }
-})();
+const signzone = installed('dnssec-signzone');
 
 let t: TestApp;
 let account: { id: string };

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { createAccountOnNewPlan } from '../helpers/fixtures.js';
+import { installed } from '../helpers/installed.js';
 import { parentDnsServer } from '../helpers/parent-dns.js';
 import { freePort } from '../helpers/ports.js';
 import { daemonApp, daemonEnv, dig, NO_DAEMONS } from './daemons.js';
@@ -17,15 +18,6 @@ import { daemonApp, daemonEnv, dig, NO_DAEMONS } from './daemons.js';
  * exist, before and after a change; a wrong DS fails. The parent is played by
  * test/helpers/parent-dns.ts.
  */
-
-const installed = (bin: string) => {
-  try {
-    execFileSync(bin, ['-h'], { stdio: 'ignore' });
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== 'ENOENT';
-  }
-};
 
 /** What delv says of `name` asked at `server` (`host:port`), with `ds` (`<tag> <alg> <type> <digest>`) as the trust anchor of `zone`. */
 async function delv(dir: string, server: string, zone: string, ds: string, name: string): Promise<string> {

@@ -5,16 +5,9 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalName, dsContent, dsOf } from '../../src/lib/dnssec/ds.js';
 import { DNSSEC_ALGORITHMS, iscPrivateKey, newSigningKey } from '../../src/lib/dnssec/keys.js';
+import { installed } from '../helpers/installed.js';
 
-const bindTools = (() => {
-  try {
-    execFileSync('dnssec-keygen', ['-h'], { stdio: 'ignore' });
-    return true;
-  } catch (err) {
-    // `-h` exits non-zero where the tool is installed; only a missing binary is absent.
-    return (err as NodeJS.ErrnoException).code !== 'ENOENT';
-  }
-})();
+const bindTools = installed('dnssec-keygen');
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
