@@ -173,7 +173,7 @@ export function dnssecService(deps: ServiceDeps, domainsSvc: DomainsService) {
               return repo.updateDnssec(
                 tx,
                 domain.id,
-                current?.status === 'pending_disable' ? { ...settings, status: 'active' } : settings,
+                current?.status === 'pending_disable' ? { ...settings, status: 'pending_ds' } : settings,
               );
             const inserted = await repo.insertDnssec(
               tx,
