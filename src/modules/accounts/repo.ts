@@ -203,7 +203,12 @@ export async function listUsage(
   return r.rows;
 }
 
-/** Every account's id, for the usage meter. */
-export async function accountIds(db: Queryable): Promise<string[]> {
-  return (await db.query<{ id: string }>('SELECT id FROM accounts ORDER BY id')).rows.map((r) => r.id);
+/** The accounts whose usage was not measured since `before` (another process may just have): the meter's work. */
+export async function unmeasuredSince(db: Queryable, before: Date): Promise<string[]> {
+  const r = await db.query<{ id: string }>(
+    `SELECT a.id FROM accounts a LEFT JOIN account_usage u ON u.account_id = a.id
+     WHERE u.measured_at IS NULL OR u.measured_at < $1 ORDER BY a.id`,
+    [before.toISOString()],
+  );
+  return r.rows.map((row) => row.id);
 }

@@ -192,9 +192,13 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
       }));
     },
 
-    /** Every account's usage measured and recorded, one account at a time (the meter's tick). */
+    /**
+     * Every account's usage measured and recorded, one account at a time (the meter's tick); an
+     * account another process measured within half a period is left to that measurement.
+     */
     async meterAll(): Promise<void> {
-      for (const id of await repo.accountIds(db)) await repo.recordUsage(db, id, await usageOf(id), deps.clock.now());
+      const fresh = new Date(deps.clock.now().getTime() - config.usageMeterMs / 2);
+      for (const id of await repo.unmeasuredSince(db, fresh)) await repo.recordUsage(db, id, await usageOf(id), deps.clock.now());
     },
 
     async usage(caller: Caller, id: string) {

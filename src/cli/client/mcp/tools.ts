@@ -32,8 +32,11 @@ export interface ToolOptions {
   allowDestructive: boolean;
 }
 
-/** The toolsets served unless `--toolsets` says otherwise: what an assistant needs most, under 40 tools. */
-export const DEFAULT_TOOLSETS = ['accounts', 'domains', 'dns', 'sites', 'emails', 'operations'];
+/**
+ * The toolsets served unless `--toolsets` says otherwise: what an assistant needs most, under 40
+ * tools; `events` lets it follow what happens (`listEvents` with `after` and `wait`).
+ */
+export const DEFAULT_TOOLSETS = ['accounts', 'domains', 'dns', 'sites', 'emails', 'operations', 'events'];
 
 /** MCP's rule for tool names; an operation whose id breaks it is left out rather than break a client's whole list. */
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
