@@ -72,7 +72,8 @@ export class PowerDnsDriver implements DnsDriver {
     const signing = await this.sign(zone, served);
     if (changes.length || signing) {
       if (changes.length) await this.request('PATCH', zonePath(zone.name), { rrsets: changes });
-      if (zone.dnssec) await this.request('PUT', `${zonePath(zone.name)}/rectify`);
+      // Changes are rectified as they are applied (`api_rectify`); a zone just signed is rectified whole.
+      if (zone.dnssec && signing) await this.request('PUT', `${zonePath(zone.name)}/rectify`);
       // PowerDNS purges its packet cache before its query cache after a PATCH (up to 4.9's and
       // 5.0's fixes of October 2025, PowerDNS #16286): a query answered between the two purges
       // puts the old answer back in the packet cache, served for `cache-ttl` (20 s by default).
@@ -84,8 +85,8 @@ export class PowerDnsDriver implements DnsDriver {
   /**
    * Signs the zone with its keys (imported; any other key deleted), NSEC or NSEC3, `api_rectify`
    * so that every later PATCH leaves it rectified, and the CDS/CDNSKEY metadata; or unsigns it.
-   * The DS records PowerDNS derives from the keys must be those Berth computed. True when
-   * anything changed.
+   * Once anything of it changed (the result), the DS records PowerDNS derives from the keys must
+   * be those Berth computed.
    */
   private async sign(zone: Zone, served: ServedZone): Promise<boolean> {
     const path = zonePath(zone.name);
@@ -121,7 +122,8 @@ export class PowerDnsDriver implements DnsDriver {
       else await this.request('DELETE', `${path}/metadata/${kind}`);
       changed = true;
     }
-    if (signing) await this.checkDs(zone.name, signing.keys);
+    // Checked when the keys or settings change: nothing else changes the DS.
+    if (signing && changed) await this.checkDs(zone.name, signing.keys);
     return changed;
   }
 
