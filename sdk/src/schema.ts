@@ -4435,6 +4435,7 @@ export interface components {
              */
             status: "disabled" | "signing" | "pending_ds" | "active" | "pending_disable" | "error";
             /**
+             * Format: int32
              * @description 13 ECDSAP256SHA256 (the default), 15 ED25519, 8 RSASHA256 (2048 bits).
              * @enum {integer|null}
              */
@@ -4459,6 +4460,7 @@ export interface components {
                 /** Format: int32 */
                 key_tag: number;
                 /**
+                 * Format: int32
                  * @description 13 ECDSAP256SHA256 (the default), 15 ED25519, 8 RSASHA256 (2048 bits).
                  * @enum {integer}
                  */
@@ -4475,6 +4477,7 @@ export interface components {
                 /** Format: int32 */
                 key_tag: number;
                 /**
+                 * Format: int32
                  * @description 13 ECDSAP256SHA256 (the default), 15 ED25519, 8 RSASHA256 (2048 bits).
                  * @enum {integer}
                  */
@@ -28591,6 +28594,7 @@ export interface operations {
                 "application/json": {
                     enabled: boolean;
                     /**
+                     * Format: int32
                      * @description 13 ECDSAP256SHA256 (the default), 15 ED25519, 8 RSASHA256 (2048 bits).
                      * @enum {integer}
                      */

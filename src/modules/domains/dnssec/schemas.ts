@@ -5,6 +5,9 @@ import { Failure, Id, Nullable, StringEnum, Timestamp } from '../../../http/sche
 
 const Algorithm = Type.Unsafe<13 | 15 | 8>({
   type: 'integer',
+  format: 'int32',
+  minimum: 8,
+  maximum: 15,
   enum: [13, 15, 8],
   description: '13 ECDSAP256SHA256 (the default), 15 ED25519, 8 RSASHA256 (2048 bits).',
 });
@@ -31,6 +34,7 @@ const DsRecord = Type.Object({
   digest_type: Type.Literal(2, { description: 'SHA-256 (RFC 4509).' }),
   digest: Type.String({
     pattern: '^[0-9A-F]{64}$',
+    maxLength: 64,
     examples: ['D4B7D520E7BB5F0F67674A0CCEB1E3E0614B93C4F9E99B8383F6A1E4469DA50A'],
   }),
   record: Type.String({ maxLength: 400, description: 'The DS record to give the registrar, in presentation format.' }),
@@ -49,8 +53,9 @@ export const DomainDnssec = Type.Object(
     publish_cds: Type.Boolean({
       description: 'Whether the zone publishes CDS/CDNSKEY for its keys (RFC 7344), for parents that read them.',
     }),
-    keys: Type.Array(DnssecKey),
+    keys: Type.Array(DnssecKey, { maxItems: 10 }),
     ds_records: Type.Array(DsRecord, {
+      maxItems: 10,
       description: 'Computed by Berth from the keys; checked against what the DNS server serves.',
     }),
     parent_ds_seen_at: Nullable(Timestamp),
