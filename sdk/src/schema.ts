@@ -4325,7 +4325,7 @@ export interface components {
             type: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
             /**
              * Format: int32
-             * @description Seconds. A record written through the API has at least 60; a move of its account to another server lowers the records naming the server it leaves to `BERTH_MOVE_TTL_S` (at least 5) while it runs.
+             * @description Seconds. A record written through the API has at least 60; a move of its account to another server lowers the records naming the server it leaves to `BERTH_MOVE_TTL_S` (at least 5) while it runs, and a sync may send such a record back with that TTL.
              */
             ttl: number;
             /** @description RDATA in zone-file presentation format; TXT unquoted. Host names in it are stored as A-labels. */
@@ -23783,7 +23783,7 @@ export interface operations {
                         type: "SOA" | "NS" | "DS" | "A" | "AAAA" | "ALIAS" | "CNAME" | "MX" | "TXT" | "SRV" | "CAA" | "HTTPS" | "SVCB" | "TLSA" | "SSHFP" | "PTR";
                         /**
                          * Format: int32
-                         * @description Seconds; shared by every record of a set.
+                         * @description Seconds. A record written through the API has at least 60; a move of its account to another server lowers the records naming the server it leaves to `BERTH_MOVE_TTL_S` (at least 5) while it runs, and a sync may send such a record back with that TTL.
                          */
                         ttl?: number;
                         /**
@@ -23848,7 +23848,7 @@ export interface operations {
                             type: string;
                             /**
                              * Format: int32
-                             * @description Seconds; shared by every record of a set.
+                             * @description Seconds. A record written through the API has at least 60; a move of its account to another server lowers the records naming the server it leaves to `BERTH_MOVE_TTL_S` (at least 5) while it runs, and a sync may send such a record back with that TTL.
                              */
                             ttl: number;
                             /**
@@ -23866,7 +23866,7 @@ export interface operations {
                             type: string;
                             /**
                              * Format: int32
-                             * @description Seconds; shared by every record of a set.
+                             * @description Seconds. A record written through the API has at least 60; a move of its account to another server lowers the records naming the server it leaves to `BERTH_MOVE_TTL_S` (at least 5) while it runs, and a sync may send such a record back with that TTL.
                              */
                             ttl: number;
                             /**
@@ -23884,7 +23884,7 @@ export interface operations {
                             type: string;
                             /**
                              * Format: int32
-                             * @description Seconds; shared by every record of a set.
+                             * @description Seconds. A record written through the API has at least 60; a move of its account to another server lowers the records naming the server it leaves to `BERTH_MOVE_TTL_S` (at least 5) while it runs, and a sync may send such a record back with that TTL.
                              */
                             ttl: number;
                             /**
@@ -26420,7 +26420,7 @@ export interface operations {
                             type: string;
                             /**
                              * Format: int32
-                             * @description Seconds; shared by every record of a set.
+                             * @description Seconds. A record written through the API has at least 60; a move of its account to another server lowers the records naming the server it leaves to `BERTH_MOVE_TTL_S` (at least 5) while it runs, and a sync may send such a record back with that TTL.
                              */
                             ttl: number;
                             /**
@@ -26438,7 +26438,7 @@ export interface operations {
                             type: string;
                             /**
                              * Format: int32
-                             * @description Seconds; shared by every record of a set.
+                             * @description Seconds. A record written through the API has at least 60; a move of its account to another server lowers the records naming the server it leaves to `BERTH_MOVE_TTL_S` (at least 5) while it runs, and a sync may send such a record back with that TTL.
                              */
                             ttl: number;
                             /**
@@ -26456,7 +26456,7 @@ export interface operations {
                             type: string;
                             /**
                              * Format: int32
-                             * @description Seconds; shared by every record of a set.
+                             * @description Seconds. A record written through the API has at least 60; a move of its account to another server lowers the records naming the server it leaves to `BERTH_MOVE_TTL_S` (at least 5) while it runs, and a sync may send such a record back with that TTL.
                              */
                             ttl: number;
                             /**

@@ -142,6 +142,32 @@ describe('moving an account', () => {
     expect(edited.status, edited.text).toBe(200);
     expect(edited.body.ttl).toBe(5);
     expect((await t.patch(`/v1/domains/${name}/records/${www.id}`, { ttl: 5 })).status).toBe(422);
+    // A sync that sends the records back as a GET showed them keeps the lowered TTLs; a TTL that
+    // low on any other record is refused.
+    const shown = (await t.get(`/v1/domains/${name}/records?limit=200`)).body.data.filter(
+      (r: { managed: boolean }) => !r.managed,
+    );
+    const synced = await t.request('PUT', `/v1/domains/${name}/records`, {
+      body: {
+        records: shown.map(({ name: n, type, ttl, content }: Record<string, unknown>) => ({ name: n, type, ttl, content })),
+      },
+      headers: { 'if-match': `"${(await t.get(`/v1/domains/${name}`)).body.version}"` },
+    });
+    expect(synced.status, synced.text).toBe(200);
+    expect(await aRecords(name)).toEqual(['@ 127.0.0.21 5', 'mail 127.0.0.21 5', 'www 127.0.0.21 5']);
+    const lowered = await t.request('PUT', `/v1/domains/${name}/records`, {
+      body: {
+        records: [
+          ...shown.map(({ name: n, type, ttl, content }: Record<string, unknown>) => ({ name: n, type, ttl, content })),
+          { name: 'new', type: 'A', ttl: 5, content: '192.0.2.1' },
+        ],
+      },
+      headers: { 'if-match': `"${(await t.get(`/v1/domains/${name}`)).body.version}"` },
+    });
+    expect(lowered.status).toBe(422);
+    expect(lowered.body.errors).toEqual([
+      expect.objectContaining({ pointer: `/records/${shown.length}/ttl`, code: 'out_of_range' }),
+    ]);
 
     const cut = await t.post(`/v1/moves/${moved.body.id}/cutover`, {});
     expect(cut.status, cut.text).toBe(200);

@@ -4,6 +4,14 @@ import { DomainParam, RecordType } from '../schemas.js';
 
 /** DNS records as the API shows and takes them: each shape declared once (validator, type, document). */
 
+/** A record's TTL as stored: what the API writes (at least 60), or what a move lowered it to. */
+const StoredTtl = Type.Integer({
+  minimum: 5,
+  maximum: 86400,
+  format: 'int32',
+  description:
+    'Seconds. A record written through the API has at least 60; a move of its account to another server lowers the records naming the server it leaves to `BERTH_MOVE_TTL_S` (at least 5) while it runs, and a sync may send such a record back with that TTL.',
+});
 export const DnsRecord = Type.Object(
   {
     id: Id('rec'),
@@ -18,13 +26,7 @@ export const DnsRecord = Type.Object(
     }),
     fqdn: Type.String({ maxLength: 255 }),
     type: RecordType,
-    ttl: Type.Integer({
-      minimum: 5,
-      maximum: 86400,
-      format: 'int32',
-      description:
-        'Seconds. A record written through the API has at least 60; a move of its account to another server lowers the records naming the server it leaves to `BERTH_MOVE_TTL_S` (at least 5) while it runs.',
-    }),
+    ttl: StoredTtl,
     content: Type.String({
       maxLength: 65535,
       description: 'RDATA in zone-file presentation format; TXT unquoted. Host names in it are stored as A-labels.',
@@ -65,7 +67,7 @@ export const CreateRecord = Type.Object(
 );
 export const RecordParams = Type.Object({ domain: DomainParam, record_id: Id('rec') }, { additionalProperties: false });
 
-const SyncRecord = Type.Object({ name: RecordName, type: Type.String({ maxLength: 10 }), ttl: Ttl, content: Content });
+const SyncRecord = Type.Object({ name: RecordName, type: Type.String({ maxLength: 10 }), ttl: StoredTtl, content: Content });
 // A zone file of 5 MiB holds a few hundred thousand records; a sync body at most 100,000.
 const SyncRecords = Type.Array(SyncRecord, { maxItems: 1_000_000 });
 export const SyncResponse = Type.Object({
@@ -84,7 +86,12 @@ export type RecordPatch = Partial<Static<ReturnType<typeof Type.Object<typeof Re
 
 /** `PUT /v1/domains/{domain}/records`: the complete set of the zone's unmanaged records. */
 export const SyncBody = Type.Object(
-  { records: Type.Array(CreateRecord, { maxItems: 100_000 }) },
+  {
+    records: Type.Array(
+      Type.Object({ ...CreateRecord.properties, ttl: Type.Optional(StoredTtl) }, { additionalProperties: false }),
+      { maxItems: 100_000 },
+    ),
+  },
   { additionalProperties: false },
 );
 export type SyncResult = Static<typeof SyncResponse>;

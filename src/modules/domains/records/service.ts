@@ -13,7 +13,7 @@ import { parseZoneFile } from '../zone/parser.js';
 import * as repo from './repo.js';
 import type { ZoneEntry } from './repo.js';
 import type { DnsRecord, RecordPatch, SyncResult } from './schemas.js';
-import { MIN_TTL, normalizeRecord, type RecordInput } from './validate.js';
+import { MIN_TTL, normalizeRecord, type RecordInput, ttlOutOfRange } from './validate.js';
 
 const managedError = (): FieldError => ({
   pointer: '',
@@ -79,15 +79,24 @@ export function recordsService(deps: ServiceDeps, domainsSvc: DomainsService) {
         ref,
         (zone, entries) => {
           const errors: FieldError[] = [];
+          const key = (e: ZoneEntry) => `${e.name}\u0000${e.type}\u0000${e.content}`;
+          const existingByKey = new Map(entries.filter((e) => !e.managed).map((e) => [key(e), e]));
           const wanted = desired.flatMap((input, i) => {
             const pointer = options.pointers?.[i] ?? `/records/${i}`;
-            const r = normalizeRecord(zone, input, pointer);
+            // A TTL below the API's least is taken only as a move lowered it: a record sent back as a GET showed it.
+            const low = input.ttl !== undefined && Number.isInteger(input.ttl) && input.ttl > 0 && input.ttl < MIN_TTL;
+            const r = normalizeRecord(zone, low ? { ...input, ttl: MIN_TTL } : input, pointer);
             errors.push(...r.errors);
+            if (r.record && low) {
+              if (existingByKey.get(key(r.record))?.ttl !== input.ttl) {
+                errors.push(ttlOutOfRange(pointer));
+                return [];
+              }
+              r.record.ttl = input.ttl as number;
+            }
             return r.record ? [{ record: r.record, pointer }] : [];
           });
           if (errors.length) throw invalid(errors);
-          const key = (e: ZoneEntry) => `${e.name}\u0000${e.type}\u0000${e.content}`;
-          const existingByKey = new Map(entries.filter((e) => !e.managed).map((e) => [key(e), e]));
           const next: ZoneEntry[] = entries.filter((e) => e.managed);
           // A record the API manages (DKIM, DMARC, ACME proofs), as an export shows it, is that record: it stays as kept.
           const managed = new Set(next.map(key));

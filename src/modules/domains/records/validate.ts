@@ -137,6 +137,9 @@ function content(type: string, raw: string, owner: string, zone: string): { valu
 /** The least TTL a record written through the API may have (a move lowers below it for its duration). */
 export const MIN_TTL = 60;
 
+export const ttlOutOfRange = (pointer: string): FieldError =>
+  err(`${pointer}/ttl`, 'out_of_range', `must be between ${MIN_TTL} and 86400 seconds`);
+
 /** One record: owner, type and content in canonical form, or every field error at once. */
 export function normalizeRecord(zone: string, input: RecordInput, pointer = ''): { record?: ZoneEntry; errors: FieldError[] } {
   const errors: FieldError[] = [];
@@ -159,8 +162,7 @@ export function normalizeRecord(zone: string, input: RecordInput, pointer = ''):
   if (type === 'CNAME' && owner.name === '@')
     errors.push(err(`${pointer}/name`, 'cname_at_apex', 'a CNAME cannot be at the zone apex (RFC 1034 §3.6.2)'));
   const ttl = input.ttl ?? DEFAULT_TTL;
-  if (!Number.isInteger(ttl) || ttl < MIN_TTL || ttl > 86400)
-    errors.push(err(`${pointer}/ttl`, 'out_of_range', `must be between ${MIN_TTL} and 86400 seconds`));
+  if (!Number.isInteger(ttl) || ttl < MIN_TTL || ttl > 86400) errors.push(ttlOutOfRange(pointer));
   const c = content(type, input.content, owner.name, zone);
   if ('error' in c) errors.push(err(`${pointer}/content`, c.code, c.error));
   if (errors.length || 'error' in c) return { errors };
