@@ -10,6 +10,9 @@ const LogLevel = Type.Unsafe<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'tr
 const driver = <T extends string>(...names: T[]) => Type.Unsafe<T>({ type: 'string', enum: names });
 const Path = Type.String({ minLength: 1 });
 
+/** A `host:port` setting, parsed. */
+const HostPort = Type.Object({ host: Type.String({ minLength: 1 }), port: Type.Integer({ minimum: 0, maximum: 65535 }) });
+
 const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1 }),
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
@@ -112,7 +115,7 @@ const ConfigSchema = Type.Object({
   resyncMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
   moveTtlS: Type.Integer({ minimum: 5, maximum: 86_400 }),
   // Who is asked for a signed zone's DS at its parent (`host` or `host:port`); unset: the system's resolver.
-  dnssecResolver: Type.Union([Type.String({ minLength: 1, maxLength: 300 }), Type.Null()]),
+  dnssecResolver: Type.Union([HostPort, Type.Null()]),
   moveConcurrency: Type.Integer({ minimum: 1, maximum: 100 }),
   jobPollMs: Type.Integer({ minimum: 500, maximum: 3_600_000 }),
   nameservers: Type.Array(Type.String({ minLength: 1 })),
@@ -140,10 +143,7 @@ const ConfigSchema = Type.Object({
   backupSchedulerMs: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
   jobs: Type.Boolean(),
   // The agent listener: mutual TLS for the hosting servers' agents; null: none.
-  agentListen: Type.Union([
-    Type.Object({ host: Type.String({ minLength: 1 }), port: Type.Integer({ minimum: 0, maximum: 65535 }) }),
-    Type.Null(),
-  ]),
+  agentListen: Type.Union([HostPort, Type.Null()]),
   // The URL agents reach that listener at, as the enrolment command names it.
   agentUrl: Type.Union([Type.String({ pattern: '^https://' }), Type.Null()]),
 });
@@ -179,7 +179,7 @@ const ENV_NAMES: Record<string, string> = {
   usageMeterMs: 'BERTH_USAGE_METER_MS',
   resyncMs: 'BERTH_RESYNC_MS',
   moveTtlS: 'BERTH_MOVE_TTL_S',
-  dnssecResolver: 'BERTH_DNSSEC_RESOLVER',
+  dnssecResolver: 'BERTH_DNSSEC_RESOLVER (host or host:port)',
   moveConcurrency: 'BERTH_MOVE_CONCURRENCY',
   jobPollMs: 'BERTH_JOB_POLL_MS',
   webIpv4: 'BERTH_WEB_IPV4',
@@ -216,13 +216,14 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   return raw === 'true' || raw === '1';
 }
 
-/** `host:port` (`[::1]:8443` for IPv6); unset: null. */
-function hostPort(env: Env, name: string): { host: string; port: number } | null {
+/** `host:port` (`[::1]:8443` for IPv6; with `defaultPort`, the port may be left out); unset: null. */
+function hostPort(env: Env, name: string, defaultPort?: number): { host: string; port: number } | null {
   const raw = env[name];
   if (raw === undefined || raw === '') return null;
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(raw);
-  if (!m) throw new ConfigError(`${name} must be host:port, got "${raw}"`);
-  return { host: (m[1] ?? m[2]) as string, port: Number(m[3]) };
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s[\]]+))(?::(\d{1,5}))?$/.exec(raw);
+  const port = m?.[3] ?? defaultPort;
+  if (!m || port === undefined) throw new ConfigError(`${name} must be host:port, got "${raw}"`);
+  return { host: (m[1] ?? m[2]) as string, port: Number(port) };
 }
 
 /** Builds the config from an environment; throws ConfigError naming the bad variable. */
@@ -311,7 +312,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     usageMeterMs: int(env, 'BERTH_USAGE_METER_MS', 900_000),
     resyncMs: int(env, 'BERTH_RESYNC_MS', 30_000),
     moveTtlS: int(env, 'BERTH_MOVE_TTL_S', 60),
-    dnssecResolver: env.BERTH_DNSSEC_RESOLVER || null,
+    dnssecResolver: hostPort(env, 'BERTH_DNSSEC_RESOLVER', 53),
     moveConcurrency: int(env, 'BERTH_MOVE_CONCURRENCY', 2),
     jobPollMs: int(env, 'BERTH_JOB_POLL_MS', 2_000),
     nameservers: list(env.BERTH_NAMESERVERS || 'ns1.berth.invalid,ns2.berth.invalid'),

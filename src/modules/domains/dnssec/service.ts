@@ -32,14 +32,6 @@ export interface SavedDnssec {
   keys: Pick<repo.DnssecKeyRow, 'algorithm' | 'flags' | 'public_key' | 'private_key_sealed'>[];
 }
 
-/** `host`, `host:port`, `[v6]:port` or a bare IPv6 address; port 53 unless given. */
-function hostPort(value: string): { host: string; port: number } {
-  const bracketed = /^\[(.+)\](?::(\d+))?$/.exec(value);
-  if (bracketed) return { host: bracketed[1] as string, port: Number(bracketed[2] ?? 53) };
-  const parts = value.split(':');
-  return parts.length === 2 ? { host: parts[0] as string, port: Number(parts[1]) } : { host: value, port: 53 };
-}
-
 export function dnssecService(deps: ServiceDeps, domainsSvc: DomainsService) {
   const { db, config } = deps;
   const sealKey = repo.dnssecSealKey(config);
@@ -95,7 +87,7 @@ export function dnssecService(deps: ServiceDeps, domainsSvc: DomainsService) {
 
   /** The DS records the parent publishes for the zone now, and whether one of them is for its keys. */
   async function atParent(domain: domains.DomainRow): Promise<{ published: ParentDs[]; ours: boolean }> {
-    const { host, port } = hostPort(config.dnssecResolver ?? dns.getServers()[0] ?? '127.0.0.1');
+    const { host, port } = config.dnssecResolver ?? { host: dns.getServers()[0] ?? '127.0.0.1', port: 53 };
     const published = await parentDs(domain.name, host, port);
     const mine = (await repo.keysOf(db, domain.id)).map((k) => dsContent(dsOf(domain.name, dnskeyOf(k))));
     return { published, ours: published.some((d) => mine.includes(dsContent({ ...d, digest_type: 2 }))) };
