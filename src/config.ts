@@ -47,7 +47,13 @@ const ConfigSchema = Type.Object({
     apiKey: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
     serverId: Type.String({ minLength: 1 }),
   }),
-  nginx: Type.Object({ bin: Path, conf: Type.Union([Path, Type.Null()]), sitesDir: Type.Union([Path, Type.Null()]) }),
+  // `trafficMs`: how often each process counts the sites' access logs (bandwidth).
+  nginx: Type.Object({
+    bin: Path,
+    conf: Type.Union([Path, Type.Null()]),
+    sitesDir: Type.Union([Path, Type.Null()]),
+    trafficMs: Type.Integer({ minimum: 100, maximum: 3_600_000 }),
+  }),
   // nginx `listen` arguments of every server block.
   webListen: Type.Array(Type.String({ pattern: '^[^\\s;{}"\'\\\\$]+$' }), { minItems: 1 }),
   webListenTls: Type.Array(Type.String({ pattern: '^[^\\s;{}"\'\\\\$]+$' }), { minItems: 1 }),
@@ -167,7 +173,7 @@ const ENV_NAMES: Record<string, string> = {
   smtp: 'BERTH_SMTP_URL / BERTH_SMTP_FROM',
   php: 'BERTH_PHP_VERSIONS / BERTH_PHP_POOL_DIR / BERTH_PHP_FPM_CONF / BERTH_PHP_FPM_PID / BERTH_PHP_SOCKET_DIR / BERTH_PHP_WEB_GROUP',
   powerdns: 'BERTH_PDNS_API_URL / BERTH_PDNS_API_KEY / BERTH_PDNS_SERVER_ID',
-  nginx: 'BERTH_NGINX_BIN / BERTH_NGINX_CONF / BERTH_NGINX_SITES_DIR',
+  nginx: 'BERTH_NGINX_BIN / BERTH_NGINX_CONF / BERTH_NGINX_SITES_DIR / BERTH_NGINX_TRAFFIC_MS',
   webListen: 'BERTH_WEB_LISTEN',
   webListenTls: 'BERTH_WEB_LISTEN_TLS',
   acme: 'BERTH_ACME_DIRECTORY_URL / BERTH_ACME_EMAIL / BERTH_ACME_EAB_KID / BERTH_ACME_EAB_HMAC_KEY / BERTH_ACME_CA_FILE',
@@ -275,6 +281,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       bin: env.BERTH_NGINX_BIN || 'nginx',
       conf: env.BERTH_NGINX_CONF || null,
       sitesDir: env.BERTH_NGINX_SITES_DIR || null,
+      trafficMs: int(env, 'BERTH_NGINX_TRAFFIC_MS', 60_000),
     },
     webListen: list(env.BERTH_WEB_LISTEN || '80,[::]:80'),
     webListenTls: list(env.BERTH_WEB_LISTEN_TLS || '443,[::]:443'),

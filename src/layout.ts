@@ -36,5 +36,7 @@ export const mailRoot = (dataDir: string, accountId: string, domain: string): st
 
 /** What the web drivers render (server blocks, shared pages, certificates) lives under here. */
 export const webRenderDir = (dataDir: string): string => path.resolve(dataDir, 'rendered', 'web');
+/** Each site's access log (`<site>.log`), read for its traffic; root's, like the web server's own logs. */
+export const webLogDir = (dataDir: string): string => path.resolve(dataDir, 'logs', 'web');
 /** HTTP-01 proofs, served by every server block at `/.well-known/acme-challenge/`. */
 export const acmeChallengeDir = (dataDir: string): string => path.join(webRenderDir(dataDir), 'acme-challenge');

@@ -106,15 +106,19 @@ export function berthModule(o: { baseUrl: string; token: string }) {
     },
 
     /**
-     * The daily usage update: every account's disk use (in MB, as WHMCS stores it) and limit, from
-     * one paged call; `since` keeps the accounts whose usage changed since the last update.
+     * The daily usage update: every account's disk use and this month's bandwidth (in MB, as WHMCS
+     * stores them), from one paged call; `since` keeps the accounts whose usage changed since the
+     * last update.
      */
-    async UsageUpdate(since?: string): Promise<{ username: string; diskusage: number; updated_at: string | null }[]> {
+    async UsageUpdate(
+      since?: string,
+    ): Promise<{ username: string; diskusage: number; bwusage: number; updated_at: string | null }[]> {
       const rows = [];
       for await (const r of berth.list('/v1/usage', { query: since ? { updated_since: since } : {} }))
         rows.push({
           username: r.username,
           diskusage: Math.ceil((r.usage?.disk_bytes ?? 0) / 1024 / 1024),
+          bwusage: Math.ceil((r.usage?.bandwidth_bytes ?? 0) / 1024 / 1024),
           updated_at: r.updated_at,
         });
       return rows;

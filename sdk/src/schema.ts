@@ -3787,6 +3787,18 @@ export interface components {
                  * @description SSH keys
                  */
                 ssh_keys: number;
+                /**
+                 * Format: int64
+                 * @description What the account's sites sent this calendar month (UTC): the response bodies' bytes as the web server logged them (nginx's access logs, counted every minute by the process or agent that serves the site; the embedded web driver serves nothing and counts none)
+                 */
+                bandwidth_bytes: number;
+                /** @description The days of this calendar month (UTC) with traffic, oldest first; they add up to `bandwidth_bytes`. */
+                bandwidth_daily: {
+                    /** Format: date */
+                    date: string;
+                    /** Format: int64 */
+                    bytes: number;
+                }[];
             };
             /** Format: date-time */
             created_at: string;
@@ -4009,6 +4021,18 @@ export interface components {
                  * @description SSH keys
                  */
                 ssh_keys: number;
+                /**
+                 * Format: int64
+                 * @description What the account's sites sent this calendar month (UTC): the response bodies' bytes as the web server logged them (nginx's access logs, counted every minute by the process or agent that serves the site; the embedded web driver serves nothing and counts none)
+                 */
+                bandwidth_bytes: number;
+                /** @description The days of this calendar month (UTC) with traffic, oldest first; they add up to `bandwidth_bytes`. */
+                bandwidth_daily: {
+                    /** Format: date */
+                    date: string;
+                    /** Format: int64 */
+                    bytes: number;
+                }[];
             };
             /** Format: date-time */
             created_at: string;
@@ -4077,6 +4101,18 @@ export interface components {
                  * @description SSH keys
                  */
                 ssh_keys: number;
+                /**
+                 * Format: int64
+                 * @description What the account's sites sent this calendar month (UTC): the response bodies' bytes as the web server logged them (nginx's access logs, counted every minute by the process or agent that serves the site; the embedded web driver serves nothing and counts none)
+                 */
+                bandwidth_bytes: number;
+                /** @description The days of this calendar month (UTC) with traffic, oldest first; they add up to `bandwidth_bytes`. */
+                bandwidth_daily: {
+                    /** Format: date */
+                    date: string;
+                    /** Format: int64 */
+                    bytes: number;
+                }[];
             } | null;
             /** Format: date-time */
             measured_at: string | null;
@@ -13516,7 +13552,14 @@ export interface operations {
                      *             "disk_bytes": 52428800,
                      *             "backups": 1,
                      *             "cron_jobs": 1,
-                     *             "ssh_keys": 1
+                     *             "ssh_keys": 1,
+                     *             "bandwidth_bytes": 52428800,
+                     *             "bandwidth_daily": [
+                     *               {
+                     *                 "date": "2026-11-24",
+                     *                 "bytes": 1
+                     *               }
+                     *             ]
                      *           },
                      *           "created_at": "2026-11-24T09:30:00Z",
                      *           "updated_at": "2026-11-24T09:30:00Z",
@@ -13926,7 +13969,14 @@ export interface operations {
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
                      *         "cron_jobs": 1,
-                     *         "ssh_keys": 1
+                     *         "ssh_keys": 1,
+                     *         "bandwidth_bytes": 52428800,
+                     *         "bandwidth_daily": [
+                     *           {
+                     *             "date": "2026-11-24",
+                     *             "bytes": 1
+                     *           }
+                     *         ]
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -14327,7 +14377,14 @@ export interface operations {
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
                      *         "cron_jobs": 1,
-                     *         "ssh_keys": 1
+                     *         "ssh_keys": 1,
+                     *         "bandwidth_bytes": 52428800,
+                     *         "bandwidth_daily": [
+                     *           {
+                     *             "date": "2026-11-24",
+                     *             "bytes": 1
+                     *           }
+                     *         ]
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -14750,7 +14807,14 @@ export interface operations {
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
                      *         "cron_jobs": 1,
-                     *         "ssh_keys": 1
+                     *         "ssh_keys": 1,
+                     *         "bandwidth_bytes": 52428800,
+                     *         "bandwidth_daily": [
+                     *           {
+                     *             "date": "2026-11-24",
+                     *             "bytes": 1
+                     *           }
+                     *         ]
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -15164,7 +15228,14 @@ export interface operations {
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
                      *         "cron_jobs": 1,
-                     *         "ssh_keys": 1
+                     *         "ssh_keys": 1,
+                     *         "bandwidth_bytes": 52428800,
+                     *         "bandwidth_daily": [
+                     *           {
+                     *             "date": "2026-11-24",
+                     *             "bytes": 1
+                     *           }
+                     *         ]
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -15644,7 +15715,14 @@ export interface operations {
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
                      *         "cron_jobs": 1,
-                     *         "ssh_keys": 1
+                     *         "ssh_keys": 1,
+                     *         "bandwidth_bytes": 52428800,
+                     *         "bandwidth_daily": [
+                     *           {
+                     *             "date": "2026-11-24",
+                     *             "bytes": 1
+                     *           }
+                     *         ]
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -16070,7 +16148,14 @@ export interface operations {
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
                      *         "cron_jobs": 1,
-                     *         "ssh_keys": 1
+                     *         "ssh_keys": 1,
+                     *         "bandwidth_bytes": 52428800,
+                     *         "bandwidth_daily": [
+                     *           {
+                     *             "date": "2026-11-24",
+                     *             "bytes": 1
+                     *           }
+                     *         ]
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -16471,7 +16556,14 @@ export interface operations {
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
                      *         "cron_jobs": 1,
-                     *         "ssh_keys": 1
+                     *         "ssh_keys": 1,
+                     *         "bandwidth_bytes": 52428800,
+                     *         "bandwidth_daily": [
+                     *           {
+                     *             "date": "2026-11-24",
+                     *             "bytes": 1
+                     *           }
+                     *         ]
                      *       },
                      *       "created_at": "2026-11-24T09:30:00Z",
                      *       "updated_at": "2026-11-24T09:30:00Z",
@@ -16834,7 +16926,14 @@ export interface operations {
                      *             "disk_bytes": 52428800,
                      *             "backups": 1,
                      *             "cron_jobs": 1,
-                     *             "ssh_keys": 1
+                     *             "ssh_keys": 1,
+                     *             "bandwidth_bytes": 52428800,
+                     *             "bandwidth_daily": [
+                     *               {
+                     *                 "date": "2026-11-24",
+                     *                 "bytes": 1
+                     *               }
+                     *             ]
                      *           },
                      *           "measured_at": "2026-11-24T09:30:00Z",
                      *           "updated_at": "2026-11-24T09:30:00Z"
@@ -17093,7 +17192,14 @@ export interface operations {
                      *         "disk_bytes": 52428800,
                      *         "backups": 1,
                      *         "cron_jobs": 1,
-                     *         "ssh_keys": 1
+                     *         "ssh_keys": 1,
+                     *         "bandwidth_bytes": 52428800,
+                     *         "bandwidth_daily": [
+                     *           {
+                     *             "date": "2026-11-24",
+                     *             "bytes": 1
+                     *           }
+                     *         ]
                      *       },
                      *       "exceeded": [
                      *         {
@@ -17221,6 +17327,18 @@ export interface operations {
                              * @description SSH keys
                              */
                             ssh_keys: number;
+                            /**
+                             * Format: int64
+                             * @description What the account's sites sent this calendar month (UTC): the response bodies' bytes as the web server logged them (nginx's access logs, counted every minute by the process or agent that serves the site; the embedded web driver serves nothing and counts none)
+                             */
+                            bandwidth_bytes: number;
+                            /** @description The days of this calendar month (UTC) with traffic, oldest first; they add up to `bandwidth_bytes`. */
+                            bandwidth_daily: {
+                                /** Format: date */
+                                date: string;
+                                /** Format: int64 */
+                                bytes: number;
+                            }[];
                         };
                         exceeded: {
                             limit: string;

@@ -119,7 +119,7 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
     if (Date.now() < measureAt) return;
     measureAt = Date.now() + (o.measureEveryMs ?? 60_000);
     try {
-      const measurements = await measureUnits(o.dataDir, o.drivers.database, cached.units);
+      const measurements = await measureUnits(o.dataDir, o.drivers, cached.units);
       // In requests the listener takes (at most USAGE_BATCH each), however many units the server holds.
       for (let i = 0; i < measurements.length; i += USAGE_BATCH) {
         const batch = { measurements: measurements.slice(i, i + USAGE_BATCH) };

@@ -182,6 +182,16 @@ export const AgentMeasurement = Type.Object(
     kind: Type.Union([Type.Literal('web'), Type.Literal('mail'), Type.Literal('database')]),
     key: Key,
     bytes: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    /** A site's bytes sent per UTC day, from the web server's access log (the days still counted). */
+    traffic: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { day: Type.String({ format: 'date' }), bytes: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) },
+          { additionalProperties: false },
+        ),
+        { maxItems: 31 },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

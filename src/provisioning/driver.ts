@@ -5,6 +5,7 @@ import type { SiteSpec } from './render/nginx.js';
 import type { PhpPoolSpec } from './render/php-fpm.js';
 import type { SshAccountSpec, SshLogin } from './render/ssh.js';
 import type { Zone } from './render/zone-file.js';
+import type { SiteTraffic } from './traffic-log.js';
 
 /**
  * A DNS driver makes a zone served as given: the whole zone each time (applies are
@@ -42,6 +43,8 @@ export interface WebDriver {
   readonly name: string;
   applySite(site: SiteSpec): Promise<void>;
   removeSite(id: string): Promise<void>;
+  /** Each site's bytes sent per day so far, from the server's access logs (absent: a driver that serves nothing). */
+  collectTraffic?(): Promise<SiteTraffic[]>;
 }
 
 /**

@@ -329,6 +329,9 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     );
     const note = (query = '') => httpGet(name, `/${query}`, server.http).then((a) => a.body);
     await eventually(async () => (await note('?note=kept')) === 'kept');
+    // What it sent is counted from server 1's nginx log by its agent and sent with its usage.
+    const bandwidth = async () => (await t.get(`/v1/accounts/${account.id}/usage`)).body.usage.bandwidth_bytes as number;
+    await eventually(async () => (await bandwidth()) >= 'kept'.length, 30_000);
     const backup = await backUp(account.id, ['sites']);
     expect(await note('?note=changed')).toBe('changed');
     await restore(backup);

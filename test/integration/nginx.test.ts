@@ -11,7 +11,7 @@ describe.skipIf(!daemonEnv)(`nginx driver (${daemonEnv ? 'BERTH_DRIVER_WEB=nginx
   let t: TestApp;
   let accountId: string;
   beforeAll(async () => {
-    t = await daemonApp();
+    t = await daemonApp({ BERTH_NGINX_TRAFFIC_MS: '200' });
     accountId = (await createAccountOnNewPlan(t)).id;
   });
   afterAll(async () => t?.close());
@@ -53,6 +53,38 @@ describe.skipIf(!daemonEnv)(`nginx driver (${daemonEnv ? 'BERTH_DRIVER_WEB=nginx
     // The catch-all server of the test configuration answers 404 for a host nobody serves.
     await eventually(async () => (await httpGet(name)).status === 404);
     expect(readdirSync(daemonEnv!.BERTH_NGINX_SITES_DIR as string)).not.toContain(`${id}.conf`);
+  });
+
+  it("counts what a site sends from nginx's access log into the account's bandwidth", async () => {
+    const { id: account } = await createAccountOnNewPlan(t);
+    const name = `traffic-${Date.now().toString(36)}.com`;
+    expect((await t.post('/v1/domains', { account_id: account, name })).status).toBe(201);
+    const created = await t.post('/v1/sites', { account_id: account, hostname: name });
+    expect(created.status, created.text).toBe(202);
+    const id = created.body.id as string;
+    await eventually(async () => (await site(id)).status === 'active');
+    const page = 'x'.repeat(5000);
+    const r = await t.request('POST', `/v1/sites/${id}/deployments`, {
+      raw: tarGz([{ path: 'big.html', content: page }]),
+      headers: { 'content-type': 'application/gzip' },
+    });
+    expect(r.status, r.text).toBe(202);
+    let fetched = 0;
+    await eventually(async () => {
+      fetched++;
+      return (await httpGet(name, '/big.html')).body === page;
+    });
+    for (let i = 0; i < 3; i++) expect((await httpGet(name, '/big.html')).body).toBe(page);
+    fetched += 3;
+    const today = new Date().toISOString().slice(0, 10);
+    // Every 5,000-byte answer once; the 404s before the deployment went live are small pages.
+    await eventually(async () => {
+      const { usage } = (await t.get(`/v1/accounts/${account}/usage`)).body;
+      return usage.bandwidth_bytes >= 5000 * 4 && usage.bandwidth_daily.at(-1)?.date === today;
+    });
+    const { usage } = (await t.get(`/v1/accounts/${account}/usage`)).body;
+    expect(usage.bandwidth_bytes).toBeLessThanOrEqual(fetched * 5000 + 1000 * fetched);
+    expect(usage.bandwidth_daily.reduce((n: number, d: { bytes: number }) => n + d.bytes, 0)).toBe(usage.bandwidth_bytes);
   });
 
   it('restores the previous server block when nginx -t rejects the new one, and nginx keeps serving', async () => {

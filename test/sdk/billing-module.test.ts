@@ -52,6 +52,7 @@ describe('the billing module example', () => {
       (await whmcs.UsageUpdate()).find((u) => u.username === 'whmcsshop' && u.updated_at),
     );
     expect(usage.diskusage).toBeGreaterThanOrEqual(0);
+    expect(usage.bwusage).toBe(0);
     expect(await whmcs.ListAccounts()).toContainEqual(
       expect.objectContaining({ username: 'whmcsshop', domain: 'whmcs-shop.com', product: pro.id, status: 'Active' }),
     );

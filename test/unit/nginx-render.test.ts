@@ -21,6 +21,7 @@ const options = {
   certDir: '/srv/berth/rendered/web/certs',
   listen: ['80', '[::]:80'],
   listenTls: ['443', '[::]:443'],
+  logDir: '/srv/berth/logs/web',
 };
 
 describe('nginx server blocks (golden files)', () => {

@@ -151,6 +151,8 @@ describe('quota checks', () => {
       backups: 1,
       cron_jobs: 0,
       ssh_keys: 2,
+      bandwidth_bytes: 0,
+      bandwidth_daily: [],
     };
     expect(exceededLimits(limits, usage).map((e) => e.limit)).toEqual([
       'max_sites',

@@ -37,6 +37,26 @@ const UsageSchema = Type.Object({
   backups: Count('Retained backups'),
   cron_jobs: Count('Cron jobs'),
   ssh_keys: Count('SSH keys'),
+  bandwidth_bytes: Type.Integer({
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    format: 'int64',
+    description:
+      "What the account's sites sent this calendar month (UTC): the response bodies' bytes as the web server logged them (nginx's access logs, counted every minute by the process or agent that serves the site; the embedded web driver serves nothing and counts none)",
+  }),
+  bandwidth_daily: Type.Array(
+    Type.Object(
+      {
+        date: Type.String({ format: 'date', maxLength: 10 }),
+        bytes: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, format: 'int64' }),
+      },
+      { additionalProperties: false },
+    ),
+    {
+      maxItems: 31,
+      description: 'The days of this calendar month (UTC) with traffic, oldest first; they add up to `bandwidth_bytes`.',
+    },
+  ),
 });
 export type Usage = Static<typeof UsageSchema>;
 

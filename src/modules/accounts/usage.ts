@@ -37,6 +37,8 @@ export async function measureUsage(
     backups: 0,
     cron_jobs: 0,
     ssh_keys: 0,
+    bandwidth_bytes: 0,
+    bandwidth_daily: [],
   };
   for (const count of counters) Object.assign(usage, await count(db, accountId));
   usage.disk_bytes = await sum([

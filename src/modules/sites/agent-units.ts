@@ -75,6 +75,13 @@ export function webAgentUnits(jobs: JobQueue, sealKey: Buffer, dataDir: string):
       return (await stat(dir).catch(() => null))?.isDirectory() ? archiveStream(dataDir, [{ dir, as: '' }]) : undefined;
     },
 
-    measured: (db, serverId, measurements) => sites.recordMeasuredBytes(db, serverId, measurements),
+    async measured(db, serverId, measurements) {
+      await sites.recordMeasuredBytes(db, serverId, measurements);
+      await sites.recordTraffic(
+        db,
+        serverId,
+        measurements.flatMap((m) => (m.traffic ?? []).map((t) => ({ site_id: m.key, ...t }))),
+      );
+    },
   };
 }

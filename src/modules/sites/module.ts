@@ -1,11 +1,13 @@
 import { type Contribution, type AccountShare, operationWorker, syncErrorGauge } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
+import { periodic } from '../../jobs/periodic.js';
 import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
 import { forwardedSite } from '../../provisioning/render/nginx.js';
 import type { Issuer } from '../../tls/issuer.js';
 import type { ServiceDeps } from '../deps.js';
 import type { AcmeChallengeRecords } from '../domains/index.js';
+import { LOCAL_SERVER_ID } from '../servers/index.js';
 import { webAgentUnits } from './agent-units.js';
 import { sitesBackupPart } from './backup.js';
 import { certificateJob } from './certificates/issue.js';
@@ -18,7 +20,7 @@ import { deploymentRoutes } from './deployments/routes.js';
 import { deploymentSchemas } from './deployments/schemas.js';
 import { deploymentsService } from './deployments/service.js';
 import { webReconciler } from './reconciler.js';
-import { loadWebUnit, siteIdsOfAccount, webUnits } from './repo.js';
+import { loadWebUnit, recordTraffic, siteIdsOfAccount, webUnits } from './repo.js';
 import { siteRoutes } from './routes.js';
 import { runtimeRoutes } from './runtimes.js';
 import { siteSchemas } from './schemas.js';
@@ -64,7 +66,19 @@ export function sitesModule(
         }),
       },
     ],
-    loops: [certificateRenewal(svc, onError)],
+    loops: [
+      certificateRenewal(svc, onError),
+      // What the sites served here sent, from the web server's access logs (an agent sends its own).
+      ...(driver.collectTraffic
+        ? [
+            periodic(
+              async () => recordTraffic(svc.db, LOCAL_SERVER_ID, await driver.collectTraffic!()),
+              config.nginx.trafficMs,
+              onError,
+            ),
+          ]
+        : []),
+    ],
     gauges: [syncErrorGauge('web', () => webUnits.countErrors(svc.db))],
   };
   return {

@@ -4,6 +4,7 @@ import { equalityFilters, pageOfIds, type PageParams } from '../../db/paging.js'
 import { unitState } from '../../db/unit-state.js';
 import type { Failure } from '../../http/schemas.js';
 import type { PhpSettings } from '../../provisioning/render/php-fpm.js';
+import type { SiteTraffic } from '../../provisioning/traffic-log.js';
 import { SERVED_STATUS } from '../servers/index.js';
 import type { SiteListQuery } from './schemas.js';
 
@@ -234,6 +235,33 @@ export async function recordMeasuredBytes(db: Queryable, serverId: string, measu
      WHERE s.id = v.id AND a.id = s.account_id AND a.web_server_id = $3 AND s.measured_bytes IS DISTINCT FROM v.bytes`,
     [measured.map((m) => m.key), measured.map((m) => m.bytes), serverId],
   );
+}
+
+/**
+ * Records the bytes each site sent per day as the web server counted them: its totals, so the
+ * same report twice changes nothing. A site that no longer exists is left out.
+ */
+export async function recordTraffic(db: Queryable, serverId: string, traffic: SiteTraffic[]): Promise<void> {
+  if (traffic.length === 0) return;
+  await db.query(
+    `INSERT INTO web_traffic (account_id, site_id, server_id, day, bytes)
+     SELECT s.account_id, s.id, $4, v.day, v.bytes FROM unnest($1::text[], $2::date[], $3::bigint[]) AS v(id, day, bytes)
+     JOIN sites s ON s.id = v.id
+     ON CONFLICT (account_id, site_id, server_id, day) DO UPDATE SET bytes = EXCLUDED.bytes
+     WHERE web_traffic.bytes IS DISTINCT FROM EXCLUDED.bytes`,
+    [traffic.map((t) => t.site_id), traffic.map((t) => t.day), traffic.map((t) => t.bytes), serverId],
+  );
+}
+
+/** What the account's sites sent on each day of this calendar month (UTC) that had traffic, oldest first. */
+export async function trafficThisMonth(db: Queryable, accountId: string): Promise<{ date: string; bytes: number }[]> {
+  const r = await db.query<{ date: string; bytes: number }>(
+    `SELECT to_char(day, 'YYYY-MM-DD') AS date, sum(bytes)::float8 AS bytes FROM web_traffic
+     WHERE account_id = $1 AND day >= date_trunc('month', now() AT TIME ZONE 'UTC')::date
+     GROUP BY day ORDER BY day`,
+    [accountId],
+  );
+  return r.rows;
 }
 
 /**

@@ -1,9 +1,11 @@
-import { readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { webLogDir } from '../../layout.js';
 import { mutex } from '../../lib/mutex.js';
 import { runCommand } from '../../lib/run-command.js';
 import { writeFileAtomic } from '../atomic-write.js';
 import type { WebDriver } from '../driver.js';
 import { renderServerBlock, type SiteSpec } from '../render/nginx.js';
+import { TrafficLog, type SiteTraffic } from '../traffic-log.js';
 import { removeCertificateFiles, siteConfFile, writeSiteFiles, type Listen } from './embedded-web.js';
 
 export interface NginxOptions {
@@ -24,16 +26,25 @@ export interface NginxOptions {
 export class NginxWebDriver implements WebDriver {
   readonly name = 'nginx';
   private readonly exclusive = mutex();
+  private readonly counting = mutex();
+  private readonly logDir: string;
+  private readonly traffic: TrafficLog;
 
   constructor(
     private readonly dataDir: string,
     private readonly o: NginxOptions,
     private readonly listen: Listen,
-  ) {}
+  ) {
+    this.logDir = webLogDir(dataDir);
+    this.traffic = new TrafficLog(this.logDir, {
+      reopen: async () => void (await this.nginx(['-s', 'reopen'], 'nginx -s reopen')),
+    });
+  }
 
   applySite(site: SiteSpec): Promise<void> {
     return this.exclusive(async () => {
-      const options = await writeSiteFiles(this.dataDir, site, this.listen);
+      const options = { ...(await writeSiteFiles(this.dataDir, site, this.listen)), logDir: this.logDir };
+      await mkdir(this.logDir, { recursive: true, mode: 0o750 });
       await this.replace(siteConfFile(this.o.sitesDir, site.id), renderServerBlock(site, options));
     });
   }
@@ -43,6 +54,10 @@ export class NginxWebDriver implements WebDriver {
       await this.replace(siteConfFile(this.o.sitesDir, id), null);
       await removeCertificateFiles(this.dataDir, id);
     });
+  }
+
+  collectTraffic(): Promise<SiteTraffic[]> {
+    return this.counting(() => this.traffic.collect());
   }
 
   /** Puts `content` in place (null: removes the file), checked; then reloads — also when nothing changed, so a retry after a failed reload reloads. */

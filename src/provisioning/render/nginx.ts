@@ -55,6 +55,8 @@ export interface WebServerOptions {
   listenTls: string[];
   /** Where the driver wrote the site's `<id>.crt` (full chain) and `<id>.key`. */
   certDir: string;
+  /** Where each site logs its requests (`<id>.log`, nginx's `combined` format), counted as its traffic. */
+  logDir?: string;
 }
 
 /** nginx directive arguments are quoted when they could be read as something else. */
@@ -181,11 +183,14 @@ export function renderServerBlock(site: SiteSpec, o: WebServerOptions): string {
     '        default_type text/plain;',
     '    }',
   ];
+  // A forwarding source's requests are counted where they are answered, by the target.
+  const log = o.logDir && !site.forwardTo ? [`    access_log ${arg(o.logDir, 'log directory')}/${id}.log combined;`] : [];
   const http = [
     `# Site ${id}, rendered by Berth.`,
     'server {',
     ...o.listen.map((l) => `    listen ${arg(l, 'listen address')};`),
     names,
+    ...log,
     ...challenges,
     ...(site.tls?.redirectHttp
       ? ['    location / {', '        return 308 https://$host$request_uri;', '    }']
@@ -198,6 +203,7 @@ export function renderServerBlock(site: SiteSpec, o: WebServerOptions): string {
     'server {',
     ...o.listenTls.map((l) => `    listen ${arg(l, 'listen address')} ssl http2;`),
     names,
+    ...log,
     `    ssl_certificate ${files.certificate};`,
     `    ssl_certificate_key ${files.key};`,
     '    ssl_protocols TLSv1.2 TLSv1.3;',
