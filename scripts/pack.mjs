@@ -11,7 +11,7 @@ import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
 const out = path.resolve(process.argv[2] ?? '.');
-const FILES = ['bin', 'src', 'deploy', 'docs', 'README.md'];
+const FILES = ['bin', 'dist', 'src', 'deploy', 'docs', 'README.md'];
 const read = (file) => JSON.parse(readFileSync(file, 'utf8'));
 const manifest = (name) => read(path.join(root, 'node_modules', name, 'package.json'));
 
@@ -23,6 +23,11 @@ function closure(name, seen = new Set()) {
   return seen;
 }
 
+// The compiled client (dist/berth.mjs), built from the sources being packed.
+execFileSync(process.execPath, ['--import', 'tsx', path.join(root, 'scripts', 'build-cli.ts')], {
+  cwd: root,
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
 const stage = mkdtempSync(path.join(tmpdir(), 'berth-pack-'));
 try {
   for (const f of FILES) cpSync(path.join(root, f), path.join(stage, f), { recursive: true });
@@ -37,6 +42,7 @@ try {
   }
   delete pkg.workspaces;
   delete pkg.devDependencies;
+  delete pkg.scripts.prepare;
   pkg.files = FILES;
   pkg.bundleDependencies = bundled;
   writeFileSync(path.join(stage, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);

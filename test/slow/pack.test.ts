@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -31,6 +31,8 @@ it.skipIf(Boolean(process.env.TEST_DATABASE_URL))(
     const agent = await run(berth, ['agent', '--help'], { cwd: work, env });
     expect(agent.stdout).toContain('berth agent enrol --url URL --token TOKEN --ca-fingerprint sha256:HEX');
     expect((await run(berth, ['--help'], { cwd: work, env })).stdout).toContain('Usage: berth');
+    // The client runs compiled there (bin/berth.mjs takes the bundle when no source is newer).
+    expect(existsSync(path.join(prefix, 'lib', 'node_modules', 'berth', 'dist', 'berth.mjs'))).toBe(true);
   },
   240_000,
 );

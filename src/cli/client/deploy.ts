@@ -5,7 +5,6 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Berth } from '@berth/sdk';
 import { Command } from 'commander';
-import { create as tarCreate } from 'tar';
 import { UsageError } from './errors.js';
 import { byteProgress } from './progress.js';
 import type { Runtime } from './runtime.js';
@@ -24,6 +23,8 @@ async function siteId(berth: Berth, site: string): Promise<string> {
  */
 async function pack(dir: string, scratch: string): Promise<{ file: string; bytes: number }> {
   const file = path.join(scratch, 'site.tar.gz');
+  // tar and what it needs load only here: other commands start without them.
+  const { create: tarCreate } = await import('tar');
   await pipeline(
     tarCreate({ gzip: true, cwd: dir, portable: true }, readdirSync(dir)) as unknown as NodeJS.ReadableStream,
     createWriteStream(file, { mode: 0o600 }),

@@ -23,7 +23,7 @@ Exit codes: 0 success, 1 the API refused (its problem is printed), 2 usage error
 const leaves = (cmd: Command): Command[] => (cmd.commands.length ? cmd.commands.flatMap(leaves) : [cmd]);
 
 /** The `berth` client: every resource of the API, plus dns sync, deploy, downloads, tail, completion. */
-function buildProgram(env: Record<string, string | undefined>): Command {
+function buildProgram(argv: string[], env: Record<string, string | undefined>): Command {
   let action: Command | undefined;
   const program = new Command('berth')
     .description('Berth from the command line: hosting accounts, domains, mail, sites, backups.')
@@ -36,7 +36,17 @@ function buildProgram(env: Record<string, string | undefined>): Command {
   }));
 
   program.addCommand(contextCommand(rt));
+  // A resource's verbs are made from the OpenAPI document (1.2 MB): only those of the resource
+  // named are, so `berth deploy` never reads it; the others stand by their name for the help.
+  const everything = argv.includes('completion');
+  const standIns = new Set<Command>();
   for (const def of RESOURCES) {
+    if (!everything && !argv.includes(def.name)) {
+      const standIn = new Command(def.name).description(def.about);
+      standIns.add(standIn);
+      program.addCommand(standIn);
+      continue;
+    }
     const cmd = resourceCommand(def, rt);
     if (def.name === 'backups') cmd.addCommand(downloadCommand(rt));
     if (def.name === 'events') cmd.addCommand(tailCommand(rt));
@@ -49,7 +59,7 @@ function buildProgram(env: Record<string, string | undefined>): Command {
 
   // `-o table|json` on every command that prints (after the command, as in `berth domains list -o json`).
   for (const leaf of leaves(program)) {
-    if (!leaf.options.some((o) => o.short === '-o'))
+    if (!standIns.has(leaf) && !leaf.options.some((o) => o.short === '-o'))
       leaf.addOption(new Option('-o, --output <format>', 'table or json (default: table on a terminal, json in a pipe)'));
   }
   program.hook('preAction', (_root, command) => {
@@ -62,7 +72,7 @@ function buildProgram(env: Record<string, string | undefined>): Command {
 
 /** Runs the client with `argv` (without `node` and the script); resolves with the exit code. */
 export async function runClient(argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
-  const program = buildProgram(env);
+  const program = buildProgram(argv, env);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT.ok;
