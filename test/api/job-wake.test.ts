@@ -53,9 +53,10 @@ it('an idle process asks once per interval, not once per worker', async () => {
   const from = statements.length;
   await new Promise((r) => setTimeout(r, 3_000));
   const seen = statements.slice(from);
-  // No worker asks of its own accord (they poll once a minute); the process scans once an interval:
-  // six in three seconds, a few more if a busy machine stretches the wait.
-  expect(seen.filter(isFetch)).toEqual([]);
+  // No worker asks of its own accord (they poll once a minute; once per interval each would be 24
+  // in three seconds). One fetch may be a worker's first, late on a busy machine (seen in CI). The
+  // process scans once an interval: six in three seconds, a few more if the wait is stretched.
+  expect(seen.filter(isFetch).length).toBeLessThanOrEqual(1);
   expect(seen.filter(isScan).length).toBeGreaterThan(0);
   expect(seen.filter(isScan).length).toBeLessThanOrEqual(9);
 }, 60_000);
