@@ -13,6 +13,7 @@ import { metaRoutes } from './http/meta-routes.js';
 import { createMetrics } from './http/metrics.js';
 import { installNegotiation } from './http/negotiation.js';
 import { installOpenApi } from './http/openapi.js';
+import { panelRoutes } from './http/panel.js';
 import { DatabaseBucketStore, MemoryBucketStore, pruneRateBuckets } from './http/rate-limit.js';
 import { genRequestId, installRequestId } from './http/request-id.js';
 import type { App } from './http/routes.js';
@@ -291,6 +292,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   installVersioning(app, deps.deprecations ?? DEPRECATIONS);
   metaRoutes(app, db, metrics);
+  panelRoutes(app);
   for (const m of modules) m.routes?.(app);
   deps.extraRoutes?.(app);
 

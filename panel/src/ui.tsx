@@ -1,0 +1,115 @@
+import { useState, type FormEvent, type ReactNode } from 'react';
+import { fieldErrors, problemText } from './api.js';
+
+/** A labelled input whose API field error (from the problem's `errors[].pointer`) shows beside it. */
+export function Field(p: {
+  label: string;
+  name: string;
+  errors: Record<string, string>;
+  type?: string;
+  defaultValue?: string;
+  required?: boolean;
+}) {
+  const id = `f-${p.name}`;
+  const error = p.errors[p.name];
+  return (
+    <div className="field">
+      <label htmlFor={id}>{p.label}</label>
+      <input
+        id={id}
+        name={p.name}
+        type={p.type ?? 'text'}
+        defaultValue={p.defaultValue}
+        required={p.required}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={error ? `${id}-error` : undefined}
+      />
+      {error && (
+        <span id={`${id}-error`} className="field-error" role="alert">
+          {error}
+        </span>
+      )}
+    </div>
+  );
+}
+
+/**
+ * A form that sends its fields to `submit`; a problem is shown where it belongs: field errors
+ * beside their fields, the rest above the button.
+ */
+export function ApiForm(p: {
+  label: string;
+  submit: (values: Record<string, string>) => Promise<unknown>;
+  children: (errors: Record<string, string>) => ReactNode;
+  button: string;
+}) {
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [problem, setProblem] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function onSubmit(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const form = e.currentTarget;
+    const values = Object.fromEntries([...new FormData(form)].map(([k, v]) => [k, typeof v === 'string' ? v : v.name]));
+    setBusy(true);
+    try {
+      await p.submit(values);
+      setErrors({});
+      setProblem(null);
+      form.reset();
+    } catch (err) {
+      const fields = fieldErrors(err);
+      setErrors(fields);
+      setProblem(Object.keys(fields).length ? null : problemText(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <form aria-label={p.label} onSubmit={(e) => void onSubmit(e)} noValidate>
+      {p.children(errors)}
+      {problem && (
+        <p className="problem" role="alert">
+          {problem}
+        </p>
+      )}
+      <button type="submit" disabled={busy}>
+        {p.button}
+      </button>
+    </form>
+  );
+}
+
+/** A destructive action, confirmed by typing the resource's name. */
+export function ConfirmByName(p: { name: string; action: string; run: () => Promise<unknown> }) {
+  const [typed, setTyped] = useState('');
+  const [problem, setProblem] = useState<string | null>(null);
+  return (
+    <form
+      aria-label={p.action}
+      onSubmit={(e) => {
+        e.preventDefault();
+        p.run().catch((err: unknown) => setProblem(problemText(err)));
+      }}
+    >
+      <label htmlFor="confirm-name">
+        Type <strong>{p.name}</strong> to {p.action.toLowerCase()}
+      </label>
+      <input id="confirm-name" value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
+      <button type="submit" className="danger" disabled={typed !== p.name}>
+        {p.action}
+      </button>
+      {problem && (
+        <p className="problem" role="alert">
+          {problem}
+        </p>
+      )}
+    </form>
+  );
+}
+
+export const Problem = ({ error }: { error: unknown }) =>
+  error ? (
+    <p className="problem" role="alert">
+      {problemText(error)}
+    </p>
+  ) : null;

@@ -1,0 +1,243 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import axe from 'axe-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { build } from 'vite';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
+import { createAccount, createPlan } from '../helpers/fixtures.js';
+
+/**
+ * The panel (panel/, served at /panel/) in Debian's Chromium driven by playwright-core, against a
+ * real server on PGlite: one scenario per page, each checked through the API as well. A failing
+ * scenario leaves a screenshot in test-results/panel/. The page must log no error (a CSP refusal
+ * is one) and axe-core must find no serious or critical violation.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const SHOTS = path.join(ROOT, 'test-results', 'panel');
+const available = existsSync(CHROMIUM);
+
+describe.skipIf(!available)(
+  `the panel in Chromium (${available ? CHROMIUM : "skipped: needs Debian's chromium package"})`,
+  () => {
+    let t: TestApp;
+    let base: string;
+    let browser: Browser;
+    let page: Page;
+    let errors: string[];
+
+    beforeAll(async () => {
+      // The panel as the sources under test build it (`npm ci` builds it the same way).
+      await build({ configFile: path.join(ROOT, 'panel', 'vite.config.ts'), logLevel: 'warn' });
+      t = await createTestApp();
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+      // Flags that keep Chromium from reaching out to the network the machine does not have.
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      });
+    });
+    afterAll(async () => {
+      await browser?.close();
+      await t?.close();
+    });
+
+    const open = async (hash = '') => {
+      await page?.close();
+      page = await browser.newPage();
+      errors = [];
+      page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+      page.on('pageerror', (e) => errors.push(e.message));
+      onTestFailed(async ({ task }) => {
+        mkdirSync(SHOTS, { recursive: true });
+        await page.screenshot({ path: path.join(SHOTS, `${task.name.replace(/\W+/g, '-').slice(0, 80)}.png`), fullPage: true });
+      });
+      await page.goto(`${base}/panel/${hash}`);
+    };
+    const signIn = async () => {
+      await page.getByLabel('API token').fill(OPERATOR_TOKEN);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+    };
+    afterEach(async () => {
+      // 4xx answers the scenario asked for are logged by Chromium as failed loads; anything else is a fault.
+      expect(errors.filter((e) => !/Failed to load resource: the server responded with a status of 4\d\d/.test(e))).toEqual([]);
+    });
+
+    /** axe-core's serious and critical findings on the page as it is. */
+    const accessibility = async () => {
+      await page.evaluate(axe.source);
+      const found = await page.evaluate(async () => {
+        const axe = (globalThis as unknown as { axe: { run: () => Promise<{ violations: { id: string; impact: string }[] }> } })
+          .axe;
+        return (await axe.run()).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
+      });
+      expect(found).toEqual([]);
+    };
+
+    it('is served with a CSP that allows no inline script, and is interactive within 1 s', async () => {
+      const r = await fetch(`${base}/panel/`);
+      expect(r.headers.get('content-security-policy')).toMatch(/script-src 'self';/);
+      expect(await r.text()).not.toMatch(/<script>|<script type="module">[^<]/);
+      // From the navigation's start to the sign-in form on screen, with nothing cached (a context of
+      // its own each time): the best of three, as the machine may be busy with other suites.
+      const times: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const context = await browser.newContext();
+        const fresh = await context.newPage();
+        await fresh.goto(`${base}/panel/`);
+        await fresh.getByLabel('API token').waitFor();
+        times.push(await fresh.evaluate(() => performance.now()));
+        await context.close();
+      }
+      expect(Math.min(...times), times.map(Math.round).join(', ')).toBeLessThan(1000);
+      await open();
+      await accessibility();
+    });
+
+    it('signs in by token, lists and searches accounts, and creates one with the field error beside its field', async () => {
+      const plan = await createPlan(t);
+      const existing = await createAccount(t, plan.id);
+      await open();
+      await signIn();
+      await page.getByRole('link', { name: existing.username }).waitFor();
+      await page.getByLabel('Search').fill(existing.username);
+      await expect.poll(() => page.getByRole('row').count()).toBe(2);
+      await accessibility();
+
+      const form = page.getByRole('form', { name: 'New account' });
+      await form.getByLabel('Username').fill('Not A Valid Name!');
+      await form.getByLabel('Contact email').fill('owner@example.com');
+      await form.getByLabel('Plan').selectOption({ label: plan.name });
+      await form.getByRole('button', { name: 'Create account' }).click();
+      // The API's field error, from the problem's errors[].pointer, beside the field it names.
+      await expect.poll(() => form.getByLabel('Username').getAttribute('aria-invalid')).toBe('true');
+      await expect.poll(() => form.locator('#f-username-error').textContent()).toBeTruthy();
+
+      const username = `panel${Date.now().toString(36)}`;
+      await form.getByLabel('Username').fill(username);
+      await form.getByRole('button', { name: 'Create account' }).click();
+      await page.getByLabel('Search').fill(username);
+      await page.getByRole('link', { name: username }).waitFor();
+      const listed = await t.get(`/v1/accounts?username=${username}`);
+      expect(listed.body.data).toHaveLength(1);
+    });
+
+    it('adds a domain, a record and a mailbox, edits the record inline, and the API has them', async () => {
+      const account = await createAccount(t, (await createPlan(t)).id);
+      const name = `panel-${Date.now().toString(36)}.com`;
+      await open();
+      await signIn();
+      await page.goto(`${base}/panel/#/accounts/${account.id}`);
+      await page.getByRole('heading', { name: account.username }).waitFor();
+      await page.getByRole('form', { name: 'Add a domain' }).getByLabel('Domain name').fill(name);
+      await page.getByRole('button', { name: 'Add domain' }).click();
+      await page.getByRole('link', { name }).waitFor();
+
+      const mailbox = page.getByRole('form', { name: 'New mailbox' });
+      await mailbox.getByLabel('Address').fill(`info@${name}`);
+      await mailbox.getByLabel('Password').fill('short');
+      await mailbox.getByRole('button', { name: 'Create mailbox' }).click();
+      await expect.poll(() => mailbox.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
+      await mailbox.getByLabel('Password').fill('a long enough passphrase');
+      await mailbox.getByRole('button', { name: 'Create mailbox' }).click();
+      await page.getByText(`info@${name}`, { exact: true }).waitFor();
+      expect((await t.get(`/v1/emails?account_id=${account.id}`)).body.data.map((m: { address: string }) => m.address)).toEqual([
+        `info@${name}`,
+      ]);
+
+      await page.getByRole('link', { name }).click();
+      await page.getByRole('heading', { name, level: 1 }).waitFor();
+      const add = page.getByRole('form', { name: 'Add a record' });
+      await add.getByLabel('Name').fill('www');
+      await add.getByLabel('Content').fill('not an address');
+      await add.getByRole('button', { name: 'Add record' }).click();
+      await expect.poll(() => add.getByLabel('Content').getAttribute('aria-invalid')).toBe('true');
+      await add.getByLabel('Content').fill('192.0.2.10');
+      await add.getByRole('button', { name: 'Add record' }).click();
+      await page.getByRole('cell', { name: '192.0.2.10', exact: true }).waitFor();
+      const records = async () =>
+        (await t.get(`/v1/domains/${name}/records`)).body.data as { name: string; content: string; ttl: number }[];
+      expect((await records()).find((r) => r.content === '192.0.2.10')?.name).toBe('www');
+
+      await page.getByRole('button', { name: 'Edit www A 192.0.2.10' }).click();
+      await page.getByRole('form', { name: 'Edit www A' }).getByLabel('TTL').fill('600');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await eventually(async () => (await records()).find((r) => r.content === '192.0.2.10')?.ttl === 600);
+      await accessibility();
+    });
+
+    it('imports a zone file after showing its diff, applied with If-Match', async () => {
+      const account = await createAccount(t, (await createPlan(t)).id);
+      const name = `zone-${Date.now().toString(36)}.com`;
+      expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+      await open();
+      await signIn();
+      await page.goto(`${base}/panel/#/domains/${name}`);
+      await page.getByLabel('Zone file').fill(`$ORIGIN ${name}.\nshop 300 IN A 192.0.2.77\n`);
+      await page.getByRole('button', { name: 'Show the changes' }).click();
+      const diff = page.getByRole('region', { name: 'Changes to apply' });
+      await diff.getByText('+ shop 300 A 192.0.2.77').waitFor();
+      // Nothing is applied before the person says so.
+      expect(
+        (await t.get(`/v1/domains/${name}/records`)).body.data.some((r: { content: string }) => r.content === '192.0.2.77'),
+      ).toBe(false);
+      await diff.getByRole('button', { name: 'Apply these changes' }).click();
+      await page.getByRole('cell', { name: '192.0.2.77', exact: true }).waitFor();
+      expect(
+        (await t.get(`/v1/domains/${name}/records`)).body.data.some((r: { content: string }) => r.content === '192.0.2.77'),
+      ).toBe(true);
+    });
+
+    it('follows a login link: the banner names the managed account, and the token reaches that account alone', async () => {
+      const account = await createAccount(t, (await createPlan(t)).id);
+      const link = await t.post(`/v1/accounts/${account.id}/login-links`, {});
+      expect(link.status, link.text).toBe(201);
+      await open(`#login_code=${link.body.login_code as string}`);
+      await page.getByRole('status').getByText(account.username).waitFor();
+      await page.getByRole('heading', { name: account.username }).waitFor();
+      // The code left the address bar, and it was single use.
+      expect(page.url()).not.toContain('login_code');
+      const again = await fetch(`${base}/v1/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ login_code: link.body.login_code }),
+      });
+      expect(again.status).toBe(401);
+      await accessibility();
+    });
+
+    it('shows the event feed live: an event committed after the page opened appears', async () => {
+      await open();
+      await signIn();
+      await page.getByRole('link', { name: 'Events' }).click();
+      await page.getByRole('heading', { name: 'Events' }).waitFor();
+      const plan = await createPlan(t);
+      const account = await createAccount(t, plan.id);
+      await page.getByRole('listitem').filter({ hasText: account.id }).first().waitFor();
+    });
+
+    it("shows the API reference at /docs under Berth's name and mark, with no CSP error", async () => {
+      await open();
+      await page.goto(`${base}/docs`);
+      await page.locator('.opblock-tag').first().waitFor({ timeout: 60_000 });
+      expect(await page.title()).toBe('Berth API reference');
+      const images = await page.evaluate(() =>
+        [...document.querySelectorAll('img, link[rel~="icon"]')].map((e) =>
+          e instanceof HTMLImageElement ? e.src : (e as HTMLLinkElement).href,
+        ),
+      );
+      // Berth's own mark and icon; none of swagger-ui's (its favicons, its logo).
+      expect(images.filter((src) => /favicon-\d+x\d+\.png|logo\.svg/.test(src))).toEqual([]);
+      expect(images).toContain(`${base}/docs/static/theme/favicon.svg`);
+    });
+  },
+);
