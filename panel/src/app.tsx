@@ -7,6 +7,7 @@ import { AccountsPage } from './pages/accounts.js';
 import { DomainPage } from './pages/domain.js';
 import { EventsPage } from './pages/events.js';
 import { SignIn } from './pages/sign-in.js';
+import { SitePage } from './pages/site.js';
 
 export const BerthContext = createContext<{ berth: Berth; session: Session } | null>(null);
 export function useBerth() {
@@ -80,6 +81,8 @@ export function App() {
           <AccountPage id={id} />
         ) : page === 'domains' && id ? (
           <DomainPage name={id} />
+        ) : page === 'sites' && id ? (
+          <SitePage id={id} />
         ) : page === 'events' ? (
           <EventsPage />
         ) : (

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -6,6 +7,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
+import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 
 /**
@@ -172,6 +174,33 @@ describe.skipIf(!available)(
       await page.getByRole('form', { name: 'Edit www A' }).getByLabel('TTL').fill('600');
       await page.getByRole('button', { name: 'Save' }).click();
       await eventually(async () => (await records()).find((r) => r.content === '192.0.2.10')?.ttl === 600);
+      await accessibility();
+    });
+
+    it('creates a site and deploys an archive with a progress bar in bytes, until it is live', async () => {
+      const account = await createAccount(t, (await createPlan(t)).id);
+      const name = `site-${Date.now().toString(36)}.com`;
+      expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+      await open();
+      await signIn();
+      await page.goto(`${base}/panel/#/accounts/${account.id}`);
+      await page.getByRole('form', { name: 'New site' }).getByLabel('Hostname').fill(name);
+      await page.getByRole('button', { name: 'Create site' }).click();
+      // The site's link (its domain has a link of the same name).
+      await page.locator('a[href^="#/sites/"]', { hasText: name }).click();
+      await page.getByRole('heading', { name, level: 1 }).waitFor();
+      // Incompressible content, so the archive has bytes for the bar to count.
+      const archive = tarGz([
+        { path: 'index.html', content: '<h1>from the panel</h1>' },
+        { path: 'noise.bin', content: randomBytes(2 << 20).toString('base64') },
+      ]);
+      await page.getByLabel(/^Archive/).setInputFiles({ name: 'site.tar.gz', mimeType: 'application/gzip', buffer: archive });
+      await page.getByRole('status').getByText('Deployed: live.').waitFor({ timeout: 60_000 });
+      const bar = page.locator('#upload-progress');
+      expect(Number(await bar.getAttribute('value'))).toBe(archive.length);
+      expect(Number(await bar.getAttribute('max'))).toBe(archive.length);
+      const sites = (await t.get(`/v1/sites?account_id=${account.id}`)).body.data as { current_deployment_id: string | null }[];
+      expect(sites[0]?.current_deployment_id).toBeTruthy();
       await accessibility();
     });
 

@@ -22,6 +22,10 @@ export function AccountPage({ id }: { id: string }) {
     queryKey: ['emails', id],
     queryFn: async () => (await berth.GET('/v1/emails', { params: { query: { account_id: id, limit: 100 } } })).data,
   });
+  const sites = useQuery({
+    queryKey: ['sites', id],
+    queryFn: async () => (await berth.GET('/v1/sites', { params: { query: { account_id: id, limit: 100 } } })).data,
+  });
   const refresh = () => queries.invalidateQueries();
   const [link, setLink] = useState<string | null>(null);
   const action = useMutation({
@@ -106,6 +110,25 @@ export function AccountPage({ id }: { id: string }) {
             </div>
           </>
         )}
+      </ApiForm>
+
+      <h2>Sites</h2>
+      <ul>
+        {sites.data?.data.map((site) => (
+          <li key={site.id}>
+            <a href={`#/sites/${site.id}`}>{site.hostname}</a> ({site.status})
+          </li>
+        ))}
+      </ul>
+      <ApiForm
+        label="New site"
+        button="Create site"
+        submit={async (v) => {
+          await berth.POST('/v1/sites', { body: { account_id: id, hostname: v.hostname ?? '' } });
+          await refresh();
+        }}
+      >
+        {(errors) => <Field label="Hostname" name="hostname" errors={errors} />}
       </ApiForm>
 
       <h2>Mailboxes</h2>
