@@ -1,7 +1,10 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { fieldErrors, problemText } from './api.js';
 
-/** A labelled input whose API field error (from the problem's `errors[].pointer`) shows beside it. */
+/**
+ * A labelled input (a select when given `options`) whose API field error, from the problem's
+ * `errors[].pointer`, shows beside it.
+ */
 export function Field(p: {
   label: string;
   name: string;
@@ -9,21 +12,32 @@ export function Field(p: {
   type?: string;
   defaultValue?: string;
   required?: boolean;
+  options?: { value: string; label: string }[];
 }) {
   const id = `f-${p.name}`;
   const error = p.errors[p.name];
+  const common = {
+    id,
+    name: p.name,
+    defaultValue: p.defaultValue,
+    required: p.required,
+    'aria-invalid': error ? true : undefined,
+    'aria-describedby': error ? `${id}-error` : undefined,
+  };
   return (
     <div className="field">
       <label htmlFor={id}>{p.label}</label>
-      <input
-        id={id}
-        name={p.name}
-        type={p.type ?? 'text'}
-        defaultValue={p.defaultValue}
-        required={p.required}
-        aria-invalid={error ? true : undefined}
-        aria-describedby={error ? `${id}-error` : undefined}
-      />
+      {p.options ? (
+        <select {...common}>
+          {p.options.map((o) => (
+            <option key={o.value} value={o.value}>
+              {o.label}
+            </option>
+          ))}
+        </select>
+      ) : (
+        <input {...common} type={p.type ?? 'text'} />
+      )}
       {error && (
         <span id={`${id}-error`} className="field-error" role="alert">
           {error}
@@ -59,7 +73,9 @@ export function ApiForm(p: {
     } catch (err) {
       const fields = fieldErrors(err);
       setErrors(fields);
-      setProblem(Object.keys(fields).length ? null : problemText(err));
+      // An error of a field this form does not show is told above the button with the rest.
+      const shown = Object.keys(fields).length > 0 && Object.keys(fields).every((name) => form.elements.namedItem(name));
+      setProblem(shown ? null : problemText(err));
     } finally {
       setBusy(false);
     }
@@ -67,11 +83,7 @@ export function ApiForm(p: {
   return (
     <form aria-label={p.label} onSubmit={(e) => void onSubmit(e)} noValidate>
       {p.children(errors)}
-      {problem && (
-        <p className="problem" role="alert">
-          {problem}
-        </p>
-      )}
+      <Problem error={problem} />
       <button type="submit" disabled={busy}>
         {p.button}
       </button>
@@ -98,11 +110,7 @@ export function ConfirmByName(p: { name: string; action: string; run: () => Prom
       <button type="submit" className="danger" disabled={typed !== p.name}>
         {p.action}
       </button>
-      {problem && (
-        <p className="problem" role="alert">
-          {problem}
-        </p>
-      )}
+      <Problem error={problem} />
     </form>
   );
 }

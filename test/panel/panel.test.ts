@@ -32,7 +32,14 @@ describe.skipIf(!available)(
 
     beforeAll(async () => {
       // The panel as the sources under test build it (`npm ci` builds it the same way).
-      await build({ configFile: path.join(ROOT, 'panel', 'vite.config.ts'), logLevel: 'warn' });
+      // Vite builds for production only where NODE_ENV says so (vitest sets it to `test`).
+      const nodeEnv = process.env.NODE_ENV;
+      process.env.NODE_ENV = 'production';
+      try {
+        await build({ configFile: path.join(ROOT, 'panel', 'vite.config.ts'), logLevel: 'warn' });
+      } finally {
+        process.env.NODE_ENV = nodeEnv;
+      }
       t = await createTestApp();
       await t.app.listen({ host: '127.0.0.1', port: 0 });
       base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;

@@ -112,21 +112,12 @@ export function AccountsPage() {
               <>
                 <Field label="Username" name="username" errors={errors} required />
                 <Field label="Contact email" name="contact_email" type="email" errors={errors} required />
-                <div className="field">
-                  <label htmlFor="f-plan_id">Plan</label>
-                  <select id="f-plan_id" name="plan_id" aria-describedby={errors.plan_id ? 'f-plan_id-error' : undefined}>
-                    {plans.data?.data.map((p) => (
-                      <option key={p.id} value={p.id}>
-                        {p.name}
-                      </option>
-                    ))}
-                  </select>
-                  {errors.plan_id && (
-                    <span id="f-plan_id-error" className="field-error" role="alert">
-                      {errors.plan_id}
-                    </span>
-                  )}
-                </div>
+                <Field
+                  label="Plan"
+                  name="plan_id"
+                  errors={errors}
+                  options={(plans.data?.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+                />
               </>
             )}
           </ApiForm>

@@ -50,11 +50,7 @@ export function DomainPage({ name }: { name: string }) {
       <h1 id="domain-title">{name}</h1>
       <h2>Records</h2>
       <Problem error={records.error} />
-      {rowProblem && (
-        <p className="problem" role="alert">
-          {rowProblem}
-        </p>
-      )}
+      <Problem error={rowProblem} />
       <table>
         <thead>
           <tr>
@@ -142,19 +138,12 @@ export function DomainPage({ name }: { name: string }) {
         {(errors) => (
           <>
             <Field label="Name" name="name" errors={errors} defaultValue="@" />
-            <div className="field">
-              <label htmlFor="f-type">Type</label>
-              <select id="f-type" name="type">
-                {['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SRV', 'CAA', 'NS'].map((t) => (
-                  <option key={t}>{t}</option>
-                ))}
-              </select>
-              {errors.type && (
-                <span className="field-error" role="alert">
-                  {errors.type}
-                </span>
-              )}
-            </div>
+            <Field
+              label="Type"
+              name="type"
+              errors={errors}
+              options={['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SRV', 'CAA', 'NS'].map((t) => ({ value: t, label: t }))}
+            />
             <Field label="TTL" name="ttl" errors={errors} />
             <Field label="Content" name="content" errors={errors} />
           </>
@@ -217,11 +206,7 @@ function ZoneImport({ name, onApplied }: { name: string; onApplied: () => Promis
           Show the changes
         </button>
       </div>
-      {problem && (
-        <p className="problem" role="alert">
-          {problem}
-        </p>
-      )}
+      <Problem error={problem} />
       {diff && (
         <div aria-label="Changes to apply" role="region">
           <ul className="diff">

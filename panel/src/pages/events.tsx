@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { problemText } from '../api.js';
 import { useBerth } from '../app.js';
+import { Problem } from '../ui.js';
 
 interface FeedEvent {
   id: string;
@@ -48,11 +49,7 @@ export function EventsPage() {
   return (
     <section aria-labelledby="events-title">
       <h1 id="events-title">Events</h1>
-      {problem && (
-        <p className="problem" role="alert">
-          {problem}
-        </p>
-      )}
+      <Problem error={problem} />
       <ol className="feed" aria-live="polite">
         {events.map((e) => (
           <li key={e.id}>

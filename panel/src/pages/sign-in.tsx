@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { Problem } from '../ui.js';
 
 /** Sign in with an API token (kept in this tab's session storage), or follow a login link. */
 export function SignIn(p: { onSignIn: (token: string) => void; problem: string | null }) {
@@ -17,11 +18,7 @@ export function SignIn(p: { onSignIn: (token: string) => void; problem: string |
         <input id="token" type="password" value={token} onChange={(e) => setToken(e.target.value)} autoComplete="off" />
         <button type="submit">Sign in</button>
       </form>
-      {p.problem && (
-        <p className="problem" role="alert">
-          {p.problem}
-        </p>
-      )}
+      <Problem error={p.problem} />
     </main>
   );
 }

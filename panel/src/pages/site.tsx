@@ -97,11 +97,7 @@ export function SitePage({ id }: { id: string }) {
         </p>
       )}
       {applying !== null && !problem && <p role="status">Deployed: live.</p>}
-      {problem && (
-        <p className="problem" role="alert">
-          {problem}
-        </p>
-      )}
+      <Problem error={problem} />
 
       <h2>Deployments</h2>
       <table>
