@@ -93,6 +93,10 @@ describe('DNSSEC', () => {
       expect(readFileSync(zoneFile(name), 'utf8')).toMatch(/^imported\.signed-zone\.com\.\s+3600\s+IN\s+RRSIG\s+A 13 3 /m);
       expect((await dnssecOf(name)).ds_records).toEqual(signed.ds_records);
       // Signed anew before the signatures (30 days) have 7 days left: the hourly housekeeping, queued now.
+      // The import's apply records when it signed after writing the file: the clock moves once it has.
+      await eventually(
+        async () => (await t.db.query(`SELECT 1 FROM pgboss.job WHERE name = 'dns.apply' AND state < 'completed'`)).rows.length === 0,
+      );
       const before = readFileSync(zoneFile(name), 'utf8');
       t.clock.advance(23 * 86_400_000 + 60_000);
       await t.db.query(`INSERT INTO pgboss.job (name, data) VALUES ('housekeeping', '{}')`);
