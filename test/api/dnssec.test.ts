@@ -95,7 +95,8 @@ describe('DNSSEC', () => {
       // Signed anew before the signatures (30 days) have 7 days left: the hourly housekeeping, queued now.
       // The import's apply records when it signed after writing the file: the clock moves once it has.
       await eventually(
-        async () => (await t.db.query(`SELECT 1 FROM pgboss.job WHERE name = 'dns.apply' AND state < 'completed'`)).rows.length === 0,
+        async () =>
+          (await t.db.query(`SELECT 1 FROM pgboss.job WHERE name = 'dns.apply' AND state < 'completed'`)).rows.length === 0,
       );
       const before = readFileSync(zoneFile(name), 'utf8');
       t.clock.advance(23 * 86_400_000 + 60_000);
