@@ -1,4 +1,4 @@
-import { useState, type FormEvent, type ReactNode } from 'react';
+import { useId, useState, type FormEvent, type ReactNode } from 'react';
 import { fieldErrors, problemText } from './api.js';
 
 /**
@@ -95,6 +95,7 @@ export function ApiForm(p: {
 export function ConfirmByName(p: { name: string; action: string; run: () => Promise<unknown> }) {
   const [typed, setTyped] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
+  const id = useId();
   return (
     <form
       aria-label={p.action}
@@ -103,10 +104,10 @@ export function ConfirmByName(p: { name: string; action: string; run: () => Prom
         p.run().catch((err: unknown) => setProblem(problemText(err)));
       }}
     >
-      <label htmlFor="confirm-name">
+      <label htmlFor={id}>
         Type <strong>{p.name}</strong> to {p.action.toLowerCase()}
       </label>
-      <input id="confirm-name" value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
+      <input id={id} value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
       <button type="submit" className="danger" disabled={typed !== p.name}>
         {p.action}
       </button>
@@ -121,3 +122,6 @@ export const Problem = ({ error }: { error: unknown }) =>
       {problemText(error)}
     </p>
   ) : null;
+
+/** Bytes as people read them. */
+export const mib = (n: number) => (n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`);

@@ -71,13 +71,18 @@ export function createBerth(o: BerthOptions) {
   const operations = {
     /**
      * Resolves with the operation once it succeeded; throws `OperationFailedError` once it failed
-     * or was canceled, and an Error after `timeoutMs` (default 10 minutes).
+     * or was canceled, and an Error after `timeoutMs` (default 10 minutes). `onProgress` sees the
+     * operation at each look (its `progress`, for a bar).
      */
-    async wait(id: string, w: { timeoutMs?: number; intervalMs?: number } = {}): Promise<Operation> {
+    async wait(
+      id: string,
+      w: { timeoutMs?: number; intervalMs?: number; onProgress?: (op: Operation) => void } = {},
+    ): Promise<Operation> {
       const until = Date.now() + (w.timeoutMs ?? 600_000);
       for (;;) {
         const { data } = await client.GET('/v1/operations/{operation_id}', { params: { path: { operation_id: id } } });
         const op = data as Operation;
+        w.onProgress?.(op);
         if (op.status === 'succeeded') return op;
         if (op.status === 'failed' || op.status === 'canceled') throw new OperationFailedError(op);
         if (Date.now() > until) throw new Error(`operation ${id} still ${op.status} after ${w.timeoutMs ?? 600_000} ms`);

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import axe from 'axe-core';
@@ -208,6 +208,53 @@ describe.skipIf(!available)(
       expect(Number(await bar.getAttribute('max'))).toBe(archive.length);
       const sites = (await t.get(`/v1/sites?account_id=${account.id}`)).body.data as { current_deployment_id: string | null }[];
       expect(sites[0]?.current_deployment_id).toBeTruthy();
+      await accessibility();
+    });
+
+    it('makes a backup with a progress bar, downloads it with one in bytes, restores it once confirmed, and schedules more', async () => {
+      const account = await createAccount(t, (await createPlan(t)).id);
+      const name = `bak-${Date.now().toString(36)}.com`;
+      expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+      await open();
+      await signIn();
+      await page.goto(`${base}/panel/#/accounts/${account.id}`);
+      await page.getByRole('button', { name: 'Make a backup' }).click();
+      await page.getByRole('status').getByText('Backup completed.').waitFor({ timeout: 60_000 });
+      expect(Number(await page.locator('#backup-progress').getAttribute('value'))).toBe(100);
+      const [backup] = (await t.get(`/v1/backups?account_id=${account.id}`)).body.data as {
+        id: string;
+        size_bytes: number;
+        sha256: string;
+      }[];
+      expect(backup?.size_bytes).toBeGreaterThan(0);
+
+      // The download is the archive itself, byte for byte, and the bar counted every byte.
+      const saved = page.waitForEvent('download');
+      await page.getByRole('button', { name: `Download the backup ${backup!.id}` }).click();
+      const file = await (await saved).path();
+      expect(createHash('sha256').update(readFileSync(file)).digest('hex')).toBe(backup!.sha256);
+      const bar = page.locator('#backup-progress');
+      await expect.poll(() => bar.getAttribute('value')).toBe(String(backup!.size_bytes));
+      expect(await bar.getAttribute('max')).toBe(String(backup!.size_bytes));
+
+      // A restore asks for the account's name first.
+      await page.getByRole('button', { name: `Restore the backup ${backup!.id}` }).click();
+      const confirm = page.getByRole('form', { name: 'Restore backup' });
+      await expect.poll(() => confirm.getByRole('button', { name: 'Restore backup' }).isDisabled()).toBe(true);
+      await confirm.getByLabel(/^Type/).fill(account.username);
+      await confirm.getByRole('button', { name: 'Restore backup' }).click();
+      await page.getByRole('status').getByText('Restored.').waitFor({ timeout: 60_000 });
+      const ops = (await t.get(`/v1/operations?resource_id=${backup!.id}&type=backup.restore`)).body.data;
+      expect(ops.map((o: { status: string }) => o.status)).toEqual(['succeeded']);
+
+      const schedule = page.getByRole('form', { name: 'New backup schedule' });
+      await schedule.getByLabel(/^When/).fill('not a cron');
+      await schedule.getByRole('button', { name: 'Add schedule' }).click();
+      await expect.poll(() => schedule.getByLabel(/^When/).getAttribute('aria-invalid')).toBe('true');
+      await schedule.getByLabel(/^When/).fill('30 2 * * *');
+      await schedule.getByRole('button', { name: 'Add schedule' }).click();
+      await page.getByText('30 2 * * *', { exact: true }).waitFor();
+      expect((await t.get(`/v1/backup-schedules?account_id=${account.id}`)).body.data).toHaveLength(1);
       await accessibility();
     });
 

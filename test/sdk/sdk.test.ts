@@ -104,8 +104,10 @@ describe('a billing system on the SDK', () => {
     const plan = await newPlan();
     const account = (await signUp(berth, plan.id)).data!;
     const { data: backup } = await berth.POST('/v1/backups', { body: { account_id: account.id } });
-    const op = await berth.operations.wait(backup!.operation.id, { intervalMs: 100 });
+    const seen: number[] = [];
+    const op = await berth.operations.wait(backup!.operation.id, { intervalMs: 100, onProgress: (o) => seen.push(o.progress) });
     expect(op).toMatchObject({ status: 'succeeded', progress: 100 });
+    expect(seen.at(-1)).toBe(100);
   });
 
   it('operations.wait() throws OperationFailedError for an operation that was canceled', async () => {

@@ -1,9 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useBerth } from '../app.js';
-import { ApiForm, ConfirmByName, Field, Problem } from '../ui.js';
-
-const bytes = (n: number) => (n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`);
+import { ApiForm, ConfirmByName, Field, mib, Problem } from '../ui.js';
+import { BackupsSection } from './backups.js';
 
 /** One account: its usage, suspension, termination, login link, domains and mailboxes. */
 export function AccountPage({ id }: { id: string }) {
@@ -48,9 +47,9 @@ export function AccountPage({ id }: { id: string }) {
         <dt>Status</dt>
         <dd>{a.status}</dd>
         <dt>Disk</dt>
-        <dd>{bytes(a.usage?.disk_bytes ?? 0)}</dd>
+        <dd>{mib(a.usage?.disk_bytes ?? 0)}</dd>
         <dt>Bandwidth this month</dt>
-        <dd>{bytes(a.usage?.bandwidth_bytes ?? 0)}</dd>
+        <dd>{mib(a.usage?.bandwidth_bytes ?? 0)}</dd>
         <dt>Domains</dt>
         <dd>
           {a.usage?.domains ?? 0} of {a.limits.max_domains}
@@ -152,6 +151,8 @@ export function AccountPage({ id }: { id: string }) {
           </>
         )}
       </ApiForm>
+
+      <BackupsSection accountId={id} username={a.username} />
 
       {!session.accountId && a.status !== 'terminating' && (
         <>

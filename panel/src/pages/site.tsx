@@ -2,9 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { problemText } from '../api.js';
 import { useBerth } from '../app.js';
-import { Problem } from '../ui.js';
-
-const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+import { mib, Problem } from '../ui.js';
 
 /**
  * The archive sent with XMLHttpRequest, whose upload reports its bytes as they go (fetch does
