@@ -2,7 +2,8 @@ import path from 'node:path';
 import { defineConfig } from 'vite';
 
 /**
- * The panel: static files under dist/panel, served by the API at /panel/ (src/http/panel.ts).
+ * The panel and the API reference: static files under dist/panel, served by the API at /panel/
+ * and /docs (src/http/panel.ts).
  * No plugin: Vite compiles the TSX itself (React's automatic runtime).
  */
 export default defineConfig({
@@ -17,6 +18,11 @@ export default defineConfig({
     // The size of each file, and gzipped, is printed: the bundle stays under 300 KB gzipped.
     reportCompressedSize: true,
     rolldownOptions: {
+      // Two pages sharing React: the panel, and the API reference served at /docs.
+      input: {
+        panel: path.resolve(import.meta.dirname, 'index.html'),
+        docs: path.resolve(import.meta.dirname, 'docs.html'),
+      },
       // React Query marks its modules "use client" for server rendering, which the panel has none of.
       onwarn(warning, warn) {
         if (warning.code !== 'MODULE_LEVEL_DIRECTIVE') warn(warning);

@@ -1,5 +1,4 @@
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { decorate } from './openapi-conventions.js';
 import { NoQuery } from './schemas.js';
@@ -129,34 +128,4 @@ export async function installOpenApi(app: FastifyInstance, extra: OpenApiOptions
     },
     async () => app.swagger(),
   );
-
-  // Swagger UI, served from the package (no external assets, nothing that leads outside the
-  // project): "Authorize" takes the bearer token, "Try it out" sends requests with the examples.
-  // Tags start folded and the schemas' section is left out: rendering every operation of a
-  // document this size up front took seconds. It carries Berth's name and mark, not Swagger's.
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    uiConfig: {
-      url: '/v1/openapi.json',
-      persistAuthorization: false,
-      tryItOutEnabled: false,
-      displayOperationId: true,
-      docExpansion: 'none',
-      defaultModelsExpandDepth: -1,
-      deepLinking: true,
-    },
-    logo: { type: 'image/svg+xml', content: Buffer.from(BERTH_MARK), href: '/docs', target: '_self' },
-    theme: {
-      title: 'Berth API reference',
-      favicon: [{ filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: Buffer.from(BERTH_ICON) }],
-    },
-    staticCSP: true,
-    transformStaticCSP: (csp) => csp.replace("style-src 'self' https:", `style-src 'self' https: '${SWAGGER_UI_STYLE}'`),
-    logLevel: 'warn',
-  });
 }
-
-// The one style element swagger-ui 5's bundle adds itself, allowed by its hash (no 'unsafe-inline').
-const SWAGGER_UI_STYLE = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w=';
-const BERTH_ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#0b3d91"/><path d="M9 7h8a5 5 0 0 1 1.8 9.7A5.5 5.5 0 0 1 17.5 27H9z" fill="#fff"/></svg>`;
-const BERTH_MARK = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 150 40" width="150" height="40"><rect width="40" height="40" rx="8" fill="#fff"/><path d="M12 9h10a6 6 0 0 1 2.2 11.6A6.5 6.5 0 0 1 22.5 33H12z" fill="#0b3d91"/><text x="50" y="29" font-family="system-ui, sans-serif" font-size="24" font-weight="700" fill="#fff">Berth</text></svg>`;

@@ -308,19 +308,37 @@ describe.skipIf(!available)(
       await page.getByRole('listitem').filter({ hasText: account.id }).first().waitFor();
     });
 
-    it("shows the API reference at /docs under Berth's name and mark, with no CSP error", async () => {
+    it("shows the API reference at /docs under Berth's name within 2 s, one operation at a time, with no CSP error", async () => {
+      // From the navigation's start to the operations listed (the 1.9 MB document read and
+      // indexed), nothing cached: the best of three, as the machine may be busy with other suites.
+      const times: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const context = await browser.newContext();
+        const fresh = await context.newPage();
+        await fresh.goto(`${base}/docs`);
+        await fresh.getByRole('link', { name: /Back up an account/ }).waitFor();
+        times.push(await fresh.evaluate(() => performance.now()));
+        await context.close();
+      }
+      expect(Math.min(...times), times.map(Math.round).join(', ')).toBeLessThan(2000);
+
       await open();
       await page.goto(`${base}/docs`);
-      await page.locator('.opblock-tag').first().waitFor({ timeout: 60_000 });
       expect(await page.title()).toBe('Berth API reference');
-      const images = await page.evaluate(() =>
-        [...document.querySelectorAll('img, link[rel~="icon"]')].map((e) =>
-          e instanceof HTMLImageElement ? e.src : (e as HTMLLinkElement).href,
-        ),
-      );
-      // Berth's own mark and icon; none of swagger-ui's (its favicons, its logo).
-      expect(images.filter((src) => /favicon-\d+x\d+\.png|logo\.svg/.test(src))).toEqual([]);
-      expect(images).toContain(`${base}/docs/static/theme/favicon.svg`);
+      const icon = await page.locator('link[rel~="icon"]').getAttribute('href');
+      expect(icon).toMatch(/^\/panel\/assets\/berth-[\w-]+\.svg$/);
+      await page.getByLabel('Filter operations').fill('backup');
+      await page.getByRole('link', { name: /Back up an account/ }).click();
+      await page.getByRole('heading', { name: 'Back up an account', level: 1 }).waitFor();
+      expect(page.url()).toContain('#/operations/createBackup');
+      const body = page.getByRole('region', { name: /^Body/ });
+      await body.getByText('account_id', { exact: true }).waitFor();
+      await body.getByText(/^each one of "sites", "emails"/).waitFor();
+      // The answer's schema, followed through its $ref, with its members.
+      const responses = page.getByRole('region', { name: 'Responses' });
+      await responses.getByText('sha256', { exact: true }).first().waitFor();
+      await responses.getByText(/^409/).waitFor();
+      await accessibility();
     });
   },
 );
