@@ -184,8 +184,8 @@ describe.skipIf(!available)(
       await accessibility();
     });
 
-    it('creates a site and deploys an archive with a progress bar in bytes, until it is live', async () => {
-      const account = await createAccount(t, (await createPlan(t)).id);
+    it('creates a site, deploys archives with a progress bar in bytes, rolls back, suspends and changes its runtime', async () => {
+      const account = await createAccount(t, (await createPlan(t, undefined, { features: ['ssl', 'php'] })).id);
       const name = `site-${Date.now().toString(36)}.com`;
       expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
       await open();
@@ -206,8 +206,44 @@ describe.skipIf(!available)(
       const bar = page.locator('#upload-progress');
       expect(Number(await bar.getAttribute('value'))).toBe(archive.length);
       expect(Number(await bar.getAttribute('max'))).toBe(archive.length);
-      const sites = (await t.get(`/v1/sites?account_id=${account.id}`)).body.data as { current_deployment_id: string | null }[];
-      expect(sites[0]?.current_deployment_id).toBeTruthy();
+      const siteOf = async () =>
+        (await t.get(`/v1/sites?account_id=${account.id}`)).body.data[0] as {
+          id: string;
+          status: string;
+          runtime: string;
+          current_deployment_id: string | null;
+        };
+      const first = (await siteOf()).current_deployment_id;
+      expect(first).toBeTruthy();
+
+      // A second release, then the first made live again (a rollback).
+      await page
+        .getByLabel(/^Archive/)
+        .setInputFiles({
+          name: 'two.tar.gz',
+          mimeType: 'application/gzip',
+          buffer: tarGz([{ path: 'index.html', content: 'two' }]),
+        });
+      await eventually(async () => ![null, first].includes((await siteOf()).current_deployment_id));
+      await page.getByRole('button', { name: `Make live again: ${first!}` }).click();
+      await eventually(async () => (await siteOf()).current_deployment_id === first);
+      await page.getByRole('definition').getByText(first!, { exact: true }).waitFor();
+
+      // Suspended and resumed; the runtime changed to one the server lists.
+      await page.getByRole('button', { name: 'Suspend site' }).click();
+      await eventually(async () => (await siteOf()).status === 'suspended');
+      await page.getByRole('button', { name: 'Resume site' }).click();
+      await eventually(async () => (await siteOf()).status !== 'suspended');
+      const runtimes = (await t.get('/v1/runtimes')).body.data.map((r: { name: string }) => r.name) as string[];
+      const other = runtimes.find((name) => name !== 'static');
+      if (other) {
+        await page
+          .getByRole('form', { name: 'Runtime' })
+          .getByLabel(/^Runtime/)
+          .selectOption(other);
+        await page.getByRole('button', { name: 'Change runtime' }).click();
+        await eventually(async () => (await siteOf()).runtime === other);
+      }
       await accessibility();
     });
 

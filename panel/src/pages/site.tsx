@@ -2,7 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { problemText } from '../api.js';
 import { useBerth } from '../app.js';
-import { mib, Problem } from '../ui.js';
+import { ApiForm, Field, mib, Problem } from '../ui.js';
 
 /**
  * The archive sent with XMLHttpRequest, whose upload reports its bytes as they go (fetch does
@@ -25,7 +25,10 @@ function upload(url: string, token: string, file: File, onBytes: (sent: number, 
   });
 }
 
-/** A site: its state, its deployments, and a new one uploaded with a progress bar in bytes. */
+/**
+ * A site: its state, suspended or resumed; its runtime; its deployments, a kept release made live
+ * again (rollback), and a new one uploaded with a progress bar in bytes.
+ */
 export function SitePage({ id }: { id: string }) {
   const { berth, session } = useBerth();
   const queries = useQueryClient();
@@ -35,9 +38,40 @@ export function SitePage({ id }: { id: string }) {
     queryKey: ['deployments', id],
     queryFn: async () => (await berth.GET('/v1/sites/{site_id}/deployments', path)).data,
   });
+  const runtimes = useQuery({ queryKey: ['runtimes'], queryFn: async () => (await berth.GET('/v1/runtimes')).data });
   const [sent, setSent] = useState<{ bytes: number; total: number } | null>(null);
   const [applying, setApplying] = useState<number | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
+
+  const refresh = async () => {
+    await queries.invalidateQueries({ queryKey: ['deployments', id] });
+    await queries.invalidateQueries({ queryKey: ['site', id] });
+  };
+  /** A kept release made live again (a rollback, or forward), followed until it is. */
+  async function activate(deploymentId: string) {
+    setProblem(null);
+    try {
+      const accepted = await berth.POST('/v1/sites/{site_id}/deployments/{deployment_id}/activate', {
+        params: { path: { site_id: id, deployment_id: deploymentId } },
+      });
+      if (accepted.data) await berth.operations.wait(accepted.data.operation.id, { timeoutMs: 300_000, intervalMs: 500 });
+    } catch (err) {
+      setProblem(problemText(err));
+    } finally {
+      await refresh();
+    }
+  }
+  async function suspend(on: boolean) {
+    setProblem(null);
+    try {
+      if (on) await berth.POST('/v1/sites/{site_id}/suspend', { ...path, body: { reason: 'Suspended from the panel' } });
+      else await berth.POST('/v1/sites/{site_id}/unsuspend', path);
+    } catch (err) {
+      setProblem(problemText(err));
+    } finally {
+      await refresh();
+    }
+  }
 
   async function deploy(file: File) {
     setProblem(null);
@@ -53,8 +87,7 @@ export function SitePage({ id }: { id: string }) {
     } catch (err) {
       setProblem(problemText(err));
     } finally {
-      await queries.invalidateQueries({ queryKey: ['deployments', id] });
-      await queries.invalidateQueries({ queryKey: ['site', id] });
+      await refresh();
     }
   }
 
@@ -74,6 +107,38 @@ export function SitePage({ id }: { id: string }) {
         <dt>Live deployment</dt>
         <dd>{s.current_deployment_id ?? 'none yet'}</dd>
       </dl>
+      <div className="actions">
+        {s.status === 'suspended' ? (
+          <button type="button" onClick={() => void suspend(false)}>
+            Resume site
+          </button>
+        ) : (
+          <button type="button" onClick={() => void suspend(true)}>
+            Suspend site
+          </button>
+        )}
+      </div>
+
+      <h2>Runtime</h2>
+      <ApiForm
+        label="Runtime"
+        button="Change runtime"
+        submit={async (v) => {
+          await berth.PATCH('/v1/sites/{site_id}', { ...path, body: { runtime: v.runtime ?? '' } });
+          await refresh();
+        }}
+      >
+        {(errors) => (
+          <Field
+            key={s.runtime}
+            label="Runtime (static files or a PHP version)"
+            name="runtime"
+            defaultValue={s.runtime}
+            options={(runtimes.data?.data ?? [{ name: s.runtime }]).map((r) => ({ value: r.name, label: r.name }))}
+            errors={errors}
+          />
+        )}
+      </ApiForm>
 
       <h2>Deploy</h2>
       <label htmlFor="archive">Archive (.tar.gz or .zip): its contents become the document root</label>
@@ -105,6 +170,7 @@ export function SitePage({ id }: { id: string }) {
             <th scope="col">Status</th>
             <th scope="col">Files</th>
             <th scope="col">Size</th>
+            <th scope="col">Release</th>
           </tr>
         </thead>
         <tbody>
@@ -114,6 +180,13 @@ export function SitePage({ id }: { id: string }) {
               <td>{d.status}</td>
               <td>{d.file_count ?? ''}</td>
               <td>{d.size_bytes === null ? '' : mib(d.size_bytes)}</td>
+              <td>
+                {d.status === 'superseded' && (
+                  <button type="button" aria-label={`Make live again: ${d.id}`} onClick={() => void activate(d.id)}>
+                    Make live again
+                  </button>
+                )}
+              </td>
             </tr>
           ))}
         </tbody>
