@@ -14,7 +14,8 @@ export function Field(p: {
   required?: boolean;
   options?: { value: string; label: string }[];
 }) {
-  const id = `f-${p.name}`;
+  // Unique on the page: two forms may each have an `address`.
+  const id = useId();
   const error = p.errors[p.name];
   const common = {
     id,
@@ -125,3 +126,56 @@ export const Problem = ({ error }: { error: unknown }) =>
 
 /** Bytes as people read them. */
 export const mib = (n: number) => (n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`);
+
+/** A table of a list's rows, one column per [heading, cell]; the caption names it for screen readers. */
+export function ListTable<T extends { id: string }>(p: {
+  caption: string;
+  rows: T[] | undefined;
+  columns: [string, (row: T) => ReactNode][];
+}) {
+  return (
+    <table>
+      <caption>{p.caption}</caption>
+      <thead>
+        <tr>
+          {p.columns.map(([heading]) => (
+            <th key={heading} scope="col">
+              {heading}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {p.rows?.map((row) => (
+          <tr key={row.id}>
+            {p.columns.map(([heading, cell]) => (
+              <td key={heading}>{cell(row)}</td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** A button that runs one call and shows its problem beside itself; `done` refreshes what it changed. */
+export function ActionButton(p: { label: string; text: string; run: () => Promise<unknown>; done?: () => unknown }) {
+  const [problem, setProblem] = useState<unknown>(null);
+  return (
+    <>
+      <button
+        type="button"
+        aria-label={p.label}
+        onClick={() => {
+          setProblem(null);
+          p.run()
+            .then(p.done)
+            .catch((err: unknown) => setProblem(err));
+        }}
+      >
+        {p.text}
+      </button>
+      <Problem error={problem} />
+    </>
+  );
+}

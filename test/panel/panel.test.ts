@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } fr
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { ed25519KeyLine } from '../helpers/ssh-keys.js';
 
 /**
  * The panel (panel/, served at /panel/) in Debian's Chromium driven by playwright-core, against a
@@ -129,7 +130,7 @@ describe.skipIf(!available)(
       await form.getByRole('button', { name: 'Create account' }).click();
       // The API's field error, from the problem's errors[].pointer, beside the field it names.
       await expect.poll(() => form.getByLabel('Username').getAttribute('aria-invalid')).toBe('true');
-      await expect.poll(() => form.locator('#f-username-error').textContent()).toBeTruthy();
+      await expect.poll(() => form.locator('.field-error').textContent()).toBeTruthy();
 
       const username = `panel${Date.now().toString(36)}`;
       await form.getByLabel('Username').fill(username);
@@ -217,13 +218,11 @@ describe.skipIf(!available)(
       expect(first).toBeTruthy();
 
       // A second release, then the first made live again (a rollback).
-      await page
-        .getByLabel(/^Archive/)
-        .setInputFiles({
-          name: 'two.tar.gz',
-          mimeType: 'application/gzip',
-          buffer: tarGz([{ path: 'index.html', content: 'two' }]),
-        });
+      await page.getByLabel(/^Archive/).setInputFiles({
+        name: 'two.tar.gz',
+        mimeType: 'application/gzip',
+        buffer: tarGz([{ path: 'index.html', content: 'two' }]),
+      });
       await eventually(async () => ![null, first].includes((await siteOf()).current_deployment_id));
       await page.getByRole('button', { name: `Make live again: ${first!}` }).click();
       await eventually(async () => (await siteOf()).current_deployment_id === first);
@@ -291,6 +290,92 @@ describe.skipIf(!available)(
       await schedule.getByRole('button', { name: 'Add schedule' }).click();
       await page.getByText('30 2 * * *', { exact: true }).waitFor();
       expect((await t.get(`/v1/backup-schedules?account_id=${account.id}`)).body.data).toHaveLength(1);
+      await accessibility();
+    });
+
+    it("manages an account's forwarders, databases and their users, SSH access and keys, and cron jobs", async () => {
+      const account = await createAccount(t, (await createPlan(t)).id);
+      const name = `more-${Date.now().toString(36)}.com`;
+      expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
+      await open();
+      await signIn();
+      await page.goto(`${base}/panel/#/accounts/${account.id}`);
+      await page.getByRole('heading', { name: account.username, level: 1 }).waitFor();
+      const api = async (url: string) => (await t.get(url)).body.data as Record<string, unknown>[];
+
+      // A forwarder: the API's error beside the field, then made, then deleted.
+      const forwarder = page.getByRole('form', { name: 'New forwarder' });
+      await forwarder.getByLabel('Forwarder address').fill(`sales@${name}`);
+      await forwarder.getByLabel(/^Delivers to/).fill('not-an-address');
+      await forwarder.getByRole('button', { name: 'Create forwarder' }).click();
+      await expect.poll(() => forwarder.getByLabel(/^Delivers to/).getAttribute('aria-invalid')).toBe('true');
+      await forwarder.getByLabel(/^Delivers to/).fill('owner@example.net, team@example.net');
+      await forwarder.getByRole('button', { name: 'Create forwarder' }).click();
+      await page.getByRole('cell', { name: 'owner@example.net, team@example.net' }).waitFor();
+      expect((await api(`/v1/email-forwarders?account_id=${account.id}`)).map((f) => f.address)).toEqual([`sales@${name}`]);
+      await page.getByRole('button', { name: `Delete forwarder sales@${name}` }).click();
+      await eventually(async () => (await api(`/v1/email-forwarders?account_id=${account.id}`)).length === 0);
+
+      // A database and a user with a generated password, granted it; the database deleted once named.
+      const database = `${account.username}_shop`;
+      await page
+        .getByRole('form', { name: 'New database' })
+        .getByLabel(/^Database name/)
+        .fill(database);
+      await page.getByRole('button', { name: 'Create database' }).click();
+      await page.getByRole('cell', { name: database, exact: true }).waitFor();
+      const user = `${account.username}_app`;
+      await page
+        .getByRole('form', { name: 'New database user' })
+        .getByLabel(/^User name/)
+        .fill(user);
+      await page.getByRole('button', { name: 'Create user' }).click();
+      await page.getByRole('status').getByText(user).waitFor();
+      expect(await page.getByRole('status').locator('code').textContent()).toHaveLength(24);
+      const grant = page.getByRole('form', { name: 'Grant a database' });
+      await grant.getByLabel('User').selectOption({ label: user });
+      await grant.getByLabel(/^Database/).selectOption({ label: database });
+      await grant.getByRole('button', { name: 'Grant' }).click();
+      await page.getByRole('cell', { name: `${database}: ALL` }).waitFor();
+      expect((await api(`/v1/database-users?account_id=${account.id}`))[0]?.grants).toMatchObject([
+        { database, privileges: ['ALL'] },
+      ]);
+      await page.getByRole('button', { name: `Delete database ${database}` }).click();
+      await page.getByRole('form', { name: 'Delete database' }).getByLabel(/^Type/).fill(database);
+      await page.getByRole('form', { name: 'Delete database' }).getByRole('button', { name: 'Delete database' }).click();
+      await eventually(async () => (await api(`/v1/databases?account_id=${account.id}`)).length === 0);
+
+      // SFTP access and a key.
+      await page.getByRole('form', { name: 'SSH access' }).getByLabel('Access').selectOption('sftp');
+      await page.getByRole('button', { name: 'Set access' }).click();
+      const ssh = (await eventually(async () => {
+        const r = (await t.get(`/v1/accounts/${account.id}/ssh`)).body;
+        return r.access === 'sftp' && r;
+      })) as { username: string };
+      await page.getByText(`Log in as ${ssh.username}`).waitFor();
+      const key = page.getByRole('form', { name: 'New SSH key' });
+      await key.getByLabel('Key name').fill('laptop');
+      await key.getByLabel(/^Public key/).fill('ssh-ed25519 not-a-key');
+      await key.getByRole('button', { name: 'Add key' }).click();
+      await expect.poll(() => key.getByLabel(/^Public key/).getAttribute('aria-invalid')).toBe('true');
+      await key.getByLabel(/^Public key/).fill(ed25519KeyLine());
+      await key.getByRole('button', { name: 'Add key' }).click();
+      await page.getByRole('cell', { name: 'laptop', exact: true }).waitFor();
+      expect(await api(`/v1/accounts/${account.id}/ssh-keys`)).toHaveLength(1);
+
+      // A cron job: a schedule the API refuses, then one it takes, run at once.
+      const cron = page.getByRole('form', { name: 'New cron job' });
+      await cron.getByLabel('Job name').fill('nightly');
+      await cron.getByLabel(/^Schedule/).fill('61 * * * *');
+      await cron.getByLabel(/^Command/).fill('echo hello');
+      await cron.getByRole('button', { name: 'Add cron job' }).click();
+      await expect.poll(() => cron.getByLabel(/^Schedule/).getAttribute('aria-invalid')).toBe('true');
+      await cron.getByLabel(/^Schedule/).fill('30 3 * * *');
+      await cron.getByRole('button', { name: 'Add cron job' }).click();
+      await page.getByRole('cell', { name: 'nightly', exact: true }).waitFor();
+      const [job] = await api(`/v1/accounts/${account.id}/cron-jobs`);
+      await page.getByRole('button', { name: 'Run now: nightly' }).click();
+      await eventually(async () => (await api(`/v1/accounts/${account.id}/cron-jobs/${job!.id as string}/runs`)).length === 1);
       await accessibility();
     });
 

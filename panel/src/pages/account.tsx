@@ -2,9 +2,12 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useBerth } from '../app.js';
 import { ApiForm, ConfirmByName, Field, mib, Problem } from '../ui.js';
+import { AccessSection } from './access.js';
 import { BackupsSection } from './backups.js';
+import { DatabasesSection } from './databases.js';
+import { MailSection } from './mail.js';
 
-/** One account: its usage, suspension, termination, login link, domains and mailboxes. */
+/** One account: its usage, suspension, termination, login link, domains, sites, mail, databases, access and backups. */
 export function AccountPage({ id }: { id: string }) {
   const { berth, session } = useBerth();
   const queries = useQueryClient();
@@ -16,10 +19,6 @@ export function AccountPage({ id }: { id: string }) {
   const domains = useQuery({
     queryKey: ['domains', id],
     queryFn: async () => (await berth.GET('/v1/domains', { params: { query: { account_id: id, limit: 100 } } })).data,
-  });
-  const emails = useQuery({
-    queryKey: ['emails', id],
-    queryFn: async () => (await berth.GET('/v1/emails', { params: { query: { account_id: id, limit: 100 } } })).data,
   });
   const sites = useQuery({
     queryKey: ['sites', id],
@@ -130,28 +129,9 @@ export function AccountPage({ id }: { id: string }) {
         {(errors) => <Field label="Hostname" name="hostname" errors={errors} />}
       </ApiForm>
 
-      <h2>Mailboxes</h2>
-      <ul>
-        {emails.data?.data.map((m) => (
-          <li key={m.id}>{m.address}</li>
-        ))}
-      </ul>
-      <ApiForm
-        label="New mailbox"
-        button="Create mailbox"
-        submit={async (v) => {
-          await berth.POST('/v1/emails', { body: { address: v.address ?? '', password: v.password ?? '' } });
-          await refresh();
-        }}
-      >
-        {(errors) => (
-          <>
-            <Field label="Address" name="address" errors={errors} />
-            <Field label="Password" name="password" type="password" errors={errors} />
-          </>
-        )}
-      </ApiForm>
-
+      <MailSection accountId={id} />
+      <DatabasesSection accountId={id} />
+      <AccessSection accountId={id} />
       <BackupsSection accountId={id} username={a.username} />
 
       {!session.accountId && a.status !== 'terminating' && (

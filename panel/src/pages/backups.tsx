@@ -2,7 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { problemText } from '../api.js';
 import { useBerth } from '../app.js';
-import { ApiForm, ConfirmByName, Field, mib, Problem } from '../ui.js';
+import { ApiForm, ConfirmByName, Field, ListTable, mib, Problem } from '../ui.js';
 
 /**
  * The archive fetched with the token and handed to the browser as a file; the bar counts its
@@ -89,53 +89,44 @@ export function BackupsSection({ accountId, username }: { accountId: string; use
       )}
       {done && <p role="status">{done}</p>}
       <Problem error={problem} />
-      <table>
-        <caption>Backups of {username}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Made</th>
-            <th scope="col">Status</th>
-            <th scope="col">Size</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {backups.data?.data.map((b) => (
-            <tr key={b.id}>
-              <td>{b.created_at}</td>
-              <td>{b.status}</td>
-              <td>{b.size_bytes === null ? '' : mib(b.size_bytes)}</td>
-              <td>
-                {b.status === 'completed' && (
-                  <>
-                    <button
-                      type="button"
-                      aria-label={`Download the backup ${b.id}`}
-                      onClick={() =>
-                        void run(async () => {
-                          await download(
-                            `/v1/backups/${encodeURIComponent(b.id)}/download`,
-                            session.token,
-                            `${username}-${b.id}.tar.gz`,
-                            (got, total) =>
-                              setProgress({ label: 'Downloaded', value: got, max: total, text: `${mib(got)} of ${mib(total)}` }),
-                          );
-                          return 'Downloaded.';
-                        })
-                      }
-                    >
-                      Download
-                    </button>{' '}
-                    <button type="button" aria-label={`Restore the backup ${b.id}`} onClick={() => setRestoring(b.id)}>
-                      Restore
-                    </button>
-                  </>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ListTable
+        caption={`Backups of ${username}`}
+        rows={backups.data?.data}
+        columns={[
+          ['Made', (b) => b.created_at],
+          ['Status', (b) => b.status],
+          ['Size', (b) => (b.size_bytes === null ? '' : mib(b.size_bytes))],
+          [
+            'Actions',
+            (b) =>
+              b.status === 'completed' && (
+                <>
+                  <button
+                    type="button"
+                    aria-label={`Download the backup ${b.id}`}
+                    onClick={() =>
+                      void run(async () => {
+                        await download(
+                          `/v1/backups/${encodeURIComponent(b.id)}/download`,
+                          session.token,
+                          `${username}-${b.id}.tar.gz`,
+                          (got, total) =>
+                            setProgress({ label: 'Downloaded', value: got, max: total, text: `${mib(got)} of ${mib(total)}` }),
+                        );
+                        return 'Downloaded.';
+                      })
+                    }
+                  >
+                    Download
+                  </button>{' '}
+                  <button type="button" aria-label={`Restore the backup ${b.id}`} onClick={() => setRestoring(b.id)}>
+                    Restore
+                  </button>
+                </>
+              ),
+          ],
+        ]}
+      />
       {restoring && (
         <ConfirmByName
           name={username}

@@ -2,7 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { problemText } from '../api.js';
 import { useBerth } from '../app.js';
-import { ApiForm, Field, mib, Problem } from '../ui.js';
+import { ApiForm, Field, ListTable, mib, Problem } from '../ui.js';
 
 /**
  * The archive sent with XMLHttpRequest, whose upload reports its bytes as they go (fetch does
@@ -162,35 +162,25 @@ export function SitePage({ id }: { id: string }) {
       {applying !== null && !problem && <p role="status">Deployed: live.</p>}
       <Problem error={problem} />
 
-      <h2>Deployments</h2>
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Deployment</th>
-            <th scope="col">Status</th>
-            <th scope="col">Files</th>
-            <th scope="col">Size</th>
-            <th scope="col">Release</th>
-          </tr>
-        </thead>
-        <tbody>
-          {deployments.data?.data.map((d) => (
-            <tr key={d.id}>
-              <td>{d.id}</td>
-              <td>{d.status}</td>
-              <td>{d.file_count ?? ''}</td>
-              <td>{d.size_bytes === null ? '' : mib(d.size_bytes)}</td>
-              <td>
-                {d.status === 'superseded' && (
-                  <button type="button" aria-label={`Make live again: ${d.id}`} onClick={() => void activate(d.id)}>
-                    Make live again
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ListTable
+        caption="Deployments"
+        rows={deployments.data?.data}
+        columns={[
+          ['Deployment', (d) => d.id],
+          ['Status', (d) => d.status],
+          ['Files', (d) => d.file_count ?? ''],
+          ['Size', (d) => (d.size_bytes === null ? '' : mib(d.size_bytes))],
+          [
+            'Release',
+            (d) =>
+              d.status === 'superseded' && (
+                <button type="button" aria-label={`Make live again: ${d.id}`} onClick={() => void activate(d.id)}>
+                  Make live again
+                </button>
+              ),
+          ],
+        ]}
+      />
     </section>
   );
 }
