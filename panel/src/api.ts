@@ -28,10 +28,18 @@ export async function exchangeLoginCode(code: string): Promise<{ token: string; 
   return (await r.json()) as { token: string; account_id: string };
 }
 
-/** A problem's field errors by the body field they name (`/address` → `address`). */
-export function fieldErrors(err: unknown): Record<string, string> {
+/**
+ * A problem's field errors by the form field they belong to: the deepest part of the pointer that
+ * names one (`/create/0/content` → `content`, `/command/shell` → `command`), else its first part.
+ */
+export function fieldErrors(err: unknown, isField: (name: string) => boolean = () => false): Record<string, string> {
   if (!(err instanceof BerthError)) return {};
-  return Object.fromEntries(err.errors.map((e) => [e.pointer.replace(/^\//, '').split('/')[0] ?? '', e.detail]));
+  return Object.fromEntries(
+    err.errors.map((e) => {
+      const parts = e.pointer.replace(/^\//, '').split('/');
+      return [[...parts].reverse().find(isField) ?? parts[0] ?? '', e.detail];
+    }),
+  );
 }
 
 /** What a failed call tells a person: the problem's detail, or the error's message. */
@@ -41,3 +49,31 @@ export const problemText = (err: unknown): string =>
     : err instanceof Error
       ? err.message
       : String(err);
+
+/**
+ * A file fetched with the token and handed to the browser to save (a backup's archive, a zone
+ * file); `onBytes` counts it against `Content-Length`. It is held in the tab's memory until saved:
+ * fine for a panel's sizes, and the CLI streams the large ones to disk.
+ */
+export async function download(
+  url: string,
+  token: string,
+  file: { name: string; type: string },
+  onBytes?: (got: number, total: number) => void,
+) {
+  const r = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  if (!r.ok || !r.body) throw r.ok ? new Error('The download was empty.') : await BerthError.from(r);
+  const total = Number(r.headers.get('content-length') ?? 0);
+  const parts: Uint8Array[] = [];
+  let got = 0;
+  for await (const part of r.body as unknown as AsyncIterable<Uint8Array>) {
+    parts.push(part);
+    got += part.length;
+    onBytes?.(got, total);
+  }
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(new Blob(parts as BlobPart[], { type: file.type }));
+  link.download = file.name;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
+}

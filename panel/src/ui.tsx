@@ -72,7 +72,7 @@ export function ApiForm(p: {
       setProblem(null);
       form.reset();
     } catch (err) {
-      const fields = fieldErrors(err);
+      const fields = fieldErrors(err, (name) => form.elements.namedItem(name) !== null);
       setErrors(fields);
       // An error of a field this form does not show is told above the button with the rest.
       const shown = Object.keys(fields).length > 0 && Object.keys(fields).every((name) => form.elements.namedItem(name));

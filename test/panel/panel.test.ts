@@ -9,6 +9,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } fr
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { installed } from '../helpers/installed.js';
+import { parentDnsServer } from '../helpers/parent-dns.js';
 import { ed25519KeyLine } from '../helpers/ssh-keys.js';
 
 /**
@@ -26,6 +28,7 @@ describe.skipIf(!available)(
   `the panel in Chromium (${available ? CHROMIUM : "skipped: needs Debian's chromium package"})`,
   () => {
     let t: TestApp;
+    let parent: Awaited<ReturnType<typeof parentDnsServer>>;
     let base: string;
     let browser: Browser;
     let page: Page;
@@ -41,7 +44,11 @@ describe.skipIf(!available)(
       } finally {
         process.env.NODE_ENV = nodeEnv;
       }
-      t = await createTestApp();
+      // Name servers and a parent zone of its own, so that zones can be signed and their DS seen.
+      parent = await parentDnsServer();
+      t = await createTestApp({
+        env: { BERTH_NAMESERVERS: 'ns1.host.example.net,ns2.host.example.net', BERTH_DNSSEC_RESOLVER: parent.address },
+      });
       await t.app.listen({ host: '127.0.0.1', port: 0 });
       base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
       // Flags that keep Chromium from reaching out to the network the machine does not have.
@@ -59,6 +66,7 @@ describe.skipIf(!available)(
     afterAll(async () => {
       await browser?.close();
       await t?.close();
+      await parent?.close();
     });
 
     const open = async (hash = '') => {
@@ -400,6 +408,53 @@ describe.skipIf(!available)(
         (await t.get(`/v1/domains/${name}/records`)).body.data.some((r: { content: string }) => r.content === '192.0.2.77'),
       ).toBe(true);
     });
+
+    it.skipIf(!installed('dnssec-signzone'))(
+      'signs a zone and shows its DS, schedules a change set and cancels it, and exports the zone',
+      async () => {
+        const account = await createAccount(t, (await createPlan(t)).id);
+        const name = `sec-${Date.now().toString(36)}.com`;
+        expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+        await open();
+        await signIn();
+        await page.goto(`${base}/panel/#/domains/${name}`);
+        const status = page.getByRole('status').filter({ hasText: 'DNSSEC:' });
+
+        await page.getByRole('button', { name: 'Sign the zone' }).click();
+        await status.getByText('pending_ds').waitFor({ timeout: 60_000 });
+        const [ds] = (await t.get(`/v1/domains/${name}/dnssec`)).body.ds_records as { record: string }[];
+        expect(await page.getByLabel('DS records').textContent()).toBe(ds!.record);
+        // The registrar publishes it; the parent is asked.
+        parent.published.set(name, ds as never);
+        await page.getByRole('button', { name: 'Look for the DS at the parent' }).click();
+        await status.getByText('active').waitFor();
+        // Unsigning while the DS is published is refused; forcing asks the parent to remove it first.
+        await page.getByRole('button', { name: 'Unsign the zone' }).click();
+        await page.getByRole('button', { name: 'Unsign once the parent removes the DS' }).click();
+        await status.getByText('pending_disable').waitFor();
+        expect((await t.get(`/v1/domains/${name}/dnssec`)).body.status).toBe('pending_disable');
+
+        const schedule = page.getByRole('form', { name: 'Schedule a record' });
+        await schedule.getByLabel(/^At/).fill('2030-01-15T10:30');
+        await schedule.getByLabel('Record name').fill('later');
+        await schedule.getByLabel('Record content').fill('not an address');
+        await schedule.getByRole('button', { name: 'Schedule' }).click();
+        await expect.poll(() => schedule.getByLabel('Record content').getAttribute('aria-invalid')).toBe('true');
+        await schedule.getByLabel('Record content').fill('192.0.2.44');
+        await schedule.getByRole('button', { name: 'Schedule' }).click();
+        await page.getByRole('cell', { name: 'later A 192.0.2.44' }).waitFor();
+        const [change] = (await t.get(`/v1/domains/${name}/changes`)).body.data as { id: string; status: string }[];
+        expect(change?.status).toBe('scheduled');
+        await page.getByRole('button', { name: `Cancel the change set ${change!.id}` }).click();
+        await eventually(async () => (await t.get(`/v1/domains/${name}/changes/${change!.id}`)).body.status === 'canceled');
+
+        const saved = page.waitForEvent('download');
+        await page.getByRole('button', { name: 'Download the zone file' }).click();
+        const file = await (await saved).path();
+        expect(readFileSync(file, 'utf8')).toBe((await t.request('GET', `/v1/domains/${name}/zone`)).text);
+        await accessibility();
+      },
+    );
 
     it('follows a login link: the banner names the managed account, and the token reaches that account alone', async () => {
       const account = await createAccount(t, (await createPlan(t)).id);

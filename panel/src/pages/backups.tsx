@@ -1,31 +1,8 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { problemText } from '../api.js';
+import { download, problemText } from '../api.js';
 import { useBerth } from '../app.js';
 import { ApiForm, ConfirmByName, Field, ListTable, mib, Problem } from '../ui.js';
-
-/**
- * The archive fetched with the token and handed to the browser as a file; the bar counts its
- * bytes against `Content-Length`. It is held in memory until saved (fine for a panel's sizes;
- * `berth backups download` streams to disk for the large ones).
- */
-async function download(url: string, token: string, name: string, onBytes: (got: number, total: number) => void) {
-  const r = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-  if (!r.ok || !r.body) throw new Error(`The download failed (${r.status}).`);
-  const total = Number(r.headers.get('content-length') ?? 0);
-  const parts: Uint8Array[] = [];
-  let got = 0;
-  for await (const part of r.body as unknown as AsyncIterable<Uint8Array>) {
-    parts.push(part);
-    got += part.length;
-    onBytes(got, total);
-  }
-  const link = document.createElement('a');
-  link.href = URL.createObjectURL(new Blob(parts as BlobPart[], { type: 'application/gzip' }));
-  link.download = name;
-  link.click();
-  setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
-}
 
 /** An account's backups: made with a progress bar, downloaded with one in bytes, restored once confirmed; and its schedules. */
 export function BackupsSection({ accountId, username }: { accountId: string; username: string }) {
@@ -109,7 +86,7 @@ export function BackupsSection({ accountId, username }: { accountId: string; use
                         await download(
                           `/v1/backups/${encodeURIComponent(b.id)}/download`,
                           session.token,
-                          `${username}-${b.id}.tar.gz`,
+                          { name: `${username}-${b.id}.tar.gz`, type: 'application/gzip' },
                           (got, total) =>
                             setProgress({ label: 'Downloaded', value: got, max: total, text: `${mib(got)} of ${mib(total)}` }),
                         );

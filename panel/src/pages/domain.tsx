@@ -4,11 +4,16 @@ import { useState } from 'react';
 import { problemText } from '../api.js';
 import { useBerth } from '../app.js';
 import { ApiForm, Field, Problem } from '../ui.js';
+import { ChangesSection } from './changes.js';
+import { DnssecSection } from './dnssec.js';
 
 type Change = { name: string; type: string; ttl: number; content: string };
 type Diff = { created: Change[]; updated: Change[]; deleted: Change[] };
 
-/** A domain's DNS: its records (added, edited inline, deleted) and a zone file imported after its diff is seen. */
+/**
+ * A domain's DNS: its records (added, edited inline, deleted), a zone file imported after its
+ * diff is seen, DNSSEC, change sets scheduled for later, and the zone's export.
+ */
 export function DomainPage({ name }: { name: string }) {
   const { berth } = useBerth();
   const queries = useQueryClient();
@@ -151,6 +156,8 @@ export function DomainPage({ name }: { name: string }) {
       </ApiForm>
 
       <ZoneImport name={name} onApplied={refresh} />
+      <DnssecSection name={name} />
+      <ChangesSection name={name} />
     </section>
   );
 }
