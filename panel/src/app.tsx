@@ -1,11 +1,12 @@
 import type { Berth } from '@berth/sdk';
-import { useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { createContext, useContext, useEffect, useMemo, useState } from 'react';
 import { berthFor, exchangeLoginCode, loadSession, problemText, saveSession, type Session } from './api.js';
 import { AccountPage } from './pages/account.js';
 import { AccountsPage } from './pages/accounts.js';
 import { DomainPage } from './pages/domain.js';
 import { EventsPage } from './pages/events.js';
+import { ServersPage } from './pages/servers.js';
 import { SignIn } from './pages/sign-in.js';
 import { SitePage } from './pages/site.js';
 
@@ -54,6 +55,13 @@ export function App() {
     setSession(s);
   }
   const berth = useMemo(() => (session ? berthFor(session.token) : null), [session]);
+  // Whose token it is: operators and resellers also see the fleet.
+  const me = useQuery({
+    queryKey: ['me', session?.token],
+    queryFn: async () => (await berth!.GET('/v1/me')).data,
+    enabled: berth !== null,
+  });
+  const fleet = me.data !== undefined && me.data.principal.kind !== 'account';
 
   if (!session || !berth) return <SignIn onSignIn={(token) => start({ token })} problem={problem} />;
   const [page, id] = route;
@@ -71,6 +79,7 @@ export function App() {
         <nav aria-label="Main">
           <a href="#/">Accounts</a>
           <a href="#/events">Events</a>
+          {fleet && <a href="#/servers">Servers</a>}
         </nav>
         <button type="button" onClick={() => start(null)}>
           Sign out
@@ -83,6 +92,8 @@ export function App() {
           <DomainPage name={id} />
         ) : page === 'sites' && id ? (
           <SitePage id={id} />
+        ) : page === 'servers' ? (
+          <ServersPage />
         ) : page === 'events' ? (
           <EventsPage />
         ) : (

@@ -6,6 +6,8 @@ import axe from 'axe-core';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { listenAgents } from '../../src/app.js';
+import { agentHarness } from '../helpers/agents.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
@@ -30,6 +32,11 @@ describe.skipIf(!available)(
     let t: TestApp;
     let parent: Awaited<ReturnType<typeof parentDnsServer>>;
     let base: string;
+    let agentUrl: string;
+    const agents = agentHarness(
+      () => t,
+      () => agentUrl,
+    );
     let browser: Browser;
     let page: Page;
     let errors: string[];
@@ -47,8 +54,15 @@ describe.skipIf(!available)(
       // Name servers and a parent zone of its own, so that zones can be signed and their DS seen.
       parent = await parentDnsServer();
       t = await createTestApp({
-        env: { BERTH_NAMESERVERS: 'ns1.host.example.net,ns2.host.example.net', BERTH_DNSSEC_RESOLVER: parent.address },
+        env: {
+          BERTH_NAMESERVERS: 'ns1.host.example.net,ns2.host.example.net',
+          BERTH_DNSSEC_RESOLVER: parent.address,
+          // Agents of servers to move accounts to (in this process, each with its own data directory).
+          BERTH_AGENT_LISTEN: '127.0.0.1:0',
+          BERTH_MOVE_TTL_S: '5',
+        },
       });
+      agentUrl = `https://127.0.0.1:${await listenAgents(t.app, t.config)}`;
       await t.app.listen({ host: '127.0.0.1', port: 0 });
       base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
       // Flags that keep Chromium from reaching out to the network the machine does not have.
@@ -67,6 +81,7 @@ describe.skipIf(!available)(
       await browser?.close();
       await t?.close();
       await parent?.close();
+      agents.removeDirs();
     });
 
     const open = async (hash = '') => {
@@ -456,6 +471,44 @@ describe.skipIf(!available)(
       },
     );
 
+    it('moves an account to another server with a manual cutover, followed on the servers page', async () => {
+      // Made while the control plane is the only server, so that it is placed there.
+      const account = await createAccount(t, (await createPlan(t)).id);
+      expect((await t.post('/v1/domains', { account_id: account.id, name: `${account.username}.example.com` })).status).toBe(201);
+      const target = await agents.enrolledServer({ name: 'web-2', roles: ['web', 'mail', 'database'], ipv4: '127.0.0.31' });
+      const stop = agents.startAgent(target.dataDir, target.identity);
+      try {
+        await eventually(async () => (await t.get(`/v1/servers/${target.server.id}`)).body.status === 'online');
+        await open();
+        await signIn();
+        await page.goto(`${base}/panel/#/accounts/${account.id}`);
+        const form = page.getByRole('form', { name: 'Move the account' });
+        await form.getByLabel('To the server').selectOption({ label: 'web-2' });
+        await form.getByLabel('Cut over').selectOption('manual');
+        await form.getByRole('button', { name: 'Move' }).click();
+
+        // The servers page: the fleet, and the move waiting for its cutover.
+        await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
+        const [move] = (await t.get(`/v1/moves?account_id=${account.id}`)).body.data as { id: string }[];
+        const row = page.getByRole('row').filter({ hasText: account.id });
+        await row.getByRole('cell', { name: 'ready', exact: true }).waitFor({ timeout: 60_000 });
+        await row.getByRole('button', { name: `Cut over ${move!.id}` }).click();
+        // The source forwards for the old records' TTL (an hour): here, that time is over at once.
+        await eventually(async () => (await t.get(`/v1/moves/${move!.id}`)).body.status === 'forwarding');
+        await t.db.query('UPDATE moves SET forward_until = $2 WHERE id = $1', [move!.id, t.clock.now()]);
+        await row.getByRole('cell', { name: 'completed', exact: true }).waitFor({ timeout: 60_000 });
+        expect((await t.get(`/v1/accounts/${account.id}`)).body.placement.web).toBe(target.server.id);
+        const server = page.getByRole('row').filter({ hasText: 'web-2' });
+        await server.getByRole('cell', { name: 'online', exact: true }).waitFor();
+        await accessibility();
+      } finally {
+        // No later scenario's account is placed on a server whose agent has stopped.
+        const closed = await t.request('PATCH', `/v1/servers/${target.server.id}`, { body: { placement: 'disabled' } });
+        expect(closed.status, closed.text).toBe(200);
+        await stop();
+      }
+    });
+
     it('follows a login link: the banner names the managed account, and the token reaches that account alone', async () => {
       const account = await createAccount(t, (await createPlan(t)).id);
       const link = await t.post(`/v1/accounts/${account.id}/login-links`, {});
@@ -474,7 +527,7 @@ describe.skipIf(!available)(
       await accessibility();
     });
 
-    it('shows the event feed live: an event committed after the page opened appears', async () => {
+    it('shows the event feed live (an event committed after the page opened appears) and the operations with their progress', async () => {
       await open();
       await signIn();
       await page.getByRole('link', { name: 'Events' }).click();
@@ -482,6 +535,13 @@ describe.skipIf(!available)(
       const plan = await createPlan(t);
       const account = await createAccount(t, plan.id);
       await page.getByRole('listitem').filter({ hasText: account.id }).first().waitFor();
+      // Operations beside the feed, with their progress.
+      const backup = await t.post('/v1/backups', { account_id: account.id });
+      expect(backup.status, backup.text).toBe(202);
+      const row = page.getByRole('row').filter({ hasText: backup.body.operation.id });
+      await row.getByRole('cell', { name: 'succeeded', exact: true }).waitFor({ timeout: 60_000 });
+      expect(await row.getByRole('progressbar').getAttribute('value')).toBe('100');
+      await accessibility();
     });
 
     it("shows the API reference at /docs under Berth's name within 2 s, one operation at a time, with no CSP error", async () => {

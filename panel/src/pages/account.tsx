@@ -6,6 +6,7 @@ import { AccessSection } from './access.js';
 import { BackupsSection } from './backups.js';
 import { DatabasesSection } from './databases.js';
 import { MailSection } from './mail.js';
+import { MoveForm } from './servers.js';
 
 /** One account: its usage, suspension, termination, login link, domains, sites, mail, databases, access and backups. */
 export function AccountPage({ id }: { id: string }) {
@@ -133,6 +134,13 @@ export function AccountPage({ id }: { id: string }) {
       <DatabasesSection accountId={id} />
       <AccessSection accountId={id} />
       <BackupsSection accountId={id} username={a.username} />
+
+      {!session.accountId && (
+        <>
+          <h2>Server</h2>
+          <MoveForm accountId={id} current={a.placement.web} />
+        </>
+      )}
 
       {!session.accountId && a.status !== 'terminating' && (
         <>

@@ -1,7 +1,8 @@
+import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { problemText } from '../api.js';
 import { useBerth } from '../app.js';
-import { Problem } from '../ui.js';
+import { ListTable, Problem } from '../ui.js';
 
 interface FeedEvent {
   id: string;
@@ -49,6 +50,8 @@ export function EventsPage() {
   return (
     <section aria-labelledby="events-title">
       <h1 id="events-title">Events</h1>
+      <Operations />
+      <h2>Feed</h2>
       <Problem error={problem} />
       <ol className="feed" aria-live="polite">
         {events.map((e) => (
@@ -59,5 +62,28 @@ export function EventsPage() {
         ))}
       </ol>
     </section>
+  );
+}
+
+/** The latest operations, the running ones with their progress, looked at again every two seconds. */
+function Operations() {
+  const { berth } = useBerth();
+  const operations = useQuery({
+    queryKey: ['operations'],
+    queryFn: async () => (await berth.GET('/v1/operations', { params: { query: { limit: 20 } } })).data,
+    refetchInterval: 2_000,
+  });
+  return (
+    <ListTable
+      caption="Operations"
+      rows={operations.data?.data}
+      columns={[
+        ['Operation', (o) => o.id],
+        ['Type', (o) => o.type],
+        ['Of', (o) => o.resource.id],
+        ['Status', (o) => o.status],
+        ['Progress', (o) => <progress aria-label={`Progress of ${o.id}`} max={100} value={o.progress} />],
+      ]}
+    />
   );
 }
