@@ -68,5 +68,5 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
 /** What a pack task sends: the archive of `dirs`, of only some of their files, or their listing. */
 async function packed(dataDir: string, dirs: ArchivedDir[], task: { list?: boolean; only?: string[] }): Promise<Readable> {
   if (task.list) return Readable.from([JSON.stringify(await listTree(dirs))]);
-  return archiveStream(dataDir, dirs, task.only && new Set(task.only));
+  return archiveStream(dataDir, dirs, { only: task.only && new Set(task.only) });
 }

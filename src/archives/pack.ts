@@ -39,19 +39,26 @@ export function packArchive(
   root: string,
   dirs: ArchivedDir[],
   onEntry: (entry: { type: TarMember['type']; size: number }) => void,
-  only?: ReadonlySet<string>,
+  o: PackOptions = {},
 ): AsyncIterable<Buffer> {
-  return new TarPacker(onEntry, only).pack(root, dirs);
+  return new TarPacker(onEntry, o).pack(root, dirs);
 }
 
 /**
- * `packArchive` as a stream of chunks of their own. With `only`, the files and links of those
- * archive names alone (every directory still comes): a copy's changes since its listing.
+ * `only`: the files and links of those archive names alone (every directory still comes): a
+ * copy's changes since its listing. `level`: gzip's (default 6; 0 stores, for an archive
+ * unpacked again on this machine at once, where compressing would only cost).
  */
-export function archiveStream(root: string, dirs: ArchivedDir[], only?: ReadonlySet<string>): Readable {
+export interface PackOptions {
+  only?: ReadonlySet<string>;
+  level?: number;
+}
+
+/** `packArchive` as a stream of chunks of their own. */
+export function archiveStream(root: string, dirs: ArchivedDir[], o: PackOptions = {}): Readable {
   return Readable.from(
     (async function* copies() {
-      for await (const chunk of packArchive(root, dirs, () => undefined, only)) yield Buffer.from(chunk);
+      for await (const chunk of packArchive(root, dirs, () => undefined, o)) yield Buffer.from(chunk);
     })(),
     { objectMode: false },
   );
@@ -88,14 +95,18 @@ interface Opened {
 }
 
 class TarPacker {
-  private readonly gz = new GzipBlocks();
+  private readonly gz: GzipBlocks;
   /** The archive name of the first member of each inode with several links (`dev:ino`). */
   private readonly linked = new Map<string, string>();
+  private readonly only?: ReadonlySet<string>;
 
   constructor(
     private readonly onEntry: (entry: { type: TarMember['type']; size: number }) => void,
-    private readonly only?: ReadonlySet<string>,
-  ) {}
+    o: PackOptions,
+  ) {
+    this.only = o.only;
+    this.gz = new GzipBlocks(o.level === undefined ? {} : { zlib: { level: o.level } });
+  }
 
   /** Whether a file or link of this archive name is packed. */
   private wanted(name: string): boolean {

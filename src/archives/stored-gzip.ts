@@ -87,12 +87,14 @@ export function writeStoredMember(bytes: Buffer, out: Buffer, at: number): numbe
 export type MemberPart = { stored: Buffer } | { deflated: Buffer };
 
 /**
- * `block` as gzip members, one per run: random-looking runs stored here, the rest deflated on
+ * `block` as gzip members, one per run: random-looking runs (at level 0, every one) stored here, the rest deflated on
  * libuv's thread pool. (One member switching level between runs, with zlib's `deflateParams`,
  * measured twice the CPU per MiB of these separate members.) A stored run is a subarray of
  * `block` itself, written out (`writeStoredMember`) before the block is reused.
  */
 export function gzipBlock(block: Buffer, options: ZlibOptions = {}): Promise<MemberPart[]> {
+  // Level 0 stores everything: the whole block is one stored run, with no entropy look first.
+  if (options.level === 0) return Promise.resolve([{ stored: block }]);
   return Promise.all(
     storedRuns(block).map((run) =>
       run.stored ? Promise.resolve({ stored: run.bytes }) : gzipAsync(run.bytes, options).then((deflated) => ({ deflated })),

@@ -44,6 +44,17 @@ describe('parallel gzip', () => {
     if (!gzipT.error) expect(gzipT.status).toBe(0);
   });
 
+  it('at level 0 stores every block as it is, compressible or not', async () => {
+    const text = Buffer.alloc(300 * 1024, '<p>Berth backs up what the account holds.</p>\n');
+    const input = Buffer.concat([text, randomBytes(100 * 1024)]);
+    const out = await gzipOf([input], { blockBytes: 128 * 1024, zlib: { level: 0 } });
+    expect(gunzipSync(out).equals(input)).toBe(true);
+    // The text is there as it was (a stored block's bytes), and nothing was compressed.
+    expect(out.includes(text.subarray(0, 65535))).toBe(true);
+    expect(out.length).toBeGreaterThan(input.length);
+    expect(out.length).toBeLessThan(input.length + 1024);
+  });
+
   it('an empty input is one empty member', async () => {
     const out = await gzipOf([]);
     expect(gunzipSync(out).length).toBe(0);

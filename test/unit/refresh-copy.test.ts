@@ -151,7 +151,7 @@ describe('a copy kept up to date (a move’s)', () => {
   it('packs only the names asked for, and every directory', async () => {
     const into = path.join(root, 'unpacked');
     await unpackArchive(
-      { stream: archiveStream(root, [{ dir: src, as: '' }], new Set(['a/b/deep.txt', 'link'])) },
+      { stream: archiveStream(root, [{ dir: src, as: '' }], { only: new Set(['a/b/deep.txt', 'link']) }) },
       'tar.gz',
       into,
       {

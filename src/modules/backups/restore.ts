@@ -13,9 +13,9 @@ import { backupEvent } from './representation.js';
 import { digestingStream, type BackupStorage } from './storage.js';
 
 /**
- * A completed backup's archive unpacked into `staging` (emptied first) once its SHA-256 is checked
- * (a damaged one is refused with `checksum_mismatch`, nothing unpacked); `counter` counts the
- * bytes of each of the two reads.
+ * A completed backup's archive unpacked into `staging` (emptied first) and checked against its
+ * SHA-256 in the same read: a damaged one is refused with `checksum_mismatch` before any part is
+ * restored from it (the staging is the caller's to remove). `counter` counts the bytes read.
  */
 export async function unpackBackup(
   storage: BackupStorage,
@@ -23,19 +23,28 @@ export async function unpackBackup(
   staging: string,
   counter: () => Transform = () => new PassThrough(),
 ): Promise<void> {
-  const digest = digestingStream();
-  await pipeline(storage.read(backup.storage_key), counter(), digest.stream, new Writable({ write: (_c, _e, done) => done() }));
-  if (digest.result().sha256 !== backup.sha256)
-    throw new RestoreRefused('checksum_mismatch', 'The archive does not match its SHA-256: it is damaged and was not restored.');
+  const damaged = () =>
+    new RestoreRefused('checksum_mismatch', 'The archive does not match its SHA-256: it is damaged and was not restored.');
   await rm(staging, { recursive: true, force: true });
-  // Berth's own archive, its checksum verified: no byte or ratio limit (a site may hold sparse files).
+  const digest = digestingStream();
   const archive = storage.read(backup.storage_key);
   const counted = counter();
   archive.on('error', (err) => counted.destroy(err));
-  await unpackArchive({ stream: archive.pipe(counted) }, 'tar.gz', staging, {
-    bytes: Number.MAX_SAFE_INTEGER,
-    ratio: Number.POSITIVE_INFINITY,
-  });
+  counted.on('error', (err) => digest.stream.destroy(err));
+  try {
+    // Berth's own archive, checked as it is read: no byte or ratio limit (a site may hold sparse files).
+    await unpackArchive({ stream: archive.pipe(counted).pipe(digest.stream) }, 'tar.gz', staging, {
+      bytes: Number.MAX_SAFE_INTEGER,
+      ratio: Number.POSITIVE_INFINITY,
+    });
+  } catch (err) {
+    // Damage may stop the unpacking before the end of the archive: its checksum tells which it was.
+    const whole = digestingStream();
+    await pipeline(storage.read(backup.storage_key), whole.stream, new Writable({ write: (_c, _e, done) => done() }));
+    if (whole.result().sha256 !== backup.sha256) throw damaged();
+    throw err;
+  }
+  if (digest.result().sha256 !== backup.sha256) throw damaged();
 }
 
 /**
@@ -58,10 +67,10 @@ export function restoreJobs(deps: ServiceDeps, storage: BackupStorage, parts: re
     try {
       if (!backup || backup.status !== 'completed')
         throw new RestoreRefused('invalid_state', 'The backup is no longer available.');
-      // Progress: the archive is read twice (checksum, then unpacking), 5-80 % by bytes read; the
-      // parts that follow take the rest in equal steps.
+      // Progress: the archive's bytes read (and checked), 5-80 %; the parts that follow take the
+      // rest in equal steps.
       const read = byteProgress({
-        total: 2 * (backup.size_bytes ?? 0),
+        total: backup.size_bytes ?? 0,
         from: 5,
         to: 80,
         report: (percent) => void progress(percent).catch(() => undefined),

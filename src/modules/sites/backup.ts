@@ -53,10 +53,18 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
   const { db, config } = deps;
   const system = systemCaller('restore');
 
-  /** The files go live on the site's server as a new deployment (quota checks, an atomic switch, rollback kept). */
+  /**
+   * Files go live on the site's server as a new deployment (quota checks, an atomic switch,
+   * rollback kept). A move's copy of the site's files deployed as its new release. Packed (stored: unpacked again
+   * on this machine at once) rather than moved into place: the copy stays for a retried step.
+   */
   async function deployFiles(site: repo.SiteRow, files: string): Promise<void> {
-    const archive = archiveStream(config.dataDir, [{ dir: files, as: '' }]);
-    const deployment = await deployments.deploy(system, site.id, archive, 'tar.gz', null);
+    const archive = archiveStream(config.dataDir, [{ dir: files, as: '' }], { level: 0 });
+    await deployed(site, await deployments.deploy(system, site.id, archive, 'tar.gz', null));
+  }
+
+  /** Waits for a deployment made here to go live. */
+  async function deployed(site: repo.SiteRow, deployment: { operation: { id: string } }): Promise<void> {
     const op = await until(`deploying ${site.hostname}`, async () => {
       const row = await ops.findOperationById(db, deployment.operation.id);
       return row && ['succeeded', 'failed', 'canceled'].includes(row.status) ? row : undefined;
@@ -135,7 +143,7 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
           const row = await repo.findSiteById(db, id);
           return row && row.status !== 'provisioning' ? row : undefined;
         });
-        await deployFiles(site, files);
+        await deployed(site, await deployments.deployDirectory(system, site.id, files));
       }
     },
 

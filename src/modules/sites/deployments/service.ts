@@ -3,6 +3,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { listTree } from '../../../archives/listing.js';
 import {
   ArchiveRefused,
   ArchiveTooLarge,
@@ -13,11 +14,11 @@ import {
 import { type Caller, isSystemCaller } from '../../../auth/caller.js';
 import type { PageParams } from '../../../db/paging.js';
 import { JOBS } from '../../../jobs/names.js';
-import { releaseDir, releasesDir, siteDir, stagingDir } from '../../../layout.js';
+import { releaseDir, siteDir, stagingDir } from '../../../layout.js';
 import { conflict, invalid, notFound, payloadTooLarge, quotaExceeded } from '../../../lib/errors.js';
 import { isId, newId } from '../../../lib/ids.js';
 import type { PhpDriver } from '../../../provisioning/driver.js';
-import { limitsOf, notMoving, notMovingNow, writableAccount } from '../../accounts/index.js';
+import { type AccountRow, limitsOf, notMoving, notMovingNow, writableAccount } from '../../accounts/index.js';
 import type { ServiceDeps } from '../../deps.js';
 import * as ops from '../../operations/index.js';
 import { toOperation } from '../../operations/index.js';
@@ -81,6 +82,18 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
     });
   }
 
+  /**
+   * Files of a new release moved into place once they fit the account's disk quota with what it
+   * uses. The account's Unix user owns them (its PHP may write them; others' may not read them);
+   * on another web server its agent gives them its own copy, and this one is only kept.
+   */
+  async function keep(account: AccountRow, files: string, release: string, bytes: number, used: number): Promise<void> {
+    if (used + bytes > limitsOf(account).disk_quota_mb * MIB) throw new ArchiveTooLarge(used + bytes);
+    if (account.web_server_id === LOCAL_SERVER_ID) await php.own(files, account.username);
+    await mkdir(path.dirname(release), { recursive: true });
+    await rename(files, release);
+  }
+
   async function deployableSite(caller: Caller, siteId: string) {
     const site = await sitesSvc.load(caller, siteId);
     const account = await writableAccount(db, caller, site.account_id);
@@ -132,12 +145,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
         if (format === 'zip') await receive(input, `${staging}.upload`);
         const source = format === 'zip' ? { file: `${staging}.upload` } : { stream: input };
         unpacked = await unpackArchive(source, format, staging, { bytes: quota, ratio: UPLOAD_MAX_RATIO });
-        if ((await used) + unpacked.bytes > quota) throw new ArchiveTooLarge((await used) + unpacked.bytes);
-        // The account's Unix user owns its files (its PHP may write them; others' may not read them).
-        // On another web server, its agent gives them its own copy; this one is only kept.
-        if (account.web_server_id === LOCAL_SERVER_ID) await php.own(staging, account.username);
-        await mkdir(releasesDir(dir), { recursive: true });
-        await rename(staging, releaseDir(dir, id));
+        await keep(account, staging, releaseDir(dir, id), unpacked.bytes, await used);
       } catch (err) {
         await rm(staging, { recursive: true, force: true });
         throw refusal(err, maxBytes, quota);
@@ -151,6 +159,36 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
         archive_bytes: archiveBytes(),
         size_bytes: unpacked.bytes,
         file_count: unpacked.files,
+      };
+      return startSwitch(caller, site, id, created).catch(async (err: unknown) => {
+        await rm(releaseDir(dir, id), { recursive: true, force: true });
+        throw err;
+      });
+    },
+
+    /**
+     * A directory of files already checked (a restore's, unpacked from Berth's own archive
+     * whose checksum matched) made the site's new release: moved into place rather than packed
+     * and unpacked again. It must be on the data directory's filesystem; it is gone afterwards.
+     */
+    async deployDirectory(caller: Caller, siteId: string, files: string) {
+      const { site, account } = await deployableSite(caller, siteId);
+      const id = newId('dpl');
+      const dir = siteDir(config.dataDir, site.account_id, site.id);
+      const listed = Object.values(await listTree([{ dir: files, as: '' }]));
+      const bytes = listed.reduce((n, [size]) => n + size, 0);
+      try {
+        await keep(account, files, releaseDir(dir, id), bytes, await deps.diskInUse(account.id));
+      } catch (err) {
+        throw refusal(err, maxBytes, limitsOf(account).disk_quota_mb * MIB);
+      }
+      const created = {
+        id,
+        site_id: site.id,
+        format: 'tar.gz' as const,
+        archive_bytes: null,
+        size_bytes: bytes,
+        file_count: listed.length,
       };
       return startSwitch(caller, site, id, created).catch(async (err: unknown) => {
         await rm(releaseDir(dir, id), { recursive: true, force: true });
