@@ -27,7 +27,8 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits for background work the restore started (a site's provisioning, its deployment). */
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  for (const start = Date.now(); Date.now() - start < timeoutMs; await pause(200)) {
+  // Looked at often: a restore's deployment goes live within a second or two, and it waits on this.
+  for (const start = Date.now(); Date.now() - start < timeoutMs; await pause(50)) {
     const v = await probe();
     if (v !== undefined) return v;
   }

@@ -175,10 +175,12 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
       const { site, account } = await deployableSite(caller, siteId);
       const id = newId('dpl');
       const dir = siteDir(config.dataDir, site.account_id, site.id);
+      const used = deps.diskInUse(account.id);
+      used.catch(() => undefined);
       const listed = Object.values(await listTree([{ dir: files, as: '' }]));
       const bytes = listed.reduce((n, [size]) => n + size, 0);
       try {
-        await keep(account, files, releaseDir(dir, id), bytes, await deps.diskInUse(account.id));
+        await keep(account, files, releaseDir(dir, id), bytes, await used);
       } catch (err) {
         throw refusal(err, maxBytes, limitsOf(account).disk_quota_mb * MIB);
       }
