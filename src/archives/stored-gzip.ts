@@ -87,8 +87,8 @@ export function writeStoredMember(bytes: Buffer, out: Buffer, at: number): numbe
 export type MemberPart = { stored: Buffer } | { deflated: Buffer };
 
 /**
- * `block` as gzip members, one per run: random-looking runs (at level 0, every one) stored here, the rest deflated on
- * libuv's thread pool. (One member switching level between runs, with zlib's `deflateParams`,
+ * `block` as gzip members, one per run: random-looking runs (at level 0, every one) stored here,
+ * the rest deflated on libuv's thread pool. (One member switching level between runs, with zlib's `deflateParams`,
  * measured twice the CPU per MiB of these separate members.) A stored run is a subarray of
  * `block` itself, written out (`writeStoredMember`) before the block is reused.
  */

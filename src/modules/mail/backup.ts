@@ -117,7 +117,7 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
       // The messages first, so the mail server never sees the mailbox without them.
       const from = path.join(staging, 'mail', domainName, want.id);
       const to = path.join(mailRoot(config.dataDir, accountId, domainName), id);
-      await rm(to, { recursive: true, force: true });
+      await rm(to, MAILBOX_RM);
       if (await exists(from)) await copyMailbox(from, to);
     }
     // A mailbox the backup holds no hash for keeps the password it has now.
@@ -215,7 +215,7 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
           path.join(staging, 'mail', domainName, m.id),
           path.join(mailRoot(config.dataDir, accountId, domainName), m.id),
         ];
-        await rm(to, { recursive: true, force: true });
+        await rm(to, MAILBOX_RM);
         if (await exists(from)) await copyMailbox(from, to);
       }
       // Applied again: the mail server's user gets the files.
@@ -231,6 +231,13 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
  * of the domain) may re-create the empty Maildir between the removal and the copy, which makes
  * `cp` fail with EEXIST on that directory; the copy then merges into it.
  */
+/**
+ * A mailbox's directory removed before its messages are put back. The mail server's apply (a
+ * change of another mailbox of the domain) may be creating its Maildir's folders meanwhile: an
+ * rmdir that finds one new is tried again (ENOTEMPTY), and what the apply made is replaced.
+ */
+const MAILBOX_RM = { recursive: true, force: true, maxRetries: 5, retryDelay: 20 } as const;
+
 async function copyMailbox(from: string, to: string): Promise<void> {
   const options = { recursive: true, verbatimSymlinks: true } as const;
   await cp(from, to, options).catch(async (err: NodeJS.ErrnoException) => {

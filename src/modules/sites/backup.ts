@@ -55,9 +55,9 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
   const system = systemCaller('restore');
 
   /**
-   * Files go live on the site's server as a new deployment (quota checks, an atomic switch,
-   * rollback kept). A move's copy of the site's files deployed as its new release. Packed (stored: unpacked again
-   * on this machine at once) rather than moved into place: the copy stays for a retried step.
+   * A move's copy of a site's files goes live on the site's server as a new deployment (quota
+   * checks, an atomic switch, rollback kept). Packed (stored: it is unpacked again on this machine
+   * at once) rather than moved into place, as a restore's are: the copy stays for a retried step.
    */
   async function deployFiles(site: repo.SiteRow, files: string): Promise<void> {
     const archive = archiveStream(config.dataDir, [{ dir: files, as: '' }], { level: 0 });
