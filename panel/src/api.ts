@@ -77,3 +77,6 @@ export async function download(
   link.click();
   setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
 }
+
+/** The record types the panel's forms offer, as options of a select. */
+export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SRV', 'CAA', 'NS'].map((t) => ({ value: t, label: t }));

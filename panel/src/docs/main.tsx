@@ -1,6 +1,7 @@
 import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { Reference, type Document } from './reference.js';
+import '../base.css';
 import './docs.css';
 
 /** /docs: the API reference, read from the server's own published document. */

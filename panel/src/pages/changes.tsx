@@ -1,10 +1,8 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { download, problemText } from '../api.js';
+import { download, problemText, RECORD_TYPES } from '../api.js';
 import { useBerth } from '../app.js';
 import { ActionButton, ApiForm, Field, ListTable, Problem } from '../ui.js';
-
-const TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'CAA', 'SRV', 'NS'].map((t) => ({ value: t, label: t }));
 
 /** A zone's change sets scheduled for later (applied then, all or nothing), and its export as a zone file. */
 export function ChangesSection({ name }: { name: string }) {
@@ -67,7 +65,7 @@ export function ChangesSection({ name }: { name: string }) {
           <>
             <Field label="At (your local time)" name="apply_at" type="datetime-local" errors={errors} />
             <Field label="Record name" name="name" errors={errors} />
-            <Field label="Record type" name="type" options={TYPES} errors={errors} />
+            <Field label="Record type" name="type" options={RECORD_TYPES} errors={errors} />
             <Field label="Record content" name="content" errors={errors} />
           </>
         )}

@@ -1,7 +1,7 @@
 import { BerthError } from '@berth/sdk';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { problemText } from '../api.js';
+import { problemText, RECORD_TYPES } from '../api.js';
 import { useBerth } from '../app.js';
 import { ApiForm, Field, Problem } from '../ui.js';
 import { ChangesSection } from './changes.js';
@@ -143,12 +143,7 @@ export function DomainPage({ name }: { name: string }) {
         {(errors) => (
           <>
             <Field label="Name" name="name" errors={errors} defaultValue="@" />
-            <Field
-              label="Type"
-              name="type"
-              errors={errors}
-              options={['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SRV', 'CAA', 'NS'].map((t) => ({ value: t, label: t }))}
-            />
+            <Field label="Type" name="type" errors={errors} options={RECORD_TYPES} />
             <Field label="TTL" name="ttl" errors={errors} />
             <Field label="Content" name="content" errors={errors} />
           </>
