@@ -2,6 +2,7 @@ import type { Berth } from '@berth/sdk';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { createContext, useContext, useEffect, useMemo, useState } from 'react';
 import { berthFor, exchangeLoginCode, loadSession, problemText, saveSession, type Session } from './api.js';
+import { useHash } from './hash.js';
 import { AccountPage } from './pages/account.js';
 import { AccountsPage } from './pages/accounts.js';
 import { DomainPage } from './pages/domain.js';
@@ -17,23 +18,11 @@ export function useBerth() {
   return value;
 }
 
-/** The route is the fragment (`#/accounts/acc_...`): the server serves one page, and no server log sees the path. */
-function useRoute(): string[] {
-  const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
-  const [route, setRoute] = useState(read);
-  useEffect(() => {
-    const onChange = () => setRoute(read());
-    addEventListener('hashchange', onChange);
-    return () => removeEventListener('hashchange', onChange);
-  }, []);
-  return route;
-}
-
 export function App() {
   const [session, setSession] = useState<Session | null>(loadSession);
   const [problem, setProblem] = useState<string | null>(null);
   const queries = useQueryClient();
-  const route = useRoute();
+  const route = useHash().replace(/^#\/?/, '').split('/').filter(Boolean);
 
   // A login link opens `/panel/#login_code=...`: the code is exchanged once, then leaves the address bar.
   useEffect(() => {

@@ -72,10 +72,11 @@ export function ApiForm(p: {
       setProblem(null);
       form.reset();
     } catch (err) {
-      const fields = fieldErrors(err, (name) => form.elements.namedItem(name) !== null);
+      const isField = (name: string) => form.elements.namedItem(name) !== null;
+      const fields = fieldErrors(err, isField);
       setErrors(fields);
       // An error of a field this form does not show is told above the button with the rest.
-      const shown = Object.keys(fields).length > 0 && Object.keys(fields).every((name) => form.elements.namedItem(name));
+      const shown = Object.keys(fields).length > 0 && Object.keys(fields).every(isField);
       setProblem(shown ? null : problemText(err));
     } finally {
       setBusy(false);
@@ -125,7 +126,7 @@ export const Problem = ({ error }: { error: unknown }) =>
   ) : null;
 
 /** Bytes as people read them. */
-export const mib = (n: number) => (n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`);
+export const sizeText = (n: number) => (n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`);
 
 /** A table of a list's rows, one column per [heading, cell]; the caption names it for screen readers. */
 export function ListTable<T extends { id: string }>(p: {

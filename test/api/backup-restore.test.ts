@@ -110,6 +110,32 @@ describe('restore', () => {
     expect(await state(acc.id, box.id)).toEqual(before);
   }, 120_000);
 
+  it('puts a mailbox back only while no apply of its domain runs (one would create folders in it meanwhile)', async () => {
+    const acc = await createAccountOnNewPlan(t);
+    const name = `lock-${Date.now().toString(36)}.io`;
+    const domain = (await t.post('/v1/domains', { account_id: acc.id, name, mail_enabled: true })).body;
+    const box = (await t.post('/v1/emails', { address: `box@${name}`, password: PASSWORD })).body;
+    const maildir = path.join(t.dataDir, 'accounts', acc.id, 'mail', name, box.id, 'Maildir');
+    await eventually(async () => existsSync(maildir));
+    const backup = (await t.post('/v1/backups', { account_id: acc.id, include: ['emails'] })).body;
+    expect((await done(backup.operation.id)).status).toBe('succeeded');
+    const later = path.join(maildir, 'new', '1700000001.M1P1.later');
+    writeFileSync(later, 'Subject: after the backup\r\n\r\nhi\r\n');
+
+    // The domain's apply lock held (as an apply running would): the restore reaches its mailboxes
+    // and waits there, leaving the mailbox as it is until the lock is free.
+    let restoreOp = '';
+    await t.db.withSessionLock(`mail.apply:${domain.id as string}`, async () => {
+      restoreOp = (await t.post(`/v1/backups/${backup.id}/restore`, { include: ['emails'] })).body.operation.id;
+      await eventually(async () => (await t.get(`/v1/operations/${restoreOp}`)).body.progress >= 80);
+      // An absence cannot be waited for: a moment in which an unguarded restore would have replaced it.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(existsSync(later)).toBe(true);
+    });
+    expect((await done(restoreOp)).status).toBe('succeeded');
+    expect(existsSync(later)).toBe(false);
+  });
+
   it('refuses a damaged archive (checksum) and changes nothing; include must be in the backup', async () => {
     const acc = await createAccountOnNewPlan(t);
     await t.post('/v1/domains', { account_id: acc.id, name: 'damaged.io' });

@@ -1,4 +1,5 @@
-import { useEffect, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
+import { useHash } from '../hash.js';
 import { Markdown } from './markdown.js';
 import { SchemaView, typeName, type Components, type Schema } from './schema.js';
 
@@ -54,18 +55,6 @@ function entriesByTag(doc: Document): [string, Entry[]][] {
   return [...byTag].filter(([, entries]) => entries.length > 0);
 }
 
-/** The operation named by the fragment (`#/operations/createAccount`), followed as it changes. */
-function useSelected(): string | null {
-  const read = () => /^#\/operations\/(.+)$/.exec(location.hash)?.[1] ?? null;
-  const [selected, setSelected] = useState(read);
-  useEffect(() => {
-    const onChange = () => setSelected(read());
-    addEventListener('hashchange', onChange);
-    return () => removeEventListener('hashchange', onChange);
-  }, []);
-  return selected;
-}
-
 /**
  * The API reference: every operation listed by tag, one shown at a time, its schemas opened on
  * demand. The document is read once; nothing is rendered for an operation nobody opened.
@@ -73,7 +62,8 @@ function useSelected(): string | null {
 export function Reference({ doc }: { doc: Document }) {
   const tags = useMemo(() => entriesByTag(doc), [doc]);
   const [filter, setFilter] = useState('');
-  const selected = useSelected();
+  // The operation named by the fragment (`#/operations/createAccount`).
+  const selected = /^#\/operations\/(.+)$/.exec(useHash())?.[1] ?? null;
   const entry = tags.flatMap(([, entries]) => entries).find((e) => e.id === selected);
   const wanted = filter.toLowerCase();
   const shown = (e: Entry) => !wanted || `${e.method} ${e.path} ${e.op.summary ?? ''} ${e.id}`.toLowerCase().includes(wanted);

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useBerth } from '../app.js';
-import { ApiForm, ConfirmByName, Field, mib, Problem } from '../ui.js';
+import { ApiForm, ConfirmByName, Field, Problem, sizeText } from '../ui.js';
 import { AccessSection } from './access.js';
 import { BackupsSection } from './backups.js';
 import { DatabasesSection } from './databases.js';
@@ -47,9 +47,9 @@ export function AccountPage({ id }: { id: string }) {
         <dt>Status</dt>
         <dd>{a.status}</dd>
         <dt>Disk</dt>
-        <dd>{mib(a.usage?.disk_bytes ?? 0)}</dd>
+        <dd>{sizeText(a.usage?.disk_bytes ?? 0)}</dd>
         <dt>Bandwidth this month</dt>
-        <dd>{mib(a.usage?.bandwidth_bytes ?? 0)}</dd>
+        <dd>{sizeText(a.usage?.bandwidth_bytes ?? 0)}</dd>
         <dt>Domains</dt>
         <dd>
           {a.usage?.domains ?? 0} of {a.limits.max_domains}

@@ -2,7 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { download, problemText } from '../api.js';
 import { useBerth } from '../app.js';
-import { ApiForm, ConfirmByName, Field, ListTable, mib, Problem } from '../ui.js';
+import { ApiForm, ConfirmByName, Field, ListTable, Problem, sizeText } from '../ui.js';
 
 /** An account's backups: made with a progress bar, downloaded with one in bytes, restored once confirmed; and its schedules. */
 export function BackupsSection({ accountId, username }: { accountId: string; username: string }) {
@@ -72,7 +72,7 @@ export function BackupsSection({ accountId, username }: { accountId: string; use
         columns={[
           ['Made', (b) => b.created_at],
           ['Status', (b) => b.status],
-          ['Size', (b) => (b.size_bytes === null ? '' : mib(b.size_bytes))],
+          ['Size', (b) => (b.size_bytes === null ? '' : sizeText(b.size_bytes))],
           [
             'Actions',
             (b) =>
@@ -88,7 +88,12 @@ export function BackupsSection({ accountId, username }: { accountId: string; use
                           session.token,
                           { name: `${username}-${b.id}.tar.gz`, type: 'application/gzip' },
                           (got, total) =>
-                            setProgress({ label: 'Downloaded', value: got, max: total, text: `${mib(got)} of ${mib(total)}` }),
+                            setProgress({
+                              label: 'Downloaded',
+                              value: got,
+                              max: total,
+                              text: `${sizeText(got)} of ${sizeText(total)}`,
+                            }),
                         );
                         return 'Downloaded.';
                       })

@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useBerth } from '../app.js';
-import { ActionButton, ApiForm, ConfirmByName, Field, ListTable, mib } from '../ui.js';
+import { ActionButton, ApiForm, ConfirmByName, Field, ListTable, sizeText } from '../ui.js';
 
 /**
  * An account's MariaDB databases and users: created, a user granted a database, a database
@@ -37,7 +37,7 @@ export function DatabasesSection({ accountId }: { accountId: string }) {
         columns={[
           ['Name', (d) => d.name],
           ['Status', (d) => d.status],
-          ['Size', (d) => (d.size_bytes === null ? '' : mib(d.size_bytes))],
+          ['Size', (d) => (d.size_bytes === null ? '' : sizeText(d.size_bytes))],
           [
             'Actions',
             (d) => (

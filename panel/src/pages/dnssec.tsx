@@ -18,18 +18,16 @@ export function DnssecSection({ name }: { name: string }) {
     queryFn: async () => (await berth.GET('/v1/domains/{domain}/dnssec', domain)).data,
   });
   const [problem, setProblem] = useState<unknown>(null);
-  const [forceable, setForceable] = useState(false);
+  // The stable code, never the message, says that forcing is what would help.
+  const forceable = problem instanceof BerthError && problem.code === 'ds_still_published';
 
   async function act(call: () => Promise<{ operation?: { id: string } | null } | undefined>) {
     setProblem(null);
-    setForceable(false);
     try {
       const op = (await call())?.operation;
       if (op) await berth.operations.wait(op.id, { intervalMs: 500 });
     } catch (err) {
       setProblem(err);
-      // The stable code, never the message, says that forcing is what would help.
-      setForceable(err instanceof BerthError && err.code === 'ds_still_published');
     } finally {
       await queries.invalidateQueries({ queryKey: ['dnssec', name] });
     }

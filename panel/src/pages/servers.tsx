@@ -1,16 +1,17 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useBerth } from '../app.js';
-import { ActionButton, ApiForm, Field, ListTable, mib } from '../ui.js';
+import { ActionButton, ApiForm, Field, ListTable, sizeText } from '../ui.js';
 
 /** How often the fleet's pages look again: a move's progress and a server's heartbeat change by themselves. */
 const REFRESH_MS = 2_000;
 
-const useServers = () => {
+/** The fleet's servers; `refetchInterval` where their heartbeats are watched. */
+const useServers = (refetchInterval?: number) => {
   const { berth } = useBerth();
   return useQuery({
     queryKey: ['servers'],
     queryFn: async () => (await berth.GET('/v1/servers', { params: { query: { limit: 200 } } })).data,
-    refetchInterval: REFRESH_MS,
+    refetchInterval,
   });
 };
 
@@ -18,7 +19,7 @@ const useServers = () => {
 export function ServersPage() {
   const { berth } = useBerth();
   const queries = useQueryClient();
-  const servers = useServers();
+  const servers = useServers(REFRESH_MS);
   const moves = useQuery({
     queryKey: ['moves'],
     queryFn: async () => (await berth.GET('/v1/moves', { params: { query: { limit: 100 } } })).data,
@@ -58,7 +59,7 @@ export function ServersPage() {
             (m) => (
               <>
                 <progress aria-label={`Copied of ${m.id}`} max={m.bytes_total || 1} value={m.bytes_copied} />{' '}
-                {mib(m.bytes_copied)} of {mib(m.bytes_total)}
+                {sizeText(m.bytes_copied)} of {sizeText(m.bytes_total)}
               </>
             ),
           ],

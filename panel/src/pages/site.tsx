@@ -2,7 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { problemText } from '../api.js';
 import { useBerth } from '../app.js';
-import { ApiForm, Field, ListTable, mib, Problem } from '../ui.js';
+import { ActionButton, ApiForm, Field, ListTable, Problem, sizeText } from '../ui.js';
 
 /**
  * The archive sent with XMLHttpRequest, whose upload reports its bytes as they go (fetch does
@@ -49,28 +49,10 @@ export function SitePage({ id }: { id: string }) {
   };
   /** A kept release made live again (a rollback, or forward), followed until it is. */
   async function activate(deploymentId: string) {
-    setProblem(null);
-    try {
-      const accepted = await berth.POST('/v1/sites/{site_id}/deployments/{deployment_id}/activate', {
-        params: { path: { site_id: id, deployment_id: deploymentId } },
-      });
-      if (accepted.data) await berth.operations.wait(accepted.data.operation.id, { timeoutMs: 300_000, intervalMs: 500 });
-    } catch (err) {
-      setProblem(problemText(err));
-    } finally {
-      await refresh();
-    }
-  }
-  async function suspend(on: boolean) {
-    setProblem(null);
-    try {
-      if (on) await berth.POST('/v1/sites/{site_id}/suspend', { ...path, body: { reason: 'Suspended from the panel' } });
-      else await berth.POST('/v1/sites/{site_id}/unsuspend', path);
-    } catch (err) {
-      setProblem(problemText(err));
-    } finally {
-      await refresh();
-    }
+    const accepted = await berth.POST('/v1/sites/{site_id}/deployments/{deployment_id}/activate', {
+      params: { path: { site_id: id, deployment_id: deploymentId } },
+    });
+    if (accepted.data) await berth.operations.wait(accepted.data.operation.id, { timeoutMs: 300_000, intervalMs: 500 });
   }
 
   async function deploy(file: File) {
@@ -109,13 +91,19 @@ export function SitePage({ id }: { id: string }) {
       </dl>
       <div className="actions">
         {s.status === 'suspended' ? (
-          <button type="button" onClick={() => void suspend(false)}>
-            Resume site
-          </button>
+          <ActionButton
+            label="Resume site"
+            text="Resume site"
+            run={() => berth.POST('/v1/sites/{site_id}/unsuspend', path)}
+            done={refresh}
+          />
         ) : (
-          <button type="button" onClick={() => void suspend(true)}>
-            Suspend site
-          </button>
+          <ActionButton
+            label="Suspend site"
+            text="Suspend site"
+            run={() => berth.POST('/v1/sites/{site_id}/suspend', { ...path, body: { reason: 'Suspended from the panel' } })}
+            done={refresh}
+          />
         )}
       </div>
 
@@ -154,7 +142,7 @@ export function SitePage({ id }: { id: string }) {
       {sent && (
         <p>
           <label htmlFor="upload-progress">
-            Uploaded {mib(sent.bytes)} of {mib(sent.total)}
+            Uploaded {sizeText(sent.bytes)} of {sizeText(sent.total)}
           </label>{' '}
           <progress id="upload-progress" max={sent.total} value={sent.bytes} />
         </p>
@@ -169,14 +157,17 @@ export function SitePage({ id }: { id: string }) {
           ['Deployment', (d) => d.id],
           ['Status', (d) => d.status],
           ['Files', (d) => d.file_count ?? ''],
-          ['Size', (d) => (d.size_bytes === null ? '' : mib(d.size_bytes))],
+          ['Size', (d) => (d.size_bytes === null ? '' : sizeText(d.size_bytes))],
           [
             'Release',
             (d) =>
               d.status === 'superseded' && (
-                <button type="button" aria-label={`Make live again: ${d.id}`} onClick={() => void activate(d.id)}>
-                  Make live again
-                </button>
+                <ActionButton
+                  label={`Make live again: ${d.id}`}
+                  text="Make live again"
+                  run={() => activate(d.id)}
+                  done={refresh}
+                />
               ),
           ],
         ]}

@@ -10,6 +10,7 @@ import { findAccountById, transferLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as domains from '../domains/index.js';
 import { copyFromServer, LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
+import { withMailDomain } from './reconciler.js';
 import * as repo from './repo.js';
 import { addressEvent, presentAddress } from './representation.js';
 import type { Forwarder, Mailbox } from './schemas.js';
@@ -107,6 +108,17 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
   }
 
   /** An address as the backup holds it; a mailbox's messages first, copied from `staging` when the mail is here. */
+  /**
+   * A mailbox's directory replaced by the copy in `from` (none: emptied). While no apply of its
+   * domain runs: one (for another mailbox of the domain) would create Maildir folders in it while
+   * it is being removed.
+   */
+  const putMailboxBack = (domainId: string, from: string, to: string) =>
+    withMailDomain(db, domainId, async () => {
+      await rm(to, { recursive: true, force: true });
+      if (await exists(from)) await copyMailbox(from, to);
+    });
+
   async function putBack(
     accountId: string,
     want: { id: string; kind: repo.AddressKind; address: string; fields: repo.AddressFields },
@@ -115,10 +127,11 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
     const { domain, domainName, current, id } = await target(accountId, want);
     if (want.kind === 'mailbox' && staging) {
       // The messages first, so the mail server never sees the mailbox without them.
-      const from = path.join(staging, 'mail', domainName, want.id);
-      const to = path.join(mailRoot(config.dataDir, accountId, domainName), id);
-      await rm(to, MAILBOX_RM);
-      if (await exists(from)) await copyMailbox(from, to);
+      await putMailboxBack(
+        domain.id,
+        path.join(staging, 'mail', domainName, want.id),
+        path.join(mailRoot(config.dataDir, accountId, domainName), id),
+      );
     }
     // A mailbox the backup holds no hash for keeps the password it has now.
     const fields =
@@ -211,12 +224,11 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
       for (const m of mailboxes) {
         const { domain, domainName } = await target(accountId, m);
         touched.set(domain.id, domain);
-        const [from, to] = [
+        await putMailboxBack(
+          domain.id,
           path.join(staging, 'mail', domainName, m.id),
           path.join(mailRoot(config.dataDir, accountId, domainName), m.id),
-        ];
-        await rm(to, MAILBOX_RM);
-        if (await exists(from)) await copyMailbox(from, to);
+        );
       }
       // Applied again: the mail server's user gets the files.
       await db.transaction(async (tx) => {
@@ -231,13 +243,6 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
  * of the domain) may re-create the empty Maildir between the removal and the copy, which makes
  * `cp` fail with EEXIST on that directory; the copy then merges into it.
  */
-/**
- * A mailbox's directory removed before its messages are put back. The mail server's apply (a
- * change of another mailbox of the domain) may be creating its Maildir's folders meanwhile: an
- * rmdir that finds one new is tried again (ENOTEMPTY), and what the apply made is replaced.
- */
-const MAILBOX_RM = { recursive: true, force: true, maxRetries: 5, retryDelay: 20 } as const;
-
 async function copyMailbox(from: string, to: string): Promise<void> {
   const options = { recursive: true, verbatimSymlinks: true } as const;
   await cp(from, to, options).catch(async (err: NodeJS.ErrnoException) => {

@@ -9,6 +9,13 @@ import { dkimOf, removeOnServer } from './agent-units.js';
 import { loadMailUnit, mailDomainContent, mailUnits } from './unit.js';
 
 /**
+ * Runs `fn` while no apply of the mail domain runs, in any process: what changes a domain's
+ * files beside its apply (a restore putting mailboxes back) takes it too.
+ */
+export const withMailDomain = <T>(db: Db, domainId: string, fn: () => Promise<T>): Promise<T> =>
+  db.withSessionLock(`mail.apply:${domainId}`, fn);
+
+/**
  * The `mail.apply` job, like `dns.apply`: loads the domain's whole mail unit and hands it to
  * the driver, skipping a unit already applied at its generation. A domain that is gone or no
  * longer has mail is withdrawn. Failures are recorded on the domain and retried by the queue.
@@ -22,7 +29,7 @@ export function mailReconciler(db: Db, driver: MailDriver, dataDir: string, dkim
     const accountId = String(data.account_id);
     const root = mailRoot(dataDir, accountId, name);
     // One apply of a mail domain at a time across processes (see dns.apply).
-    await db.withSessionLock(`mail.apply:${id}`, async () => {
+    await withMailDomain(db, id, async () => {
       const unit = await loadMailUnit(db, id);
       if (!unit) {
         // A terminated account's mail elsewhere goes with its withdrawal; a live one's domain by a removal.
