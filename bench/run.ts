@@ -18,6 +18,7 @@
  *   directly over FastCGI, where both are installed (bench/php.ts).
  * BENCH_ONLY=postgres skips the PGlite phases; BENCH_ONLY=effect runs only the time to effect;
  * BENCH_ONLY=tls only the HTTPS figures; BENCH_ONLY=php only the PHP figures; BENCH_ONLY=backup only the backups;
+ * BENCH_ONLY=zones only the sixteen zone writers (bench/zone-writers.ts);
  * BENCH_ONLY=agents only the agents' figures; BENCH_ONLY=move only the move's (bench/move.ts); BENCH_ONLY=lists only the lists and DNS; BENCH_ONLY=dns only the DNS (BENCH_ZONES zones, 3 unless
  * given); BENCH_ONLY=deploy only the deployments.
  * The scale benchmark is its own script: `npm run bench:scale` (bench/scale.ts).
@@ -37,6 +38,7 @@ import { moveBench } from './move.js';
 import { phpBench } from './php.js';
 import { median, percentile, spread } from './stats.js';
 import { tlsBench } from './tls.js';
+import { zoneWritersBench } from './zone-writers.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -374,6 +376,22 @@ async function backups(label: string, databaseUrl: string | null) {
   }
 }
 
+/** Sixteen writers into one zone against a zone each, in a server of its own. */
+async function zoneWriters(label: string, databaseUrl: string | null) {
+  const { servers, stop } = await startServers(databaseUrl);
+  try {
+    const r = await zoneWritersBench(servers);
+    const ms = (x: { rate: number; p50: number; p99: number }) =>
+      `${x.rate.toFixed(0)} writes/s, p50 ${x.p50.toFixed(0)} / p99 ${x.p99.toFixed(0)} ms`;
+    console.log(
+      `  zones     16 writers into one zone ${ms(r.oneZone)} | into a zone each ${ms(r.ownZones)} | ratio ${r.ratio.toFixed(2)}, one zone's p99 ÷ p50 ${r.tail.toFixed(1)} | one writer alone ${r.alone.p50.toFixed(0)} ms a write (${label})`,
+    );
+    return r;
+  } finally {
+    stop();
+  }
+}
+
 async function effects(label: string, databaseUrl: string | null) {
   const { servers, stop } = await startServers(databaseUrl, true);
   try {
@@ -458,6 +476,11 @@ async function onBoth(use: string, part: (label: string, url: string | null) => 
   }
 }
 
+if (process.env.BENCH_ONLY === 'zones') {
+  await onBoth('zones', zoneWriters);
+  process.exit(0);
+}
+
 if (process.env.BENCH_ONLY === 'lists') {
   await onBoth('lists', bench);
   process.exit(0);
@@ -521,6 +544,7 @@ function goals(
   d: Awaited<ReturnType<typeof deployment>>,
   ram: Awaited<ReturnType<typeof deploymentOnTmpfs>>,
   b: Awaited<ReturnType<typeof backups>>,
+  z: Awaited<ReturnType<typeof zoneWriters>>,
 ) {
   const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const list = (name: string, m: Map<string, Load[]>) =>
@@ -534,6 +558,7 @@ function goals(
   console.log(
     `    backup ratio ≥ 1.0: ${met(b.ratio >= 1)}, archive ≤ 1.02 × the reference's: ${met(b.sizeRatio <= 1.02)}, restore ratio ≥ 1.0: ${met((b.restored?.ratio ?? 0) >= 1)}, memory: ${memory(b)}, event-loop lag p99 < 50 ms: ${met(b.lag.p99 < 50)}`,
   );
+  console.log(`    one zone ≥ 0.8 × a zone each: ${met(z.ratio >= 0.8)}, its p99 ≤ 3 × its p50: ${met(z.tail <= 3)}`);
 }
 
 console.log(`${CONNECTIONS} connections, ${LIST_ROUNDS}×${SECONDS}s per side, 1,000 rows per list`);
@@ -542,7 +567,8 @@ if (process.env.BENCH_ONLY !== 'postgres') {
   const d = await deployment('PGlite', null);
   const ram = await deploymentOnTmpfs('PGlite', null);
   const b = await backups('PGlite', null);
-  goals('PGlite', r, d, ram, b);
+  const z = await zoneWriters('PGlite', null);
+  goals('PGlite', r, d, ram, b, z);
   await effects('PGlite', null);
   await agents();
   await moves();
@@ -554,16 +580,18 @@ const pgdb = await postgresDatabase('lists');
 const deploydb = pgdb && (await postgresDatabase('deploy'));
 const ramdb = deploydb && (await postgresDatabase('deployram'));
 const backupdb = ramdb && (await postgresDatabase('backup'));
-if (pgdb && !backupdb) for (const db of [pgdb, deploydb, ramdb]) if (db) await dropDatabase(db);
-if (pgdb && deploydb && ramdb && backupdb) {
+const zonesdb = backupdb && (await postgresDatabase('zones'));
+if (pgdb && !zonesdb) for (const db of [pgdb, deploydb, ramdb, backupdb]) if (db) await dropDatabase(db);
+if (pgdb && deploydb && ramdb && backupdb && zonesdb) {
   try {
     const r = await bench('PostgreSQL', pgdb.url);
     const d = await deployment('PostgreSQL', deploydb.url);
     const ram = await deploymentOnTmpfs('PostgreSQL', ramdb.url);
     const b = await backups('PostgreSQL', backupdb.url);
-    goals('PostgreSQL', r, d, ram, b);
+    const z = await zoneWriters('PostgreSQL', zonesdb.url);
+    goals('PostgreSQL', r, d, ram, b, z);
   } finally {
-    for (const db of [pgdb, deploydb, ramdb, backupdb]) await dropDatabase(db);
+    for (const db of [pgdb, deploydb, ramdb, backupdb, zonesdb]) await dropDatabase(db);
   }
 }
 await postgresEffects();

@@ -167,6 +167,50 @@ describe('record writes', () => {
     expect(results.map((r) => r.status).sort()).toEqual([200, 412]);
   });
 
+  it('writers into one zone at once: each counted once in the serial and the feed, a refused one rolled back alone', async () => {
+    const z = await zone();
+    expect((await add(z.name, { name: 'taken', type: 'A', content: '192.0.2.9' })).status).toBe(201);
+    // Sent together, they wait in the zone's line and commit as groups: the refused ones (a
+    // duplicate, a CNAME beside other data) are among them.
+    const bodies = Array.from({ length: 12 }, (_, i) =>
+      i === 4
+        ? { name: 'taken', type: 'A', content: '192.0.2.9' }
+        : i === 8
+          ? { name: 'taken', type: 'CNAME', content: 'elsewhere.example.' }
+          : { name: `w${i}`, type: 'A', content: `192.0.2.${i + 10}` },
+    );
+    const answers = await Promise.all(bodies.map((b) => add(z.name, b)));
+    expect(answers.map((r) => r.status)).toEqual(bodies.map((_, i) => (i === 4 || i === 8 ? 422 : 201)));
+    const after = (await t.get(`/v1/domains/${z.id}`)).body;
+    expect(after.dns.serial).toBe(z.dns.serial + 11);
+    const changes = (await t.get(`/v1/events?resource_id=${z.id}&type=dns.zone.changed&limit=100`)).body.data as {
+      data: { serial: number; created: number };
+    }[];
+    // The zone's creation, `taken`, and the ten written together: each serial once.
+    expect(changes.map((e) => e.data.serial).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 12 }, (_, i) => z.dns.serial + i),
+    );
+    const names = (await t.get(`/v1/domains/${z.id}/records?type=A&limit=100`)).body.data.map((r: { name: string }) => r.name);
+    expect(names.sort()).toEqual(['taken', ...bodies.filter((_, i) => i !== 4 && i !== 8).map((b) => b.name)].sort());
+  });
+
+  it('a write the database refuses among writers at once is answered alone: the others are written, each once', async () => {
+    const z = await zone();
+    const long = randomBytes(3_000).toString('base64');
+    expect((await add(z.name, { name: 'big', type: 'TXT', content: long })).status).toBe(201);
+    // Its key's twin passes the zone's checks and is refused by the unique key only (as above).
+    const twin = { name: 'big', type: 'TXT', content: `md5:${createHash('md5').update(long).digest('hex')}` };
+    const bodies = Array.from({ length: 8 }, (_, i) =>
+      i === 3 ? twin : { name: `v${i}`, type: 'A', content: `192.0.2.${i + 1}` },
+    );
+    const answers = await Promise.all(bodies.map((b) => add(z.name, b)));
+    expect(answers.map((r) => r.status)).toEqual(bodies.map((_, i) => (i === 3 ? 409 : 201)));
+    expect(answers[3]!.body.code).toBe('already_exists');
+    expect((await t.get(`/v1/domains/${z.id}`)).body.dns.serial).toBe(z.dns.serial + 8);
+    const names = (await t.get(`/v1/domains/${z.id}/records?type=A&limit=100`)).body.data.map((r: { name: string }) => r.name);
+    expect(names.sort()).toEqual(['v0', 'v1', 'v2', 'v4', 'v5', 'v6', 'v7']);
+  });
+
   it('max_dns_records_per_domain is a 403 quota_exceeded', async () => {
     const small = await createAccount(t, (await createPlan(t, undefined, { max_dns_records_per_domain: 1 })).id);
     const d = (await t.post('/v1/domains', { account_id: small.id, name: 'tiny-zone.com', template: 'empty' })).body;

@@ -31,22 +31,24 @@ export type NewRecord = Pick<RecordRow, 'id' | 'name' | 'type' | 'ttl' | 'conten
 /** A record as read under the zone lock; `version` is what If-Match compares with. */
 export type StoredEntry = ZoneEntry & { id: string; version: number };
 
-export const zoneEntries = (db: Queryable, domainId: string): Promise<StoredEntry[]> =>
-  manyRows<StoredEntry>(
-    db,
-    ['id', 'name', 'type', 'ttl', 'content', 'managed', 'template', 'version'],
-    'FROM dns_records WHERE domain_id = $1',
-    [domainId],
-  );
+const ENTRY_COLUMNS = ['id', 'name', 'type', 'ttl', 'content', 'managed', 'template', 'version'] as const;
 
-/** One statement for any number of records (a new zone's template, a 10,000-record sync). */
-export async function insertRecords(tx: Queryable, domainId: string, records: (ZoneEntry & { id: string })[]): Promise<void> {
-  if (records.length === 0) return;
-  await tx.query(
+export const zoneEntries = (db: Queryable, domainId: string): Promise<StoredEntry[]> =>
+  manyRows<StoredEntry>(db, ENTRY_COLUMNS, 'FROM dns_records WHERE domain_id = $1', [domainId]);
+
+/** One statement for any number of records (a new zone's template, a 10,000-record sync); the rows written if `returning`. */
+export async function insertRecords(
+  tx: Queryable,
+  domainId: string,
+  records: (ZoneEntry & { id: string })[],
+  returning = false,
+): Promise<StoredEntry[]> {
+  if (records.length === 0) return [];
+  const r = await tx.query<StoredEntry>(
     `INSERT INTO dns_records (id, domain_id, name, type, ttl, content, managed, template)
      SELECT r.id, $1, r.name, r.type, r.ttl, r.content, r.managed, r.template
      FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::boolean[], $8::boolean[])
-       AS r(id, name, type, ttl, content, managed, template)`,
+       AS r(id, name, type, ttl, content, managed, template)${returning ? ` RETURNING ${ENTRY_COLUMNS.join(', ')}` : ''}`,
     [
       domainId,
       ...(['id', 'name', 'type', 'ttl', 'content'] as const).map((k) => records.map((r) => r[k])),
@@ -54,24 +56,30 @@ export async function insertRecords(tx: Queryable, domainId: string, records: (Z
       records.map((r) => r.template ?? false),
     ],
   );
+  return r.rows;
 }
 
-export const updateRecord = (tx: Queryable, domainId: string, r: ZoneEntry & { id: string }) =>
-  tx.query(
-    // An edited template record is the owner's from now on.
-    `UPDATE dns_records SET name = $3, type = $4, ttl = $5, content = $6, template = false, updated_at = now(), version = version + 1
-     WHERE domain_id = $1 AND id = $2 AND NOT managed`,
-    [domainId, r.id, r.name, r.type, r.ttl, r.content],
-  );
+/** The record as written, or nothing for a managed one (which only the API changes). */
+export const updateRecord = async (tx: Queryable, domainId: string, r: ZoneEntry & { id: string }) =>
+  (
+    await tx.query<StoredEntry>(
+      // An edited template record is the owner's from now on.
+      `UPDATE dns_records SET name = $3, type = $4, ttl = $5, content = $6, template = false, updated_at = now(), version = version + 1
+     WHERE domain_id = $1 AND id = $2 AND NOT managed RETURNING ${ENTRY_COLUMNS.join(', ')}`,
+      [domainId, r.id, r.name, r.type, r.ttl, r.content],
+    )
+  ).rows[0];
 
-/** Deletes the owner's records; `managed` ones too only for the API's own edits (ACME proofs). */
-export const deleteRecords = (tx: Queryable, domainId: string, ids: string[], managedToo = false) =>
+/** Deletes the owner's records (`managed` ones too only for the API's own edits: ACME proofs); the ids deleted. */
+export const deleteRecords = async (tx: Queryable, domainId: string, ids: string[], managedToo = false): Promise<string[]> =>
   ids.length
-    ? tx.query(`DELETE FROM dns_records WHERE domain_id = $1 AND id = ANY($2::text[])${managedToo ? '' : ' AND NOT managed'}`, [
-        domainId,
-        ids,
-      ])
-    : Promise.resolve();
+    ? (
+        await tx.query<{ id: string }>(
+          `DELETE FROM dns_records WHERE domain_id = $1 AND id = ANY($2::text[])${managedToo ? '' : ' AND NOT managed'} RETURNING id`,
+          [domainId, ids],
+        )
+      ).rows.map((r) => r.id)
+    : [];
 
 export const setSoaContent = (tx: Queryable, domainId: string, content: string) =>
   tx.query(

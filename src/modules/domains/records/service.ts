@@ -78,6 +78,7 @@ export function recordsService(deps: ServiceDeps, domainsSvc: DomainsService) {
         caller,
         ref,
         (zone, entries) => {
+          unchanged = 0; // afresh: the edit may be made again (zoneEditor)
           const errors: FieldError[] = [];
           const key = (e: ZoneEntry) => `${e.name}\u0000${e.type}\u0000${e.content}`;
           const existingByKey = new Map(entries.filter((e) => !e.managed).map((e) => [key(e), e]));

@@ -25,7 +25,13 @@ export function zoneCommitter(deps: ServiceDeps) {
   return async function commitZoneChange(
     tx: Queryable,
     current: repo.DomainRow,
-    change: { fields?: repo.DomainFields; event?: string; diff: ZoneDiff },
+    change: {
+      fields?: repo.DomainFields;
+      event?: string;
+      diff: ZoneDiff;
+      /** False when the caller sends the zone's apply job itself, once for several changes. */
+      apply?: boolean;
+    },
   ): Promise<repo.CountedDomainRow> {
     const serial = nextSerial(current.serial, clock.now());
     const { mail_enabled, status, dmarc_policy, dmarc_rua, catch_all } = current;
@@ -33,7 +39,8 @@ export function zoneCommitter(deps: ServiceDeps) {
     if (!(await repo.updateDomain(tx, current.id, current.version, { ...fields, serial }))) throw staleVersion();
     await setSoaContent(tx, current.id, soaContent(current.name, config.nameservers, serial));
     const row = (await repo.findCountedDomainById(tx, current.id)) as repo.CountedDomainRow;
-    await publishZoneChange(deps, tx, row, change.event, change.diff);
+    if (change.apply !== false) await sendZoneApply(deps, tx, row);
+    await publishZoneEvents(deps, tx, row, change.event, change.diff);
     return row;
   };
 }
@@ -46,7 +53,21 @@ export async function publishZoneChange(
   event: string | undefined,
   diff: Partial<ZoneDiff>,
 ): Promise<void> {
-  await deps.jobs.send(tx, JOBS.dnsApply, { domain_id: row.id, name: row.name });
+  await sendZoneApply(deps, tx, row);
+  await publishZoneEvents(deps, tx, row, event, diff);
+}
+
+/** The zone unit's apply job: one is enough for every change its transaction commits. */
+export const sendZoneApply = (deps: ServiceDeps, tx: Queryable, row: { id: string; name: string }) =>
+  deps.jobs.send(tx, JOBS.dnsApply, { domain_id: row.id, name: row.name });
+
+async function publishZoneEvents(
+  deps: ServiceDeps,
+  tx: Queryable,
+  row: repo.CountedDomainRow,
+  event: string | undefined,
+  diff: Partial<ZoneDiff>,
+): Promise<void> {
   const data = toDomain(row, deps.config.nameservers);
   const base = {
     accountId: row.account_id,
