@@ -22,16 +22,31 @@ mkdir -p "$dir"
 chmod 755 "$dir"
 cd "$dir"
 
-# --- Mail maps: Berth writes passwd (Dovecot) and the Postfix tables here ---
-# passwd is written 0640: the directory's setgid bit gives it Dovecot's group (auth runs as dovecot).
+# --- Mail maps: Berth writes users.dict (Dovecot) and the Postfix tables here ---
+# users.dict (and passwd) are written 0640: the directory's setgid bit gives them Dovecot's group (auth runs as dovecot).
 mkdir -p mail
 chgrp dovecot mail
 chmod 2755 mail
-touch mail/passwd mail/virtual_mailbox_domains mail/virtual_mailbox_maps mail/virtual_alias_maps mail/sender_login_maps mail/recipient_access mail/transport \
+touch mail/users.dict mail/passwd mail/virtual_mailbox_domains mail/virtual_mailbox_maps mail/virtual_alias_maps mail/sender_login_maps mail/recipient_access mail/transport \
   mail/dkim_key_table mail/dkim_signing_table
 
-# --- Dovecot: IMAP and LMTP, passwd-file auth, Maildir quota ---
+# --- Dovecot: IMAP and LMTP, users from a dict file (looked at on every login), Maildir quota ---
 mkdir -p dovecot/run dovecot/state
+cat >dovecot/auth-dict.conf.ext <<CONF
+uri = file:$dir/mail/users.dict
+default_pass_scheme = ARGON2ID
+iterate_disable = yes
+key passdb {
+  key = passdb/%u
+  format = json
+}
+key userdb {
+  key = userdb/%u
+  format = json
+}
+passdb_objects = passdb
+userdb_objects = userdb
+CONF
 cat >dovecot/dovecot.conf <<CONF
 base_dir = $dir/dovecot/run
 state_dir = $dir/dovecot/state
@@ -48,12 +63,12 @@ mail_gid = $mail_gid
 first_valid_uid = 1
 mail_plugins = quota
 passdb {
-  driver = passwd-file
-  args = scheme=ARGON2ID username_format=%u $dir/mail/passwd
+  driver = dict
+  args = $dir/dovecot/auth-dict.conf.ext
 }
 userdb {
-  driver = passwd-file
-  args = username_format=%u $dir/mail/passwd
+  driver = dict
+  args = $dir/dovecot/auth-dict.conf.ext
 }
 plugin {
   quota = maildir:User quota

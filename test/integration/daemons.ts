@@ -204,10 +204,13 @@ export async function daemon(name: 'powerdns' | 'nginx' | 'postfix' | 'opendkim'
     },
   };
   // The process itself, for a stop: its port closes before it has exited, and a driver that
-  // signals it (OpenDKIM's reload) would still find it meanwhile.
-  const pidFile = { powerdns: `${d}/pdns/pdns.pid`, opendkim: `${d}/opendkim/opendkim.pid`, nginx: `${d}/nginx/nginx.pid` }[
-    name as string
-  ];
+  // signals it (OpenDKIM's and Postfix's reloads) would still find it meanwhile.
+  const pidFile = {
+    powerdns: `${d}/pdns/pdns.pid`,
+    opendkim: `${d}/opendkim/opendkim.pid`,
+    nginx: `${d}/nginx/nginx.pid`,
+    postfix: `${d}/postfix/spool/pid/master.pid`,
+  }[name];
   const pid = action === 'stop' && pidFile ? Number(readFileSync(pidFile, 'utf8').trim()) : 0;
   await commands[name][action]();
   const port = { powerdns: 'BERTH_PDNS_API_URL', nginx: 'BERTH_IT_HTTP', postfix: 'BERTH_IT_SMTP', opendkim: 'BERTH_IT_DKIM' }[

@@ -40,6 +40,18 @@ describe.skipIf(!daemonEnv)(`Dovecot/Postfix driver (${daemonEnv ? 'BERTH_DRIVER
     expect(await imapLogin(box.address, OLD)).toBe(false);
   });
 
+  it('IMAP: passwords changed back to back each log in at the first try once in_sync (no wait for a clock second)', async () => {
+    // A change, its login, the next change within the same second or so: a passwd-file, looked
+    // at no more than once a second, would still answer with the password before. (The old ones
+    // are tried at the end: a failed login slows the next ones down.)
+    const passwords = ['third password, long enough', 'fourth password, long enough', NEW];
+    for (const password of passwords) {
+      await patch({ password });
+      expect(await imapLogin(box.address, password)).toBe(true);
+    }
+    expect(await imapLogin(box.address, passwords[0]!)).toBe(false);
+  });
+
   it('IMAP: a suspended mailbox refuses even the right password; unsuspended it logs in again', async () => {
     // sync_state may still read in_sync from before the change: wait for what IMAP sees.
     await patch({ status: 'suspended' });

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  renderAuthDict,
   renderAutoresponderSieve,
   renderDkimTables,
   renderSenderLoginMap,
@@ -49,6 +50,10 @@ const domain: MailDomainSpec = {
 describe('mail renderers (golden files)', () => {
   it('renders the Dovecot passwd-file: hash, home, Maildir, quota, nologin for a mailbox that may not log in', () => {
     expect(renderPasswdFile(domain)).toBe(fixture('passwd'));
+  });
+
+  it("renders Dovecot's dict file: the hash (nologin for a mailbox that may not log in), then home, Maildir and quota as JSON", () => {
+    expect(renderAuthDict(domain)).toBe(fixture('users.dict'));
   });
 
   it('renders virtual_mailbox_maps relative to the accounts directory', () => {

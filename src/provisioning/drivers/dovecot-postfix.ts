@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { lchown, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { mutex } from '../../lib/mutex.js';
 import { runCommand } from '../../lib/run-command.js';
@@ -6,8 +6,40 @@ import type { MailDriver } from '../driver.js';
 import { mailboxHome, type MailDomainSpec } from '../render/mail.js';
 import { EmbeddedMailDriver, POSTFIX_MAPS } from './embedded-mail.js';
 
+/**
+ * `chown -R owner` of each directory without a process (one took 40–90 ms to start on a busy
+ * machine): the directory and all below it, links themselves rather than what they point to.
+ * A file the mail server removes meanwhile is passed over.
+ */
+async function giveTrees(dirs: string[], owner: string): Promise<void> {
+  const [uid, gid] = owner.split(':').map(Number) as [number, number];
+  const give = (p: string) =>
+    lchown(p, uid, gid).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+  await Promise.all(
+    dirs.map(async (dir) => {
+      const below = await readdir(dir, { recursive: true });
+      await Promise.all([dir, ...below.map((p) => path.join(dir, p))].map(give));
+    }),
+  );
+}
+
+/** Signals the daemon whose pid file this is; one that is not running fails the apply, which waits for it. */
+async function signal(daemon: string, pidFile: string, sig: NodeJS.Signals): Promise<void> {
+  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+  if (!pid) throw new Error(`${daemon} is not running (no pid)`);
+  try {
+    process.kill(pid, sig);
+  } catch (err) {
+    // A pid file left behind by a daemon that died.
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') throw new Error(`${daemon} is not running (pid ${pid} is gone)`);
+    throw err;
+  }
+}
+
 export interface DovecotPostfixOptions {
-  /** Where Dovecot's passwd-file and Postfix's tables are read from. */
+  /** Where Dovecot's users (`users.dict`) and Postfix's tables are read from. */
   mapsDir: string;
   /** `uid:gid` the Maildirs belong to (Dovecot's `mail_uid`/`mail_gid`); null: Berth's own user. */
   owner: string | null;
@@ -25,16 +57,22 @@ export interface DovecotPostfixOptions {
  * Makes mail real with Dovecot (IMAP, LMTP delivery, quota) and Postfix (SMTP): the same files
  * the embedded driver renders, joined into `mapsDir`; then `postmap` builds Postfix's tables,
  * `postfix reload` picks them up and `doveadm auth cache flush` makes a changed password or a
- * suspension count at the next login. Dovecot re-reads the passwd-file when its mtime (whole
- * seconds) or size changed, looking at most once a second: an apply ends only once the second
- * in which the file was written is over, so that `in_sync` means logins see the new file.
- * Every step runs again on a retry, so an apply that failed because a daemon was down
- * completes once it is back.
+ * suspension count at the next login. Dovecot reads its users from `users.dict` (a dict passdb
+ * and userdb over a file), which it looks at on every lookup: `in_sync` means the next login
+ * sees the change. (A Dovecot still configured with the `passwd` file, which it looks at no more
+ * than once a second, may take up to a second longer.) Every step runs again on a retry, so an
+ * apply that failed because a daemon was down completes once it is back.
  */
 export class DovecotPostfixMailDriver implements MailDriver {
   readonly name = 'dovecot-postfix';
   private readonly files: EmbeddedMailDriver;
   private readonly exclusive = mutex();
+  /** Postfix's queue directory, where its master's pid file is (asked of `postconf` once). */
+  private queueDirectory: string | undefined;
+  /** Each Postfix table's source as it was when `postmap` last built it (sourceVersion). */
+  private readonly built = new Map<string, string>();
+  /** Until a reload succeeds (a process starts owing one: tables may have been built by one that died before its reload). */
+  private reloadOwed = true;
 
   constructor(
     dataDir: string,
@@ -46,9 +84,9 @@ export class DovecotPostfixMailDriver implements MailDriver {
   async applyDomain(domain: MailDomainSpec): Promise<void> {
     await this.files.applyDomain(domain);
     // Dovecot works on mail as `mail_uid`, never as root: the homes Berth created must be its.
+    // (Beside the tables' publishing: neither waits for the other.)
     const homes = domain.mailboxes.map((m) => mailboxHome(domain, m));
-    if (this.o.owner && homes.length) await runCommand('chown', ['-R', this.o.owner, ...homes], 'chown');
-    await this.publish();
+    await Promise.all([this.o.owner ? giveTrees(homes, this.o.owner) : null, this.publish()]);
   }
 
   async removeDomain(name: string, root: string, options: { keepMaps: boolean }): Promise<void> {
@@ -60,34 +98,60 @@ export class DovecotPostfixMailDriver implements MailDriver {
   useCertificate(certificatePem: string, keyPem: string): Promise<boolean> {
     return this.exclusive(async () => {
       const changed = await this.files.useCertificate(certificatePem, keyPem);
-      if (changed) await runCommand('postfix', ['-c', this.o.postfixConfigDir, 'reload'], 'postfix reload');
+      if (changed) await this.reloadPostfix();
       return changed;
     });
   }
 
+  /**
+   * Postfix's tables built again from the sources written since they were last built (side by
+   * side), then a reload if any was (or an earlier reload has not been seen to succeed), while
+   * Dovecot's auth cache is flushed. Building only what changed took a new mailbox's apply from
+   * six `postmap`s in a row (about 250 ms on a busy machine) to the two or three it changed.
+   */
   private publish(): Promise<void> {
     return this.exclusive(async () => {
-      const written = Date.now();
       const postfix = ['-c', this.o.postfixConfigDir];
-      for (const map of POSTFIX_MAPS)
-        await runCommand('postmap', [...postfix, `hash:${path.join(this.o.mapsDir, map)}`], 'postmap');
-      await runCommand('postfix', [...postfix, 'reload'], 'postfix reload');
       const dovecot = this.o.dovecotConf ? ['-c', this.o.dovecotConf] : [];
-      await runCommand('doveadm', [...dovecot, 'auth', 'cache', 'flush'], 'doveadm auth cache flush');
-      if (this.o.opendkimPid) {
-        // SIGUSR1: OpenDKIM reloads its configuration, and with it the key and signing tables.
-        const pid = Number((await readFile(this.o.opendkimPid, 'utf8').catch(() => '')).trim());
-        if (!pid) throw new Error('opendkim is not running (no pid)');
-        try {
-          process.kill(pid, 'SIGUSR1');
-        } catch (err) {
-          // A pid file left behind by a signer that died: the apply waits for it to be back.
-          if ((err as NodeJS.ErrnoException).code === 'ESRCH') throw new Error(`opendkim is not running (pid ${pid} is gone)`);
-          throw err;
-        }
+      const flushed = runCommand('doveadm', [...dovecot, 'auth', 'cache', 'flush'], 'doveadm auth cache flush');
+      const sources = await Promise.all(POSTFIX_MAPS.map((map) => this.sourceVersion(map)));
+      const stale = POSTFIX_MAPS.filter((map, i) => this.built.get(map) !== sources[i]);
+      await Promise.all(
+        stale.map(async (map) => {
+          await runCommand('postmap', [...postfix, `hash:${path.join(this.o.mapsDir, map)}`], 'postmap');
+          this.built.set(map, sources[POSTFIX_MAPS.indexOf(map)] as string);
+        }),
+      );
+      if (stale.length || this.reloadOwed) {
+        this.reloadOwed = true;
+        await this.reloadPostfix();
+        this.reloadOwed = false;
       }
-      const nextSecond = (Math.floor(written / 1000) + 1) * 1000;
-      if (Date.now() < nextSecond) await new Promise((r) => setTimeout(r, nextSecond - Date.now()));
+      await flushed;
+      // SIGUSR1: OpenDKIM reloads its configuration, and with it the key and signing tables.
+      if (this.o.opendkimPid) await signal('opendkim', this.o.opendkimPid, 'SIGUSR1');
     });
+  }
+
+  /**
+   * `postfix reload` without its script: SIGHUP to the master process, which reads its
+   * configuration again and has its daemons start afresh with the new tables (the script adds a
+   * queue check around the same signal, and took about 90 ms to run on a busy machine).
+   */
+  private async reloadPostfix(): Promise<void> {
+    this.queueDirectory ??= (
+      await runCommand('postconf', ['-c', this.o.postfixConfigDir, '-h', 'queue_directory'], 'postconf')
+    ).trim();
+    await signal('postfix', path.join(this.queueDirectory, 'pid', 'master.pid'), 'SIGHUP');
+  }
+
+  /**
+   * Which file a map's source is: each write renames a new file over it, so its inode and
+   * change time (in nanoseconds) name one version. Taken before `postmap` reads it: a source
+   * replaced meanwhile is another version, built again at the next apply.
+   */
+  private async sourceVersion(map: string): Promise<string> {
+    const st = await stat(path.join(this.o.mapsDir, map), { bigint: true }).catch(() => null);
+    return st ? `${st.ino}:${st.ctimeNs}` : 'absent';
   }
 }

@@ -6,6 +6,7 @@ import type { MailDriver } from '../driver.js';
 import {
   mailboxHome,
   renderAutoresponderSieve,
+  renderAuthDict,
   renderDkimTables,
   renderPasswdFile,
   renderRecipientAccess,
@@ -17,6 +18,7 @@ import {
 } from '../render/mail.js';
 
 const MAPS = [
+  'users.dict',
   'passwd',
   'virtual_mailbox_maps',
   'virtual_alias_maps',
@@ -38,7 +40,8 @@ export const POSTFIX_MAPS = [
 
 /**
  * Renders each mail domain into `<dataDir>/rendered/mail/domains/<domain>/` and joins them into
- * the files Dovecot and Postfix read: `passwd` (passwd-file), `virtual_mailbox_domains`,
+ * the files Dovecot and Postfix read: `users.dict` (Dovecot's dict passdb and userdb; `passwd`, the
+ * same as a passwd-file, for a Dovecot configured with one), `virtual_mailbox_domains`,
  * `virtual_mailbox_maps`, `virtual_alias_maps`, `recipient_access`, `transport` (Postfix `hash:`
  * sources, for `postmap`; a relayed domain's mail goes to `relayPort` of the server at its
  * address). It
@@ -94,6 +97,7 @@ export class EmbeddedMailDriver implements MailDriver {
     } else await rm(keyFile, { force: true });
     const dkim = renderDkimTables(domain, keyFile);
     const files = {
+      'users.dict': renderAuthDict(domain),
       passwd: renderPasswdFile(domain),
       virtual_mailbox_maps: renderVirtualMailboxMap(domain, this.accountsDir),
       virtual_alias_maps: renderVirtualAliasMap(domain),
@@ -163,5 +167,6 @@ export class EmbeddedMailDriver implements MailDriver {
 
 // Password hashes are readable by the owner and the group only: the group is the mail server's
 // when the operator gives the maps directory that group with the setgid bit (docs/Guides/real-daemons.md).
+const HASHES = new Set(['passwd', 'users.dict']);
 const writeIfChanged = (file: string, content: string) =>
-  writeFileIfChanged(file, content, path.basename(file) === 'passwd' ? 0o640 : 0o644);
+  writeFileIfChanged(file, content, HASHES.has(path.basename(file)) ? 0o640 : 0o644);

@@ -4,7 +4,7 @@ import { type Static, Type } from 'typebox';
 
 /**
  * A mail domain's apply unit as the mail server needs it, and the pure functions that render
- * it: a Dovecot passwd-file (passdb and userdb in one), the Postfix lookup tables, and a Sieve
+ * it: Dovecot's users (a dict file, and the same as a passwd-file), the Postfix lookup tables, and a Sieve
  * script per mailbox with an autoresponder. Drivers write these; they never see a password.
  */
 // As the API takes them (an external destination may be up to 320 characters).
@@ -87,6 +87,26 @@ export function renderPasswdFile(domain: MailDomainSpec): string {
       const extra = [`userdb_mail=maildir:${home}/Maildir`, `userdb_quota_rule=*:storage=${m.quotaMb}M`];
       if (!m.loginAllowed) extra.push('nologin=y');
       return `${m.address}:${fieldSafe(m.passwordHash, 'password hash')}::::${home}::${extra.join(' ')}\n`;
+    })
+    .join('');
+}
+
+/**
+ * Dovecot's dict passdb and userdb over a flat file (`uri = file:<path>`): a line with the key,
+ * a line with its JSON value. `shared/passdb/<address>` holds the hash (and `nologin` while the
+ * mailbox may not log in; its mail is still delivered), `shared/userdb/<address>` the home, the
+ * Maildir and the quota. Dovecot looks at this file at every lookup and reads it again once it
+ * is another file (each write renames a new one over it), so a change counts at the very next
+ * login; a passwd-file is looked at no more than once a second.
+ */
+export function renderAuthDict(domain: MailDomainSpec): string {
+  return byAddress(domain.mailboxes)
+    .map((m) => {
+      const address = fieldSafe(m.address, 'address');
+      const home = mailboxHome(domain, m);
+      const passdb = { password: m.passwordHash, ...(m.loginAllowed ? {} : { nologin: 'y' }) };
+      const userdb = { home, mail: `maildir:${home}/Maildir`, quota_rule: `*:storage=${m.quotaMb}M` };
+      return `shared/passdb/${address}\n${JSON.stringify(passdb)}\nshared/userdb/${address}\n${JSON.stringify(userdb)}\n`;
     })
     .join('');
 }
