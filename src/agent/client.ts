@@ -18,6 +18,8 @@ export interface AgentResponse {
   status: number;
   body: AgentAnswer | undefined;
   text: string;
+  /** The state tag a report answers with (`berth-known`): what the next poll knows. */
+  known?: string;
 }
 
 /** TLS material of one call: the CA to trust, and the client certificate once there is one. */
@@ -63,7 +65,8 @@ export function agentCall(
           } catch {
             parsed = undefined;
           }
-          resolve({ status: res.statusCode ?? 0, body: parsed, text });
+          const known = res.headers['berth-known'];
+          resolve({ status: res.statusCode ?? 0, body: parsed, text, known: typeof known === 'string' ? known : undefined });
         });
         res.on('error', reject);
       },

@@ -173,10 +173,12 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
         } else byKey.set(unitKey(unit), unit);
       }
       cached.units = [...byKey.values()];
-      await saveUnits(o.dataDir, cached);
+      if (units.length > 0) await saveUnits(o.dataDir, cached);
+      let nextKnown = res.body?.known ?? '';
       if (reports.length > 0) {
         const sent = await agentCall(identity.url, identity, 'POST', '/agent/v1/reports', { reports }, { signal });
         if (sent.status !== 204) throw new Error(`report refused (${sent.status}): ${sent.body?.detail ?? ''}`);
+        nextKnown = sent.known ?? '';
       }
       await sendUsage();
       // Like usage, runs not taken now are sent with a later poll; they hold back no unit.
@@ -186,7 +188,7 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
       await sendSshLogins(o.drivers.ssh, (logins) =>
         agentCall(identity.url, identity, 'POST', '/agent/v1/ssh-logins', { logins }, { signal }),
       ).catch((err: unknown) => signal.aborted || o.log(`ssh logins not sent: ${publicMessage(err)}`));
-      known = res.body?.known ?? '';
+      known = nextKnown;
       failures = 0;
       retry = reports.some((r) => r.error !== undefined) ? Math.min(10, retry ? retry * 2 : 2) : 0;
     } catch (err) {

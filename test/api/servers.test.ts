@@ -918,8 +918,15 @@ describe('placement and the agent’s units', () => {
     expect((await report(b.identity, unit.generation)).status).toBe(403);
     expect((await report(a.identity, unit.generation + 5)).body).toMatchObject({ code: 'validation_failed' });
     expect((await poll(a.identity)).body?.units).toHaveLength(1);
-    expect((await report(a.identity, unit.generation)).status).toBe(204);
+    const done = await report(a.identity, unit.generation);
+    expect(done.status).toBe(204);
     expect((await poll(a.identity)).body?.units).toHaveLength(0);
+    // The report answers with what a poll now knows: made with it, the poll waits for the next
+    // change instead of coming straight back with nothing to apply.
+    const started = Date.now();
+    const next = await poll(a.identity, `wait=1&known=${done.known}`);
+    expect(next.body).toMatchObject({ known: done.known, units: [] });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
   });
 
   it('the default policy places on the online server with the role holding the fewest accounts; none left is 409 no_capacity', async () => {

@@ -296,6 +296,19 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
       }
     });
     changed(server.id);
+    // What is pending now, as the next poll would be answered, when the agent holds all of it (the
+    // units it has just reported on, still pending only if they failed): its next poll, made with
+    // this tag, waits for the next change rather than coming straight back with nothing to apply
+    // (a round trip on the way of every change that follows an apply). A unit it was not handed
+    // yet must come with that poll: then there is no tag.
+    const at = changes.get(server.id) ?? 0;
+    const pending = await pendingUnits(server.id);
+    const reported = new Set(reports.map((r) => `${r.kind}:${r.key}:${r.generation}`));
+    if (pending.every((u) => reported.has(`${u.kind}:${u.key}:${u.generation}`))) {
+      const known = stateTag(pending);
+      answered.set(server.id, { known, at });
+      reply.header('berth-known', known);
+    }
     return reply.code(204).send();
   });
 
