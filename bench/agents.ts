@@ -39,10 +39,10 @@ async function until(check: () => Promise<boolean>): Promise<void> {
 
 const TOKEN = 'bench-operator-token-0123456789-abcdefghij';
 
-/** The API in this process on an in-memory PGlite, with its jobs and the agent listener; called by inject. */
+/** The API in this process on PGlite (on disk, as `npm start` keeps it), with its jobs and the agent listener; called by inject. */
 export async function controlPlane(env: Record<string, string> = {}) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-bench-control-'));
-  const db = await openDb({ databaseUrl: null, dataDir: '', inMemory: true });
+  const db = await openDb({ databaseUrl: null, dataDir });
   await migrate(db);
   await bootstrapOperator(db, TOKEN);
   const config = loadConfig({

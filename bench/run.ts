@@ -228,7 +228,7 @@ async function dnsTimings(s: Servers): Promise<DnsTimings> {
     runs.bareExport.push(exportMs);
   };
   for (let run = 0; run < ZONE_RUNS; run++) {
-    // Which side goes first alternates: on PGlite in memory, whichever write grows the file pays for it.
+    // Which side goes first alternates: on PGlite, whichever write grows the file pays for it.
     for (const side of run % 2 === 0 ? [berthSide, bareSide] : [bareSide, berthSide]) await side(run);
   }
   // A 5 MiB zone file (the import limit): 20,000 long TXT records at the apex, one RRset.

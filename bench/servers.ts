@@ -23,7 +23,9 @@ import { mintOperatorToken } from '../src/modules/tokens/service.js';
 const ACCOUNTS = 1000;
 
 const databaseUrl = process.env.BENCH_DATABASE_URL || null;
-const db = await openDb({ databaseUrl, dataDir: '', inMemory: true, poolSize: 32 });
+const dataDir = process.env.BENCH_DATA_DIR || '/tmp/berth-bench';
+// PGlite keeps its data on disk under the data directory, as `npm start` does.
+const db = await openDb({ databaseUrl, dataDir, poolSize: 32 });
 await migrate(db);
 const TOKEN = generateTokenSecret();
 await db.transaction((tx) => mintOperatorToken(tx, TOKEN, 'bench'));
@@ -70,8 +72,6 @@ await db.query(`INSERT INTO sites (id, account_id, hostname, status) VALUES ($1,
 const releaseId = newId('dpl');
 await db.query(`INSERT INTO deployments (id, site_id, status, format) VALUES ($1, $2, 'live', 'tar.gz')`, [releaseId, siteId]);
 await db.query('UPDATE sites SET current_deployment_id = $2 WHERE id = $1', [siteId, releaseId]);
-const dataDir = process.env.BENCH_DATA_DIR || '/tmp/berth-bench';
-
 const config = loadConfig({
   BERTH_LOG_LEVEL: 'silent',
   // Jobs run only where a benchmark needs them (backups); the list and deploy figures exclude them.
