@@ -8,8 +8,8 @@ import { EmbeddedMailDriver, POSTFIX_MAPS } from './embedded-mail.js';
 
 /**
  * `chown -R owner` of each directory without a process (one took 40–90 ms to start on a busy
- * machine): the directory and all below it, links themselves rather than what they point to.
- * A file the mail server removes meanwhile is passed over.
+ * machine): the directory and all below it, links themselves rather than what they point to, as
+ * `chown -R` does. A file the mail server removes meanwhile is passed over.
  */
 async function giveTrees(dirs: string[], owner: string): Promise<void> {
   const [uid, gid] = owner.split(':').map(Number) as [number, number];
@@ -56,7 +56,7 @@ export interface DovecotPostfixOptions {
 /**
  * Makes mail real with Dovecot (IMAP, LMTP delivery, quota) and Postfix (SMTP): the same files
  * the embedded driver renders, joined into `mapsDir`; then `postmap` builds Postfix's tables,
- * `postfix reload` picks them up and `doveadm auth cache flush` makes a changed password or a
+ * a reload (SIGHUP to its master) picks them up and `doveadm auth cache flush` makes a changed password or a
  * suspension count at the next login. Dovecot reads its users from `users.dict` (a dict passdb
  * and userdb over a file), which it looks at on every lookup: `in_sync` means the next login
  * sees the change. (A Dovecot still configured with the `passwd` file, which it looks at no more

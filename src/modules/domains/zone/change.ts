@@ -39,35 +39,25 @@ export function zoneCommitter(deps: ServiceDeps) {
     if (!(await repo.updateDomain(tx, current.id, current.version, { ...fields, serial }))) throw staleVersion();
     await setSoaContent(tx, current.id, soaContent(current.name, config.nameservers, serial));
     const row = (await repo.findCountedDomainById(tx, current.id)) as repo.CountedDomainRow;
-    if (change.apply !== false) await sendZoneApply(deps, tx, row);
-    await publishZoneEvents(deps, tx, row, change.event, change.diff);
+    await publishZoneChange(deps, tx, row, change.event, change.diff, change.apply !== false);
     return row;
   };
-}
-
-/** The apply job and the events of a zone change (also of a creation or a deletion). */
-export async function publishZoneChange(
-  deps: ServiceDeps,
-  tx: Queryable,
-  row: repo.CountedDomainRow,
-  event: string | undefined,
-  diff: Partial<ZoneDiff>,
-): Promise<void> {
-  await sendZoneApply(deps, tx, row);
-  await publishZoneEvents(deps, tx, row, event, diff);
 }
 
 /** The zone unit's apply job: one is enough for every change its transaction commits. */
 export const sendZoneApply = (deps: ServiceDeps, tx: Queryable, row: { id: string; name: string }) =>
   deps.jobs.send(tx, JOBS.dnsApply, { domain_id: row.id, name: row.name });
 
-async function publishZoneEvents(
+/** The apply job (unless the caller sends it, `apply` false) and the events of a zone change (also of a creation or a deletion). */
+export async function publishZoneChange(
   deps: ServiceDeps,
   tx: Queryable,
   row: repo.CountedDomainRow,
   event: string | undefined,
   diff: Partial<ZoneDiff>,
+  apply = true,
 ): Promise<void> {
+  if (apply) await sendZoneApply(deps, tx, row);
   const data = toDomain(row, deps.config.nameservers);
   const base = {
     accountId: row.account_id,
