@@ -96,21 +96,26 @@ describe('bin/berth.mjs', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const env = { PATH: '', HOME: home, BERTH_URL: url, BERTH_TOKEN: 'x' };
-    /** The time from spawning `node args` to its first request, the best of five (the machine may be busy). */
+    /** The time from spawning `node args` to its first request. */
     const firstRequest = async (args: string[]) => {
       arrivals = [];
-      for (let i = 0; i < 5; i++) {
-        started = performance.now();
-        await new Promise((resolve) => execFile(process.execPath, args, { env }, resolve));
-      }
-      expect(arrivals).toHaveLength(5);
-      return Math.min(...arrivals);
+      started = performance.now();
+      await new Promise((resolve) => execFile(process.execPath, args, { env }, resolve));
+      expect(arrivals).toHaveLength(1);
+      return arrivals[0] as number;
     };
     try {
-      // Node's own start, measured in the same run: what is left is the CLI's.
-      const bare = await firstRequest(['-e', `require('node:http').get(${JSON.stringify(url)}, (r) => r.resume())`]);
-      const cli = await firstRequest([ENTRY, 'accounts', 'list']);
-      expect(cli - bare, `berth ${Math.round(cli)} ms, node alone ${Math.round(bare)} ms`).toBeLessThan(300);
+      // Node's own start, measured in the same run, each right before the CLI's: what is left is
+      // the CLI's. The least of seven pairs: a busy machine slows some, never all, of them.
+      const own: number[] = [];
+      let shown = '';
+      for (let i = 0; i < 7; i++) {
+        const bare = await firstRequest(['-e', `require('node:http').get(${JSON.stringify(url)}, (r) => r.resume())`]);
+        const cli = await firstRequest([ENTRY, 'accounts', 'list']);
+        own.push(cli - bare);
+        if (cli - bare === Math.min(...own)) shown = `berth ${Math.round(cli)} ms, node alone ${Math.round(bare)} ms`;
+      }
+      expect(Math.min(...own), shown).toBeLessThan(300);
     } finally {
       server.close();
     }
