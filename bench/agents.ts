@@ -11,18 +11,14 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { enrol } from '../src/agent/enrol.js';
-import { runAgent } from '../src/agent/run.js';
 import { buildApp, listenAgents } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openDb } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
 import { bootstrapOperator } from '../src/modules/tokens/service.js';
-import { EmbeddedDatabaseDriver } from '../src/provisioning/drivers/embedded-db.js';
-import { EmbeddedMailDriver } from '../src/provisioning/drivers/embedded-mail.js';
-import { EmbeddedPhpDriver } from '../src/provisioning/drivers/embedded-php.js';
-import { EmbeddedWebDriver } from '../src/provisioning/drivers/embedded-web.js';
-import { cronDriver, sshDriver } from '../src/provisioning/drivers/index.js';
 import { percentile } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_AGENT_ROUNDS ?? 30);
@@ -73,8 +69,9 @@ export async function controlPlane(env: Record<string, string> = {}) {
 }
 
 /**
- * A server created through the API, enrolled, and its agent running in this process with the
- * embedded drivers in its own directory; `signal` stops it.
+ * A server created through the API, enrolled, and its agent running as a process of its own
+ * (`berth agent run`, as on a hosting server) with the embedded drivers in its own directory;
+ * `signal` stops it.
  */
 export async function benchAgent(
   t: Awaited<ReturnType<typeof controlPlane>>,
@@ -87,26 +84,24 @@ export async function benchAgent(
   if (!created.enrolment) throw new Error(`server: ${JSON.stringify(created)}`);
   const fingerprint = /--ca-fingerprint (\S+)/.exec(created.enrolment.command)?.[1] as string;
   const identity = await enrol({ url, token: created.enrolment.token, caFingerprint: fingerprint, dataDir });
-  const running = runAgent(
-    {
-      dataDir,
-      identity,
-      drivers: {
-        database: new EmbeddedDatabaseDriver(dataDir, '%'),
-        web: new EmbeddedWebDriver(dataDir),
-        php: new EmbeddedPhpDriver(dataDir, [], { socketDir: dataDir, webGroup: 'www-data' }),
-        mail: new EmbeddedMailDriver(dataDir),
-        cron: cronDriver(dataDir, null),
-        ssh: sshDriver(dataDir, null),
-      },
-      version: 'bench',
-      diskBytesUsed: async () => 0,
-      log: () => undefined,
-    },
-    signal,
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), 'agent', 'run'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  // Its log is shown only if it fails (it says it started, and nothing more while it works).
+  let log = '';
+  child.stderr?.on('data', (d: Buffer) => (log = (log + String(d)).slice(-4096)));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, sig) => {
+      if (code !== 0 && sig !== 'SIGTERM') console.error(`agent ${server.name} exited (${code ?? sig}):\n${log}`);
+      resolve();
+    }),
   );
+  signal.addEventListener('abort', () => child.kill('SIGTERM'), { once: true });
   const stop = async () => {
-    await running;
+    child.kill('SIGTERM');
+    await exited;
     rmSync(dataDir, { recursive: true, force: true });
   };
   return { id: created.id as string, dataDir, identity, stop };
@@ -162,6 +157,15 @@ export async function agentBench() {
   }
 }
 
+/**
+ * A full collection, before each reading of the RSS: what the measurements before left for the
+ * collector is not the polls' (`--expose-gc` set now, as the benchmark runs without it).
+ */
+function collectGarbage(): void {
+  v8.setFlagsFromString('--expose-gc');
+  (vm.runInNewContext('gc') as () => void)();
+}
+
 /** An idle agent's poll waits this long before it is answered and made again. */
 const POLL_PERIOD_MS = 30_000;
 const SETTLE_MS = 10_000;
@@ -178,7 +182,7 @@ async function idleAgents(url: string, identity: { ca_pem: string; key_pem: stri
     const used = process.cpuUsage(before);
     return (used.user + used.system) / 1000 / ms;
   };
-  global.gc?.();
+  collectGarbage();
   const rssBefore = process.memoryUsage().rss;
   const cpuBefore = await cpuOver(POLL_PERIOD_MS);
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/idle-agents.ts')], {
@@ -194,6 +198,7 @@ async function idleAgents(url: string, identity: { ca_pem: string; key_pem: stri
     // The listener takes the 1,000 first polls (a handshake and a read of the units each) in
     // the seconds after they are sent; then each waits, and polls again 30 s later.
     await cpuOver(SETTLE_MS);
+    collectGarbage();
     const rssWith = process.memoryUsage().rss;
     const cpuWith = await cpuOver(POLL_PERIOD_MS);
     return { agents: IDLE_AGENTS, rssAddedBytes: rssWith - rssBefore, cpuIdle: cpuBefore, cpuWith };

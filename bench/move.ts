@@ -1,12 +1,13 @@
 /**
  * A move's figures: an account whose site holds BENCH_MOVE_MB (1,000) MB in files of 100 KB (half
- * random, half text) moves between two agents in this process (embedded drivers, each in its own
- * directory), while 1 % of its files are rewritten during the copy. Printed: the copy's throughput
- * (its bytes over the `copy` step's time) against `tar -cf - DIR | tar -xf - -C DEST` of the same
- * files in the same run, and the freeze (from the freeze to the cutover: the final copy of what
+ * random, half text) moves between two agents (each a process of its own, with the embedded
+ * drivers in its own directory), while 1 % of its files are rewritten during the copy. Printed:
+ * the copy's throughput (its bytes over the `copy` step's time) against `tar -cf - DIR | tar -xf -
+ * -C DEST` of the same files in the same run (the mean time of one before the move and one of the
+ * target's copy after it), and the freeze (from the freeze to the cutover: the final copy of what
  * changed, verified).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,8 +44,9 @@ async function tarPipe(dir: string): Promise<number> {
   }
 }
 
+/** Looks every 100 ms: the figures are the move's own step times, and each look costs the control plane (this process). */
 const until = async <T>(probe: () => Promise<T | null | undefined | false>, ms = 300_000): Promise<T> => {
-  for (const start = performance.now(); performance.now() - start < ms; await new Promise((r) => setTimeout(r, 20))) {
+  for (const start = performance.now(); performance.now() - start < ms; await new Promise((r) => setTimeout(r, 100))) {
     const v = await probe();
     if (v) return v;
   }
@@ -108,7 +110,11 @@ export async function moveBench() {
       if (i % 100 === 0) mkdirSync(path.dirname(fileAt(live, i)), { recursive: true });
       writeFileSync(fileAt(live, i), content());
     }
-    const tarMs = await tarPipe(live);
+    // Each measured from the same start: the files written out (not still being written back
+    // meanwhile), and what the one before it wrote and removed written out too.
+    execFileSync('sync');
+    const tarBeforeMs = await tarPipe(live);
+    execFileSync('sync');
 
     const move = await post(`/v1/accounts/${account.id}/move`, { to: { web: b.id } });
     const step = (m: { steps: Step[] }, name: string) => m.steps.find((s) => s.name === name) as Step;
@@ -120,12 +126,21 @@ export async function moveBench() {
       if (m.status === 'failed') throw new Error(`move failed: ${JSON.stringify(m.error)}`);
       return ['forwarding', 'completed'].includes(m.status) && m;
     });
+    // The reference again, of the copy the target now serves: the machine's pace before and
+    // after the move, which on a shared machine can differ several times over.
+    const moved = path.join(b.dataDir, 'accounts', account.id, 'sites', site.id, 'current');
+    await until(async () => existsSync(fileAt(moved, files - 1))); // its release switched to whole
+    execFileSync('sync');
+    const tarAfterMs = await tarPipe(moved);
     const ms = (s: Step) => Date.parse(s.ended_at as string) - Date.parse(s.started_at as string);
     const copyMs = ms(step(done, 'copy'));
+    const tarMs = (tarBeforeMs + tarAfterMs) / 2;
     return {
       mb: MB,
       files,
       tarMs,
+      tarBeforeMs,
+      tarAfterMs,
       copyMs,
       ratio: tarMs / copyMs,
       freezeMs: Date.parse(done.cut_over_at) - Date.parse(done.frozen_at),

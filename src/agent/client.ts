@@ -79,8 +79,15 @@ export function agentCall(
 
 /** A refused transfer's error: the status and the problem's detail. */
 const refusal = (path: string, status: number | undefined, chunks: Buffer[]) => {
-  const text = Buffer.concat(chunks).toString('utf8').slice(0, 500);
-  return new Error(`${path}: ${status} ${/"detail":"([^"]*)"/.exec(text)?.[1] ?? text}`);
+  const text = Buffer.concat(chunks).toString('utf8');
+  const detail = (() => {
+    try {
+      return (JSON.parse(text) as { detail?: unknown }).detail;
+    } catch {
+      return undefined;
+    }
+  })();
+  return new Error(`${path}: ${status} ${(typeof detail === 'string' ? detail : text).slice(0, 500)}`);
 };
 
 /** A GET whose answer is streamed (an artifact): the response once it is a 200, else an error with the problem's detail. */

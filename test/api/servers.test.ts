@@ -589,25 +589,20 @@ describe('placement and the agent’s units', () => {
     try {
       await eventually(async () => (await t.get(`/v1/emails/${box.body.id}`)).body.sync_state === 'in_sync');
       // 5 MiB of mail where the account may hold 1 MiB: more than the control plane takes (2 MiB
-      // of files, in an archive of at most 3 MiB): the upload is cut off at that, and the agent's
-      // report of the refusal fails the backup at once, storing nothing.
+      // of files): the unpacking as it arrives stops at the member that passes it, and the
+      // agent's report of the refusal fails the backup at once, storing nothing.
       const inbox = path.join(dataDir, 'accounts', account.id, 'mail', name, box.body.id, 'Maildir', 'new');
       writeFileSync(path.join(inbox, '1.M1.big'), randomBytes(5 * 2 ** 20));
       const made = await backUp(account.id, ['emails']);
       expect(made).toMatchObject({
         status: 'failed',
-        error: { code: 'backup_failed', detail: expect.stringMatching(/413 The task's output exceeds \d+ bytes/) },
+        error: { code: 'backup_failed', detail: expect.stringMatching(/413 The task's files exceed 2097152 bytes/) },
       });
       const stored = path.join(t.dataDir, 'backups');
       expect(existsSync(stored) ? readdirSync(stored).filter((f) => f.includes(made.id)) : []).toEqual([]);
-      // 3 MiB passes the upload's bound (what packing adds) and fails at the unpack's: 2 MiB of files.
-      writeFileSync(path.join(inbox, '1.M1.big'), randomBytes(3 * 2 ** 20));
-      const unpacked = await backUp(account.id, ['emails']);
-      expect(unpacked).toMatchObject({
-        status: 'failed',
-        error: { code: 'backup_failed', detail: expect.stringContaining('exceeds') },
-      });
-      expect(unpacked.error.detail).not.toMatch(/413/);
+      // 1.5 MiB is within it.
+      writeFileSync(path.join(inbox, '1.M1.big'), randomBytes(1.5 * 2 ** 20));
+      expect((await backUp(account.id, ['emails'])).status).toBe('completed');
 
       const pack = runAgentTask(
         t.db,
@@ -841,6 +836,35 @@ describe('placement and the agent’s units', () => {
       expect(existsSync(file)).toBe(false);
       expect(await put(a.identity, 'output')).toBe(204);
       expect(readFileSync(file, 'utf8')).toBe('rows');
+    } finally {
+      await t.db.query('DELETE FROM agent_tasks WHERE id = $1', [id]);
+    }
+  });
+
+  it('a pack’s archive is unpacked as it arrives, where its task says: a member leading outside is the agent’s 422 and nothing is kept', async () => {
+    const a = await enrolledServer();
+    const id = 'tsk_01m8f000000000000000000001';
+    const dir = path.join(newAgentDir(), 'copy', 'site');
+    const spec = { action: 'site.pack', account_id: 'acc_1', site_id: 'sit_1', release: 'dep_1' };
+    await t.db.query('INSERT INTO agent_tasks (id, server_id, spec, file, max_bytes, unpack) VALUES ($1, $2, $3, $4, $5, true)', [
+      id,
+      a.server.id,
+      spec,
+      dir,
+      2 ** 20,
+    ]);
+    try {
+      const put = (entries: Parameters<typeof tarGz>[0]) =>
+        agentUpload(url, a.identity, `/agent/v1/units/task/${id}/artifacts/output`, Readable.from([tarGz(entries)])).then(
+          () => 204,
+          (e: Error) => e.message,
+        );
+      expect(await put([{ path: '../escaped.html', content: 'x' }])).toMatch(
+        /422 The task's archive was refused: .*escaped\.html.*leads outside/,
+      );
+      expect(existsSync(dir) || existsSync(path.join(dir, '..', 'escaped.html'))).toBe(false);
+      expect(await put([{ path: 'index.html', content: 'here' }])).toBe(204);
+      expect(readFileSync(path.join(dir, 'index.html'), 'utf8')).toBe('here');
     } finally {
       await t.db.query('DELETE FROM agent_tasks WHERE id = $1', [id]);
     }

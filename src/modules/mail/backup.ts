@@ -66,7 +66,6 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
   ): Promise<void> {
     const task = { action: 'mail.pack' as const, account_id: accountId, domains: names };
     await copyFromServer(deps, serverId, task, path.join(staging, 'mail'), {
-      file: path.join(staging, '.mail.tar.gz'),
       maxBytes: transferLimit(await findAccountById(db, accountId)),
       keep: copy && { listingFile: path.join(copy.listings, 'mail.json'), verify: copy.final },
     });

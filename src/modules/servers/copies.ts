@@ -1,7 +1,7 @@
-import { readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { checkedListing } from '../../archives/listing.js';
 import { refreshCopy } from '../../archives/refresh.js';
-import { unpackArchive } from '../../archives/unpack.js';
 import type { Db } from '../../db/client.js';
 import type { Clock } from '../../lib/time.js';
 import { type AgentTask, PACK_ONLY_MAX } from '../../provisioning/agent-units.js';
@@ -14,28 +14,32 @@ const LISTING_MAX_BYTES = 256 * 1024 * 1024;
 
 /**
  * What a pack task packs on a server, brought here through its agent into `dest`: unpacked as
- * it comes, at most `maxBytes` of files. With `keep` (a move's copy), `dest` is a copy kept up to
- * date (archives/refresh.ts): the agent lists the files first, and only the names that changed
- * since the last copy are packed (all of them when more than PACK_ONLY_MAX did).
+ * it arrives, at most `maxBytes` of files. With `keep` (a move's copy), `dest` is a copy kept up
+ * to date (archives/refresh.ts): the agent lists the files first (into a file beside `dest`), and
+ * only the names that changed since the last copy are packed (all of them when more than
+ * PACK_ONLY_MAX did).
  */
 export async function copyFromServer(
   deps: { db: Db; clock: Clock },
   serverId: string,
   task: PackTask,
   dest: string,
-  o: { file: string; maxBytes: number; keep?: { listingFile: string; verify: boolean } },
+  o: { maxBytes: number; keep?: { listingFile: string; verify: boolean } },
 ): Promise<void> {
-  const run = (spec: PackTask, maxBytes: number) => runAgentTask(deps.db, deps.clock, serverId, spec, { file: o.file, maxBytes });
-  const fetch = async (names: string[] | null, into: string) => {
-    await run(names && names.length <= PACK_ONLY_MAX ? { ...task, only: names } : task, o.maxBytes);
-    await unpackArchive({ file: o.file }, 'tar.gz', into, { bytes: o.maxBytes, ratio: Number.POSITIVE_INFINITY });
-  };
+  const fetch = (names: string[] | null, into: string) =>
+    runAgentTask(deps.db, deps.clock, serverId, names && names.length <= PACK_ONLY_MAX ? { ...task, only: names } : task, {
+      file: into,
+      maxBytes: o.maxBytes,
+      unpack: true,
+    });
+  if (!o.keep) return fetch(null, dest);
+  const file = `${dest}.listing.json`;
+  await mkdir(path.dirname(file), { recursive: true });
   try {
-    if (!o.keep) return await fetch(null, dest);
-    await run({ ...task, list: true }, LISTING_MAX_BYTES);
-    const now = checkedListing(JSON.parse(await readFile(o.file, 'utf8')));
+    await runAgentTask(deps.db, deps.clock, serverId, { ...task, list: true }, { file, maxBytes: LISTING_MAX_BYTES });
+    const now = checkedListing(JSON.parse(await readFile(file, 'utf8')));
     await refreshCopy({ dest, listingFile: o.keep.listingFile, now, fetch, verify: o.keep.verify });
   } finally {
-    await rm(o.file, { force: true });
+    await rm(file, { force: true });
   }
 }

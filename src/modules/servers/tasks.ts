@@ -1,9 +1,10 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
-import { Transform } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { ArchiveRefused, ArchiveTooLarge, unpackArchive } from '../../archives/unpack.js';
 import type { Db, Queryable } from '../../db/client.js';
-import { payloadTooLarge } from '../../lib/errors.js';
+import { invalid, payloadTooLarge } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Clock } from '../../lib/time.js';
 import type { AgentTask, AgentUnitSource } from '../../provisioning/agent-units.js';
@@ -17,11 +18,12 @@ interface TaskRow {
   spec: AgentTask;
   file: string | null;
   max_bytes: number | null;
+  unpack: boolean;
   status: 'pending' | 'done' | 'failed';
   error: string | null;
 }
 
-const TASK_COLUMNS = 'id, server_id, spec, file, max_bytes::float8 AS max_bytes, status, error';
+const TASK_COLUMNS = 'id, server_id, spec, file, max_bytes::float8 AS max_bytes, unpack, status, error';
 
 /**
  * The longest a task is waited for. One older than this has lost its waiter (a process killed
@@ -39,10 +41,15 @@ const AGENT_TASKS_CHANNEL = 'berth_agent_tasks';
 /** How often a waiting task is looked at without an announcement (a lost LISTEN connection, the server's status). */
 const RECHECK_MS = 1000;
 
-/** A task's file here, and how much of it its agent may send (past it: 413, nothing kept). */
+/**
+ * A task's file here, and how much of it its agent may send (past it: 413, nothing kept). With
+ * `unpack`, `file` is a directory: the output, a tar.gz, is unpacked into it as it arrives (at
+ * most `maxBytes` of files), never stored whole.
+ */
 export interface TaskOptions {
   file?: string;
   maxBytes?: number;
+  unpack?: boolean;
   timeoutMs?: number;
 }
 
@@ -57,19 +64,20 @@ export async function runAgentTask(
   clock: Clock,
   serverId: string,
   spec: AgentTask,
-  { file, maxBytes, timeoutMs = TASK_TIMEOUT_MS }: TaskOptions = {},
+  { file, maxBytes, unpack = false, timeoutMs = TASK_TIMEOUT_MS }: TaskOptions = {},
 ): Promise<void> {
   const id = newId('tsk');
   let announced = () => undefined as void;
   const unsubscribe = await db.listen(AGENT_TASKS_CHANNEL, (payload) => payload === id && announced());
   try {
     await db.transaction(async (tx) => {
-      await tx.query('INSERT INTO agent_tasks (id, server_id, spec, file, max_bytes) VALUES ($1, $2, $3, $4, $5)', [
+      await tx.query('INSERT INTO agent_tasks (id, server_id, spec, file, max_bytes, unpack) VALUES ($1, $2, $3, $4, $5, $6)', [
         id,
         serverId,
         spec,
         file ?? null,
         maxBytes ?? null,
+        unpack,
       ]);
       await wakeAgent(tx, serverId);
     });
@@ -122,6 +130,25 @@ const bounded = (max: number | null) => {
   });
 };
 
+/**
+ * An archive the agent sends, unpacked into `dir` as it arrives, bounded as a stored output is
+ * (past it: 413) and by its files' bytes (413 too); what the unpacking refuses is the agent's 422.
+ */
+async function unpackOutput(body: Readable, dir: string, maxBytes: number | null): Promise<void> {
+  const bytes = maxBytes ?? Number.POSITIVE_INFINITY;
+  await unpackArchive({ stream: body.pipe(bounded(maxBytes)) }, 'tar.gz', dir, {
+    bytes,
+    ratio: Number.POSITIVE_INFINITY,
+  }).catch((err: unknown) => {
+    if (err instanceof ArchiveTooLarge) throw payloadTooLarge(`The task's files exceed ${bytes} bytes.`, bytes);
+    if (err instanceof ArchiveRefused) {
+      const detail = err.entry === null ? err.message : `${JSON.stringify(err.entry)}: ${err.message}`;
+      throw invalid([{ pointer: '', code: err.code, detail }], `The task's archive was refused: ${detail}.`);
+    }
+    throw err;
+  });
+}
+
 /** Tasks as the agent listener hands them out and takes their bytes and reports. */
 export const taskUnits: AgentUnitSource = {
   kind: 'task',
@@ -153,11 +180,15 @@ export const taskUnits: AgentUnitSource = {
     if (!task?.file || name !== 'input' || !INPUTS.has(task.spec.action)) return undefined;
     return (await stat(task.file).catch(() => null)) ? createReadStream(task.file) : undefined;
   },
-  /** A task's output, written beside the file and renamed onto it once complete. */
+  /** A task's output, unpacked as it comes, or written beside the file and renamed onto it once complete. */
   async receive(db, serverId, key, name, body) {
     const task = await pendingTask(db, serverId, key);
     if (task === 'foreign') return 'foreign';
     if (!task?.file || name !== 'output' || !OUTPUTS.has(task.spec.action)) return undefined;
+    if (task.unpack) {
+      await unpackOutput(body, task.file, task.max_bytes);
+      return 'stored';
+    }
     const partial = `${task.file}.partial`;
     try {
       await pipeline(body, bounded(task.max_bytes), createWriteStream(partial, { mode: 0o600 }));

@@ -101,7 +101,6 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
     if (!site?.current_deployment_id) return;
     const task = { action: 'site.pack' as const, account_id: s.account_id, site_id: s.id, release: site.current_deployment_id };
     await copyFromServer(deps, serverId, task, path.join(staging, 'sites', s.id), {
-      file: path.join(staging, `.site-${s.id}.tar.gz`),
       maxBytes,
       keep: copy && { listingFile: path.join(copy.listings, `site-${s.id}.json`), verify: copy.final },
     });
