@@ -11,8 +11,6 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { enrol } from '../src/agent/enrol.js';
 import { buildApp, listenAgents } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -157,15 +155,6 @@ export async function agentBench() {
   }
 }
 
-/**
- * A full collection, before each reading of the RSS: what the measurements before left for the
- * collector is not the polls' (`--expose-gc` set now, as the benchmark runs without it).
- */
-function collectGarbage(): void {
-  v8.setFlagsFromString('--expose-gc');
-  (vm.runInNewContext('gc') as () => void)();
-}
-
 /** An idle agent's poll waits this long before it is answered and made again. */
 const POLL_PERIOD_MS = 30_000;
 const SETTLE_MS = 10_000;
@@ -182,9 +171,9 @@ async function idleAgents(url: string, identity: { ca_pem: string; key_pem: stri
     const used = process.cpuUsage(before);
     return (used.user + used.system) / 1000 / ms;
   };
-  collectGarbage();
-  const rssBefore = process.memoryUsage().rss;
   const cpuBefore = await cpuOver(POLL_PERIOD_MS);
+  // Read after that quiet period: what the measurements before it left is collected by then.
+  const rssBefore = process.memoryUsage().rss;
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/idle-agents.ts')], {
     cwd: root,
     env: { ...process.env, AGENT_URL: url, AGENT_IDENTITY: JSON.stringify(identity), AGENTS: String(IDLE_AGENTS) },
@@ -198,7 +187,6 @@ async function idleAgents(url: string, identity: { ca_pem: string; key_pem: stri
     // The listener takes the 1,000 first polls (a handshake and a read of the units each) in
     // the seconds after they are sent; then each waits, and polls again 30 s later.
     await cpuOver(SETTLE_MS);
-    collectGarbage();
     const rssWith = process.memoryUsage().rss;
     const cpuWith = await cpuOver(POLL_PERIOD_MS);
     return { agents: IDLE_AGENTS, rssAddedBytes: rssWith - rssBefore, cpuIdle: cpuBefore, cpuWith };

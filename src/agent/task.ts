@@ -3,7 +3,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { listTree } from '../archives/listing.js';
+import { hashNames, listTree } from '../archives/listing.js';
 import { type ArchivedDir, archiveStream } from '../archives/pack.js';
 import { acmeChallengeDir, releaseDir, siteDir } from '../layout.js';
 import type { AgentTask } from '../provisioning/agent-units.js';
@@ -73,8 +73,13 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
  */
 const TRANSFER_LEVEL = 1;
 
-/** What a pack task sends: the archive of `dirs`, of only some of their files, or their listing. */
-async function packed(dataDir: string, dirs: ArchivedDir[], task: { list?: boolean; only?: string[] }): Promise<Readable> {
+/** What a pack task sends: the archive of `dirs`, of only some of their files, their listing or some files' hashes. */
+async function packed(
+  dataDir: string,
+  dirs: ArchivedDir[],
+  task: { list?: boolean; hash?: string[]; only?: string[] },
+): Promise<Readable> {
   if (task.list) return Readable.from([JSON.stringify(await listTree(dirs))]);
+  if (task.hash) return Readable.from([JSON.stringify(await hashNames(dirs, task.hash))]);
   return archiveStream(dataDir, dirs, { only: task.only && new Set(task.only), level: TRANSFER_LEVEL });
 }

@@ -1,4 +1,6 @@
-import { lstat, readdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { lstat, open, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
@@ -49,17 +51,64 @@ export function changedSince(before: Listing, now: Listing): { changed: string[]
   return { changed, gone: Object.keys(before).filter((n) => !(n in now)) };
 }
 
+/** The SHA-256 (hex) of some listed names' files. */
+export const Hashes = Type.Record(Type.String({ minLength: 1, maxLength: 4096 }), Type.String({ pattern: '^[0-9a-f]{64}$' }));
+export type Hashes = Static<typeof Hashes>;
+
+/** Not followed, and not waited on (a FIFO put in a file's place); what is not a regular file is skipped. */
+const OPEN_FILE = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * The SHA-256 of each of `names` (archive names, as listed) that is a regular file under `dirs`
+ * now; the others are left out. What compares two copies' contents where their listings differ
+ * only in time. A name whose directory leads outside its directory (a tenant's link put in
+ * its place) is left out too, and the file itself is never followed.
+ */
+export async function hashNames(dirs: ArchivedDir[], names: string[]): Promise<Hashes> {
+  const hashes: Hashes = {};
+  const roots = await Promise.all(dirs.map(async (d) => ({ ...d, real: await realpath(d.dir).catch(() => null) })));
+  roots.sort((a, b) => b.as.length - a.as.length); // the most specific directory first
+  const hashOne = async (name: string) => {
+    const d = roots.find((r) => r.real && (r.as === '' || name.startsWith(`${r.as}/`)));
+    if (!d?.real || !isInside(name)) return;
+    const full = path.join(d.dir, d.as === '' ? name : name.slice(d.as.length + 1));
+    const parent = await realpath(path.dirname(full)).catch(() => null);
+    if (!parent || (parent !== d.real && !parent.startsWith(`${d.real}/`))) return;
+    const handle = await open(full, OPEN_FILE).catch(() => null);
+    if (!handle) return;
+    try {
+      if (!(await handle.stat()).isFile()) return;
+      const hash = createHash('sha256');
+      for await (const chunk of handle.createReadStream({ autoClose: false })) hash.update(chunk as Buffer);
+      hashes[name] = hash.digest('hex');
+    } finally {
+      await handle.close();
+    }
+  };
+  for (let i = 0; i < names.length; i += SLICE) await Promise.all(names.slice(i, i + SLICE).map(hashOne));
+  return hashes;
+}
+
+/** Hashes another process sent, checked as a listing is. */
+export function checkedHashes(value: unknown): Hashes {
+  if (!Value.Check(Hashes, value)) throw new Error('the hashes are not hashes');
+  return value;
+}
+
+/** A name relative and inside (no `..`, no absolute path, no NUL). */
+const isInside = (name: string) => {
+  const normal = path.posix.normalize(name);
+  return normal === name && !name.startsWith('/') && name !== '..' && !name.startsWith('../') && !name.includes('\0');
+};
+
 /**
  * A listing another process sent, checked: its names relative and inside (no `..`, no absolute
  * path), so that what is removed or compared by them stays under the copy's directory.
  */
 export function checkedListing(value: unknown): Listing {
   if (!Value.Check(Listing, value)) throw new Error('the listing is not one');
-  for (const name of Object.keys(value)) {
-    const normal = path.posix.normalize(name);
-    if (normal !== name || name.startsWith('/') || name === '..' || name.startsWith('../') || name.includes('\0'))
-      throw new Error(`the listing names ${JSON.stringify(name.slice(0, 100))}, outside`);
-  }
+  for (const name of Object.keys(value))
+    if (!isInside(name)) throw new Error(`the listing names ${JSON.stringify(name.slice(0, 100))}, outside`);
   return value;
 }
 

@@ -1,6 +1,6 @@
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { changedSince, checkedListing, differences, type Listing, listTree } from './listing.js';
+import { changedSince, checkedListing, differences, type Hashes, hashNames, type Listing, listTree } from './listing.js';
 
 export interface RefreshOptions {
   /** The copy, a directory of this process's. */
@@ -13,12 +13,15 @@ export interface RefreshOptions {
   fetch: (names: string[] | null, into: string) => Promise<void>;
   /** Fail unless the copy has every file of `now` at its size (the source no longer changes). */
   verify?: boolean;
+  /** The source's SHA-256 of these names' files (hashNames): a changed name the copy holds at its size is compared by it. */
+  hashes?: (names: string[]) => Promise<Hashes>;
 }
 
 /**
  * Brings a copy up to date with its source. The first time everything is fetched; after that,
- * only the names whose size or modification time differ from the last refresh's listing, and
- * what the source no longer has is removed. The listing is taken before the fetch, so a file
+ * only the names whose size or modification time differ from the last refresh's listing (and,
+ * with `hashes`, whose content differs where the size is the same), and what the source no
+ * longer has is removed. The listing is taken before the fetch, so a file
  * that changes while it is fetched differs from it next time and is fetched again.
  */
 export async function refreshCopy(o: RefreshOptions): Promise<void> {
@@ -32,7 +35,7 @@ export async function refreshCopy(o: RefreshOptions): Promise<void> {
     // in the copy and not in that listing.
     for (const name of Object.keys(await listTree([{ dir: o.dest, as: '' }])))
       if (!(name in o.now)) await rm(path.join(o.dest, name), { recursive: true, force: true });
-    const { changed } = changedSince(before, o.now);
+    const changed = await differingContent(o, changedSince(before, o.now).changed);
     if (changed.length > 0) {
       const into = `${o.dest}.changes`;
       await rm(into, { recursive: true, force: true });
@@ -50,6 +53,29 @@ export async function refreshCopy(o: RefreshOptions): Promise<void> {
     const wrong = await differences(o.dest, o.now);
     if (wrong.length > 0) throw new Error(`the copy differs from the source in ${wrong.length} files (${wrong[0]} first)`);
   }
+}
+
+/**
+ * Of the names whose size or time changed, those whose content differs (rsync's `-c` for
+ * these alone): a file the copy holds at the source's size is fetched only if the source's
+ * SHA-256 is another (a file rewritten the same, a `touch`), and otherwise given the source's
+ * time. Without `hashes`, all of them.
+ */
+async function differingContent(o: RefreshOptions, changed: string[]): Promise<string[]> {
+  if (!o.hashes || changed.length === 0) return changed;
+  const sameSize: string[] = [];
+  for (const name of changed) {
+    const st = await lstat(path.join(o.dest, name)).catch(() => null);
+    if (st?.isFile() && st.size === o.now[name]?.[0]) sameSize.push(name);
+  }
+  if (sameSize.length === 0) return changed;
+  const [theirs, ours] = await Promise.all([o.hashes(sameSize), hashNames([{ dir: o.dest, as: '' }], sameSize)]);
+  const same = new Set(sameSize.filter((n) => theirs[n] !== undefined && theirs[n] === ours[n]));
+  for (const name of same) {
+    const at = (o.now[name]?.[1] ?? 0) / 1000;
+    await utimes(path.join(o.dest, name), at, at);
+  }
+  return changed.filter((n) => !same.has(n));
 }
 
 const readListing = async (file: string): Promise<Listing | null> => {

@@ -87,13 +87,17 @@ const AcmeToken = Type.String({ pattern: '^[A-Za-z0-9_-]{16,256}$' });
 /** The most names a pack of changes names; a copy with more changes is packed whole again. */
 export const PACK_ONLY_MAX = 10_000;
 
+const PackNames = Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), { maxItems: PACK_ONLY_MAX });
+
 /**
  * How a pack is taken for a copy kept up to date (a move's): `list` sends the listing of what
- * it would pack (archives/listing.ts) instead of an archive; `only` packs just these names.
+ * it would pack (archives/listing.ts) instead of an archive, `hash` the SHA-256 of these names'
+ * files; `only` packs just these names.
  */
 const PackFor = {
   list: Type.Optional(Type.Boolean()),
-  only: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), { maxItems: PACK_ONLY_MAX })),
+  hash: Type.Optional(PackNames),
+  only: Type.Optional(PackNames),
 };
 
 /**

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenAgents } from '../../src/app.js';
@@ -88,6 +88,7 @@ describe('moving an account', () => {
     // What the site wrote on its server, and a message delivered there.
     writeFileSync(path.join(siteFiles(a.dataDir), 'upload.txt'), 'written on a');
     writeFileSync(path.join(siteFiles(a.dataDir), 'old.txt'), 'deleted on a before the freeze');
+    writeFileSync(path.join(siteFiles(a.dataDir), 'same-size.txt'), 'AAAA');
     const maildir = (dir: string) => path.join(home(dir), 'mail', name, box.body.id, 'Maildir');
     await eventually(async () => existsSync(maildir(a.dataDir)));
     writeFileSync(path.join(maildir(a.dataDir), 'new', '1700000000.M1P1.mx'), 'Subject: kept\r\n\r\nhello\r\n');
@@ -120,6 +121,10 @@ describe('moving an account', () => {
     // What changes until the freeze comes with the final copy; what is deleted is deleted there too.
     writeFileSync(path.join(siteFiles(a.dataDir), 'upload.txt'), 'rewritten on a');
     writeFileSync(path.join(siteFiles(a.dataDir), 'late.txt'), 'written while ready');
+    // Two of the same size, compared by their hashes: one rewritten otherwise, one only touched.
+    writeFileSync(path.join(siteFiles(a.dataDir), 'same-size.txt'), 'BBBB');
+    const touched = new Date(Date.now() + 60_000);
+    utimesSync(path.join(siteFiles(a.dataDir), 'index.html'), touched, touched);
     rmSync(path.join(siteFiles(a.dataDir), 'old.txt'));
     writeFileSync(path.join(maildir(a.dataDir), 'new', '1700000001.M2P1.mx'), 'Subject: late\r\n\r\nhello\r\n');
     for (const held of [
@@ -215,6 +220,8 @@ describe('moving an account', () => {
     expect(readFileSync(path.join(siteFiles(b.dataDir), 'index.html'), 'utf8')).toBe('served');
     expect(readFileSync(path.join(siteFiles(b.dataDir), 'upload.txt'), 'utf8')).toBe('rewritten on a');
     expect(readFileSync(path.join(siteFiles(b.dataDir), 'late.txt'), 'utf8')).toBe('written while ready');
+    expect(readFileSync(path.join(siteFiles(b.dataDir), 'same-size.txt'), 'utf8')).toBe('BBBB');
+    expect(readFileSync(path.join(siteFiles(b.dataDir), 'index.html'), 'utf8')).toBe('served');
     expect(existsSync(path.join(siteFiles(b.dataDir), 'old.txt'))).toBe(false);
     await eventually(async () => existsSync(path.join(maildir(b.dataDir), 'new', '1700000000.M1P1.mx')));
     expect(existsSync(path.join(maildir(b.dataDir), 'new', '1700000001.M2P1.mx'))).toBe(true);

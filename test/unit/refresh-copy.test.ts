@@ -15,7 +15,7 @@ import { cp, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { changedSince, checkedListing, listTree } from '../../src/archives/listing.js';
+import { changedSince, checkedHashes, checkedListing, hashNames, listTree } from '../../src/archives/listing.js';
 import { archiveStream } from '../../src/archives/pack.js';
 import { refreshCopy } from '../../src/archives/refresh.js';
 import { unpackArchive } from '../../src/archives/unpack.js';
@@ -46,9 +46,15 @@ const tree = (dir: string): Record<string, string> => {
   return out;
 };
 
-/** A refresh of `dest` from `src` on this machine, recording what each fetch asked for. */
-async function refresh(asked: (string[] | null)[], verify = false) {
+/** A refresh of `dest` from `src` on this machine, recording what each fetch asked for (and, with `hashed`, each hashing). */
+async function refresh(asked: (string[] | null)[], verify = false, hashed?: string[][]) {
   await refreshCopy({
+    hashes: hashed
+      ? (names) => {
+          hashed.push(names);
+          return hashNames([{ dir: src, as: '' }], names);
+        }
+      : undefined,
     dest,
     listingFile: path.join(root, 'listing.json'),
     now: await listTree([{ dir: src, as: '' }]),
@@ -96,6 +102,36 @@ describe('a copy kept up to date (a move’s)', () => {
     await refresh(asked, true);
     expect(asked[1]?.sort()).toEqual(['a', 'index.php']);
     expect(tree(dest)).toEqual(tree(src));
+  });
+
+  it('with hashes, fetches a file whose size is the same only if its content differs; one rewritten the same gets the source’s time', async () => {
+    const asked: (string[] | null)[] = [];
+    const hashed: string[][] = [];
+    await refresh(asked, false, hashed);
+    const later = new Date(Date.now() + 5000);
+    utimesSync(path.join(src, 'index.php'), later, later); // touched: the same bytes
+    writeFileSync(path.join(src, 'a', 'b', 'deep.txt'), 'DEEP'); // the same size, other bytes
+    writeFileSync(path.join(src, 'a', 'gone.txt'), 'another size'); // hashed by nobody
+    await refresh(asked, true, hashed);
+    expect(hashed.map((names) => names.sort())).toEqual([['a/b/deep.txt', 'index.php']]);
+    expect(asked[1]?.sort()).toEqual(['a/b/deep.txt', 'a/gone.txt']);
+    expect(tree(dest)).toEqual(tree(src));
+    expect(statSync(path.join(dest, 'index.php')).mtimeMs).toBeCloseTo(later.getTime(), -1);
+  });
+
+  it('hashes only regular files inside: a link, a name outside and a directory swapped for a link are left out', async () => {
+    const outside = path.join(root, 'outside');
+    mkdirSync(outside);
+    writeFileSync(path.join(outside, 'secret.txt'), 'secret');
+    rmSync(path.join(src, 'a', 'b'), { recursive: true });
+    symlinkSync(outside, path.join(src, 'a', 'b'));
+    const hashes = await hashNames(
+      [{ dir: src, as: 'site' }],
+      ['site/index.php', 'site/link', 'site/a/b/secret.txt', 'site/../outside/secret.txt', 'other/index.php'],
+    );
+    expect(Object.keys(hashes)).toEqual(['site/index.php']);
+    expect(checkedHashes(hashes)).toEqual(hashes);
+    expect(() => checkedHashes({ 'index.php': 'not a hash' })).toThrow();
   });
 
   it('stopped half-way (a process killed, a fetch failed), comes right the next time', async () => {

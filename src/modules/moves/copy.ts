@@ -1,6 +1,6 @@
 import { cp, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { listTree } from '../../archives/listing.js';
+import { hashNames, listTree } from '../../archives/listing.js';
 import { bytesUnder } from '../../archives/pack.js';
 import { refreshCopy } from '../../archives/refresh.js';
 import type { BackupPart, PartServers } from '../../contribution.js';
@@ -37,6 +37,7 @@ export async function stageCopy(
         listingFile: path.join(o.listings, `here-${d.as.replaceAll('/', '_')}.json`),
         now: await listTree([{ dir: d.dir, as: '' }]),
         fetch: (names, into) => copyHere(d.dir, names, into),
+        hashes: (names) => hashNames([{ dir: d.dir, as: '' }], names),
         verify: o.final,
       });
   }
