@@ -4,7 +4,9 @@
  * 10,000 accounts with 10,000,000 events; at each step measures, through the API on a port, the
  * first and a deep page of the domain list and of the event feed, both filtered by account and
  * the feed by type, the domains and events of a reseller whose accounts are the oldest, an account
- * with its usage, and one look of the backup scheduler. Prints p50 and p99 per step and the p99
+ * with its usage, the servers' list with their unit counts (100 servers hold the accounts), the
+ * long-poll answer of an agent whose server holds 1,000 pending units, and one look of the backup
+ * scheduler. Prints p50 and p99 per step and the p99
  * growth against the first step (goal ≤ 1.5 ×), then checks that the statements ran at the
  * largest size are planned with indexes (as test/api/query-plans.test.ts does on small tables). Each figure is the median of five rounds of 200 requests, the probes
  * taking turns.
@@ -15,7 +17,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { buildApp } from '../src/app.js';
+import { agentCall } from '../src/agent/client.js';
+import { enrol } from '../src/agent/enrol.js';
+import type { Identity } from '../src/agent/state.js';
+import { buildApp, listenAgents } from '../src/app.js';
 import { generateTokenSecret } from '../src/auth/secret.js';
 import { loadConfig } from '../src/config.js';
 import { openDb, type Db } from '../src/db/client.js';
@@ -23,7 +28,7 @@ import { migrate } from '../src/db/migrate.js';
 import { mintOperatorToken } from '../src/modules/tokens/service.js';
 import { recordingDb, sequentialScans, type Statement } from './scale/plans.js';
 import { scaleProbes, scheduleScan } from './scale/probes.js';
-import { grow, SCALE_RESELLER, type ScaleSize } from './scale/seed.js';
+import { grow, SCALE_RESELLER, scaleId, type ScaleSize } from './scale/seed.js';
 import { median, percentile } from './stats.js';
 
 const STEPS = (process.env.BENCH_SCALE_ACCOUNTS ?? '10,100,1000,10000').split(',').map(Number);
@@ -31,7 +36,7 @@ const SAMPLES = Number(process.env.BENCH_SCALE_SAMPLES ?? 200);
 /** Rounds per step, the probes taking turns; each figure is the median round's (a pause of the machine spoils a round, not the figure). */
 const ROUNDS = 5;
 const SHAPE = { domainsPerAccount: 100, eventsPerAccount: 1000, resellerAccounts: 100 };
-const SEEDED_TABLES = ['accounts', 'domains', 'dns_records', 'events', 'backup_schedules', 'backups'];
+const SEEDED_TABLES = ['accounts', 'domains', 'dns_records', 'mail_units', 'events', 'backup_schedules', 'backups'];
 
 const admin = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const name = `berth_bench_scale_${process.pid}`;
@@ -98,6 +103,45 @@ async function measureAll(targets: { name: string; run: () => Promise<void> }[])
   );
 }
 
+/** The accounts whose mail the enrolled server holds: 1,000 domains, their units pending. */
+const AGENT_ACCOUNTS = 1000 / SHAPE.domainsPerAccount;
+
+/**
+ * A mail server created through the API and enrolled as its agent would be (its certificate
+ * kept here), to ask the agent listener for its units as the agent does.
+ */
+async function enrolledServer(base: string, operatorToken: string, agentUrl: string) {
+  const r = await fetch(`${base}/v1/servers`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'scale-agent', roles: ['mail'], ipv4: '10.255.0.1', capacity: { accounts: AGENT_ACCOUNTS } }),
+  });
+  if (r.status !== 201) throw new Error(`server: ${r.status} ${await r.text()}`);
+  const created = (await r.json()) as { id: string; enrolment: { token: string; command: string } };
+  const caFingerprint = /--ca-fingerprint (\S+)/.exec(created.enrolment.command)?.[1] as string;
+  const identity = await enrol({
+    url: agentUrl,
+    token: created.enrolment.token,
+    caFingerprint,
+    dataDir: mkdtempSync(path.join(tmpdir(), 'berth-scale-agent-')),
+  });
+  return { id: created.id, identity };
+}
+
+/**
+ * The first AGENT_ACCOUNTS accounts placed on the enrolled server, their mail units pending: a
+ * server with 1,000 units to hand its agent at every step, whatever the rest holds.
+ */
+async function placeOnAgent(db: Db, serverId: string): Promise<void> {
+  const ids = Array.from({ length: AGENT_ACCOUNTS }, (_, i) => scaleId('acc', i));
+  await db.query('UPDATE accounts SET mail_server_id = $1 WHERE id = ANY($2::text[])', [serverId, ids]);
+  await db.query(
+    `UPDATE mail_units SET applied_generation = 1, sync_state = 'pending'
+     WHERE domain_id IN (SELECT id FROM domains WHERE account_id = ANY($1::text[]))`,
+    [ids],
+  );
+}
+
 /** A token of the seeded reseller (which the first step creates), made through the API. */
 async function mintResellerToken(base: string, operatorToken: string): Promise<string> {
   const r = await fetch(`${base}/v1/tokens`, {
@@ -131,10 +175,12 @@ try {
     BERTH_DATA_DIR: dataDir,
     BERTH_RATE_LIMIT_READ: '100000000',
     BERTH_RATE_LIMIT_WRITE: '100000000',
+    BERTH_AGENT_LISTEN: '127.0.0.1:0',
   });
   const app = await buildApp({ config, db, logger: false });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  const agentUrl = `https://127.0.0.1:${await listenAgents(app, config)}`;
   const get =
     (p: string, bearer = token) =>
     async () => {
@@ -144,12 +190,20 @@ try {
     };
 
   let resellerToken: string | undefined;
+  let agent: Awaited<ReturnType<typeof enrolledServer>> | undefined;
+  /** The agent's poll, answered at once (`wait=0`) with every pending unit. */
+  const poll = async () => {
+    const r = await agentCall(agentUrl, agent?.identity as Identity, 'GET', '/agent/v1/units?wait=0');
+    if (r.status !== 200 || r.body?.units?.length !== 1000) throw new Error(`poll: ${r.status} ${r.body?.units?.length}`);
+  };
   const table = new Map<string, Timing[]>();
   const add = (what: string, m: Timing) => table.set(what, [...(table.get(what) ?? []), m]);
   for (const accounts of STEPS) {
     const size = { accounts, ...SHAPE };
     const seedMs = await growFast(plain, size);
     resellerToken ??= await mintResellerToken(base, token);
+    agent ??= await enrolledServer(base, token, agentUrl);
+    await placeOnAgent(plain, agent.id);
     console.log(
       `${(accounts * SHAPE.domainsPerAccount).toLocaleString('en')} domains, ${accounts.toLocaleString('en')} accounts, ` +
         `${(accounts * SHAPE.eventsPerAccount).toLocaleString('en')} events (seeded in ${(seedMs / 1000).toFixed(1)} s)`,
@@ -158,6 +212,7 @@ try {
     const measured = await measureAll([
       ...scaleProbes(size).map((p) => ({ name: p.name, run: get(p.path, p.asReseller ? resellerToken : token) })),
       { name: 'backup schedule scan', run: () => scheduleScan(db, size) },
+      { name: 'agent poll, 1,000 units', run: poll },
     ]);
     for (const [what, m] of measured) {
       add(what, m);

@@ -1,7 +1,8 @@
 /**
  * What the scale benchmark measures, shared with the test that checks each query's plan
  * (test/api/query-plans.test.ts): list pages near the start and deep in the middle, filtered
- * lists, a reseller's lists, an account with its usage, and the backup scheduler's scans.
+ * lists, a reseller's lists, an account with its usage, the servers with their units, and the
+ * backup scheduler's scans.
  */
 import type { Queryable } from '../../src/db/client.js';
 import { encodeCursor } from '../../src/http/pagination.js';
@@ -32,6 +33,7 @@ export function scaleProbes(size: ScaleSize): Probe[] {
     { name: 'account with usage', path: `/v1/accounts/${account}` },
     { name: 'domains of a reseller', path: '/v1/domains?limit=50', asReseller: true },
     { name: 'events of a reseller', path: '/v1/events?limit=50', asReseller: true },
+    { name: 'servers with unit counts', path: '/v1/servers?limit=50' },
   ];
 }
 

@@ -1,7 +1,9 @@
 /**
  * Set-based seeding for the scale benchmark: `grow` adds accounts with their domains (each with
- * the SOA and two NS records a new domain gets), events and a backup schedule with three
- * completed backups, up to a target size, in a few INSERT … SELECT statements. Ids are
+ * the SOA and two NS records a new domain gets, and its mail apply unit, applied), events and a
+ * backup schedule with three completed backups, up to a target size, in a few INSERT … SELECT
+ * statements. The accounts are placed on SCALE_SERVERS servers in turn (every role of one
+ * account on the same server). Ids are
  * TypeID-shaped (`acc_0…` + the row number in hex, which Crockford base32 spells the same), so
  * the API takes them in paths and cursors. Growing again from a smaller size adds only the
  * difference: one database serves every step of the curve.
@@ -39,6 +41,9 @@ const idSql = (prefix: string, n: string) => `'${prefix}_0' || lpad(to_hex(${n})
 export const scaleId = (prefix: string, n: number) => `${prefix}_0${n.toString(16).padStart(25, '0')}`;
 
 const SCALE_PLAN = scaleId('pln', 1);
+/** The hosting servers the seeded accounts are placed on, in turn. */
+export const SCALE_SERVERS = 100;
+const serverOf = (account: string) => idSql('srv', `1 + (${account}) % ${SCALE_SERVERS}`);
 /** The reseller of the oldest accounts (ScaleSize.resellerAccounts). */
 export const SCALE_RESELLER = scaleId('rsl', 1);
 
@@ -56,14 +61,19 @@ export async function grow(db: Queryable, size: ScaleSize): Promise<number> {
     `INSERT INTO resellers (id, name, contact_email) VALUES ($1, 'Scale', 'scale@example.com') ON CONFLICT DO NOTHING`,
     [SCALE_RESELLER],
   );
+  await db.query(
+    `INSERT INTO servers (id, name, roles, ipv4, capacity_accounts, enrolled, last_seen_at)
+     SELECT ${idSql('srv', 's')}, 'scale-' || s, ARRAY['web', 'mail', 'database'], '10.0.' || (s / 256) || '.' || (s % 256), 1000000, true, now()
+     FROM generate_series(1, ${SCALE_SERVERS}) AS s ON CONFLICT DO NOTHING`,
+  );
   const from = await seededAccounts(db);
   const to = size.accounts;
   if (to <= from) return from;
   const accounts = `generate_series(${from}, ${to - 1}) AS a`;
   await db.query(
-    `INSERT INTO accounts (id, username, display_name, contact_email, plan_id, reseller_id)
+    `INSERT INTO accounts (id, username, display_name, contact_email, plan_id, reseller_id, web_server_id, mail_server_id, database_server_id)
      SELECT ${idSql('acc', 'a')}, 'scale' || a, 'Scale ' || a, 'scale' || a || '@example.com', $1,
-       CASE WHEN a < ${size.resellerAccounts} THEN $2 END
+       CASE WHEN a < ${size.resellerAccounts} THEN $2 END, ${serverOf('a')}, ${serverOf('a')}, ${serverOf('a')}
      FROM ${accounts}`,
     [SCALE_PLAN, SCALE_RESELLER],
   );
@@ -79,6 +89,10 @@ export async function grow(db: Queryable, size: ScaleSize): Promise<number> {
      SELECT ${idSql('rec', 'd * 3 + k')}, ${idSql('dom', 'd')}, '@', CASE k WHEN 0 THEN 'SOA' ELSE 'NS' END, 3600,
        CASE k WHEN 0 THEN 'ns1.scale.test. hostmaster.scale.test. 2026112400 3600 900 1209600 300' ELSE 'ns' || k || '.scale.test.' END, true
      FROM ${domains}, generate_series(0, 2) AS k`,
+  );
+  await db.query(
+    `INSERT INTO mail_units (domain_id, generation, applied_generation, sync_state)
+     SELECT ${idSql('dom', 'd')}, 2, 2, 'in_sync' FROM ${domains}`,
   );
   // Events of the new accounts interleaved (each account's are spread over the whole range, as
   // they are when many accounts change at once), of ten types.

@@ -84,9 +84,10 @@ const ArtifactParams = Type.Object({
   name: Type.String({ pattern: '^[a-z0-9_]{1,40}$' }),
 });
 
+/** A unit at its generation, as a state tag counts it and as a report names it. */
+const unitTag = (u: Pick<AgentUnit, 'kind' | 'key' | 'generation'>) => `${u.kind}:${u.key}:${u.generation}`;
 /** The state an agent has been handed: changes whenever a unit is added, changed or applied. */
-const stateTag = (units: AgentUnit[]) =>
-  hashSecret(units.map((u) => `${u.kind}:${u.key}:${u.generation}`).join('\n')).slice(0, 32);
+const stateTag = (units: AgentUnit[]) => hashSecret(units.map(unitTag).join('\n')).slice(0, 32);
 
 /**
  * The agent listener: HTTPS with mutual TLS, apart from the public API. An agent
@@ -303,8 +304,8 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
     // yet must come with that poll: then there is no tag.
     const at = changes.get(server.id) ?? 0;
     const pending = await pendingUnits(server.id);
-    const reported = new Set(reports.map((r) => `${r.kind}:${r.key}:${r.generation}`));
-    if (pending.every((u) => reported.has(`${u.kind}:${u.key}:${u.generation}`))) {
+    const reported = new Set(reports.map(unitTag));
+    if (pending.every((u) => reported.has(unitTag(u)))) {
       const known = stateTag(pending);
       answered.set(server.id, { known, at });
       reply.header('berth-known', known);
