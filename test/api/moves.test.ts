@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenAgents } from '../../src/app.js';
@@ -25,7 +26,8 @@ const stops: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
   t = await createTestApp({
-    env: { BERTH_AGENT_LISTEN: '127.0.0.1:0', BERTH_WEB_IPV4: '192.0.2.10', BERTH_MOVE_TTL_S: '5' },
+    // Uploads of at most 1 MiB: a site holding more is still moved (its copy is Berth's own deployment).
+    env: { BERTH_AGENT_LISTEN: '127.0.0.1:0', BERTH_WEB_IPV4: '192.0.2.10', BERTH_MOVE_TTL_S: '5', BERTH_DEPLOY_MAX_MB: '1' },
   });
   url = `https://127.0.0.1:${await listenAgents(t.app, t.config)}`;
 });
@@ -89,6 +91,7 @@ describe('moving an account', () => {
     writeFileSync(path.join(siteFiles(a.dataDir), 'upload.txt'), 'written on a');
     writeFileSync(path.join(siteFiles(a.dataDir), 'old.txt'), 'deleted on a before the freeze');
     writeFileSync(path.join(siteFiles(a.dataDir), 'same-size.txt'), 'AAAA');
+    writeFileSync(path.join(siteFiles(a.dataDir), 'large.bin'), randomBytes(2 * 2 ** 20));
     const maildir = (dir: string) => path.join(home(dir), 'mail', name, box.body.id, 'Maildir');
     await eventually(async () => existsSync(maildir(a.dataDir)));
     writeFileSync(path.join(maildir(a.dataDir), 'new', '1700000000.M1P1.mx'), 'Subject: kept\r\n\r\nhello\r\n');
@@ -221,6 +224,7 @@ describe('moving an account', () => {
     expect(readFileSync(path.join(siteFiles(b.dataDir), 'upload.txt'), 'utf8')).toBe('rewritten on a');
     expect(readFileSync(path.join(siteFiles(b.dataDir), 'late.txt'), 'utf8')).toBe('written while ready');
     expect(readFileSync(path.join(siteFiles(b.dataDir), 'same-size.txt'), 'utf8')).toBe('BBBB');
+    expect(statSync(path.join(siteFiles(b.dataDir), 'large.bin')).size).toBe(2 * 2 ** 20);
     expect(readFileSync(path.join(siteFiles(b.dataDir), 'index.html'), 'utf8')).toBe('served');
     expect(existsSync(path.join(siteFiles(b.dataDir), 'old.txt'))).toBe(false);
     await eventually(async () => existsSync(path.join(maildir(b.dataDir), 'new', '1700000000.M1P1.mx')));
