@@ -870,6 +870,32 @@ describe('placement and the agent’s units', () => {
     }
   });
 
+  it('a pack’s upload cut off half-way leaves nothing of its unpacking', async () => {
+    const a = await enrolledServer();
+    const id = 'tsk_01m8f000000000000000000002';
+    const dir = path.join(newAgentDir(), 'copy', 'site');
+    const spec = { action: 'site.pack', account_id: 'acc_1', site_id: 'sit_1', release: 'dep_1' };
+    await t.db.query('INSERT INTO agent_tasks (id, server_id, spec, file, max_bytes, unpack) VALUES ($1, $2, $3, $4, $5, true)', [
+      id,
+      a.server.id,
+      spec,
+      dir,
+      2 ** 30,
+    ]);
+    try {
+      const archive = tarGz([{ path: 'large.bin', content: randomBytes(4 * 2 ** 20) }]);
+      const body = new Readable({ read: () => undefined });
+      body.push(archive.subarray(0, archive.length / 2));
+      const upload = agentUpload(url, a.identity, `/agent/v1/units/task/${id}/artifacts/output`, body).catch((e: Error) => e);
+      await eventually(async () => existsSync(dir));
+      body.destroy(new Error('connection lost'));
+      expect(await upload).toBeInstanceOf(Error);
+      await eventually(async () => !existsSync(dir));
+    } finally {
+      await t.db.query('DELETE FROM agent_tasks WHERE id = $1', [id]);
+    }
+  });
+
   it('a task ends with its agent’s report: a failure is the waiter’s error, a repeated report changes nothing; a quiet server fails the wait', async () => {
     const a = await enrolledServer();
     await poll(a.identity);

@@ -136,7 +136,10 @@ const bounded = (max: number | null) => {
  */
 async function unpackOutput(body: Readable, dir: string, maxBytes: number | null): Promise<void> {
   const bytes = maxBytes ?? Number.POSITIVE_INFINITY;
-  await unpackArchive({ stream: body.pipe(bounded(maxBytes)) }, 'tar.gz', dir, {
+  const input = body.pipe(bounded(maxBytes));
+  // An upload cut off half-way (the agent's connection lost) ends the unpacking, which removes `dir`.
+  body.on('error', (err) => input.destroy(err));
+  await unpackArchive({ stream: input }, 'tar.gz', dir, {
     bytes,
     ratio: Number.POSITIVE_INFINITY,
   }).catch((err: unknown) => {
