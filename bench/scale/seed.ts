@@ -42,7 +42,7 @@ export const scaleId = (prefix: string, n: number) => `${prefix}_0${n.toString(1
 
 const SCALE_PLAN = scaleId('pln', 1);
 /** The hosting servers the seeded accounts are placed on, in turn. */
-export const SCALE_SERVERS = 100;
+const SCALE_SERVERS = 100;
 const serverOf = (account: string) => idSql('srv', `1 + (${account}) % ${SCALE_SERVERS}`);
 /** The reseller of the oldest accounts (ScaleSize.resellerAccounts). */
 export const SCALE_RESELLER = scaleId('rsl', 1);
