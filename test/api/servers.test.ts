@@ -841,9 +841,9 @@ describe('placement and the agent’s units', () => {
     }
   });
 
-  it('a pack’s archive is unpacked as it arrives, where its task says: a member leading outside is the agent’s 422 and nothing is kept', async () => {
+  /** A server's pack task whose output is unpacked into `dir` as it arrives, as a move's copy makes one. */
+  async function unpackingTask(id: string, maxBytes: number) {
     const a = await enrolledServer();
-    const id = 'tsk_01m8f000000000000000000001';
     const dir = path.join(newAgentDir(), 'copy', 'site');
     const spec = { action: 'site.pack', account_id: 'acc_1', site_id: 'sit_1', release: 'dep_1' };
     await t.db.query('INSERT INTO agent_tasks (id, server_id, spec, file, max_bytes, unpack) VALUES ($1, $2, $3, $4, $5, true)', [
@@ -851,11 +851,17 @@ describe('placement and the agent’s units', () => {
       a.server.id,
       spec,
       dir,
-      2 ** 20,
+      maxBytes,
     ]);
+    return { a, dir, output: `/agent/v1/units/task/${id}/artifacts/output` };
+  }
+
+  it('a pack’s archive is unpacked as it arrives, where its task says: a member leading outside is the agent’s 422 and nothing is kept', async () => {
+    const id = 'tsk_01m8f000000000000000000001';
+    const { a, dir, output } = await unpackingTask(id, 2 ** 20);
     try {
       const put = (entries: Parameters<typeof tarGz>[0]) =>
-        agentUpload(url, a.identity, `/agent/v1/units/task/${id}/artifacts/output`, Readable.from([tarGz(entries)])).then(
+        agentUpload(url, a.identity, output, Readable.from([tarGz(entries)])).then(
           () => 204,
           (e: Error) => e.message,
         );
@@ -871,22 +877,13 @@ describe('placement and the agent’s units', () => {
   });
 
   it('a pack’s upload cut off half-way leaves nothing of its unpacking', async () => {
-    const a = await enrolledServer();
     const id = 'tsk_01m8f000000000000000000002';
-    const dir = path.join(newAgentDir(), 'copy', 'site');
-    const spec = { action: 'site.pack', account_id: 'acc_1', site_id: 'sit_1', release: 'dep_1' };
-    await t.db.query('INSERT INTO agent_tasks (id, server_id, spec, file, max_bytes, unpack) VALUES ($1, $2, $3, $4, $5, true)', [
-      id,
-      a.server.id,
-      spec,
-      dir,
-      2 ** 30,
-    ]);
+    const { a, dir, output } = await unpackingTask(id, 2 ** 30);
     try {
       const archive = tarGz([{ path: 'large.bin', content: randomBytes(4 * 2 ** 20) }]);
       const body = new Readable({ read: () => undefined });
       body.push(archive.subarray(0, archive.length / 2));
-      const upload = agentUpload(url, a.identity, `/agent/v1/units/task/${id}/artifacts/output`, body).catch((e: Error) => e);
+      const upload = agentUpload(url, a.identity, output, body).catch((e: Error) => e);
       await eventually(async () => existsSync(dir));
       body.destroy(new Error('connection lost'));
       expect(await upload).toBeInstanceOf(Error);
