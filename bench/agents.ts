@@ -172,7 +172,8 @@ async function idleAgents(url: string, identity: { ca_pem: string; key_pem: stri
     return (used.user + used.system) / 1000 / ms;
   };
   const cpuBefore = await cpuOver(POLL_PERIOD_MS);
-  // Read after that quiet period: what the measurements before it left is collected by then.
+  // Read after that quiet period. With the agent in a process of its own this process may give
+  // memory back during the window, so the difference can come out below zero (bench/HISTORY.md).
   const rssBefore = process.memoryUsage().rss;
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/idle-agents.ts')], {
     cwd: root,

@@ -110,7 +110,7 @@ const AGENT_ACCOUNTS = 1000 / SHAPE.domainsPerAccount;
  * A mail server created through the API and enrolled as its agent would be (its certificate
  * kept here), to ask the agent listener for its units as the agent does.
  */
-async function enrolledServer(base: string, operatorToken: string, agentUrl: string) {
+async function enrolledServer(base: string, operatorToken: string, agentUrl: string, agentDir: string) {
   const r = await fetch(`${base}/v1/servers`, {
     method: 'POST',
     headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' },
@@ -123,7 +123,7 @@ async function enrolledServer(base: string, operatorToken: string, agentUrl: str
     url: agentUrl,
     token: created.enrolment.token,
     caFingerprint,
-    dataDir: mkdtempSync(path.join(tmpdir(), 'berth-scale-agent-')),
+    dataDir: agentDir,
   });
   return { id: created.id, identity };
 }
@@ -202,7 +202,8 @@ try {
     const size = { accounts, ...SHAPE };
     const seedMs = await growFast(plain, size);
     resellerToken ??= await mintResellerToken(base, token);
-    agent ??= await enrolledServer(base, token, agentUrl);
+    // Its key pair kept under the benchmark's directory, removed with it.
+    agent ??= await enrolledServer(base, token, agentUrl, path.join(dataDir, 'scale-agent'));
     await placeOnAgent(plain, agent.id);
     console.log(
       `${(accounts * SHAPE.domainsPerAccount).toLocaleString('en')} domains, ${accounts.toLocaleString('en')} accounts, ` +

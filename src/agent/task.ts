@@ -68,8 +68,8 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
 /**
  * gzip's level for what a server sends the control plane, which unpacks it at once (a move's
  * copy, a backup's files, packed again there at the backup's level): level 1 keeps most of what
- * compressing text saves on a slow link, at a third of level 6's CPU on the server that serves
- * meanwhile (in the move benchmark, level 0 to 6 moved the copy less than the machine's noise).
+ * compressing text saves on a slow link, for less CPU than the default on a server that serves
+ * meanwhile (in the move benchmark, levels 0, 1 and 6 moved the copy less than the machine's noise).
  */
 const TRANSFER_LEVEL = 1;
 

@@ -26,6 +26,11 @@ export class ArchiveRefused extends Error {
   ) {
     super(detail);
   }
+
+  /** What was refused, naming the member: a problem's detail. */
+  get detail(): string {
+    return this.entry === null ? this.message : `${JSON.stringify(this.entry)}: ${this.message}`;
+  }
 }
 
 /** The archive's files need more than the budget (the account's remaining disk). */

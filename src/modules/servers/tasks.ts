@@ -144,10 +144,8 @@ async function unpackOutput(body: Readable, dir: string, maxBytes: number | null
     ratio: Number.POSITIVE_INFINITY,
   }).catch((err: unknown) => {
     if (err instanceof ArchiveTooLarge) throw payloadTooLarge(`The task's files exceed ${bytes} bytes.`, bytes);
-    if (err instanceof ArchiveRefused) {
-      const detail = err.entry === null ? err.message : `${JSON.stringify(err.entry)}: ${err.message}`;
-      throw invalid([{ pointer: '', code: err.code, detail }], `The task's archive was refused: ${detail}.`);
-    }
+    if (err instanceof ArchiveRefused)
+      throw invalid([{ pointer: '', code: err.code, detail: err.detail }], `The task's archive was refused: ${err.detail}.`);
     throw err;
   });
 }

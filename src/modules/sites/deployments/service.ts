@@ -223,8 +223,7 @@ function refusal(err: unknown, maxBytes: number, diskQuota: number): unknown {
   }
   if (err instanceof ArchiveRefused) {
     // The body is the archive: the pointer is the whole body and the detail names the member.
-    const detail = err.entry === null ? err.message : `${JSON.stringify(err.entry)}: ${err.message}`;
-    return invalid([{ pointer: '', code: err.code, detail }], 'The archive was refused; nothing was kept.');
+    return invalid([{ pointer: '', code: err.code, detail: err.detail }], 'The archive was refused; nothing was kept.');
   }
   return err;
 }
