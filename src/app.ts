@@ -192,8 +192,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const servers = await serversModule(
     svc,
     {
-      accounts: async (q, id) => (await countAccountsOn(q, [id])).get(id) ?? 0,
-      unitCounts: [sites.serverUnits, mail.serverUnits, databases.serverUnits, cron.serverUnits, ssh.serverUnits],
+      accounts: countAccountsOn,
+      oldestPending: [sites.oldestPending, mail.oldestPending, databases.oldestPending, cron.oldestPending, ssh.oldestPending],
     },
     {
       authority: issuers.agentAuthority,

@@ -20,19 +20,17 @@ export function unitState(table: string, key: string) {
         db.query(`UPDATE ${table} SET sync_state = 'error', sync_error = $2 WHERE ${key} = $1`, [id, message.slice(0, 1000)]),
     }),
     /**
-     * The units on one server, by state (the server's `units`): `placed` joins the unit table
-     * (as `t`) to the accounts placed on the server given as `$1` (an owner's constant).
+     * When the oldest unit still to apply on each of `serverIds` became pending (a server's
+     * `oldest_pending_at`; its counts are kept by the database, migration 0044). `placed` joins
+     * the unit table (as `t`) to its account `a`, whose `column` places it (the owner's constants).
      */
-    async countOnServer(db: Queryable, serverId: string, placed: string) {
-      const r = await db.query<{ in_sync: number; pending: number; error: number; oldest_pending_at: string | null }>(
-        `SELECT count(*) FILTER (WHERE t.sync_state = 'in_sync')::int AS in_sync,
-           count(*) FILTER (WHERE t.sync_state = 'pending')::int AS pending,
-           count(*) FILTER (WHERE t.sync_state = 'error')::int AS error,
-           min(t.pending_since) AS oldest_pending_at
-         FROM ${table} t ${placed}`,
-        [serverId],
+    async oldestPendingOn(db: Queryable, serverIds: string[], placed: string, column: string): Promise<Map<string, string>> {
+      const r = await db.query<{ server_id: string; at: string }>(
+        `SELECT a.${column} AS server_id, min(t.pending_since) AS at FROM ${table} t ${placed}
+         WHERE t.pending_since IS NOT NULL AND a.${column} = ANY($1) GROUP BY 1`,
+        [serverIds],
       );
-      return r.rows[0] ?? { in_sync: 0, pending: 0, error: 0, oldest_pending_at: null };
+      return new Map(r.rows.map((row) => [row.server_id, row.at]));
     },
     /** How many of the units `where` picks (a condition on `t`, `$1` its value) their server has yet to apply. */
     async unapplied(db: Queryable, where: string, value: string): Promise<number> {

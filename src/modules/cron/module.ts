@@ -44,7 +44,7 @@ export function cronModule(
     accountHooks,
     backupPart: cronBackupPart(svc),
     agentUnits: cronAgentUnits(jobs),
-    serverUnits: cronUnits.countPlacedOn,
+    oldestPending: cronUnits.oldestPendingOn,
     share: {
       role: 'web',
       applied: async (accountId) => (await cronUnits.unapplied(db, 't.account_id = $1', accountId)) === 0,

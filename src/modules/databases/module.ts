@@ -25,7 +25,7 @@ export function databasesModule(svc: ServiceDeps, driver: DatabaseDriver, onErro
   return {
     contribution,
     backupPart: databasesBackupPart(db, svc.clock, svc.jobs, driver),
-    serverUnits: databaseUnits.countPlacedOn,
+    oldestPending: databaseUnits.oldestPendingOn,
     share: {
       role: 'database',
       applied: async (accountId) => (await databaseUnits.unapplied(db, 't.account_id = $1', accountId)) === 0,

@@ -51,11 +51,12 @@ export function mailModule(svc: ServiceDeps, driver: MailDriver) {
       },
     } satisfies AccountShare,
     agentUnits: mailAgentUnits(dkimKey),
-    serverUnits: (q: Queryable, serverId: string) =>
-      mailUnits.countOnServer(
+    oldestPending: (q: Queryable, serverIds: string[]) =>
+      mailUnits.oldestPendingOn(
         q,
-        serverId,
-        'JOIN domains d ON d.id = t.domain_id JOIN accounts a ON a.id = d.account_id AND a.mail_server_id = $1',
+        serverIds,
+        'JOIN domains d ON d.id = t.domain_id JOIN accounts a ON a.id = d.account_id',
+        'mail_server_id',
       ),
   };
 }

@@ -154,8 +154,8 @@ export function accountUnits<K extends AgentUnitKind, U extends AccountUnitRow =
       };
     },
 
-    /** The units of the accounts placed on a server, by state (the server's `units`). */
-    countPlacedOn: (db: Queryable, serverId: string) =>
-      state.countOnServer(db, serverId, `JOIN accounts a ON a.id = t.account_id AND a.${server} = $1`),
+    /** The oldest unit still to apply on each of the servers (their `units.oldest_pending_at`). */
+    oldestPendingOn: (db: Queryable, serverIds: string[]) =>
+      state.oldestPendingOn(db, serverIds, 'JOIN accounts a ON a.id = t.account_id', server),
   };
 }

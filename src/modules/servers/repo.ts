@@ -209,3 +209,30 @@ export async function placementCandidates(tx: Queryable, role: Role): Promise<Se
     )
   ).rows;
 }
+
+/** The servers' unit counts by state, kept by the database as units change (migration 0044). */
+export async function unitCounts(
+  db: Queryable,
+  ids: string[],
+): Promise<Map<string, { in_sync: number; pending: number; error: number }>> {
+  const r = await db.query<{ server_id: string; in_sync: number; pending: number; error: number }>(
+    `SELECT server_id, sum(in_sync)::int AS in_sync, sum(pending)::int AS pending, sum(error)::int AS error
+     FROM server_unit_counts WHERE server_id = ANY($1) GROUP BY server_id`,
+    [ids],
+  );
+  return new Map(r.rows.map(({ server_id, ...counts }) => [server_id, counts]));
+}
+
+/**
+ * Each server's counts folded into one row. The rows a concurrent change adds meanwhile are not
+ * seen by the statement, so stay as they are; a second fold waits for the first, then finds its
+ * rows gone.
+ */
+export async function foldUnitCounts(db: Queryable): Promise<void> {
+  await db.query(
+    `WITH folded AS (DELETE FROM server_unit_counts RETURNING *)
+     INSERT INTO server_unit_counts (server_id, in_sync, pending, error)
+     SELECT server_id, sum(in_sync), sum(pending), sum(error) FROM folded GROUP BY server_id
+     HAVING (sum(in_sync), sum(pending), sum(error)) <> (0, 0, 0)`,
+  );
+}

@@ -48,7 +48,6 @@ const UnitCounts = Type.Object(
   },
   { description: 'The apply units of the accounts placed on the server (sites, mail domains, database accounts).' },
 );
-export type UnitCounts = Static<typeof UnitCounts>;
 
 export const Server = Type.Object(
   {

@@ -12,25 +12,18 @@ import { mergeFields } from '../../lib/merge-patch.js';
 import type { ServiceDeps } from '../deps.js';
 import { publishEvent } from '../publishing/index.js';
 import * as repo from './repo.js';
-import type {
-  CreateServer,
-  Enrolment,
-  Server,
-  ServerFields,
-  ServerListQuery,
-  ServerWithEnrolment,
-  UnitCounts,
-} from './schemas.js';
+import type { CreateServer, Enrolment, Server, ServerFields, ServerListQuery, ServerWithEnrolment } from './schemas.js';
 import { serverStatus, serverTimeZone, statusCondition } from './status.js';
 
 const ENROLMENT_LIFETIME_MS = 60 * 60_000;
+const NO_UNITS = { in_sync: 0, pending: 0, error: 0 };
 
 /** What the modules that place work on servers tell about them (app.ts hands these in). */
 export interface ServerHooks {
-  /** Accounts placed on the server for any role. */
-  accounts: (db: Queryable, serverId: string) => Promise<number>;
-  /** Each module's apply units on the server; summed. */
-  unitCounts: ((db: Queryable, serverId: string) => Promise<UnitCounts>)[];
+  /** Accounts placed on each server for any role. */
+  accounts: (db: Queryable, serverIds: string[]) => Promise<Map<string, number>>;
+  /** Each module's oldest unit still to apply, per server. */
+  oldestPending: ((db: Queryable, serverIds: string[]) => Promise<Map<string, string>>)[];
 }
 
 /** What the enrolment command needs from the agent listener: its URL and its CA's fingerprint. */
@@ -38,16 +31,6 @@ export interface AgentEndpoint {
   url: () => string;
   caFingerprint: () => Promise<string>;
 }
-
-const sumCounts = (all: UnitCounts[]): UnitCounts => {
-  const oldest = all.map((c) => c.oldest_pending_at).filter((t): t is string => t !== null);
-  return {
-    in_sync: all.reduce((n, c) => n + c.in_sync, 0),
-    pending: all.reduce((n, c) => n + c.pending, 0),
-    error: all.reduce((n, c) => n + c.error, 0),
-    oldest_pending_at: oldest.length ? (oldest.sort()[0] as string) : null,
-  };
-};
 
 const fieldsOf = (r: repo.ServerRow): ServerFields => ({
   name: r.name,
@@ -64,35 +47,43 @@ const enrolmentSecret = () => `berth_enrol_${randomBytes(32).toString('base64url
 export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: AgentEndpoint | null) {
   const { db, clock, config } = deps;
 
-  /** The server as the API shows it, read through `q` (the transaction of its event, if any). */
-  async function show(row: repo.ServerRow, q: Queryable = db): Promise<Server> {
-    const local = row.id === repo.LOCAL_SERVER_ID;
-    const [accounts, diskBytes, counts] = await Promise.all([
-      hooks.accounts(q, row.id),
-      local ? bytesUsedUnder(config.dataDir) : Number(row.disk_bytes_used),
-      Promise.all(hooks.unitCounts.map((count) => count(q, row.id))),
+  const accountsOn = async (q: Queryable, id: string) => (await hooks.accounts(q, [id])).get(id) ?? 0;
+
+  /** The servers as the API shows them, read through `q` (the transaction of an event, if any): a few queries a page. */
+  async function showAll(rows: repo.ServerRow[], q: Queryable = db): Promise<Server[]> {
+    const ids = rows.map((row) => row.id);
+    const [accounts, counts, oldest, localDisk] = await Promise.all([
+      hooks.accounts(q, ids),
+      repo.unitCounts(q, ids),
+      Promise.all(hooks.oldestPending.map((of) => of(q, ids))),
+      ids.includes(repo.LOCAL_SERVER_ID) ? bytesUsedUnder(config.dataDir) : 0,
     ]);
-    return {
-      id: row.id,
-      name: row.name,
-      roles: row.roles,
-      // The local server's addresses are the configured web addresses until set here.
-      ipv4: row.ipv4 ?? (local ? config.webIpv4 : null),
-      ipv6: row.ipv6 ?? (local ? config.webIpv6 : null),
-      capacity: fieldsOf(row).capacity,
-      placement: row.placement,
-      status: serverStatus(row, clock.now()),
-      local,
-      last_seen_at: row.last_seen_at,
-      agent_version: row.agent_version,
-      timezone: serverTimeZone(row),
-      usage: { accounts, disk_bytes: diskBytes },
-      units: sumCounts(counts),
-      created_at: row.created_at,
-      updated_at: row.updated_at,
-      version: row.version,
-    };
+    return rows.map((row) => {
+      const local = row.id === repo.LOCAL_SERVER_ID;
+      const pendingSince = oldest.map((of) => of.get(row.id)).filter((at): at is string => at !== undefined);
+      return {
+        id: row.id,
+        name: row.name,
+        roles: row.roles,
+        // The local server's addresses are the configured web addresses until set here.
+        ipv4: row.ipv4 ?? (local ? config.webIpv4 : null),
+        ipv6: row.ipv6 ?? (local ? config.webIpv6 : null),
+        capacity: fieldsOf(row).capacity,
+        placement: row.placement,
+        status: serverStatus(row, clock.now()),
+        local,
+        last_seen_at: row.last_seen_at,
+        agent_version: row.agent_version,
+        timezone: serverTimeZone(row),
+        usage: { accounts: accounts.get(row.id) ?? 0, disk_bytes: local ? localDisk : Number(row.disk_bytes_used) },
+        units: { ...(counts.get(row.id) ?? NO_UNITS), oldest_pending_at: pendingSince.sort()[0] ?? null },
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+        version: row.version,
+      };
+    });
   }
+  const show = async (row: repo.ServerRow, q: Queryable = db) => (await showAll([row], q))[0] as Server;
 
   async function load(caller: Caller, id: string): Promise<repo.ServerRow> {
     const row = await repo.findServer(db, caller, id);
@@ -141,7 +132,7 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
         page,
         status ? (params) => statusCondition(status, now, params) : undefined,
       );
-      return Promise.all(rows.map((row) => show(row)));
+      return showAll(rows);
     },
 
     async create(caller: Caller, input: CreateServer): Promise<ServerWithEnrolment> {
@@ -174,7 +165,7 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
       const next = mergeFields(fieldsOf(current), patch);
       const dropped = current.roles.filter((r) => !next.roles.includes(r));
       if (dropped.length > 0) {
-        if ((await hooks.accounts(db, id)) > 0)
+        if ((await accountsOn(db, id)) > 0)
           throw invalid([{ pointer: '/roles', code: 'in_use', detail: `accounts are placed on it for ${dropped.join(', ')}` }]);
       }
       try {
@@ -202,7 +193,7 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
         });
       } catch (err) {
         // The accounts' placement references the server: the database refuses while one does.
-        if (isForeignKeyViolation(err)) throw serverNotEmpty(await hooks.accounts(db, id));
+        if (isForeignKeyViolation(err)) throw serverNotEmpty(await accountsOn(db, id));
         throw err;
       }
     },

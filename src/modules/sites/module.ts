@@ -83,8 +83,8 @@ export function sitesModule(
   };
   return {
     contribution,
-    serverUnits: (q: Queryable, serverId: string) =>
-      webUnits.countOnServer(q, serverId, 'JOIN accounts a ON a.id = t.account_id AND a.web_server_id = $1'),
+    oldestPending: (q: Queryable, serverIds: string[]) =>
+      webUnits.oldestPendingOn(q, serverIds, 'JOIN accounts a ON a.id = t.account_id', 'web_server_id'),
     agentUnits: webAgentUnits(svc.jobs, sealKey, config.dataDir),
     backupPart: sitesBackupPart(svc, sites, deployments),
     cancelHandlers: siteCancelHandlers(svc.jobs),

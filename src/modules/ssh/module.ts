@@ -46,7 +46,7 @@ export function sshModule(svc: ServiceDeps, drivers: { ssh: SshDriver; php: PhpD
     planHooks,
     backupPart: sshBackupPart(svc),
     agentUnits: sshAgentUnits,
-    serverUnits: sshUnits.countPlacedOn,
+    oldestPending: sshUnits.oldestPendingOn,
     share: {
       role: 'web',
       applied: async (accountId) => (await sshUnits.unapplied(db, 't.account_id = $1', accountId)) === 0,
