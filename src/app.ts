@@ -26,7 +26,6 @@ import { JOBS } from './jobs/names.js';
 import { PgBossQueue, type JobQueue } from './jobs/queue.js';
 import { systemClock, type Clock } from './lib/time.js';
 import { accountsModule } from './modules/accounts/module.js';
-import { countAccountsOn } from './modules/accounts/repo.js';
 import { diskMeter } from './modules/accounts/usage.js';
 import { backupsModule } from './modules/backups/module.js';
 import { LocalBackupStorage, type BackupStorage } from './modules/backups/storage.js';
@@ -192,7 +191,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const servers = await serversModule(
     svc,
     {
-      accounts: countAccountsOn,
       oldestPending: [sites.oldestPending, mail.oldestPending, databases.oldestPending, cron.oldestPending, ssh.oldestPending],
     },
     {

@@ -6,7 +6,7 @@ import type { CertificateAuthority } from '../../tls/internal-ca.js';
 import type { ServiceDeps } from '../deps.js';
 import { agentListener, agentUrl, caFingerprint } from './agent-listener.js';
 import { forwardUnits } from './forwards.js';
-import { foldUnitCounts } from './repo.js';
+import { foldServerCounts } from './repo.js';
 import { serverRoutes } from './routes.js';
 import { serverSchemas } from './schemas.js';
 import { type ServerHooks, serversService } from './service.js';
@@ -52,7 +52,7 @@ export async function serversModule(
     routes: (app) => serverRoutes(app, service),
     // A server that stopped polling is announced unreachable within a wait of passing the limit.
     loops: url ? [periodic(() => service.announceStatuses(), AGENT_WAIT_MS / 3, onError)] : [],
-    housekeeping: [() => pruneStaleTasks(svc.db), () => foldUnitCounts(svc.db)],
+    housekeeping: [() => pruneStaleTasks(svc.db), () => foldServerCounts(svc.db)],
   };
   return { contribution, service, listener };
 }

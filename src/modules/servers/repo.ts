@@ -210,14 +210,19 @@ export async function placementCandidates(tx: Queryable, role: Role): Promise<Se
   ).rows;
 }
 
-/** The servers' unit counts by state, kept by the database as units change (migration 0044). */
-export async function unitCounts(
-  db: Queryable,
-  ids: string[],
-): Promise<Map<string, { in_sync: number; pending: number; error: number }>> {
-  const r = await db.query<{ server_id: string; in_sync: number; pending: number; error: number }>(
-    `SELECT server_id, sum(in_sync)::int AS in_sync, sum(pending)::int AS pending, sum(error)::int AS error
-     FROM server_unit_counts WHERE server_id = ANY($1) GROUP BY server_id`,
+/** What the database keeps counted of each server (migration 0044): accounts placed there, their units by state. */
+export interface ServerCounts {
+  accounts: number;
+  in_sync: number;
+  pending: number;
+  error: number;
+}
+
+export async function serverCounts(db: Queryable, ids: string[]): Promise<Map<string, ServerCounts>> {
+  const r = await db.query<ServerCounts & { server_id: string }>(
+    `SELECT server_id, sum(accounts)::int AS accounts, sum(in_sync)::int AS in_sync, sum(pending)::int AS pending,
+       sum(error)::int AS error
+     FROM server_counts WHERE server_id = ANY($1) GROUP BY server_id`,
     [ids],
   );
   return new Map(r.rows.map(({ server_id, ...counts }) => [server_id, counts]));
@@ -228,11 +233,11 @@ export async function unitCounts(
  * seen by the statement, so stay as they are; a second fold waits for the first, then finds its
  * rows gone.
  */
-export async function foldUnitCounts(db: Queryable): Promise<void> {
+export async function foldServerCounts(db: Queryable): Promise<void> {
   await db.query(
-    `WITH folded AS (DELETE FROM server_unit_counts RETURNING *)
-     INSERT INTO server_unit_counts (server_id, in_sync, pending, error)
-     SELECT server_id, sum(in_sync), sum(pending), sum(error) FROM folded GROUP BY server_id
-     HAVING (sum(in_sync), sum(pending), sum(error)) <> (0, 0, 0)`,
+    `WITH folded AS (DELETE FROM server_counts RETURNING *)
+     INSERT INTO server_counts (server_id, accounts, in_sync, pending, error)
+     SELECT server_id, sum(accounts), sum(in_sync), sum(pending), sum(error) FROM folded GROUP BY server_id
+     HAVING (sum(accounts), sum(in_sync), sum(pending), sum(error)) <> (0, 0, 0, 0)`,
   );
 }

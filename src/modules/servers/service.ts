@@ -16,12 +16,10 @@ import type { CreateServer, Enrolment, Server, ServerFields, ServerListQuery, Se
 import { serverStatus, serverTimeZone, statusCondition } from './status.js';
 
 const ENROLMENT_LIFETIME_MS = 60 * 60_000;
-const NO_UNITS = { in_sync: 0, pending: 0, error: 0 };
+const NOTHING: repo.ServerCounts = { accounts: 0, in_sync: 0, pending: 0, error: 0 };
 
 /** What the modules that place work on servers tell about them (app.ts hands these in). */
 export interface ServerHooks {
-  /** Accounts placed on each server for any role. */
-  accounts: (db: Queryable, serverIds: string[]) => Promise<Map<string, number>>;
   /** Each module's oldest unit still to apply, per server. */
   oldestPending: ((db: Queryable, serverIds: string[]) => Promise<Map<string, string>>)[];
 }
@@ -47,19 +45,19 @@ const enrolmentSecret = () => `berth_enrol_${randomBytes(32).toString('base64url
 export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: AgentEndpoint | null) {
   const { db, clock, config } = deps;
 
-  const accountsOn = async (q: Queryable, id: string) => (await hooks.accounts(q, [id])).get(id) ?? 0;
+  const accountsOn = async (id: string) => (await repo.serverCounts(db, [id])).get(id)?.accounts ?? 0;
 
   /** The servers as the API shows them, read through `q` (the transaction of an event, if any): a few queries a page. */
   async function showAll(rows: repo.ServerRow[], q: Queryable = db): Promise<Server[]> {
     const ids = rows.map((row) => row.id);
-    const [accounts, counts, oldest, localDisk] = await Promise.all([
-      hooks.accounts(q, ids),
-      repo.unitCounts(q, ids),
+    const [counts, oldest, localDisk] = await Promise.all([
+      repo.serverCounts(q, ids),
       Promise.all(hooks.oldestPending.map((of) => of(q, ids))),
       ids.includes(repo.LOCAL_SERVER_ID) ? bytesUsedUnder(config.dataDir) : 0,
     ]);
     return rows.map((row) => {
       const local = row.id === repo.LOCAL_SERVER_ID;
+      const { accounts, ...units } = counts.get(row.id) ?? NOTHING;
       const pendingSince = oldest.map((of) => of.get(row.id)).filter((at): at is string => at !== undefined);
       return {
         id: row.id,
@@ -75,8 +73,8 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
         last_seen_at: row.last_seen_at,
         agent_version: row.agent_version,
         timezone: serverTimeZone(row),
-        usage: { accounts: accounts.get(row.id) ?? 0, disk_bytes: local ? localDisk : Number(row.disk_bytes_used) },
-        units: { ...(counts.get(row.id) ?? NO_UNITS), oldest_pending_at: pendingSince.sort()[0] ?? null },
+        usage: { accounts, disk_bytes: local ? localDisk : Number(row.disk_bytes_used) },
+        units: { ...units, oldest_pending_at: pendingSince.sort()[0] ?? null },
         created_at: row.created_at,
         updated_at: row.updated_at,
         version: row.version,
@@ -165,7 +163,7 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
       const next = mergeFields(fieldsOf(current), patch);
       const dropped = current.roles.filter((r) => !next.roles.includes(r));
       if (dropped.length > 0) {
-        if ((await accountsOn(db, id)) > 0)
+        if ((await accountsOn(id)) > 0)
           throw invalid([{ pointer: '/roles', code: 'in_use', detail: `accounts are placed on it for ${dropped.join(', ')}` }]);
       }
       try {
@@ -193,7 +191,7 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
         });
       } catch (err) {
         // The accounts' placement references the server: the database refuses while one does.
-        if (isForeignKeyViolation(err)) throw serverNotEmpty(await accountsOn(db, id));
+        if (isForeignKeyViolation(err)) throw serverNotEmpty(await accountsOn(id));
         throw err;
       }
     },

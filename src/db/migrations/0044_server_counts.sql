@@ -1,24 +1,45 @@
--- A server's `units` counts, kept as its units change instead of counted when a server is read:
--- at a million domains a page of servers counted half a million units (bench:scale).
+-- A server's `usage.accounts` and `units` counts, kept as accounts and units change instead of
+-- counted when a server is read: at a million domains a page of servers counted half a million
+-- units, and every account for each server listed (bench:scale).
 --
 -- Each statement that adds, changes or removes units adds one row per server it touched, the
--- difference it made; the hourly housekeeping folds each server's rows into one. Rows are only
--- ever added, so applies on one server never wait for each other on a counter.
-CREATE TABLE server_unit_counts (
+-- difference it made, as each account placed, moved or removed does; the hourly housekeeping
+-- folds each server's rows into one. Rows are only ever added, so applies on one server never
+-- wait for each other on a counter.
+CREATE TABLE server_counts (
   server_id text NOT NULL REFERENCES servers (id) ON DELETE CASCADE,
-  in_sync integer NOT NULL,
-  pending integer NOT NULL,
-  error integer NOT NULL
+  accounts integer NOT NULL DEFAULT 0,
+  in_sync integer NOT NULL DEFAULT 0,
+  pending integer NOT NULL DEFAULT 0,
+  error integer NOT NULL DEFAULT 0
 );
-CREATE INDEX server_unit_counts_server_idx ON server_unit_counts (server_id);
+CREATE INDEX server_counts_server_idx ON server_counts (server_id);
+
+-- An account counts once on each server it is placed on, whatever roles it has there.
+CREATE FUNCTION count_server_accounts() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO server_counts (server_id, accounts)
+  SELECT server_id, sum(sign) FROM (
+    SELECT DISTINCT -1, unnest(ARRAY[OLD.web_server_id, OLD.mail_server_id, OLD.database_server_id]) WHERE TG_OP <> 'INSERT'
+    UNION ALL
+    SELECT DISTINCT 1, unnest(ARRAY[NEW.web_server_id, NEW.mail_server_id, NEW.database_server_id]) WHERE TG_OP <> 'DELETE'
+  ) d (sign, server_id) GROUP BY server_id HAVING sum(sign) <> 0;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER accounts_counted AFTER INSERT OR DELETE OR UPDATE OF web_server_id, mail_server_id, database_server_id
+  ON accounts FOR EACH ROW EXECUTE FUNCTION count_server_accounts();
+INSERT INTO server_counts (server_id, accounts)
+  SELECT s.server_id, count(DISTINCT a.id) FROM accounts a
+  CROSS JOIN LATERAL (VALUES (a.web_server_id), (a.mail_server_id), (a.database_server_id)) s (server_id)
+  GROUP BY s.server_id;
 
 -- The statement that adds the differences `units` (rows `u` with a `sign` and a `sync_state`)
 -- make, per server: `placed` joins a row to its account `a`, whose column `server` places it.
 -- Units whose account is gone (a deletion's cascade) are left out: the deletion took them out of
 -- the counts first. Run by the trigger itself: only its own statements see its transition tables.
-CREATE FUNCTION server_unit_counts_sql(units text, placed text, server text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+CREATE FUNCTION server_unit_deltas_sql(units text, placed text, server text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
   SELECT format(
-    'INSERT INTO server_unit_counts (server_id, in_sync, pending, error)
+    'INSERT INTO server_counts (server_id, in_sync, pending, error)
      SELECT server_id, in_sync, pending, error FROM (
        SELECT a.%3$I AS server_id,
          coalesce(sum(u.sign) FILTER (WHERE u.sync_state = ''in_sync''), 0) AS in_sync,
@@ -32,7 +53,7 @@ $$;
 -- A unit table's statement trigger; its arguments are `placed` and `server` above.
 CREATE FUNCTION count_server_units() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  EXECUTE server_unit_counts_sql(
+  EXECUTE server_unit_deltas_sql(
     CASE TG_OP
       WHEN 'INSERT' THEN 'SELECT 1 AS sign, * FROM new_units'
       WHEN 'DELETE' THEN 'SELECT -1 AS sign, * FROM old_units'
@@ -56,10 +77,10 @@ DECLARE
 BEGIN
   IF was_on IS DISTINCT FROM placed_on THEN
     EXECUTE format('SELECT 1 FROM %s FOR UPDATE OF u', units);
-    EXECUTE server_unit_counts_sql(format('SELECT -1 AS sign, u.sync_state FROM %s', units),
+    EXECUTE server_unit_deltas_sql(format('SELECT -1 AS sign, u.sync_state FROM %s', units),
       format('CROSS JOIN (SELECT %L AS server_id) a', was_on), 'server_id');
     IF placed_on IS NOT NULL THEN
-      EXECUTE server_unit_counts_sql(format('SELECT 1 AS sign, u.sync_state FROM %s', units),
+      EXECUTE server_unit_deltas_sql(format('SELECT 1 AS sign, u.sync_state FROM %s', units),
         format('CROSS JOIN (SELECT %L AS server_id) a', placed_on), 'server_id');
     END IF;
   END IF;
@@ -70,7 +91,7 @@ END $$;
 CREATE FUNCTION drop_domain_mail_units() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM 1 FROM mail_units WHERE domain_id = OLD.id FOR UPDATE;
-  EXECUTE server_unit_counts_sql(format('SELECT -1 AS sign, sync_state FROM mail_units WHERE domain_id = %L', OLD.id),
+  EXECUTE server_unit_deltas_sql(format('SELECT -1 AS sign, sync_state FROM mail_units WHERE domain_id = %L', OLD.id),
     format('JOIN accounts a ON a.id = %L', OLD.account_id), 'mail_server_id');
   RETURN OLD;
 END $$;
@@ -98,7 +119,7 @@ BEGIN
       FOR EACH STATEMENT EXECUTE FUNCTION count_server_units(%2$L, %3$L)', t.units, t.placed, t.server);
     EXECUTE format('CREATE TRIGGER %1$s_placed BEFORE UPDATE OF %2$I OR DELETE ON accounts
       FOR EACH ROW EXECUTE FUNCTION place_server_units(%1$L, %3$L, %2$L)', t.units, t.server, t.of_account);
-    EXECUTE server_unit_counts_sql(format('SELECT 1 AS sign, * FROM %I', t.units), t.placed, t.server);
+    EXECUTE server_unit_deltas_sql(format('SELECT 1 AS sign, * FROM %I', t.units), t.placed, t.server);
     EXECUTE format('CREATE INDEX %1$s_pending_idx ON %1$I (%2$I) WHERE pending_since IS NOT NULL',
       t.units, CASE t.units WHEN 'mail_units' THEN 'domain_id' ELSE 'account_id' END);
   END LOOP;
