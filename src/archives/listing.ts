@@ -4,6 +4,7 @@ import { lstat, open, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
+import { inSlices } from '../lib/slices.js';
 import type { ArchivedDir } from './pack.js';
 
 /**
@@ -15,9 +16,6 @@ import type { ArchivedDir } from './pack.js';
 export const Listing = Type.Record(Type.String({ minLength: 1, maxLength: 4096 }), Type.Tuple([Type.Number(), Type.Number()]));
 export type Listing = Static<typeof Listing>;
 
-/** Entries listed a slice at a time: each lstat is a round trip to libuv's thread pool. */
-const SLICE = 64;
-
 /**
  * The listing of `dirs`, under their archive names. Links are listed, never followed; an entry
  * removed while it is listed is left out, as a pack leaves it out.
@@ -26,17 +24,14 @@ export async function listTree(dirs: ArchivedDir[]): Promise<Listing> {
   const listing: Listing = {};
   const walk = async (dir: string, name: string): Promise<void> => {
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-    for (let i = 0; i < entries.length; i += SLICE)
-      await Promise.all(
-        entries.slice(i, i + SLICE).map(async (e) => {
-          const at = path.join(dir, e.name);
-          const as = name ? `${name}/${e.name}` : e.name;
-          if (e.isDirectory()) return walk(at, as);
-          if (!e.isFile() && !e.isSymbolicLink()) return;
-          const st = await lstat(at).catch(() => null);
-          if (st) listing[as] = [st.size, st.mtimeMs];
-        }),
-      );
+    await inSlices(entries, async (e) => {
+      const at = path.join(dir, e.name);
+      const as = name ? `${name}/${e.name}` : e.name;
+      if (e.isDirectory()) return walk(at, as);
+      if (!e.isFile() && !e.isSymbolicLink()) return;
+      const st = await lstat(at).catch(() => null);
+      if (st) listing[as] = [st.size, st.mtimeMs];
+    });
   };
   for (const d of dirs) await walk(d.dir, d.as);
   return listing;
@@ -85,7 +80,7 @@ export async function hashNames(dirs: ArchivedDir[], names: string[]): Promise<H
       await handle.close();
     }
   };
-  for (let i = 0; i < names.length; i += SLICE) await Promise.all(names.slice(i, i + SLICE).map(hashOne));
+  await inSlices(names, hashOne);
   return hashes;
 }
 
@@ -116,12 +111,9 @@ export function checkedListing(value: unknown): Listing {
 export async function differences(dir: string, listing: Listing): Promise<string[]> {
   const names = Object.keys(listing);
   const wrong: string[] = [];
-  for (let i = 0; i < names.length; i += SLICE)
-    await Promise.all(
-      names.slice(i, i + SLICE).map(async (n) => {
-        const st = await lstat(path.join(dir, n)).catch(() => null);
-        if (!st || (st.isFile() && st.size !== listing[n]?.[0])) wrong.push(n);
-      }),
-    );
+  await inSlices(names, async (n) => {
+    const st = await lstat(path.join(dir, n)).catch(() => null);
+    if (!st || (st.isFile() && st.size !== listing[n]?.[0])) wrong.push(n);
+  });
   return wrong.sort();
 }

@@ -2,6 +2,7 @@ import { constants, existsSync, type Stats } from 'node:fs';
 import { lstat, open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { inSlices } from '../lib/slices.js';
 import { keep, take } from './buffer-pool.js';
 import { GzipBlocks } from './parallel-gzip.js';
 import { BLOCK, tarPadding } from './tar-format.js';
@@ -279,18 +280,13 @@ export async function bytesUnder(dirs: string[]): Promise<number> {
   let total = 0;
   const walk = async (dir: string): Promise<void> => {
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-    // A slice at a time, not one by one: each lstat is a round trip to libuv's thread pool, and
-    // 5,120 files in turn took half a second of a 500 MB backup.
-    for (let i = 0; i < entries.length; i += STAT_SLICE)
-      await Promise.all(
-        entries.slice(i, i + STAT_SLICE).map(async (e) => {
-          const p = path.join(dir, e.name);
-          if (e.isDirectory()) return walk(p);
-          if (!e.isFile()) return;
-          const { size } = await lstat(p); // read before adding: `total += await …` would add to a stale total
-          total += size;
-        }),
-      );
+    await inSlices(entries, async (e) => {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) return walk(p);
+      if (!e.isFile()) return;
+      const { size } = await lstat(p); // read before adding: `total += await …` would add to a stale total
+      total += size;
+    });
   };
   await Promise.all(dirs.map(walk));
   return total;

@@ -1,5 +1,6 @@
 import { lstat, mkdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { inSlices } from '../lib/slices.js';
 import { changedSince, checkedListing, differences, type Hashes, hashNames, type Listing, listTree } from './listing.js';
 
 export interface RefreshOptions {
@@ -64,17 +65,17 @@ export async function refreshCopy(o: RefreshOptions): Promise<void> {
 async function differingContent(o: RefreshOptions, changed: string[]): Promise<string[]> {
   if (!o.hashes || changed.length === 0) return changed;
   const sameSize: string[] = [];
-  for (const name of changed) {
+  await inSlices(changed, async (name) => {
     const st = await lstat(path.join(o.dest, name)).catch(() => null);
     if (st?.isFile() && st.size === o.now[name]?.[0]) sameSize.push(name);
-  }
+  });
   if (sameSize.length === 0) return changed;
   const [theirs, ours] = await Promise.all([o.hashes(sameSize), hashNames([{ dir: o.dest, as: '' }], sameSize)]);
   const same = new Set(sameSize.filter((n) => theirs[n] !== undefined && theirs[n] === ours[n]));
-  for (const name of same) {
+  await inSlices([...same], async (name) => {
     const at = (o.now[name]?.[1] ?? 0) / 1000;
     await utimes(path.join(o.dest, name), at, at);
-  }
+  });
   return changed.filter((n) => !same.has(n));
 }
 

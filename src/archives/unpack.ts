@@ -406,7 +406,7 @@ async function handleZipEntry(
  * Links checked one by one can still escape together (`a -> ..` inside `x/`, then `x/b -> a/..`),
  * so every link in the unpacked release is resolved for real and must land inside it.
  */
-async function checkLinksInside(dir: string, root: string): Promise<void> {
+export async function checkLinksInside(dir: string, root: string): Promise<void> {
   const realRoot = await realpath(root);
   for (const e of await readdir(dir, { withFileTypes: true })) {
     const full = path.join(dir, e.name);

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { archiveStream } from '../../archives/pack.js';
+import { linkedCopy } from '../../archives/linked-copy.js';
 import { systemCaller } from '../../auth/caller.js';
 import { type BackupPart, type MoveCopy, type PartServers, RestoreRefused, type StagedPart } from '../../contribution.js';
 import { releaseDir, siteDir } from '../../layout.js';
@@ -56,12 +56,15 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
 
   /**
    * A move's copy of a site's files goes live on the site's server as a new deployment (quota
-   * checks, an atomic switch, rollback kept). Packed (stored: it is unpacked again on this machine
-   * at once) rather than moved into place, as a restore's are: the copy stays for a retried step.
+   * checks, an atomic switch, rollback kept), moved into place as a restore's are. What is moved
+   * is a copy of hard links: the staged copy stays for a retried step, and no byte is written
+   * again. Its links are checked as an unpacked release's are (a copy from this machine's own
+   * files was made without unpacking).
    */
   async function deployFiles(site: repo.SiteRow, files: string): Promise<void> {
-    const archive = archiveStream(config.dataDir, [{ dir: files, as: '' }], { level: 0 });
-    await deployed(site, await deployments.deploy(system, site.id, archive, 'tar.gz', null));
+    const release = `${files}.release`;
+    await linkedCopy(files, release);
+    await deployed(site, await deployments.deployDirectory(system, site.id, release));
   }
 
   /** Waits for a deployment made here to go live. */

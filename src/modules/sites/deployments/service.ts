@@ -127,10 +127,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
      */
     async deploy(caller: Caller, siteId: string, body: Readable, format: ArchiveFormat, declaredLength: number | null) {
       const { site, account } = await deployableSite(caller, siteId);
-      // BERTH_DEPLOY_MAX_MB bounds what a client uploads; Berth's own (a move's copy landed on
-      // its target) is bounded by the account's disk quota alone.
-      const archiveMax = isSystemCaller(caller) ? Number.POSITIVE_INFINITY : maxBytes;
-      if (declaredLength !== null && declaredLength > archiveMax) throw tooLarge(maxBytes);
+      if (declaredLength !== null && declaredLength > maxBytes) throw tooLarge(maxBytes);
       const id = newId('dpl');
       const dir = siteDir(config.dataDir, site.account_id, site.id);
       const staging = stagingDir(config.dataDir, id);
@@ -142,7 +139,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
         // directory is outside its home); the unpacking stops early at the whole quota.
         const used = deps.diskInUse(account.id);
         used.catch(() => undefined);
-        const { stream: input, received } = limited(body, archiveMax);
+        const { stream: input, received } = limited(body, maxBytes);
         archiveBytes = received;
         // A tar.gz is unpacked as it arrives; a zip once it is on disk.
         if (format === 'zip') await receive(input, `${staging}.upload`);
