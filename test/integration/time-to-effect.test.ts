@@ -53,14 +53,17 @@ describe.skipIf(!daemonEnv)(
 
         started = performance.now();
         const password = `the effect password ${i}, long`;
-        console.error('post', new Date().toISOString());
         const box = await t.post('/v1/emails', { address: `m${i}@${name}`, password });
-        console.error('answered', (performance.now() - started).toFixed(0));
         expect(box.status).toBe(201);
-        applied.push(
-          await effectAfter(started, async () => (await t.get(`/v1/emails/${box.body.id}`)).body.sync_state === 'in_sync'),
-        );
-        mail.push(await effectAfter(started, () => imapLogin(`m${i}@${name}`, password)));
+        // Logins are tried from the write on, beside the wait for `in_sync`: Dovecot reads
+        // users.dict at every login, so the mailbox logs in once its line is written, while
+        // Postfix's tables may still be being built (what `in_sync` also waits for).
+        const [inSync, login] = await Promise.all([
+          effectAfter(started, async () => (await t.get(`/v1/emails/${box.body.id}`)).body.sync_state === 'in_sync'),
+          effectAfter(started, () => imapLogin(`m${i}@${name}`, password)),
+        ]);
+        applied.push(inSync);
+        mail.push(login);
 
         started = performance.now();
         const body = `release ${i}`;
