@@ -21,13 +21,16 @@ export function unitState(table: string, key: string) {
     }),
     /**
      * When the oldest unit still to apply on each of `serverIds` became pending (a server's
-     * `oldest_pending_at`; its counts are kept by the database, migration 0044). `placed` joins
-     * the unit table (as `t`) to its account `a`, whose `column` places it (the owner's constants).
+     * `oldest_pending_at`; its counts are kept by the database, migration 0044). `serverOf` is the
+     * server of a unit `t`, a scalar subquery (the owner's constant): run for each waiting unit
+     * (a partial index of them) on its own keys, never as a join, which the planner may start from
+     * the accounts of a page of servers, with every domain they hold (480,000 at a million).
      */
-    async oldestPendingOn(db: Queryable, serverIds: string[], placed: string, column: string): Promise<Map<string, string>> {
+    async oldestPendingOn(db: Queryable, serverIds: string[], serverOf: string): Promise<Map<string, string>> {
       const r = await db.query<{ server_id: string; at: string }>(
-        `SELECT a.${column} AS server_id, min(t.pending_since) AS at FROM ${table} t ${placed}
-         WHERE t.pending_since IS NOT NULL AND a.${column} = ANY($1) GROUP BY 1`,
+        `SELECT server_id, min(pending_since) AS at
+         FROM (SELECT ${serverOf} AS server_id, t.pending_since FROM ${table} t WHERE t.pending_since IS NOT NULL) waiting
+         WHERE server_id = ANY($1) GROUP BY 1`,
         [serverIds],
       );
       return new Map(r.rows.map((row) => [row.server_id, row.at]));

@@ -316,7 +316,12 @@ describe('placement and the agent’s units', () => {
     // Not applied in-process: the control plane renders nothing for it.
     const local = path.join(t.dataDir, 'rendered', 'db', `${account.username}.sql`);
     const remote = path.join(dataDir, 'rendered', 'db', `${account.username}.sql`);
-    await eventually(async () => (await t.get(`/v1/servers/${server.id}`)).body.units.pending === 1);
+    const waiting = await eventually(async () => {
+      const r = (await t.get(`/v1/servers/${server.id}`)).body;
+      return r.units.pending === 1 ? r : null;
+    });
+    expect(Date.parse(waiting.units.oldest_pending_at)).toBeGreaterThan(Date.now() - 60_000);
+    expect(waiting.usage.accounts).toBe(1);
 
     // The agent's MariaDB, as far as backups go: what it dumped, and what it was given to load.
     const dumped: string[] = [];
@@ -347,7 +352,10 @@ describe('placement and the agent’s units', () => {
         const r = (await t.get(`/v1/servers/${server.id}`)).body;
         return r.units.pending === 0 ? r : null;
       });
-      expect(shown).toMatchObject({ usage: { accounts: 1, disk_bytes: 1234 }, units: { pending: 0, error: 0 } });
+      expect(shown).toMatchObject({
+        usage: { accounts: 1, disk_bytes: 1234 },
+        units: { pending: 0, error: 0, oldest_pending_at: null },
+      });
       expect((await t.request('DELETE', `/v1/servers/${server.id}`)).body).toMatchObject({
         code: 'server_not_empty',
         accounts: 1,

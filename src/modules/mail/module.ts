@@ -55,8 +55,7 @@ export function mailModule(svc: ServiceDeps, driver: MailDriver) {
       mailUnits.oldestPendingOn(
         q,
         serverIds,
-        'JOIN domains d ON d.id = t.domain_id JOIN accounts a ON a.id = d.account_id',
-        'mail_server_id',
+        '(SELECT a.mail_server_id FROM domains d JOIN accounts a ON a.id = d.account_id WHERE d.id = t.domain_id)',
       ),
   };
 }

@@ -156,6 +156,6 @@ export function accountUnits<K extends AgentUnitKind, U extends AccountUnitRow =
 
     /** The oldest unit still to apply on each of the servers (their `units.oldest_pending_at`). */
     oldestPendingOn: (db: Queryable, serverIds: string[]) =>
-      state.oldestPendingOn(db, serverIds, 'JOIN accounts a ON a.id = t.account_id', server),
+      state.oldestPendingOn(db, serverIds, `(SELECT a.${server} FROM accounts a WHERE a.id = t.account_id)`),
   };
 }

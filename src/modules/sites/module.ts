@@ -84,7 +84,7 @@ export function sitesModule(
   return {
     contribution,
     oldestPending: (q: Queryable, serverIds: string[]) =>
-      webUnits.oldestPendingOn(q, serverIds, 'JOIN accounts a ON a.id = t.account_id', 'web_server_id'),
+      webUnits.oldestPendingOn(q, serverIds, '(SELECT a.web_server_id FROM accounts a WHERE a.id = t.account_id)'),
     agentUnits: webAgentUnits(svc.jobs, sealKey, config.dataDir),
     backupPart: sitesBackupPart(svc, sites, deployments),
     cancelHandlers: siteCancelHandlers(svc.jobs),
