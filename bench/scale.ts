@@ -214,6 +214,8 @@ try {
       ...scaleProbes(size).map((p) => ({ name: p.name, run: get(p.path, p.asReseller ? resellerToken : token) })),
       { name: 'backup schedule scan', run: () => scheduleScan(db, size) },
       { name: 'agent poll, 1,000 units', run: poll },
+      // The list's page holds no server with units waiting; this one has 1,000 (its oldest read).
+      { name: 'a server, 1,000 units waiting', run: get(`/v1/servers/${agent.id}`) },
     ]);
     for (const [what, m] of measured) {
       add(what, m);

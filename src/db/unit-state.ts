@@ -22,9 +22,10 @@ export function unitState(table: string, key: string) {
     /**
      * When the oldest unit still to apply on each of `serverIds` became pending (a server's
      * `oldest_pending_at`; its counts are kept by the database, migration 0044). `serverOf` is the
-     * server of a unit `t`, a scalar subquery (the owner's constant): run for each waiting unit
-     * (a partial index of them) on its own keys, never as a join, which the planner may start from
-     * the accounts of a page of servers, with every domain they hold (480,000 at a million).
+     * server of a unit `t`, a scalar subquery (the owner's constant) of single-table lookups: run
+     * for each waiting unit (a partial index of them) on its own keys, never as a join, which the
+     * planner may start from the accounts of a page of servers, with every domain they hold
+     * (480,000 at a million).
      */
     async oldestPendingOn(db: Queryable, serverIds: string[], serverOf: string): Promise<Map<string, string>> {
       const r = await db.query<{ server_id: string; at: string }>(

@@ -55,7 +55,7 @@ export function mailModule(svc: ServiceDeps, driver: MailDriver) {
       mailUnits.oldestPendingOn(
         q,
         serverIds,
-        '(SELECT a.mail_server_id FROM domains d JOIN accounts a ON a.id = d.account_id WHERE d.id = t.domain_id)',
+        '(SELECT mail_server_id FROM accounts WHERE id = (SELECT account_id FROM domains WHERE id = t.domain_id))',
       ),
   };
 }

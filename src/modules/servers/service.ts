@@ -50,11 +50,16 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
   /** The servers as the API shows them, read through `q` (the transaction of an event, if any): a few queries a page. */
   async function showAll(rows: repo.ServerRow[], q: Queryable = db): Promise<Server[]> {
     const ids = rows.map((row) => row.id);
-    const [counts, oldest, localDisk] = await Promise.all([
+    const [counts, localDisk] = await Promise.all([
       repo.serverCounts(q, ids),
-      Promise.all(hooks.oldestPending.map((of) => of(q, ids))),
       ids.includes(repo.LOCAL_SERVER_ID) ? bytesUsedUnder(config.dataDir) : 0,
     ]);
+    // Only where units wait (a pending or failed unit keeps its `pending_since`).
+    const waiting = ids.filter((id) => {
+      const c = counts.get(id);
+      return c !== undefined && c.pending + c.error > 0;
+    });
+    const oldest = waiting.length ? await Promise.all(hooks.oldestPending.map((of) => of(q, waiting))) : [];
     return rows.map((row) => {
       const local = row.id === repo.LOCAL_SERVER_ID;
       const { accounts, ...units } = counts.get(row.id) ?? NOTHING;
