@@ -97,7 +97,8 @@ BEGIN
 END $$;
 
 -- Each unit table: how a unit finds its account `a`, the account's column that places it, and
--- which of its units an account holds. Its triggers, and its counts as they stand.
+-- which of its units an account holds. Its triggers, its counts as they stand, and an index of
+-- its units waiting to be applied (a server's `oldest_pending_at` reads those alone).
 DO $$
 DECLARE
   t record;
@@ -120,8 +121,7 @@ BEGIN
     EXECUTE format('CREATE TRIGGER %1$s_placed BEFORE UPDATE OF %2$I OR DELETE ON accounts
       FOR EACH ROW EXECUTE FUNCTION place_server_units(%1$L, %3$L, %2$L)', t.units, t.server, t.of_account);
     EXECUTE server_unit_deltas_sql(format('SELECT 1 AS sign, * FROM %I', t.units), t.placed, t.server);
-    EXECUTE format('CREATE INDEX %1$s_pending_idx ON %1$I (%2$I) WHERE pending_since IS NOT NULL',
-      t.units, CASE t.units WHEN 'mail_units' THEN 'domain_id' ELSE 'account_id' END);
+    EXECUTE format('CREATE INDEX %1$s_pending_idx ON %1$I (pending_since) WHERE pending_since IS NOT NULL', t.units);
   END LOOP;
 END $$;
 CREATE TRIGGER mail_units_domain_gone BEFORE DELETE ON domains
