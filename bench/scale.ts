@@ -214,7 +214,7 @@ try {
       ...scaleProbes(size).map((p) => ({ name: p.name, run: get(p.path, p.asReseller ? resellerToken : token) })),
       { name: 'backup schedule scan', run: () => scheduleScan(db, size) },
       { name: 'agent poll, 1,000 units', run: poll },
-      // The list's page holds no server with units waiting; this one has 1,000 (its oldest read).
+      // Alone, the server whose 1,000 units wait (the list, newest first, holds it among 49 others).
       { name: 'a server, 1,000 units waiting', run: get(`/v1/servers/${agent.id}`) },
     ]);
     for (const [what, m] of measured) {
