@@ -58,6 +58,9 @@ disable_plaintext_auth = no
 auth_mechanisms = plain login
 # Tests probe logins until they work: no penalty delay after a failed one.
 auth_failure_delay = 0
+# A cache, as busy servers have: a changed password or a suspension counts only once Berth has
+# flushed it, which the tests of those prove.
+auth_cache_size = 1M
 mail_uid = $mail_uid
 mail_gid = $mail_gid
 first_valid_uid = 1
@@ -151,9 +154,12 @@ inet_protocols = ipv4
 mynetworks = 127.0.0.0/8
 maillog_file_prefixes = $dir/postfix
 maillog_file = $dir/postfix/maillog
-virtual_mailbox_domains = hash:$dir/mail/virtual_mailbox_domains
-virtual_mailbox_maps = hash:$dir/mail/virtual_mailbox_maps
-virtual_alias_maps = hash:$dir/mail/virtual_alias_maps
+# The tables a mailbox changes are texthash: (read when a Postfix process starts; Berth's reload
+# starts them afresh, no postmap); the two a move changes stay hash:, so the postmap path keeps
+# running on a real Postfix too.
+virtual_mailbox_domains = texthash:$dir/mail/virtual_mailbox_domains
+virtual_mailbox_maps = texthash:$dir/mail/virtual_mailbox_maps
+virtual_alias_maps = texthash:$dir/mail/virtual_alias_maps
 virtual_transport = lmtp:inet:$address:$lmtp_port
 smtpd_recipient_restrictions = reject_unauth_destination, check_recipient_access hash:$dir/mail/recipient_access
 transport_maps = hash:$dir/mail/transport
@@ -168,7 +174,7 @@ $address:$submission_port inet n - n - - smtpd
   -o smtpd_sasl_auth_enable=yes
   -o smtpd_sasl_type=dovecot
   -o smtpd_sasl_path=inet:$address:$auth_port
-  -o smtpd_sender_login_maps=hash:$dir/mail/sender_login_maps
+  -o smtpd_sender_login_maps=texthash:$dir/mail/sender_login_maps
   -o smtpd_sender_restrictions=reject_sender_login_mismatch
   -o smtpd_recipient_restrictions=permit_sasl_authenticated,reject
   -o smtpd_milters=inet:$address:$dkim_port
@@ -195,7 +201,7 @@ anvil     unix  -       -       n       -       1       anvil
 scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
 CONF
-for map in virtual_mailbox_domains virtual_mailbox_maps virtual_alias_maps sender_login_maps recipient_access transport; do postmap -c "$dir/postfix" "hash:$dir/mail/$map"; done
+for map in recipient_access transport; do postmap -c "$dir/postfix" "hash:$dir/mail/$map"; done
 postfix -c "$dir/postfix" start
 wait_port "$address" "$smtp_port" Postfix
 

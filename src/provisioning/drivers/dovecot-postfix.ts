@@ -4,6 +4,7 @@ import { mutex } from '../../lib/mutex.js';
 import { runCommand } from '../../lib/run-command.js';
 import type { MailDriver } from '../driver.js';
 import { mailboxHome, type MailDomainSpec } from '../render/mail.js';
+import { flushAuthCache } from './dovecot-auth.js';
 import { EmbeddedMailDriver, POSTFIX_MAPS } from './embedded-mail.js';
 
 /**
@@ -38,14 +39,26 @@ async function signal(daemon: string, pidFile: string, sig: NodeJS.Signals): Pro
   }
 }
 
+interface Settings {
+  queueDirectory: string;
+  authMaster: string;
+  postmapped: ReadonlySet<string>;
+}
+
+/** The table types (`hash`, `texthash`, …) Postfix's configuration reads this file as. */
+export function tableTypes(config: string, file: string): Set<string> {
+  const escaped = file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new Set([...config.matchAll(new RegExp(`([a-z]+):${escaped}(?![\\w./-])`, 'g'))].map((m) => m[1] as string));
+}
+
 export interface DovecotPostfixOptions {
   /** Where Dovecot's users (`users.dict`) and Postfix's tables are read from. */
   mapsDir: string;
   /** `uid:gid` the Maildirs belong to (Dovecot's `mail_uid`/`mail_gid`); null: Berth's own user. */
   owner: string | null;
-  /** Postfix's configuration directory (`postmap -c`, `postfix -c`). */
+  /** Postfix's configuration directory (`postconf -c`, `postmap -c`). */
   postfixConfigDir: string;
-  /** Dovecot's configuration (`doveadm -c`); null: its default. */
+  /** Dovecot's configuration (`doveconf -c`: where its auth-master socket is); null: its default. */
   dovecotConf: string | null;
   /** OpenDKIM's pid file: signalled to re-read its tables; null: no signer to tell. */
   opendkimPid: string | null;
@@ -55,9 +68,10 @@ export interface DovecotPostfixOptions {
 
 /**
  * Makes mail real with Dovecot (IMAP, LMTP delivery, quota) and Postfix (SMTP): the same files
- * the embedded driver renders, joined into `mapsDir`; then `postmap` builds Postfix's tables,
- * a reload (SIGHUP to its master) picks them up and `doveadm auth cache flush` makes a changed password or a
- * suspension count at the next login. Dovecot reads its users from `users.dict` (a dict passdb
+ * the embedded driver renders, joined into `mapsDir`; then `postmap` builds the tables Postfix
+ * reads as `hash:` (none for `texthash:`), a reload (SIGHUP to its master) picks them up, and
+ * Dovecot's auth cache is flushed (`flushAuthCache`) so a changed password or a suspension
+ * counts at the next login. Dovecot reads its users from `users.dict` (a dict passdb
  * and userdb over a file), which it looks at on every lookup: `in_sync` means the next login
  * sees the change. (A Dovecot still configured with the `passwd` file, which it looks at no more
  * than once a second, may take up to a second longer.) Every step runs again on a retry, so an
@@ -67,8 +81,8 @@ export class DovecotPostfixMailDriver implements MailDriver {
   readonly name = 'dovecot-postfix';
   private readonly files: EmbeddedMailDriver;
   private readonly exclusive = mutex();
-  /** Postfix's queue directory, where its master's pid file is (asked of `postconf` once). */
-  private queueDirectory: string | undefined;
+  /** What the daemons' configuration says, asked once (see ask). */
+  private settings: Promise<Settings> | undefined;
   /** Each Postfix table's source as it was when `postmap` last built it (sourceVersion). */
   private readonly built = new Map<string, string>();
   /** Until a reload succeeds (a process starts owing one: tables may have been built by one that died before its reload). */
@@ -107,18 +121,19 @@ export class DovecotPostfixMailDriver implements MailDriver {
    * Postfix's tables built again from the sources written since they were last built (side by
    * side), then a reload if any was (or an earlier reload has not been seen to succeed), while
    * Dovecot's auth cache is flushed. Building only what changed took a new mailbox's apply from
-   * six `postmap`s in a row (about 250 ms on a busy machine) to the two or three it changed.
+   * six `postmap`s in a row (about 250 ms on a busy machine) to the two or three it changed;
+   * `texthash:` tables take none, and no process is started at all.
    */
   private publish(): Promise<void> {
     return this.exclusive(async () => {
-      const postfix = ['-c', this.o.postfixConfigDir];
-      const dovecot = this.o.dovecotConf ? ['-c', this.o.dovecotConf] : [];
-      const flushed = runCommand('doveadm', [...dovecot, 'auth', 'cache', 'flush'], 'doveadm auth cache flush');
+      const settings = await this.asked();
+      const flushed = flushAuthCache(settings.authMaster);
       const sources = await Promise.all(POSTFIX_MAPS.map((map) => this.sourceVersion(map)));
       const stale = POSTFIX_MAPS.filter((map, i) => this.built.get(map) !== sources[i]);
       await Promise.all(
         stale.map(async (map) => {
-          await runCommand('postmap', [...postfix, `hash:${path.join(this.o.mapsDir, map)}`], 'postmap');
+          if (settings.postmapped.has(map))
+            await runCommand('postmap', ['-c', this.o.postfixConfigDir, `hash:${path.join(this.o.mapsDir, map)}`], 'postmap');
           this.built.set(map, sources[POSTFIX_MAPS.indexOf(map)] as string);
         }),
       );
@@ -139,10 +154,42 @@ export class DovecotPostfixMailDriver implements MailDriver {
    * queue check around the same signal, and took about 90 ms to run on a busy machine).
    */
   private async reloadPostfix(): Promise<void> {
-    this.queueDirectory ??= (
-      await runCommand('postconf', ['-c', this.o.postfixConfigDir, '-h', 'queue_directory'], 'postconf')
-    ).trim();
-    await signal('postfix', path.join(this.queueDirectory, 'pid', 'master.pid'), 'SIGHUP');
+    const { queueDirectory } = await this.asked();
+    await signal('postfix', path.join(queueDirectory, 'pid', 'master.pid'), 'SIGHUP');
+  }
+
+  /** The configuration asked once per process; a failed question is asked again at the next apply. */
+  private asked(): Promise<Settings> {
+    this.settings ??= this.ask().catch((err: unknown) => {
+      this.settings = undefined;
+      throw err;
+    });
+    return this.settings;
+  }
+
+  /**
+   * Where Postfix's master writes its pid (`queue_directory`), where Dovecot's auth-master socket
+   * is (`base_dir`), and which tables Postfix reads as `hash:` and so need `postmap` — every one
+   * but those main.cf and master.cf name only as `texthash:`, which a Postfix process reads
+   * when it starts (the reload starts them afresh) and which need no process of ours at all.
+   */
+  private async ask(): Promise<Settings> {
+    const postfix = ['-c', this.o.postfixConfigDir, '-x'];
+    const [main, master, baseDir] = await Promise.all([
+      runCommand('postconf', postfix, 'postconf'),
+      runCommand('postconf', [...postfix, '-P'], 'postconf -P'),
+      runCommand('doveconf', [...(this.o.dovecotConf ? ['-c', this.o.dovecotConf] : []), '-h', 'base_dir'], 'doveconf'),
+    ]);
+    const queueDirectory = /^queue_directory = (.+)$/m.exec(main)?.[1];
+    if (!queueDirectory) throw new Error('postconf failed: no queue_directory');
+    const readAs = (map: string) => tableTypes(`${main}\n${master}`, path.join(this.o.mapsDir, map));
+    const postmapped = new Set(
+      POSTFIX_MAPS.filter((map) => {
+        const types = readAs(map);
+        return types.size === 0 || [...types].some((t) => t !== 'texthash');
+      }),
+    );
+    return { queueDirectory, authMaster: path.join(baseDir.trim(), 'auth-master'), postmapped };
   }
 
   /**
