@@ -23,7 +23,7 @@ const report = (what: string, xs: number[]) =>
 /**
  * Time to effect on the real daemons: from the API write to what dig, HTTP and IMAP see. The job
  * starts when the write commits; what is printed beyond the embedded drivers' few milliseconds
- * is the daemons' own time (PowerDNS's API, nginx -t and reload, postmap and postfix reload).
+ * is the daemons' own time (PowerDNS's API, nginx -t and reload, the mail tables and postfix reload).
  */
 describe.skipIf(!daemonEnv)(
   `time to effect on real daemons (${daemonEnv ? 'PowerDNS, nginx, Dovecot, Postfix' : NO_DAEMONS})`,
@@ -73,7 +73,7 @@ describe.skipIf(!daemonEnv)(
         web.push(await effectAfter(started, async () => (await httpGet(`www.${name}`)).body === body));
       }
       report('DNS record → dig answers (PowerDNS)', dns);
-      report('mailbox → in_sync (users.dict, postmap, postfix reload, auth cache flushed)', applied);
+      report('mailbox → in_sync (users.dict and texthash: tables, postfix reload, auth cache flushed)', applied);
       report('mailbox → IMAP login (Dovecot)', mail);
       report('deployment → HTTP answers (nginx)', web);
       console.log(`mailbox login ÷ DNS, medians: ${(median(mail) / median(dns)).toFixed(2)} (goal ≤ 1.5)`);
