@@ -199,6 +199,31 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     return ok === undefined ? undefined : ok ? seen : null;
   }
 
+  /**
+   * Two clients that keep writing until stopped, each attempt with a number of its own (an
+   * attempt whose answer was lost may have been taken, so none is repeated): what each was told
+   * was taken. Refusals (a 503 or a 450 during a move's freeze) are tried again with the next number.
+   */
+  function keepWriting(write: (k: number) => Promise<boolean>, send: (j: number) => Promise<boolean>) {
+    let stopped = false;
+    const keep = async (attempt: (n: number) => Promise<boolean>, everyMs: number) => {
+      const taken: number[] = [];
+      for (let n = 0; !stopped; n++) {
+        if (await attempt(n).catch(() => false)) taken.push(n);
+        await new Promise((r) => setTimeout(r, everyMs));
+      }
+      return taken;
+    };
+    const both = Promise.all([keep(write, 25), keep(send, 100)]);
+    return {
+      stop: async () => {
+        stopped = true;
+        const [written, sent] = await both;
+        return { written, sent };
+      },
+    };
+  }
+
   /** An operation that must succeed, once it has ended. */
   async function succeeds(operationId: string) {
     const op = await eventually(async () => {
@@ -401,7 +426,14 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       raw: tarGz([
         {
           path: 'index.php',
-          content: `<?php if (isset($_GET["note"])) file_put_contents(__DIR__ . "/note.txt", $_GET["note"]); echo @file_get_contents(__DIR__ . "/note.txt"), " at ", $_SERVER["SERVER_ADDR"];`,
+          content: [
+            '<?php',
+            // A client's writes, one line each (`?add=`), and what the site holds of them (`?writes`).
+            'if (isset($_GET["add"])) { file_put_contents(__DIR__ . "/writes.txt", intval($_GET["add"]) . "\\n", FILE_APPEND | LOCK_EX); echo "added ", intval($_GET["add"]); exit; }',
+            'if (isset($_GET["writes"])) { echo @file_get_contents(__DIR__ . "/writes.txt"); exit; }',
+            'if (isset($_GET["note"])) file_put_contents(__DIR__ . "/note.txt", $_GET["note"]);',
+            'echo @file_get_contents(__DIR__ . "/note.txt"), " at ", $_SERVER["SERVER_ADDR"];',
+          ].join('\n'),
         },
       ]),
       headers: { 'content-type': 'application/gzip' },
@@ -429,6 +461,12 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     const subjects = (server: WebServer) => inbox(`info@${name}`, password, server.mail.BERTH_IT_IMAP as string);
     await eventually(async () => (await subjects(one))?.includes(subject), 30_000);
 
+    // While it moves, a client keeps writing through the site and another keeps sending mail, both
+    // to server 1 (as clients with its address cached do), each attempt a new write.
+    const writing = keepWriting(
+      (k) => note(one, `?add=${k}`).then((answer) => answer === `added ${k}`),
+      async (j) => (await deliver(one, `during ${j}`)).at(-1)?.code === 250,
+    );
     const moved = await t.post(`/v1/accounts/${account.id}/move`, { to: { web: two.id, mail: two.id } });
     expect(moved.status, moved.text).toBe(202);
     const move = (statuses: string[]) =>
@@ -438,6 +476,26 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       }, 120_000);
     const forwarding = await move(['forwarding', 'completed']);
     expect(forwarding.status, JSON.stringify(forwarding.error)).toBe('forwarding');
+    const { written, sent } = await writing.stop();
+    // Every write and message the clients were told was taken is on server 2, once; none twice.
+    expect(written.length, 'writes taken during the move').toBeGreaterThan(0);
+    expect(sent.length, 'messages taken during the move').toBeGreaterThan(0);
+    // Server 2 answers once its agent has applied the cutover (server 1, once it forwards).
+    const held = await eventually(async () => {
+      const answer = await httpGet(name, '/?writes', two.http);
+      return answer.status === 200 ? answer.body : null;
+    }, 60_000);
+    const lines = held.split('\n').filter(Boolean).map(Number);
+    expect(new Set(lines).size, 'a write twice').toBe(lines.length);
+    expect(
+      written.filter((k) => !lines.includes(k)),
+      'writes lost',
+    ).toEqual([]);
+    await eventually(async () => {
+      const inbox = (await subjects(two)) ?? [];
+      expect(new Set(inbox).size, 'a message twice').toBe(inbox.length);
+      return sent.every((j) => inbox.includes(`during ${j}`));
+    }, 60_000);
 
     // Served by server 2 with what the site wrote on server 1; the zone names server 2, with the
     // lowered TTL.
