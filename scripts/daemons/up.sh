@@ -80,18 +80,8 @@ PEBBLE_VA_NOSLEEP=1 PEBBLE_WFE_NONCEREJECT=0 PEBBLE_AUTHZREUSE=0 setsid pebble -
 echo $! >acme/pebble.pid
 wait_port 127.0.0.1 "$acme_port" pebble
 
-# --- MariaDB: a server of its own (data, socket, logs in DIR/mariadb); Berth gets an administrative
-# account over TCP, root stays on the socket. No name resolution: users at '%' match 127.0.0.1. ---
-mkdir -p mariadb/data mariadb/tmp
-mariadb_password=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
-mariadb-install-db --no-defaults --datadir="$dir/mariadb/data" --user=root --auth-root-authentication-method=socket \
-  --skip-test-db >mariadb/install.log 2>&1
-setsid mariadbd --no-defaults --datadir="$dir/mariadb/data" --user=root --bind-address=127.0.0.1 --port="$mariadb_port" \
-  --socket="$dir/mariadb/mariadb.sock" --pid-file="$dir/mariadb/mariadb.pid" --tmpdir="$dir/mariadb/tmp" \
-  --skip-name-resolve --log-error="$dir/mariadb/error.log" </dev/null >/dev/null 2>&1 &
-wait_port 127.0.0.1 "$mariadb_port" MariaDB 600
-mariadb --no-defaults --socket="$dir/mariadb/mariadb.sock" -uroot -e \
-  "CREATE USER 'berth'@'127.0.0.1' IDENTIFIED BY '$mariadb_password'; GRANT ALL PRIVILEGES ON *.* TO 'berth'@'127.0.0.1' WITH GRANT OPTION;"
+# --- MariaDB, as on any database server (db-up.sh writes its settings into db.env) ---
+"$here/db-up.sh" "$dir" 127.0.0.1 "$mariadb_port"
 
 # --- cron: Debian's, in the foreground, reading the system's /etc/cron.d (where Berth writes each
 # account's file); one per machine, so a cron already running is used as it is ---
@@ -148,10 +138,7 @@ BERTH_IT_ACME_DIRECTORY_URL=https://127.0.0.1:$acme_port/dir
 BERTH_IT_ACME_CA_FILE=$dir/acme/ca.pem
 BERTH_IT_ACME_ROOTS_URL=https://127.0.0.1:$acme_mgmt_port/roots/0
 BERTH_MAIL_HOST=mail.berth.test
-BERTH_DRIVER_DB=mariadb
-BERTH_MARIADB_URL=mysql://berth:$mariadb_password@127.0.0.1:$mariadb_port
-BERTH_IT_MARIADB=127.0.0.1:$mariadb_port
 BERTH_IT_DAEMONS=$dir
 CONF
-cat web.env mail.env >>env
+cat web.env mail.env db.env >>env
 echo "daemons up; settings in $dir/env"

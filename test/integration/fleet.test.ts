@@ -19,9 +19,10 @@ import { daemonApp, daemonEnv, dig, digTtl, httpGet, imapLogin, NO_DAEMONS, smtp
  * loopback address (scripts/daemons/web-up.sh). An account is placed on each; each site is
  * answered by its own server and its zone names that server's address. A stopped agent makes its
  * server unreachable and its changes wait while the other server's go on; resumed, or killed and
- * started again, it catches up. A database placed on a server is dumped and loaded by its agent
- * (with real MariaDB) for a backup and a restore. Each server also runs its own Dovecot, Postfix
- * and OpenDKIM (scripts/daemons/mail-up.sh): an account's mail is received and read at its server.
+ * started again, it catches up. Each server also runs its own Dovecot, Postfix and OpenDKIM
+ * (scripts/daemons/mail-up.sh): an account's mail is received and read at its server; and its
+ * own MariaDB (scripts/daemons/db-up.sh): a database placed on it is dumped and loaded by its
+ * agent for a backup and a restore, and copied to the other server's when its account moves.
  */
 const root = path.resolve(import.meta.dirname, '../..');
 const version = daemonEnv?.BERTH_IT_PHP?.split(',')[0];
@@ -36,6 +37,8 @@ interface WebServer {
   https: string;
   /** Its mail daemons' settings (BERTH_IT_SMTP, BERTH_IT_IMAP: where they listen). */
   mail: Record<string, string>;
+  /** Its MariaDB (scripts/daemons/db-up.sh): BERTH_IT_MARIADB and Berth's administrative URL. */
+  db: Record<string, string>;
   id: string;
   agent?: ChildProcess;
 }
@@ -116,6 +119,8 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       chmodSync(dataDir, 0o755);
       expect(await script('web-up.sh', [daemons, address, String(http), String(https)])).toBe(0);
       expect(await script('mail-up.sh', [daemons, address])).toBe(0);
+      // On the port of the machine's own (up.sh's, on 127.0.0.1), as a fleet's servers share theirs.
+      expect(await script('db-up.sh', [daemons, address, daemonEnv?.BERTH_IT_MARIADB?.split(':')[1] ?? ''])).toBe(0);
       const created = await t.post('/v1/servers', {
         name: `web-${i + 1}`,
         roles: ['web', 'mail', 'database'],
@@ -127,12 +132,11 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
         address,
         daemons,
         dataDir,
-        // Its own nginx, PHP-FPM, Dovecot, Postfix and OpenDKIM; for its databases, the machine's one MariaDB (up.sh's).
+        // Its own nginx, PHP-FPM, Dovecot, Postfix, OpenDKIM and MariaDB.
         env: {
           ...readEnv(path.join(daemons, 'web.env')),
           ...readEnv(path.join(daemons, 'mail.env')),
-          BERTH_DRIVER_DB: 'mariadb',
-          BERTH_MARIADB_URL: daemonEnv?.BERTH_MARIADB_URL ?? '',
+          ...readEnv(path.join(daemons, 'db.env')),
           // What it holds is measured and sent every second (60 s by default).
           BERTH_DATABASE_METER_MS: '1000',
           // The machine's cron (up.sh's) runs its accounts' jobs.
@@ -147,6 +151,7 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
         http: `${address}:${http}`,
         https: `${address}:${https}`,
         mail: readEnv(path.join(daemons, 'mail.env')),
+        db: readEnv(path.join(daemons, 'db.env')),
         id: created.body.id,
       };
       servers.push(server);
@@ -197,6 +202,34 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       where,
     ).catch(() => undefined);
     return ok === undefined ? undefined : ok ? seen : null;
+  }
+
+  /** A statement run by the `mariadb` client at a server's MariaDB: as `as`, else as Berth's administrative account. */
+  function sql(server: WebServer, statement: string, as?: { user: string; password: string; database: string }) {
+    const admin = new URL(server.db.BERTH_MARIADB_URL as string);
+    const [host, port] = (server.db.BERTH_IT_MARIADB as string).split(':') as [string, string];
+    const user = as?.user ?? decodeURIComponent(admin.username);
+    const args = ['--no-defaults', `--host=${host}`, `--port=${port}`, `--user=${user}`, '-N', '-B', '-e', statement];
+    return new Promise<string>((resolve, reject) =>
+      execFile(
+        'mariadb',
+        as ? [...args, as.database] : args,
+        { env: { PATH: process.env.PATH, MYSQL_PWD: as?.password ?? decodeURIComponent(admin.password) }, timeout: 30_000 },
+        (err, out, stderr) => (err ? reject(new Error(String(stderr))) : resolve(String(out))),
+      ),
+    );
+  }
+
+  /** An account's database with a user who may do anything in it, in sync on its server. */
+  async function database(accountId: string, name: string) {
+    const db = (await t.post('/v1/databases', { account_id: accountId, name })).body;
+    const user = (await t.post('/v1/database-users', { account_id: accountId, username: name, generate_password: true })).body;
+    await t.request('PUT', `/v1/databases/${db.id}/users/${user.id}`, { body: { privileges: ['ALL'] } });
+    await eventually(async () => (await t.get(`/v1/database-users/${user.id}`)).body.sync_state === 'in_sync');
+    return {
+      id: db.id as string,
+      as: { user: user.username as string, password: user.password as string, database: db.name as string },
+    };
   }
 
   /**
@@ -413,11 +446,18 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     await eventually(async () => !readdirSync(path.join(one.dataDir, 'accounts')).includes(account.id), 30_000);
   }, 240_000);
 
-  it('an account moves from server 1 to server 2: its PHP site with what it wrote and its mail with its messages are served there, its records point there with a lowered TTL while server 1 proxies and relays to server 2, then server 1 keeps nothing', async () => {
+  it('an account moves from server 1 to server 2 while clients write to it: its PHP site with what it wrote, its database with every row and its mail with every message are served there, its records point there with a lowered TTL while server 1 proxies and relays to server 2, then server 1 keeps nothing', async () => {
     const [one, two] = servers as [WebServer, WebServer];
     const plan = await createPlan(t, undefined, { features: ['php'] });
-    const account = await createAccount(t, plan.id, undefined, { placement: { web: one.id, mail: one.id } });
+    const account = await createAccount(t, plan.id, undefined, {
+      placement: { web: one.id, mail: one.id, database: one.id },
+    });
     const name = `move-${account.username}.com`;
+    // Its database, on server 1's MariaDB; the site reaches it at its own server's address.
+    const db = await database(account.id, `${account.username}_app`);
+    await sql(one, 'CREATE TABLE writes (k int PRIMARY KEY)', db.as);
+    const port = Number(one.db.BERTH_IT_MARIADB?.split(':')[1]);
+    const connect = Buffer.from(JSON.stringify({ ...db.as, port })).toString('base64');
     expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
     const created = await t.post('/v1/sites', { account_id: account.id, hostname: name, runtime: `php-${version}` });
     expect(created.status, created.text).toBe(202);
@@ -428,9 +468,13 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
           path: 'index.php',
           content: [
             '<?php',
-            // A client's writes, one line each (`?add=`), and what the site holds of them (`?writes`).
-            'if (isset($_GET["add"])) { file_put_contents(__DIR__ . "/writes.txt", intval($_GET["add"]) . "\\n", FILE_APPEND | LOCK_EX); echo "added ", intval($_GET["add"]); exit; }',
+            // A client's writes (`?add=`), each a line in a file and a row in the database, and what
+            // the site holds of them (`?writes`: the file, `?rows`: the table).
+            `$c = json_decode(base64_decode("${connect}"));`,
+            '$db = fn () => new mysqli($_SERVER["SERVER_ADDR"], $c->user, $c->password, $c->database, $c->port);',
+            'if (isset($_GET["add"])) { $k = intval($_GET["add"]); $db()->query("INSERT INTO writes VALUES ($k)"); file_put_contents(__DIR__ . "/writes.txt", "$k\\n", FILE_APPEND | LOCK_EX); echo "added $k"; exit; }',
             'if (isset($_GET["writes"])) { echo @file_get_contents(__DIR__ . "/writes.txt"); exit; }',
+            'if (isset($_GET["rows"])) { foreach ($db()->query("SELECT k FROM writes ORDER BY k") as $row) echo $row["k"], "\\n"; exit; }',
             'if (isset($_GET["note"])) file_put_contents(__DIR__ . "/note.txt", $_GET["note"]);',
             'echo @file_get_contents(__DIR__ . "/note.txt"), " at ", $_SERVER["SERVER_ADDR"];',
           ].join('\n'),
@@ -467,7 +511,7 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       (k) => note(one, `?add=${k}`).then((answer) => answer === `added ${k}`),
       async (j) => (await deliver(one, `during ${j}`)).at(-1)?.code === 250,
     );
-    const moved = await t.post(`/v1/accounts/${account.id}/move`, { to: { web: two.id, mail: two.id } });
+    const moved = await t.post(`/v1/accounts/${account.id}/move`, { to: { web: two.id, mail: two.id, database: two.id } });
     expect(moved.status, moved.text).toBe(202);
     const move = (statuses: string[]) =>
       eventually(async () => {
@@ -489,8 +533,16 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     expect(new Set(lines).size, 'a write twice').toBe(lines.length);
     expect(
       written.filter((k) => !lines.includes(k)),
-      'writes lost',
+      `writes lost (taken: ${written.join()})`,
     ).toEqual([]);
+    // The rows, in server 2's MariaDB (asked there directly, and through the site served there).
+    const rows = (await sql(two, 'SELECT k FROM writes', db.as)).split('\n').filter(Boolean).map(Number);
+    expect(
+      written.filter((k) => !rows.includes(k)),
+      `rows lost (taken: ${written.join()})`,
+    ).toEqual([]);
+    const ascending = (ks: number[]) => [...ks].sort((a, b) => a - b);
+    expect(ascending((await note(two, '?rows')).split('\n').filter(Boolean).map(Number))).toEqual(ascending(rows));
     await eventually(async () => {
       const inbox = (await subjects(two)) ?? [];
       expect(new Set(inbox).size, 'a message twice').toBe(inbox.length);
@@ -523,40 +575,23 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     await eventually(async () => (await subjects(one)) === null, 30_000);
     await eventually(async () => !readdirSync(path.join(one.dataDir, 'accounts')).includes(account.id), 30_000);
     expect((await httpGet(name, '/', one.http)).body).not.toContain('written-on-1');
+    await eventually(async () => (await sql(one, `SHOW DATABASES LIKE '${db.as.database}'`)).trim() === '', 30_000);
   }, 300_000);
 
   it('a database on server 1 is backed up and restored by its agent: the same rows as before', async () => {
-    const [host, port] = (daemonEnv?.BERTH_IT_MARIADB ?? ':').split(':') as [string, string];
     const server = servers[0] as WebServer;
     const account = await createAccount(t, (await createPlan(t)).id, undefined, {
       placement: { web: server.id, database: server.id },
     });
-    const db = (await t.post('/v1/databases', { account_id: account.id, name: `${account.username}_keep` })).body;
-    const user = (
-      await t.post('/v1/database-users', {
-        account_id: account.id,
-        username: `${account.username}_keep`,
-        generate_password: true,
-      })
-    ).body;
-    await t.request('PUT', `/v1/databases/${db.id}/users/${user.id}`, { body: { privileges: ['ALL'] } });
-    await eventually(async () => (await t.get(`/v1/database-users/${user.id}`)).body.sync_state === 'in_sync');
-    const sql = (statement: string) =>
-      new Promise<string>((resolve, reject) =>
-        execFile(
-          'mariadb',
-          ['--no-defaults', `--host=${host}`, `--port=${port}`, `--user=${user.username}`, '-N', '-B', '-e', statement, db.name],
-          { env: { PATH: process.env.PATH, MYSQL_PWD: user.password }, timeout: 30_000 },
-          (err, out, stderr) => (err ? reject(new Error(String(stderr))) : resolve(String(out))),
-        ),
-      );
-    await sql("CREATE TABLE items (id int PRIMARY KEY, name varchar(50)); INSERT INTO items VALUES (1, 'tea'), (2, 'café')");
-    const rows = () => sql('SELECT id, name FROM items ORDER BY id');
+    const db = await database(account.id, `${account.username}_keep`);
+    const query = (statement: string) => sql(server, statement, db.as);
+    await query("CREATE TABLE items (id int PRIMARY KEY, name varchar(50)); INSERT INTO items VALUES (1, 'tea'), (2, 'café')");
+    const rows = () => query('SELECT id, name FROM items ORDER BY id');
     const before = await rows();
     // Its size is as server 1's agent measured it (the control plane measures only its own).
     await eventually(async () => (await t.get(`/v1/databases/${db.id}`)).body.size_bytes > 0, 30_000);
     const backup = await backUp(account.id, ['databases']);
-    await sql("DELETE FROM items WHERE id = 1; INSERT INTO items VALUES (9, 'x')");
+    await query("DELETE FROM items WHERE id = 1; INSERT INTO items VALUES (9, 'x')");
     expect(await rows()).not.toBe(before);
     await restore(backup);
     expect(await rows()).toBe(before);
