@@ -135,6 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     new PgBossQueue(db, {
       runWorkers: config.jobs,
       pollingIntervalSeconds: config.jobPollMs / 1000,
+      leaseMs: config.jobLeaseMs,
       onError: (err) => app.log.error({ err }, 'job queue error'),
       observer: metrics.jobs,
       log: (fields, message) => app.log.info(fields, message),

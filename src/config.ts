@@ -124,6 +124,10 @@ const ConfigSchema = Type.Object({
   dnssecResolver: Type.Union([HostPort, Type.Null()]),
   moveConcurrency: Type.Integer({ minimum: 1, maximum: 100 }),
   jobPollMs: Type.Integer({ minimum: 500, maximum: 3_600_000 }),
+  // How long a job's lease lasts without its process renewing it (then another process resumes it).
+  jobLeaseMs: Type.Integer({ minimum: 1000, maximum: 600_000 }),
+  // Crash tests: the move steps after whose work the process kills itself, once each (see moves/runner.ts).
+  crashAfterMoveSteps: Type.Array(Type.String({ pattern: '^[a-z_]+$' })),
   nameservers: Type.Array(Type.String({ minLength: 1 })),
   webIpv4: Type.Union([Type.String({ format: 'ipv4' }), Type.Null()]),
   webIpv6: Type.Union([Type.String({ format: 'ipv6' }), Type.Null()]),
@@ -188,6 +192,8 @@ const ENV_NAMES: Record<string, string> = {
   dnssecResolver: 'BERTH_DNSSEC_RESOLVER (host or host:port)',
   moveConcurrency: 'BERTH_MOVE_CONCURRENCY',
   jobPollMs: 'BERTH_JOB_POLL_MS',
+  jobLeaseMs: 'BERTH_JOB_LEASE_MS',
+  crashAfterMoveSteps: 'BERTH_CRASH_AFTER_MOVE_STEPS (step names, comma-separated)',
   webIpv4: 'BERTH_WEB_IPV4',
   webIpv6: 'BERTH_WEB_IPV6',
   mailHost: 'BERTH_MAIL_HOST',
@@ -322,6 +328,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     dnssecResolver: hostPort(env, 'BERTH_DNSSEC_RESOLVER', 53),
     moveConcurrency: int(env, 'BERTH_MOVE_CONCURRENCY', 2),
     jobPollMs: int(env, 'BERTH_JOB_POLL_MS', 2_000),
+    jobLeaseMs: int(env, 'BERTH_JOB_LEASE_MS', 15_000),
+    crashAfterMoveSteps: list(env.BERTH_CRASH_AFTER_MOVE_STEPS),
     nameservers: list(env.BERTH_NAMESERVERS || 'ns1.berth.invalid,ns2.berth.invalid'),
     webIpv4: env.BERTH_WEB_IPV4 || null,
     webIpv6: env.BERTH_WEB_IPV6 || null,

@@ -52,15 +52,13 @@ const JOB_CHANNEL = 'berth_jobs';
 
 /**
  * A job is leased to the process running it: while the handler runs, the process renews the
- * lease (pg-boss's `started_on`) every HEARTBEAT_MS; every process looks every RECLAIM_MS for
- * active jobs whose lease is older than LEASE_MS — their process died — and hands them back
+ * lease (pg-boss's `started_on`) every fifth of the lease (LEASE_MS unless `leaseMs`); every
+ * process looks as often for active jobs whose lease is older — their process died — and hands them back
  * (`retry`, due now, announced on the channel) for any process to resume. Temporal's activity
  * heartbeats, on pg-boss's table. A live job is never taken from its process; pg-boss's own
  * expiry (`expireInSeconds`) stays as the cap on how long one run may take.
  */
-const HEARTBEAT_MS = 3_000;
 const LEASE_MS = 15_000;
-const RECLAIM_MS = 3_000;
 
 /**
  * How often a worker looks for work of its own accord, at the least. Each polling interval the
@@ -77,6 +75,9 @@ const executor = (q: Queryable) => ({
 /** pg-boss over our Db: on PostgreSQL and PGlite alike, jobs survive restarts and run once. */
 export class PgBossQueue implements JobQueue {
   private readonly boss: PgBoss;
+  private get leaseMs(): number {
+    return this.opts.leaseMs ?? LEASE_MS;
+  }
   private readonly queues = new Set<string>();
   private started = false;
   private readonly pending: [string, Handler, { concurrency?: number }][] = [];
@@ -95,6 +96,7 @@ export class PgBossQueue implements JobQueue {
       runWorkers: boolean;
       onError: (err: unknown) => void;
       pollingIntervalSeconds?: number;
+      leaseMs?: number;
       observer?: JobObserver;
       /** One line when a job starts and one when it ends: queue, resource, duration, outcome, request id. */
       log?: (fields: Record<string, unknown>, message: string) => void;
@@ -106,7 +108,7 @@ export class PgBossQueue implements JobQueue {
         this.counted(() => (values.length ? db.query(text, values) : db.exec(text))),
     };
     this.boss = new PgBoss({ db: exec, schedule: opts.runWorkers, supervise: opts.runWorkers, migrate: true });
-    this.reclaimer = periodic(() => this.reclaimLost(), RECLAIM_MS, opts.onError);
+    this.reclaimer = periodic(() => this.reclaimLost(), this.leaseMs / 5, opts.onError);
     this.pollSeconds = opts.pollingIntervalSeconds ?? 2;
     this.dueScan = periodic(() => this.wakeDue(), this.pollSeconds * 1000, opts.onError);
     this.boss.on('error', opts.onError);
@@ -155,7 +157,7 @@ export class PgBossQueue implements JobQueue {
            UPDATE pgboss.job SET state = 'retry', start_after = now()
            WHERE state = 'active' AND started_on < now() - make_interval(secs => $1) RETURNING name)
          SELECT pg_notify($2, name) FROM (SELECT DISTINCT name FROM lost) n`,
-        [LEASE_MS / 1000, JOB_CHANNEL],
+        [this.leaseMs / 1000, JOB_CHANNEL],
       ),
     );
   }
@@ -222,7 +224,7 @@ export class PgBossQueue implements JobQueue {
         const due = (at: unknown) => new Date(String(at)).getTime();
         this.opts.observer?.started(name, (due(job.startedOn) - due(job.startAfter)) / 1000);
         this.opts.log?.(fields, 'job started');
-        const heartbeat = setInterval(() => void this.renewLease(name, job.id), HEARTBEAT_MS);
+        const heartbeat = setInterval(() => void this.renewLease(name, job.id), this.leaseMs / 5);
         let outcome: 'completed' | 'failed' = 'failed';
         try {
           await this.counted(() => handler(job.data));

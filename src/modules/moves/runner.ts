@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bytesUnder } from '../../archives/pack.js';
 import type { BackupPart, AccountShare } from '../../contribution.js';
@@ -282,6 +282,21 @@ export function moveRunner(
     });
   }
 
+  /**
+   * Crash tests (BERTH_CRASH_AFTER_MOVE_STEPS): the process kills itself (SIGKILL, as a power cut
+   * would stop it) once a named step has done its work (`forward`: set the forwarding up) and
+   * before it is recorded as done, so the process started again runs the step a second time. Once per step and data directory (a
+   * marker file), so the process started again goes on.
+   */
+  async function crashPoint(step: MoveStepName): Promise<void> {
+    if (!config.crashAfterMoveSteps.includes(step)) return;
+    const marked = await writeFile(path.join(config.dataDir, `crashed-after-${step}`), '', { flag: 'wx' }).then(
+      () => true,
+      () => false,
+    );
+    if (marked) process.kill(process.pid, 'SIGKILL');
+  }
+
   return async function run(operationId: string): Promise<void> {
     const op = await ops.findOperationById(db, operationId);
     if (!op || !['queued', 'running'].includes(op.status)) return;
@@ -306,7 +321,9 @@ export function moveRunner(
           return;
         }
         await repo.markStep(db, id, name, 'running', clock.now());
-        if ((await steps[name](move)) === WAIT) return;
+        const outcome = await steps[name](move);
+        await crashPoint(name);
+        if (outcome === WAIT) return;
         await repo.markStep(db, id, name, 'done', clock.now());
         await ops.transition(db, op.id, ['running'], {
           status: 'running',
