@@ -285,8 +285,8 @@ export function moveRunner(
   /**
    * Crash tests (BERTH_CRASH_AFTER_MOVE_STEPS): the process kills itself (SIGKILL, as a power cut
    * would stop it) once a named step has done its work (`forward`: set the forwarding up) and
-   * before it is recorded as done, so the process started again runs the step a second time. Once per step and data directory (a
-   * marker file), so the process started again goes on.
+   * before it is recorded as done, so the process started again runs the step a second time.
+   * Once per step and data directory (a marker file): the second run goes on.
    */
   async function crashPoint(step: MoveStepName): Promise<void> {
     if (!config.crashAfterMoveSteps.includes(step)) return;

@@ -13,7 +13,7 @@ const ANSWER = /^(OK|FAIL|NOTFOUND)\t1(?:\t(.*))?$/m;
  */
 export function flushAuthCache(socketPath: string, timeoutMs = 10_000): Promise<number> {
   return new Promise((resolve, reject) => {
-    const fail = (why: string) => reject(new Error(`doveadm auth cache flush failed: ${why}`));
+    const fail = (why: string) => reject(new Error(`Dovecot's auth cache flush failed: ${why}`));
     const socket = connect(socketPath);
     let input = '';
     socket.setEncoding('utf8');
