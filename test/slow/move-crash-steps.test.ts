@@ -52,117 +52,114 @@ function filesHolding(dir: string, text: string): string[] {
 
 // Its processes keep PGlite in their data directories whatever the run: the slow suite's
 // PostgreSQL run would only repeat it.
-it.skipIf(process.env.TEST_DATABASE_URL)(
-  'a move whose control plane and both agents are killed (SIGKILL) after each of its steps completes: the target serves the site and holds the message once, the source keeps nothing',
-  async () => {
-    const [port, agentPort] = [await freePort(), await freePort()];
-    const call = async (method: string, url: string, body?: unknown, raw?: Buffer) => {
-      const r = await fetch(`http://127.0.0.1:${port}${url}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${OPERATOR}`,
-          ...(raw ? { 'content-type': 'application/gzip' } : body ? { 'content-type': 'application/json' } : {}),
-        },
-        body: raw ? new Uint8Array(raw) : body ? JSON.stringify(body) : undefined,
-      });
-      return { status: r.status, body: await r.json().catch(() => undefined) };
-    };
-    const controlDir = tempDir();
-    const env = {
-      BERTH_BOOTSTRAP_TOKEN: OPERATOR,
-      BERTH_AGENT_LISTEN: `127.0.0.1:${agentPort}`,
-      BERTH_MOVE_TTL_S: '5',
-      BERTH_CRASH_AFTER_MOVE_STEPS: MOVE_STEPS.join(','),
-      // A killed process's move job is resumed a second after its last renewal rather than fifteen.
-      BERTH_JOB_LEASE_MS: '1000',
-    };
-    let server = started(startServer(controlDir, port, env));
+it('a move whose control plane and both agents are killed (SIGKILL) after each of its steps completes: the target serves the site and holds the message once, the source keeps nothing', async (ctx) => {
+  if (process.env.TEST_DATABASE_URL) ctx.skip();
+  const [port, agentPort] = [await freePort(), await freePort()];
+  const call = async (method: string, url: string, body?: unknown, raw?: Buffer) => {
+    const r = await fetch(`http://127.0.0.1:${port}${url}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${OPERATOR}`,
+        ...(raw ? { 'content-type': 'application/gzip' } : body ? { 'content-type': 'application/json' } : {}),
+      },
+      body: raw ? new Uint8Array(raw) : body ? JSON.stringify(body) : undefined,
+    });
+    return { status: r.status, body: await r.json().catch(() => undefined) };
+  };
+  const controlDir = tempDir();
+  const env = {
+    BERTH_BOOTSTRAP_TOKEN: OPERATOR,
+    BERTH_AGENT_LISTEN: `127.0.0.1:${agentPort}`,
+    BERTH_MOVE_TTL_S: '5',
+    BERTH_CRASH_AFTER_MOVE_STEPS: MOVE_STEPS.join(','),
+    // A killed process's move job is resumed a second after its last renewal rather than fifteen.
+    BERTH_JOB_LEASE_MS: '1000',
+  };
+  let server = started(startServer(controlDir, port, env));
+  await waitReady(port);
+
+  /** A web and mail server and its agent, enrolled with the printed command and running. */
+  async function hostingServer(name: string, ipv4: string) {
+    const created = await call('POST', '/v1/servers', { name, roles: ['web', 'mail'], ipv4, capacity: { accounts: 10 } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const dataDir = tempDir();
+    const enrolment = started(startAgentProcess((created.body.enrolment.command as string).split(' ').slice(2), dataDir));
+    expect(await enrolment.exited, enrolment.output()).toBe(0);
+    const s = { id: created.body.id as string, dataDir, agent: started(startAgentProcess(['run'], dataDir)) };
+    await until(async () => (await call('GET', `/v1/servers/${s.id}`)).body.status === 'online');
+    return s;
+  }
+  const [a, b] = [await hostingServer('host-a', '127.0.0.41'), await hostingServer('host-b', '127.0.0.42')];
+
+  const plan = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body;
+  const account = (
+    await call('POST', '/v1/accounts', {
+      username: 'movesteps',
+      contact_email: 'a@example.com',
+      plan_id: plan.id,
+      placement: { web: a.id, mail: a.id },
+    })
+  ).body;
+  const domain = 'movesteps.example.com';
+  // No records (the empty template): none has its TTL lowered, so the source forwards for
+  // BERTH_MOVE_TTL_S after the cutover rather than for a record's old TTL.
+  expect(
+    (await call('POST', '/v1/domains', { account_id: account.id, name: domain, mail_enabled: true, template: 'empty' })).status,
+  ).toBe(201);
+  const site = (await call('POST', '/v1/sites', { account_id: account.id, hostname: domain })).body;
+  await until(async () => (await call('GET', `/v1/sites/${site.id}`)).body.status === 'active');
+  const deployed = await call(
+    'POST',
+    `/v1/sites/${site.id}/deployments`,
+    undefined,
+    tarGz([{ path: 'index.html', content: 'kept' }]),
+  );
+  expect(deployed.status).toBe(202);
+  const box = await call('POST', '/v1/emails', { address: `info@${domain}`, password: 'a long enough passphrase' });
+  expect(box.status, JSON.stringify(box.body)).toBe(201);
+  const served = (dir: string) => path.join(dir, 'accounts', account.id, 'sites', site.id, 'current', 'index.html');
+  const maildir = (dir: string) => path.join(dir, 'accounts', account.id, 'mail', domain, box.body.id, 'Maildir');
+  await until(async () => existsSync(served(a.dataDir)) && existsSync(path.join(maildir(a.dataDir), 'new')));
+  // A message as the source's mail server delivered it.
+  const message = `Subject: kept\r\n\r\nmessage ${Date.now()}\r\n`;
+  mkdirSync(path.join(maildir(a.dataDir), 'new'), { recursive: true });
+  writeFileSync(path.join(maildir(a.dataDir), 'new', `${Date.now()}.M1P1.host-a`), message);
+
+  const moved = await call('POST', `/v1/accounts/${account.id}/move`, { to: { web: b.id, mail: b.id } });
+  expect(moved.status, JSON.stringify(moved.body)).toBe(202);
+  const move = async () => (await call('GET', `/v1/moves/${moved.body.id}`)).body;
+  let crashes = 0;
+  for (;;) {
+    const ended = await Promise.race([
+      server.exited.then(() => 'crashed' as const),
+      until(async () => {
+        const m = await move();
+        return ['completed', 'failed', 'canceled'].includes(m.status) ? m : null;
+      }, 300_000),
+    ]);
+    if (ended !== 'crashed') {
+      expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
+      break;
+    }
+    crashes++;
+    // The agents die too, wherever they were; then all three start again.
+    for (const s of [a, b]) s.agent.child.kill('SIGKILL');
+    await Promise.all([a.agent.exited, b.agent.exited]);
+    for (const s of [a, b]) s.agent = started(startAgentProcess(['run'], s.dataDir));
+    server = started(startServer(controlDir, port, env));
     await waitReady(port);
+  }
+  // Killed after every step (`forward` too: a move from a live source never skips it).
+  const steps = (await move()).steps as { name: string; state: string }[];
+  expect(steps.map((st) => `${st.name}: ${st.state}`)).toEqual(MOVE_STEPS.map((name) => `${name}: done`));
+  expect(MOVE_STEPS.filter((step) => !existsSync(path.join(controlDir, `crashed-after-${step}`)))).toEqual([]);
+  expect(crashes).toBe(MOVE_STEPS.length);
 
-    /** A web and mail server and its agent, enrolled with the printed command and running. */
-    async function hostingServer(name: string, ipv4: string) {
-      const created = await call('POST', '/v1/servers', { name, roles: ['web', 'mail'], ipv4, capacity: { accounts: 10 } });
-      expect(created.status, JSON.stringify(created.body)).toBe(201);
-      const dataDir = tempDir();
-      const enrolment = started(startAgentProcess((created.body.enrolment.command as string).split(' ').slice(2), dataDir));
-      expect(await enrolment.exited, enrolment.output()).toBe(0);
-      const s = { id: created.body.id as string, dataDir, agent: started(startAgentProcess(['run'], dataDir)) };
-      await until(async () => (await call('GET', `/v1/servers/${s.id}`)).body.status === 'online');
-      return s;
-    }
-    const [a, b] = [await hostingServer('host-a', '127.0.0.41'), await hostingServer('host-b', '127.0.0.42')];
-
-    const plan = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body;
-    const account = (
-      await call('POST', '/v1/accounts', {
-        username: 'movesteps',
-        contact_email: 'a@example.com',
-        plan_id: plan.id,
-        placement: { web: a.id, mail: a.id },
-      })
-    ).body;
-    const domain = 'movesteps.example.com';
-    // No records (the empty template): none has its TTL lowered, so the source forwards for
-    // BERTH_MOVE_TTL_S after the cutover rather than for a record's old TTL.
-    expect(
-      (await call('POST', '/v1/domains', { account_id: account.id, name: domain, mail_enabled: true, template: 'empty' })).status,
-    ).toBe(201);
-    const site = (await call('POST', '/v1/sites', { account_id: account.id, hostname: domain })).body;
-    await until(async () => (await call('GET', `/v1/sites/${site.id}`)).body.status === 'active');
-    const deployed = await call(
-      'POST',
-      `/v1/sites/${site.id}/deployments`,
-      undefined,
-      tarGz([{ path: 'index.html', content: 'kept' }]),
-    );
-    expect(deployed.status).toBe(202);
-    const box = await call('POST', '/v1/emails', { address: `info@${domain}`, password: 'a long enough passphrase' });
-    expect(box.status, JSON.stringify(box.body)).toBe(201);
-    const served = (dir: string) => path.join(dir, 'accounts', account.id, 'sites', site.id, 'current', 'index.html');
-    const maildir = (dir: string) => path.join(dir, 'accounts', account.id, 'mail', domain, box.body.id, 'Maildir');
-    await until(async () => existsSync(served(a.dataDir)) && existsSync(path.join(maildir(a.dataDir), 'new')));
-    // A message as the source's mail server delivered it.
-    const message = `Subject: kept\r\n\r\nmessage ${Date.now()}\r\n`;
-    mkdirSync(path.join(maildir(a.dataDir), 'new'), { recursive: true });
-    writeFileSync(path.join(maildir(a.dataDir), 'new', `${Date.now()}.M1P1.host-a`), message);
-
-    const moved = await call('POST', `/v1/accounts/${account.id}/move`, { to: { web: b.id, mail: b.id } });
-    expect(moved.status, JSON.stringify(moved.body)).toBe(202);
-    const move = async () => (await call('GET', `/v1/moves/${moved.body.id}`)).body;
-    let crashes = 0;
-    for (;;) {
-      const ended = await Promise.race([
-        server.exited.then(() => 'crashed' as const),
-        until(async () => {
-          const m = await move();
-          return ['completed', 'failed', 'canceled'].includes(m.status) ? m : null;
-        }, 300_000),
-      ]);
-      if (ended !== 'crashed') {
-        expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
-        break;
-      }
-      crashes++;
-      // The agents die too, wherever they were; then all three start again.
-      for (const s of [a, b]) s.agent.child.kill('SIGKILL');
-      await Promise.all([a.agent.exited, b.agent.exited]);
-      for (const s of [a, b]) s.agent = started(startAgentProcess(['run'], s.dataDir));
-      server = started(startServer(controlDir, port, env));
-      await waitReady(port);
-    }
-    // Killed after every step (`forward` too: a move from a live source never skips it).
-    const steps = (await move()).steps as { name: string; state: string }[];
-    expect(steps.map((st) => `${st.name}: ${st.state}`)).toEqual(MOVE_STEPS.map((name) => `${name}: done`));
-    expect(MOVE_STEPS.filter((step) => !existsSync(path.join(controlDir, `crashed-after-${step}`)))).toEqual([]);
-    expect(crashes).toBe(MOVE_STEPS.length);
-
-    // The target serves the account, the message is there once; the source holds nothing of it.
-    expect((await call('GET', `/v1/accounts/${account.id}`)).body.placement).toMatchObject({ web: b.id, mail: b.id });
-    await until(async () => existsSync(served(b.dataDir)));
-    expect(readFileSync(served(b.dataDir), 'utf8')).toBe('kept');
-    await until(async () => filesHolding(maildir(b.dataDir), message).length > 0);
-    expect(filesHolding(maildir(b.dataDir), message)).toHaveLength(1);
-    await until(async () => !readdirSync(path.join(a.dataDir, 'accounts')).includes(account.id));
-  },
-  600_000,
-);
+  // The target serves the account, the message is there once; the source holds nothing of it.
+  expect((await call('GET', `/v1/accounts/${account.id}`)).body.placement).toMatchObject({ web: b.id, mail: b.id });
+  await until(async () => existsSync(served(b.dataDir)));
+  expect(readFileSync(served(b.dataDir), 'utf8')).toBe('kept');
+  await until(async () => filesHolding(maildir(b.dataDir), message).length > 0);
+  expect(filesHolding(maildir(b.dataDir), message)).toHaveLength(1);
+  await until(async () => !readdirSync(path.join(a.dataDir, 'accounts')).includes(account.id));
+}, 600_000);
