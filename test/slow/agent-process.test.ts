@@ -1,8 +1,7 @@
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
+import { apiOf, processKit, until } from '../helpers/fleet-processes.js';
 import { freePort } from '../helpers/ports.js';
 import { startAgentProcess, startServer, waitReady } from '../helpers/server-process.js';
 
@@ -13,49 +12,19 @@ import { startAgentProcess, startServer, waitReady } from '../helpers/server-pro
  * after a "reboot" with the control plane gone, it serves its last units from its own disk.
  */
 const OPERATOR = 'agent-process-test-operator-token-0123456789';
-const dirs: string[] = [];
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) c.kill('SIGKILL');
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-const tempDir = () => {
-  const d = mkdtempSync(path.join(tmpdir(), 'berth-agent-proc-'));
-  dirs.push(d);
-  return d;
-};
+const kit = processKit('berth-agent-proc-');
+const { tempDir } = kit;
 
 /** `berth agent ...` as a process of its own (node itself receives the signals). */
-function agent(args: string[], dataDir: string) {
-  const started = startAgentProcess(args, dataDir);
-  children.push(started.child);
-  return started;
-}
-
-async function until<T>(fn: () => Promise<T>, timeoutMs = 60_000): Promise<NonNullable<T>> {
-  for (const started = Date.now(); ;) {
-    const v = await fn().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const agent = (args: string[], dataDir: string) => kit.started(startAgentProcess(args, dataDir));
 
 it('the agent enrols with the printed command, applies its units, catches up after SIGKILL and re-applies from disk after a reboot', async () => {
   const port = await freePort();
   const agentPort = await freePort();
-  const api = `http://127.0.0.1:${port}`;
-  const call = async (method: string, url: string, body?: unknown) => {
-    const r = await fetch(`${api}${url}`, {
-      method,
-      headers: { authorization: `Bearer ${OPERATOR}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: r.status, body: await r.json().catch(() => undefined) };
-  };
+  const call = apiOf(port, OPERATOR);
   const controlDir = tempDir();
   const server = startServer(controlDir, port, { BERTH_BOOTSTRAP_TOKEN: OPERATOR, BERTH_AGENT_LISTEN: `127.0.0.1:${agentPort}` });
-  children.push(server.child);
+  kit.started(server);
   await waitReady(port);
 
   const created = await call('POST', '/v1/servers', {

@@ -1,11 +1,10 @@
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { MOVE_STEPS } from '../../src/modules/moves/schemas.js';
 import { tarGz } from '../helpers/archives.js';
 import { PLAN_LIMITS } from '../helpers/fixtures.js';
+import { apiOf, enrolledServer, processKit, until } from '../helpers/fleet-processes.js';
 import { freePort } from '../helpers/ports.js';
 import { startAgentProcess, startServer, waitReady } from '../helpers/server-process.js';
 
@@ -18,29 +17,8 @@ import { startAgentProcess, startServer, waitReady } from '../helpers/server-pro
  * the source holds nothing of the account.
  */
 const OPERATOR = 'move-crash-steps-operator-token-0123456789';
-const dirs: string[] = [];
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) c.kill('SIGKILL');
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-const tempDir = () => {
-  const d = mkdtempSync(path.join(tmpdir(), 'berth-move-steps-'));
-  dirs.push(d);
-  return d;
-};
-const started = <T extends { child: ChildProcess }>(p: T) => {
-  children.push(p.child);
-  return p;
-};
-
-async function until<T>(fn: () => Promise<T>, timeoutMs = 90_000): Promise<NonNullable<T>> {
-  for (const start = Date.now(); ; await new Promise((r) => setTimeout(r, 100))) {
-    const v = await fn().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
-  }
-}
+const kit = processKit('berth-move-steps-');
+const { tempDir, started } = kit;
 
 /** The files under `dir` (at any depth) whose content is `text`. */
 function filesHolding(dir: string, text: string): string[] {
@@ -55,17 +33,7 @@ function filesHolding(dir: string, text: string): string[] {
 it('a move whose control plane and both agents are killed (SIGKILL) after each of its steps completes: the target serves the site and holds the message once, the source keeps nothing', async (ctx) => {
   if (process.env.TEST_DATABASE_URL) ctx.skip();
   const [port, agentPort] = [await freePort(), await freePort()];
-  const call = async (method: string, url: string, body?: unknown, raw?: Buffer) => {
-    const r = await fetch(`http://127.0.0.1:${port}${url}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${OPERATOR}`,
-        ...(raw ? { 'content-type': 'application/gzip' } : body ? { 'content-type': 'application/json' } : {}),
-      },
-      body: raw ? new Uint8Array(raw) : body ? JSON.stringify(body) : undefined,
-    });
-    return { status: r.status, body: await r.json().catch(() => undefined) };
-  };
+  const call = apiOf(port, OPERATOR);
   const controlDir = tempDir();
   const env = {
     BERTH_BOOTSTRAP_TOKEN: OPERATOR,
@@ -78,17 +46,7 @@ it('a move whose control plane and both agents are killed (SIGKILL) after each o
   let server = started(startServer(controlDir, port, env));
   await waitReady(port);
 
-  /** A web and mail server and its agent, enrolled with the printed command and running. */
-  async function hostingServer(name: string, ipv4: string) {
-    const created = await call('POST', '/v1/servers', { name, roles: ['web', 'mail'], ipv4, capacity: { accounts: 10 } });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const dataDir = tempDir();
-    const enrolment = started(startAgentProcess((created.body.enrolment.command as string).split(' ').slice(2), dataDir));
-    expect(await enrolment.exited, enrolment.output()).toBe(0);
-    const s = { id: created.body.id as string, dataDir, agent: started(startAgentProcess(['run'], dataDir)) };
-    await until(async () => (await call('GET', `/v1/servers/${s.id}`)).body.status === 'online');
-    return s;
-  }
+  const hostingServer = (name: string, ipv4: string) => enrolledServer(call, kit, { name, roles: ['web', 'mail'], ipv4 });
   const [a, b] = [await hostingServer('host-a', '127.0.0.41'), await hostingServer('host-b', '127.0.0.42')];
 
   const plan = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body;

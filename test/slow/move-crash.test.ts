@@ -1,10 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { tarGz } from '../helpers/archives.js';
 import { PLAN_LIMITS } from '../helpers/fixtures.js';
+import { apiOf, enrolledServer, processKit, until } from '../helpers/fleet-processes.js';
 import { freePort } from '../helpers/ports.js';
 import { startAgentProcess, startServer, waitReady } from '../helpers/server-process.js';
 
@@ -14,63 +13,22 @@ import { startAgentProcess, startServer, waitReady } from '../helpers/server-pro
  * their own. Restarted, the control plane resumes the move's job and finishes it.
  */
 const OPERATOR = 'move-crash-test-operator-token-0123456789';
-const dirs: string[] = [];
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) c.kill('SIGKILL');
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-const tempDir = () => {
-  const d = mkdtempSync(path.join(tmpdir(), 'berth-move-crash-'));
-  dirs.push(d);
-  return d;
-};
-const started = <T extends { child: ChildProcess }>(p: T) => {
-  children.push(p.child);
-  return p;
-};
-
-async function until<T>(fn: () => Promise<T>, timeoutMs = 90_000): Promise<NonNullable<T>> {
-  for (const start = Date.now(); ; await new Promise((r) => setTimeout(r, 200))) {
-    const v = await fn().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
-  }
-}
+const kit = processKit('berth-move-crash-');
+const { tempDir, started } = kit;
 
 // Its processes keep PGlite in their data directories whatever the run: the slow suite's
 // PostgreSQL run would only repeat it.
 it('a move whose control plane is killed during its freeze resumes when it starts again, and one whose target’s agent is killed as it cuts over completes once the agent is back: the target serves the site, the source keeps nothing', async (ctx) => {
   if (process.env.TEST_DATABASE_URL) ctx.skip();
   const [port, agentPort] = [await freePort(), await freePort()];
-  const call = async (method: string, url: string, body?: unknown, raw?: Buffer) => {
-    const r = await fetch(`http://127.0.0.1:${port}${url}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${OPERATOR}`,
-        ...(raw ? { 'content-type': 'application/gzip' } : body ? { 'content-type': 'application/json' } : {}),
-      },
-      body: raw ? new Uint8Array(raw) : body ? JSON.stringify(body) : undefined,
-    });
-    return { status: r.status, body: await r.json().catch(() => undefined) };
-  };
+  const call = apiOf(port, OPERATOR);
   const controlDir = tempDir();
   // The source forwards for the records' TTLs after the cutover: short ones keep the test short.
   const env = { BERTH_BOOTSTRAP_TOKEN: OPERATOR, BERTH_AGENT_LISTEN: `127.0.0.1:${agentPort}`, BERTH_MOVE_TTL_S: '5' };
   let server = started(startServer(controlDir, port, env));
   await waitReady(port);
 
-  /** A web server and its agent, enrolled with the printed command and running. */
-  async function webServer(name: string, ipv4: string) {
-    const created = await call('POST', '/v1/servers', { name, roles: ['web'], ipv4, capacity: { accounts: 10 } });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const dataDir = tempDir();
-    const enrolment = started(startAgentProcess((created.body.enrolment.command as string).split(' ').slice(2), dataDir));
-    expect(await enrolment.exited, enrolment.output()).toBe(0);
-    const s = { id: created.body.id as string, dataDir, agent: started(startAgentProcess(['run'], dataDir)) };
-    await until(async () => (await call('GET', `/v1/servers/${s.id}`)).body.status === 'online');
-    return s;
-  }
+  const webServer = (name: string, ipv4: string) => enrolledServer(call, kit, { name, roles: ['web'], ipv4 });
   const [a, b] = [await webServer('web-a', '127.0.0.31'), await webServer('web-b', '127.0.0.32')];
 
   const plan = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body;

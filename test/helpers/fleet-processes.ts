@@ -1,0 +1,77 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, expect } from 'vitest';
+import { startAgentProcess } from './server-process.js';
+
+/**
+ * What a test of real processes keeps: its temporary directories (removed after all) and its
+ * children (killed with SIGKILL after all).
+ */
+export function processKit(prefix: string) {
+  const dirs: string[] = [];
+  const children: ChildProcess[] = [];
+  afterAll(() => {
+    for (const c of children) c.kill('SIGKILL');
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  return {
+    tempDir(): string {
+      const d = mkdtempSync(path.join(tmpdir(), prefix));
+      dirs.push(d);
+      return d;
+    },
+    started<T extends { child: ChildProcess }>(p: T): T {
+      children.push(p.child);
+      return p;
+    },
+  };
+}
+
+/** fn's value once it is truthy (a failure counts as not yet), looking every `everyMs`. */
+export async function until<T>(fn: () => Promise<T>, timeoutMs = 90_000, everyMs = 200): Promise<NonNullable<T>> {
+  for (const start = Date.now(); ; await new Promise((r) => setTimeout(r, everyMs))) {
+    const v = await fn().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
+  }
+}
+
+export type ApiCall = (
+  method: string,
+  url: string,
+  body?: unknown,
+  raw?: Buffer,
+) => Promise<{ status: number; body: Record<string, any> }>;
+
+/** The API of a server process on `port`, as `token`: JSON bodies, or `raw` as a tar.gz upload. */
+export function apiOf(port: number, token: string): ApiCall {
+  return async (method, url, body, raw) => {
+    const r = await fetch(`http://127.0.0.1:${port}${url}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(raw ? { 'content-type': 'application/gzip' } : body ? { 'content-type': 'application/json' } : {}),
+      },
+      body: raw ? new Uint8Array(raw) : body ? JSON.stringify(body) : undefined,
+    });
+    return { status: r.status, body: await r.json().catch(() => undefined) };
+  };
+}
+
+/** A server made through the API and its agent, enrolled with the printed command, running and online. */
+export async function enrolledServer(
+  call: ApiCall,
+  kit: ReturnType<typeof processKit>,
+  server: { name: string; roles: string[]; ipv4: string },
+) {
+  const created = await call('POST', '/v1/servers', { ...server, capacity: { accounts: 10 } });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const dataDir = kit.tempDir();
+  const enrolment = kit.started(startAgentProcess((created.body.enrolment.command as string).split(' ').slice(2), dataDir));
+  expect(await enrolment.exited, enrolment.output()).toBe(0);
+  const s = { id: created.body.id as string, dataDir, agent: kit.started(startAgentProcess(['run'], dataDir)) };
+  await until(async () => (await call('GET', `/v1/servers/${s.id}`)).body.status === 'online');
+  return s;
+}
