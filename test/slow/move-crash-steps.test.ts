@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { MOVE_STEPS } from '../../src/modules/moves/schemas.js';
@@ -80,7 +80,6 @@ it('a move whose control plane and both agents are killed (SIGKILL) after each o
   await until(async () => existsSync(served(a.dataDir)) && existsSync(path.join(maildir(a.dataDir), 'new')));
   // A message as the source's mail server delivered it.
   const message = `Subject: kept\r\n\r\nmessage ${Date.now()}\r\n`;
-  mkdirSync(path.join(maildir(a.dataDir), 'new'), { recursive: true });
   writeFileSync(path.join(maildir(a.dataDir), 'new', `${Date.now()}.M1P1.host-a`), message);
 
   const moved = await call('POST', `/v1/accounts/${account.id}/move`, { to: { web: b.id, mail: b.id } });
