@@ -61,6 +61,9 @@ export interface MoveCopy {
   final: boolean;
 }
 
+/** The regular files an unpacking wrote under `dir` (relative to where it unpacked): how many, and their bytes. */
+export type UnpackedUnder = (dir: string) => { files: number; bytes: number };
+
 /** What a module's part of a backup put into the archive. */
 export interface StagedPart {
   /** Its members of `manifest.json`: its resources as the API shows them. */
@@ -86,9 +89,10 @@ export interface BackupPart {
   /**
    * Puts back what `manifest` and `staging` (the unpacked archive) hold, re-creating what is
    * gone; running it again gives the same result. A refusal the caller should read is a
-   * `RestoreRefused`.
+   * `RestoreRefused`. `unpacked` tells what the unpacking wrote under a directory of `staging`,
+   * so that nothing it has just written is listed again.
    */
-  restore(accountId: string, manifest: Record<string, unknown>, staging: string): Promise<void>;
+  restore(accountId: string, manifest: Record<string, unknown>, staging: string, unpacked: UnpackedUnder): Promise<void>;
   /**
    * A move's copy (what `stage` wrote) put on the servers the account is placed on now: the data
    * of the resources it has now (files, messages, rows of its databases), no resource changed,

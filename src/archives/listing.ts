@@ -37,6 +37,12 @@ export async function listTree(dirs: ArchivedDir[]): Promise<Listing> {
   return listing;
 }
 
+/** How many names a listing holds, and their bytes. */
+export function listingTotals(listing: Listing): { files: number; bytes: number } {
+  const sizes = Object.values(listing);
+  return { files: sizes.length, bytes: sizes.reduce((n, [size]) => n + size, 0) };
+}
+
 /** What differs from `before` in `now`: names to copy again (new or changed) and names gone. */
 export function changedSince(before: Listing, now: Listing): { changed: string[]; gone: string[] } {
   const changed = Object.keys(now).filter((n) => {

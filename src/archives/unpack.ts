@@ -45,6 +45,8 @@ export interface UnpackLimits {
   bytes: number;
   /** Most inflated bytes per compressed byte, checked once RATIO_CHECKED_FROM bytes came out. */
   ratio: number;
+  /** Told each regular file unpacked (its member name and size): what the caller need not list again. */
+  onFile?: (member: string, bytes: number) => void;
 }
 
 /**
@@ -159,6 +161,7 @@ function unpackTar(input: Readable, dest: string, limits: UnpackLimits): Promise
             out.files++;
             out.bytes += entry.size;
             if (out.bytes > limits.bytes) throw new ArchiveTooLarge(out.bytes);
+            limits.onFile?.(member, entry.size);
             writer.open(member);
             writing = true;
             return;
@@ -388,6 +391,7 @@ async function handleZipEntry(
   out.files++;
   out.bytes += entry.uncompressedSize;
   if (out.bytes > limits.bytes) throw new ArchiveTooLarge(out.bytes);
+  limits.onFile?.(member, entry.uncompressedSize);
   writer.open(member);
   try {
     for await (const c of stream) {

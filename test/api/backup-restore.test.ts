@@ -102,6 +102,12 @@ describe('restore', () => {
     expect(op.status, JSON.stringify(op.error)).toBe('succeeded');
     const after = await state(acc.id, box.id);
     expect(after).toEqual(before);
+    // The restored release counts what the archive held of the site (the unpacking's own count).
+    const restored = (await t.get(`/v1/sites?account_id=${acc.id}`)).body.data[0];
+    const live = (await t.get(`/v1/sites/${restored.id}/deployments`)).body.data.find(
+      (d: { status: string }) => d.status === 'live',
+    );
+    expect(live).toMatchObject({ file_count: 2, size_bytes: 'version one'.length + 'about'.length });
     expect((await t.get(`/v1/events?type=backup.restore.completed&resource_id=${backup.id}`)).body.data).toHaveLength(1);
 
     // Again: the same result, nothing doubled.

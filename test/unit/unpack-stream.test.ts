@@ -34,6 +34,15 @@ describe('unpacking a tar.gz as it streams in', () => {
     for (const f of files) expect(readFileSync(path.join(dest, f.path)).equals(f.content)).toBe(true);
   });
 
+  it('tells each regular file it wrote, by member name and size', async () => {
+    const told: [string, number][] = [];
+    await unpackArchive({ stream: trickle(archive) }, 'tar.gz', path.join(root, 'told'), {
+      ...limits,
+      onFile: (member, bytes) => told.push([member, bytes]),
+    });
+    expect(told).toEqual(files.map((f) => [f.path, 1_500_000]));
+  });
+
   it('refuses a body that ends mid-stream, leaving nothing', async () => {
     const dest = path.join(root, 'cut');
     const cut = unpackArchive({ stream: trickle(archive.subarray(0, 2_500_000)) }, 'tar.gz', dest, limits);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PassThrough, Writable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { unpackArchive } from '../../archives/unpack.js';
-import { RestoreRefused, type BackupPart, type BackupPartName } from '../../contribution.js';
+import { RestoreRefused, type BackupPart, type BackupPartName, type UnpackedUnder } from '../../contribution.js';
 import { byteProgress } from '../../lib/byte-progress.js';
 import { publicMessage } from '../../lib/errors.js';
 import type { ServiceDeps } from '../deps.js';
@@ -16,13 +16,14 @@ import { digestingStream, type BackupStorage } from './storage.js';
  * A completed backup's archive unpacked into `staging` (emptied first) and checked against its
  * SHA-256 in the same read: a damaged one is refused with `checksum_mismatch` before any part is
  * restored from it (the staging is the caller's to remove). `counter` counts the bytes read.
+ * Returns what was unpacked under a directory.
  */
 export async function unpackBackup(
   storage: BackupStorage,
   backup: repo.BackupRow,
   staging: string,
   counter: () => Transform = () => new PassThrough(),
-): Promise<void> {
+): Promise<UnpackedUnder> {
   const damaged = () =>
     new RestoreRefused('checksum_mismatch', 'The archive does not match its SHA-256: it is damaged and was not restored.');
   await rm(staging, { recursive: true, force: true });
@@ -31,11 +32,13 @@ export async function unpackBackup(
   const counted = counter();
   archive.on('error', (err) => counted.destroy(err));
   counted.on('error', (err) => digest.stream.destroy(err));
+  const files: [string, number][] = [];
   try {
     // Berth's own archive, checked as it is read: no byte or ratio limit (a site may hold sparse files).
     await unpackArchive({ stream: archive.pipe(counted).pipe(digest.stream) }, 'tar.gz', staging, {
       bytes: Number.MAX_SAFE_INTEGER,
       ratio: Number.POSITIVE_INFINITY,
+      onFile: (member, bytes) => files.push([member, bytes]),
     });
   } catch (err) {
     // Damage may stop the unpacking before the end of the archive: its checksum tells which it was.
@@ -45,6 +48,10 @@ export async function unpackBackup(
     throw err;
   }
   if (digest.result().sha256 !== backup.sha256) throw damaged();
+  return (dir) => {
+    const under = files.filter(([member]) => member.startsWith(`${dir}/`));
+    return { files: under.length, bytes: under.reduce((n, [, bytes]) => n + bytes, 0) };
+  };
 }
 
 /**
@@ -75,12 +82,12 @@ export function restoreJobs(deps: ServiceDeps, storage: BackupStorage, parts: re
         to: 80,
         report: (percent) => void progress(percent).catch(() => undefined),
       });
-      await unpackBackup(storage, backup, staging, read.counter);
+      const unpacked = await unpackBackup(storage, backup, staging, read.counter);
       const manifest = JSON.parse(await readFile(path.join(staging, 'manifest.json'), 'utf8')) as Record<string, unknown>;
       const chosen = parts.filter((p) => include.includes(p.name));
       for (const [i, part] of chosen.entries()) {
         await progress(80 + Math.floor((20 * i) / chosen.length));
-        await part.restore(backup.account_id, manifest, staging);
+        await part.restore(backup.account_id, manifest, staging, unpacked);
       }
     } catch (err) {
       failure = err;

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { linkedCopy } from '../../archives/linked-copy.js';
 import { systemCaller } from '../../auth/caller.js';
-import { type BackupPart, type MoveCopy, type PartServers, RestoreRefused, type StagedPart } from '../../contribution.js';
+import { type BackupPart, type MoveCopy, type PartServers, RestoreRefused, type StagedPart, type UnpackedUnder } from '../../contribution.js';
 import { releaseDir, siteDir } from '../../layout.js';
 import { findAccountById, transferLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
@@ -134,7 +134,7 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
       return { manifest: { sites: rows.map(toSite) }, dirs, contents: { sites: rows.length } };
     },
 
-    async restore(accountId: string, manifest: SitesManifest, staging: string): Promise<void> {
+    async restore(accountId: string, manifest: SitesManifest, staging: string, unpacked: UnpackedUnder): Promise<void> {
       for (const s of manifest.sites ?? []) {
         const files = path.join(staging, 'sites', s.id);
         if (!(await exists(files))) continue; // nothing was live
@@ -149,7 +149,7 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
           const row = await repo.findSiteById(db, id);
           return row && row.status !== 'provisioning' ? row : undefined;
         });
-        await deployed(site, await deployments.deployDirectory(system, site.id, files));
+        await deployed(site, await deployments.deployDirectory(system, site.id, files, unpacked(`sites/${s.id}`)));
       }
     },
 

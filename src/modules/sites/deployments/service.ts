@@ -3,7 +3,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { listTree } from '../../../archives/listing.js';
+import { listingTotals, listTree } from '../../../archives/listing.js';
 import {
   ArchiveRefused,
   ArchiveTooLarge,
@@ -170,15 +170,15 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
      * A directory of files already checked (a restore's, unpacked from Berth's own archive
      * whose checksum matched) made the site's new release: moved into place rather than packed
      * and unpacked again. It must be on the data directory's filesystem; it is gone afterwards.
+     * Its files are listed for their count and size unless `counted` (the unpacking's own) says.
      */
-    async deployDirectory(caller: Caller, siteId: string, files: string) {
+    async deployDirectory(caller: Caller, siteId: string, files: string, counted?: { files: number; bytes: number }) {
       const { site, account } = await deployableSite(caller, siteId);
       const id = newId('dpl');
       const dir = siteDir(config.dataDir, site.account_id, site.id);
       const used = deps.diskInUse(account.id);
       used.catch(() => undefined);
-      const listed = Object.values(await listTree([{ dir: files, as: '' }]));
-      const bytes = listed.reduce((n, [size]) => n + size, 0);
+      const { files: count, bytes } = counted ?? listingTotals(await listTree([{ dir: files, as: '' }]));
       try {
         await keep(account, files, releaseDir(dir, id), bytes, await used);
       } catch (err) {
@@ -190,7 +190,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
         format: 'tar.gz' as const,
         archive_bytes: null,
         size_bytes: bytes,
-        file_count: listed.length,
+        file_count: count,
       };
       return startSwitch(caller, site, id, created).catch(async (err: unknown) => {
         await rm(releaseDir(dir, id), { recursive: true, force: true });
