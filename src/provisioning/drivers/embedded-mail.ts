@@ -29,6 +29,8 @@ const MAPS = [
   'dkim_key_table',
   'dkim_signing_table',
 ] as const;
+type DomainFiles = Record<(typeof MAPS)[number], string>;
+
 /** The joined files Postfix reads as `hash:` tables. */
 export const POSTFIX_MAPS = [
   'virtual_mailbox_domains',
@@ -63,6 +65,14 @@ export class EmbeddedMailDriver implements MailDriver {
   private readonly relayPort: number;
   /** Joins run one at a time, so two domains applied at once cannot write a stale join last. */
   private readonly exclusive = mutex();
+  /**
+   * Each domain's rendered files as written, read from the disk at the first join only: a join
+   * then reads no file, where it read every domain's nine (90,000 files to add a mailbox on a
+   * server of 10,000 domains).
+   */
+  private rendered: Map<string, DomainFiles> | undefined;
+  /** What each joined file was last written with: unchanged ones are not read again to compare. */
+  private readonly joined = new Map<string, string>();
 
   constructor(dataDir: string, options: { mapsDir?: string | null; relayPort?: number } = {}) {
     this.relayPort = options.relayPort ?? 25;
@@ -97,7 +107,7 @@ export class EmbeddedMailDriver implements MailDriver {
       await writeFileIfChanged(keyFile, domain.dkim.privateKeyPem, 0o600);
     } else await rm(keyFile, { force: true });
     const dkim = renderDkimTables(domain, keyFile);
-    const files = {
+    const files: DomainFiles = {
       'users.dict': renderAuthDict(domain),
       passwd: renderPasswdFile(domain),
       virtual_mailbox_maps: renderVirtualMailboxMap(domain, this.accountsDir),
@@ -113,7 +123,7 @@ export class EmbeddedMailDriver implements MailDriver {
     await mkdir(dir, { recursive: true });
     // Each write is fsynced: side by side, not one after another (a mailbox's apply took 20–40 ms).
     await Promise.all(MAPS.map((name) => writeIfChanged(path.join(dir, name), files[name])));
-    await this.join();
+    await this.join(path.basename(domain.name), files);
   }
 
   async removeDomain(name: string, root: string, options: { keepMaps: boolean }): Promise<void> {
@@ -121,7 +131,7 @@ export class EmbeddedMailDriver implements MailDriver {
     if (options.keepMaps) return;
     await rm(this.domainDir(name), { recursive: true, force: true });
     await rm(this.keyFile(name), { force: true });
-    await this.join();
+    await this.join(path.basename(name), null);
   }
 
   /** Maildirs (cur/new/tmp) and autoresponder scripts; mailboxes no longer in the unit are removed with their mail. */
@@ -153,19 +163,36 @@ export class EmbeddedMailDriver implements MailDriver {
     return path.join(this.dir, 'domains', path.basename(name));
   }
 
-  private join(): Promise<void> {
+  /** The files every domain's rendered files join into, with `name`'s now `files` (`null`: gone). */
+  private join(name: string, files: DomainFiles | null): Promise<void> {
     return this.exclusive(async () => {
-      const domainsDir = path.join(this.dir, 'domains');
-      const domains = (await readdir(domainsDir).catch(() => [] as string[])).sort();
+      const rendered = (this.rendered ??= await this.readRendered());
+      if (files) rendered.set(name, files);
+      else rendered.delete(name);
+      const domains = [...rendered.keys()].sort();
       await mkdir(this.mapsDir, { recursive: true });
-      await writeIfChanged(path.join(this.mapsDir, 'virtual_mailbox_domains'), domains.map((d) => `${d} OK\n`).join(''));
-      await Promise.all(
-        MAPS.map(async (name) => {
-          const parts = await Promise.all(domains.map((d) => readFile(path.join(domainsDir, d, name), 'utf8').catch(() => '')));
-          await writeIfChanged(path.join(this.mapsDir, name), parts.join(''));
-        }),
-      );
+      await Promise.all([
+        this.writeJoined('virtual_mailbox_domains', domains.map((d) => `${d} OK\n`).join('')),
+        ...MAPS.map((map) => this.writeJoined(map, domains.map((d) => rendered.get(d)?.[map] ?? '').join(''))),
+      ]);
     });
+  }
+
+  private async readRendered(): Promise<Map<string, DomainFiles>> {
+    const domainsDir = path.join(this.dir, 'domains');
+    const rendered = new Map<string, DomainFiles>();
+    await inSlices(await readdir(domainsDir).catch(() => [] as string[]), async (d) => {
+      const contents = await Promise.all(MAPS.map((map) => readFile(path.join(domainsDir, d, map), 'utf8').catch(() => '')));
+      rendered.set(d, Object.fromEntries(MAPS.map((map, i) => [map, contents[i]])) as DomainFiles);
+    });
+    return rendered;
+  }
+
+  private async writeJoined(map: string, content: string): Promise<void> {
+    if (this.joined.get(map) === content) return;
+    this.joined.delete(map);
+    await writeIfChanged(path.join(this.mapsDir, map), content);
+    this.joined.set(map, content);
   }
 }
 
