@@ -2,7 +2,14 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { linkedCopy } from '../../archives/linked-copy.js';
 import { systemCaller } from '../../auth/caller.js';
-import { type BackupPart, type MoveCopy, type PartServers, RestoreRefused, type StagedPart, type UnpackedUnder } from '../../contribution.js';
+import {
+  type BackupPart,
+  type MoveCopy,
+  type PartServers,
+  RestoreRefused,
+  type StagedPart,
+  type UnpackedUnder,
+} from '../../contribution.js';
 import { releaseDir, siteDir } from '../../layout.js';
 import { findAccountById, transferLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
