@@ -1,0 +1,196 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bytesUnder } from '../../src/archives/pack.js';
+import { tarGz } from '../helpers/archives.js';
+import { PLAN_LIMITS } from '../helpers/fixtures.js';
+import { type ApiCall, apiOf, enrolledServer, processKit, until } from '../helpers/fleet-processes.js';
+import { freePort } from '../helpers/ports.js';
+import { startAgentProcess, startServer, waitReady } from '../helpers/server-process.js';
+
+/**
+ * Moves whose processes are killed with SIGKILL in the middle of a step, one process and one step
+ * per test: the control plane while the copy streams and while the target lands what it was
+ * sent, the source's agent while it streams the copy and while it forwards, the target's agent
+ * while it lands. Each move resumes and completes: its site's files and its message are then on
+ * the target, once, and the source holds nothing of it. (A move that fails before its cutover
+ * rolls back; moves.test.ts proves what that leaves with a cancel.)
+ * (move-crash-steps.test.ts kills all three between the steps; move-crash.test.ts the control
+ * plane in the freeze and the target's agent at the cutover.)
+ */
+const OPERATOR = 'move-kills-test-operator-token-0123456789';
+const kit = processKit('berth-move-kills-');
+const { tempDir, started } = kit;
+/** Large enough that the copy and the land each take a while to watch: 200 files of 100 KB. */
+const FILES = Array.from({ length: 200 }, (_, i) => ({ path: `files/${i}.bin`, content: randomBytes(100_000) }));
+
+let call: ApiCall;
+let port: number;
+let controlDir: string;
+let env: Record<string, string>;
+let server: ReturnType<typeof startServer>;
+type Hosting = Awaited<ReturnType<typeof enrolledServer>>;
+let a: Hosting;
+let b: Hosting;
+let planId: string;
+
+beforeAll(async () => {
+  if (process.env.TEST_DATABASE_URL) return;
+  port = await freePort();
+  call = apiOf(port, OPERATOR);
+  controlDir = tempDir();
+  env = {
+    BERTH_BOOTSTRAP_TOKEN: OPERATOR,
+    BERTH_AGENT_LISTEN: `127.0.0.1:${await freePort()}`,
+    BERTH_MOVE_TTL_S: '5',
+    // A killed control plane's move job is resumed a second after its last renewal rather than fifteen.
+    BERTH_JOB_LEASE_MS: '1000',
+  };
+  server = started(startServer(controlDir, port, env));
+  await waitReady(port);
+  const hosting = (name: string, ipv4: string) => enrolledServer(call, kit, { name, roles: ['web', 'mail'], ipv4 });
+  [a, b] = [await hosting('host-a', '127.0.0.51'), await hosting('host-b', '127.0.0.52')];
+  planId = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body.id;
+}, 300_000);
+
+async function restartControlPlane(): Promise<void> {
+  server.child.kill('SIGKILL');
+  await server.exited;
+  server = started(startServer(controlDir, port, env));
+  await waitReady(port);
+}
+
+async function killAgent(s: Hosting): Promise<void> {
+  s.agent.child.kill('SIGKILL');
+  await s.agent.exited;
+}
+const startAgent = (s: Hosting) => (s.agent = started(startAgentProcess(['run'], s.dataDir)));
+
+/** An account on server a with a site (FILES and index.html) and a mailbox holding one message. */
+async function accountOnA(name: string) {
+  const account = (
+    await call('POST', '/v1/accounts', {
+      username: name,
+      contact_email: 'a@example.com',
+      plan_id: planId,
+      placement: { web: a.id, mail: a.id },
+    })
+  ).body;
+  const domain = `${name}.example.com`;
+  // No records: the source forwards for BERTH_MOVE_TTL_S after the cutover, not for a record's TTL.
+  const made = await call('POST', '/v1/domains', { account_id: account.id, name: domain, mail_enabled: true, template: 'empty' });
+  expect(made.status).toBe(201);
+  const site = (await call('POST', '/v1/sites', { account_id: account.id, hostname: domain })).body;
+  await until(async () => (await call('GET', `/v1/sites/${site.id}`)).body.status === 'active');
+  const archive = tarGz([{ path: 'index.html', content: name }, ...FILES]);
+  expect((await call('POST', `/v1/sites/${site.id}/deployments`, undefined, archive)).status).toBe(202);
+  const box = (await call('POST', '/v1/emails', { address: `info@${domain}`, password: 'a long enough passphrase' })).body;
+  const release = (dir: string) => path.join(dir, 'accounts', account.id, 'sites', site.id, 'current');
+  const maildir = (dir: string) => path.join(dir, 'accounts', account.id, 'mail', domain, box.id, 'Maildir');
+  await until(async () => existsSync(path.join(release(a.dataDir), FILES[199]!.path)) && existsSync(`${maildir(a.dataDir)}/new`));
+  const message = `Subject: kept\r\n\r\n${name} ${Date.now()}\r\n`;
+  writeFileSync(path.join(maildir(a.dataDir), 'new', `${Date.now()}.M1P1.host-a`), message);
+
+  /** The account placed on b, its site and message there (once), nothing of it on a. */
+  const onlyOnB = async () => {
+    await until(async () => readFileSync(path.join(release(b.dataDir), 'index.html'), 'utf8') === name);
+    for (const f of FILES) expect(readFileSync(path.join(release(b.dataDir), f.path)).equals(f.content), f.path).toBe(true);
+    const messages = () =>
+      readdirSync(maildir(b.dataDir), { recursive: true, withFileTypes: true }).filter(
+        (e) => e.isFile() && readFileSync(path.join(e.parentPath, e.name), 'utf8') === message,
+      );
+    await until(async () => messages().length > 0);
+    expect(messages()).toHaveLength(1);
+    await until(async () => !readdirSync(path.join(a.dataDir, 'accounts')).includes(account.id));
+    expect((await call('GET', `/v1/accounts/${account.id}`)).body.placement).toMatchObject({ web: b.id, mail: b.id });
+  };
+  return { account, onlyOnB };
+}
+
+/** The move of `accountId` to server b, started; `move()` reads it. */
+async function moveToB(accountId: string) {
+  const started = await call('POST', `/v1/accounts/${accountId}/move`, { to: { web: b.id, mail: b.id } });
+  expect(started.status, JSON.stringify(started.body)).toBe(202);
+  const move = async () => (await call('GET', `/v1/moves/${started.body.id}`)).body;
+  const stepIs = async (step: string, state: string) =>
+    (await move()).steps.some((s: { name: string; state: string }) => s.name === step && s.state === state);
+  const ended = () =>
+    until(
+      async () => {
+        const m = await move();
+        return ['completed', 'failed', 'canceled'].includes(m.status) ? m : null;
+      },
+      300_000,
+      100,
+    );
+  return { id: started.body.id as string, move, stepIs, ended };
+}
+
+/** Bytes of the move's copy that have reached the control plane's staging. */
+const staged = (moveId: string) => bytesUnder([path.join(controlDir, 'staging', `move-${moveId}`)]).catch(() => 0);
+
+describe('a move whose process is killed (SIGKILL) in the middle of a step', () => {
+  it('the control plane, while the copy streams: started again, the move copies again and completes', async (ctx) => {
+    if (process.env.TEST_DATABASE_URL) ctx.skip();
+    const { account, onlyOnB } = await accountOnA('killcopycp');
+    const m = await moveToB(account.id);
+    await until(async () => (await staged(m.id)) > 0, 120_000, 5);
+    expect(await m.stepIs('copy', 'running')).toBe(true);
+    await restartControlPlane();
+    const ended = await m.ended();
+    expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
+    await onlyOnB();
+  }, 600_000);
+
+  it("the source's agent, while it streams the copy: started again, it is handed the copy again and the move completes", async (ctx) => {
+    if (process.env.TEST_DATABASE_URL) ctx.skip();
+    const { account, onlyOnB } = await accountOnA('killcopysrc');
+    const m = await moveToB(account.id);
+    await until(async () => (await staged(m.id)) > 0, 120_000, 5);
+    await killAgent(a);
+    startAgent(a);
+    const ended = await m.ended();
+    // The copy's task is still pending, and the server reachable: the agent back takes it again.
+    expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
+    expect(ended.steps.every((s: { state: string }) => s.state === 'done')).toBe(true);
+    await onlyOnB();
+  }, 600_000);
+
+  it('the control plane, while the target lands the copy: started again, it lands again and completes', async (ctx) => {
+    if (process.env.TEST_DATABASE_URL) ctx.skip();
+    const { account, onlyOnB } = await accountOnA('killlandcp');
+    const m = await moveToB(account.id);
+    await until(() => m.stepIs('land', 'running'), 120_000, 5);
+    await restartControlPlane();
+    const ended = await m.ended();
+    expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
+    await onlyOnB();
+  }, 600_000);
+
+  it("the target's agent, while it lands the copy: the move waits for it and completes once it is back", async (ctx) => {
+    if (process.env.TEST_DATABASE_URL) ctx.skip();
+    const { account, onlyOnB } = await accountOnA('killlandtgt');
+    const m = await moveToB(account.id);
+    await until(() => m.stepIs('land', 'running'), 120_000, 5);
+    await killAgent(b);
+    startAgent(b);
+    const ended = await m.ended();
+    expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
+    await onlyOnB();
+  }, 600_000);
+
+  it("the source's agent, while it forwards: the move completes without it, and the source gives the account up once back", async (ctx) => {
+    if (process.env.TEST_DATABASE_URL) ctx.skip();
+    const { account, onlyOnB } = await accountOnA('killforward');
+    const m = await moveToB(account.id);
+    await until(() => m.stepIs('forward', 'running'), 120_000, 5);
+    await killAgent(a);
+    const ended = await m.ended();
+    expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
+    // Away through the cleanup: what it still holds is withdrawn when it comes back.
+    expect(readdirSync(path.join(a.dataDir, 'accounts'))).toContain(account.id);
+    startAgent(a);
+    await onlyOnB();
+  }, 600_000);
+});
