@@ -121,9 +121,13 @@ export class EmbeddedMailDriver implements MailDriver {
     await this.writeMailboxes(domain);
     const dir = this.domainDir(domain.name);
     await mkdir(dir, { recursive: true });
-    // Each write is fsynced: side by side, not one after another (a mailbox's apply took 20–40 ms).
-    await Promise.all(MAPS.map((name) => writeIfChanged(path.join(dir, name), files[name])));
-    await this.join(path.basename(domain.name), files);
+    // Each write is fsynced: side by side, not one after another (a mailbox's apply took 20–40 ms),
+    // and the join beside them, as it reads none of them. A crash before all are written leaves
+    // the unit unapplied, so it is applied again, whichever were.
+    await Promise.all([
+      ...MAPS.map((name) => writeIfChanged(path.join(dir, name), files[name])),
+      this.join(path.basename(domain.name), files),
+    ]);
   }
 
   async removeDomain(name: string, root: string, options: { keepMaps: boolean }): Promise<void> {
