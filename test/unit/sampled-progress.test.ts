@@ -17,7 +17,7 @@ describe('progress looked at while work runs', () => {
       measure: async () => ++n,
       record: async (v) => {
         most = Math.max(most, ++running);
-        // The third record is slow: the timer fires again meanwhile.
+        // The third record is slow: the stop comes while it is under way.
         if (v === 3) await new Promise<void>((r) => (release = r));
         recorded.push(v);
         running--;
@@ -33,5 +33,25 @@ describe('progress looked at while work runs', () => {
     expect(after).toEqual([1, 2, 3]);
     expect(recorded).toEqual(after);
     expect(most).toBe(1);
+  });
+
+  it('waits between measurements at least nineteen times as long as the last one took', async () => {
+    const taken: [number, number][] = [];
+    const progress = sampledProgress({
+      measure: async () => {
+        const start = performance.now();
+        await new Promise((r) => setTimeout(r, 20));
+        taken.push([start, performance.now()]);
+        return taken.length;
+      },
+      record: async () => undefined,
+      everyMs: 1,
+    });
+    await until(() => taken.length >= 3);
+    await progress.stop();
+    // From one start to the next: the measurement, then at least 19 times its length (a timer
+    // may fire a millisecond early).
+    for (const [i, [start, end]] of taken.slice(0, -1).entries())
+      expect((taken[i + 1] as [number, number])[0] - start).toBeGreaterThanOrEqual(20 * (end - start) - 1);
   });
 });
