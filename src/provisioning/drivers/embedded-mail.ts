@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { mutex } from '../../lib/mutex.js';
 import { inSlices } from '../../lib/slices.js';
@@ -66,13 +66,12 @@ export class EmbeddedMailDriver implements MailDriver {
   /** Joins run one at a time, so two domains applied at once cannot write a stale join last. */
   private readonly exclusive = mutex();
   /**
-   * Each domain's rendered files as written, read from the disk at the first join only: a join
-   * then reads no file, where it read every domain's nine (90,000 files to add a mailbox on a
-   * server of 10,000 domains).
+   * Each domain's rendered files as this process wrote or last read them, with the version of
+   * its directory they are (see `refresh`): a join reads again only the domains another process
+   * changed since, where it read every domain's nine files (90,000 to add a mailbox on a server
+   * of 10,000 domains).
    */
-  private rendered: Map<string, DomainFiles> | undefined;
-  /** What each joined file was last written with: unchanged ones are not read again to compare. */
-  private readonly joined = new Map<string, string>();
+  private readonly rendered = new Map<string, { files: DomainFiles; version: bigint | null }>();
 
   constructor(dataDir: string, options: { mapsDir?: string | null; relayPort?: number } = {}) {
     this.relayPort = options.relayPort ?? 25;
@@ -170,35 +169,46 @@ export class EmbeddedMailDriver implements MailDriver {
   /** The files every domain's rendered files join into, with `name`'s now `files` (`null`: gone). */
   private join(name: string, files: DomainFiles | null): Promise<void> {
     return this.exclusive(async () => {
-      const rendered = (this.rendered ??= await this.readRendered());
-      if (files) rendered.set(name, files);
-      else rendered.delete(name);
-      const domains = [...rendered.keys()].sort();
+      await this.refresh(name);
+      if (files) this.rendered.set(name, { files, version: null });
+      else this.rendered.delete(name);
+      const domains = [...this.rendered.keys()].sort();
       await mkdir(this.mapsDir, { recursive: true });
       await Promise.all([
-        this.writeJoined('virtual_mailbox_domains', domains.map((d) => `${d} OK\n`).join('')),
-        ...MAPS.map((map) => this.writeJoined(map, domains.map((d) => rendered.get(d)?.[map] ?? '').join(''))),
+        writeIfChanged(path.join(this.mapsDir, 'virtual_mailbox_domains'), domains.map((d) => `${d} OK\n`).join('')),
+        ...MAPS.map((map) =>
+          writeIfChanged(path.join(this.mapsDir, map), domains.map((d) => this.rendered.get(d)?.files[map] ?? '').join('')),
+        ),
       ]);
     });
   }
 
-  private async readRendered(): Promise<Map<string, DomainFiles>> {
+  /**
+   * The other domains' files as the disk holds them: read again where the domain's directory has
+   * another modification time than when they were read (every write renames a file into it), or
+   * had one too recent to tell a later change in the same clock tick from it (git's "racy"
+   * entries; `null`). One `stat` per domain, and the reads of what another process applied.
+   */
+  private async refresh(except: string): Promise<void> {
     const domainsDir = path.join(this.dir, 'domains');
-    const rendered = new Map<string, DomainFiles>();
-    await inSlices(await readdir(domainsDir).catch(() => [] as string[]), async (d) => {
+    const names = await readdir(domainsDir).catch(() => [] as string[]);
+    const present = new Set(names);
+    for (const name of this.rendered.keys()) if (!present.has(name)) this.rendered.delete(name);
+    await inSlices(names, async (d) => {
+      if (d === except) return;
+      const tooRecent = BigInt(Date.now() - RACY_MS) * 1_000_000n;
+      const mtime = (await stat(path.join(domainsDir, d), { bigint: true }).catch(() => null))?.mtimeNs ?? null;
+      const known = this.rendered.get(d);
+      if (known && mtime !== null && known.version === mtime) return;
       const contents = await Promise.all(MAPS.map((map) => readFile(path.join(domainsDir, d, map), 'utf8').catch(() => '')));
-      rendered.set(d, Object.fromEntries(MAPS.map((map, i) => [map, contents[i]])) as DomainFiles);
+      const files = Object.fromEntries(MAPS.map((map, i) => [map, contents[i]])) as DomainFiles;
+      this.rendered.set(d, { files, version: mtime !== null && mtime < tooRecent ? mtime : null });
     });
-    return rendered;
-  }
-
-  private async writeJoined(map: string, content: string): Promise<void> {
-    if (this.joined.get(map) === content) return;
-    this.joined.delete(map);
-    await writeIfChanged(path.join(this.mapsDir, map), content);
-    this.joined.set(map, content);
   }
 }
+
+/** How recent a directory's modification time may be and still name one version of it (a few clock ticks). */
+const RACY_MS = 50;
 
 // Password hashes are readable by the owner and the group only: the group is the mail server's
 // when the operator gives the maps directory that group with the setgid bit (docs/Guides/real-daemons.md).
