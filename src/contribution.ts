@@ -1,5 +1,6 @@
 import type { TSchema } from 'typebox';
 import type { ArchivedDir } from './archives/pack.js';
+import type { Unpacked } from './archives/unpack.js';
 import type { GaugeSource } from './http/metrics.js';
 import type { App } from './http/routes.js';
 import type { Worker } from './jobs/queue.js';
@@ -62,7 +63,7 @@ export interface MoveCopy {
 }
 
 /** The regular files an unpacking wrote under `dir` (relative to where it unpacked): how many, and their bytes. */
-export type UnpackedUnder = (dir: string) => { files: number; bytes: number };
+export type UnpackedUnder = (dir: string) => Unpacked;
 
 /** What a module's part of a backup put into the archive. */
 export interface StagedPart {

@@ -6,6 +6,7 @@ import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { inSlices } from '../lib/slices.js';
 import type { ArchivedDir } from './pack.js';
+import type { Unpacked } from './unpack.js';
 
 /**
  * What a pack of some directories would hold, by archive name: the size and modification time
@@ -38,7 +39,7 @@ export async function listTree(dirs: ArchivedDir[]): Promise<Listing> {
 }
 
 /** How many names a listing holds, and their bytes. */
-export function listingTotals(listing: Listing): { files: number; bytes: number } {
+export function listingTotals(listing: Listing): Unpacked {
   const sizes = Object.values(listing);
   return { files: sizes.length, bytes: sizes.reduce((n, [size]) => n + size, 0) };
 }

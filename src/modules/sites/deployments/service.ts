@@ -10,6 +10,7 @@ import {
   UPLOAD_MAX_RATIO,
   unpackArchive,
   type ArchiveFormat,
+  type Unpacked,
 } from '../../../archives/unpack.js';
 import { type Caller, isSystemCaller } from '../../../auth/caller.js';
 import type { PageParams } from '../../../db/paging.js';
@@ -172,7 +173,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
      * and unpacked again. It must be on the data directory's filesystem; it is gone afterwards.
      * Its files are listed for their count and size unless `counted` (the unpacking's own) says.
      */
-    async deployDirectory(caller: Caller, siteId: string, files: string, counted?: { files: number; bytes: number }) {
+    async deployDirectory(caller: Caller, siteId: string, files: string, counted?: Unpacked) {
       const { site, account } = await deployableSite(caller, siteId);
       const id = newId('dpl');
       const dir = siteDir(config.dataDir, site.account_id, site.id);
