@@ -203,9 +203,10 @@ describe('cron jobs', () => {
     const item = `${jobsOf(account.id)}/${made.id}`;
     expect((await t.request('DELETE', item, { token: w.tokenA })).status).toBe(204);
     expect((await t.get(item)).status).toBe(404);
-    // Its last job gone, the account has no cron file.
-    await eventually(async () => !read(cronFile(account.username)));
-    expect(read(path.join(t.dataDir, 'cron', 'jobs', `${made.id}.json`))).toBe('');
+    // Its last job gone, the account has no cron file, then (removed after it, so that cron never
+    // starts a job whose file is gone) no job file.
+    const jobSpec = path.join(t.dataDir, 'cron', 'jobs', `${made.id}.json`);
+    await eventually(async () => !read(cronFile(account.username)) && !read(jobSpec));
     const events = await t.get(`/v1/events?type=cron_job.deleted&account_id=${account.id}`);
     expect(events.body.data).toHaveLength(1);
   });
