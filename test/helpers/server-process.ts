@@ -33,9 +33,16 @@ function started(args: string[], env: NodeJS.ProcessEnv) {
   return { child, output: () => out, exited };
 }
 
-export async function waitReady(port: number): Promise<void> {
+/**
+ * Waits for `/readyz` to answer. Given the process, stops as soon as it exits (a setting refused at
+ * start) and shows its output, in place of waiting out the whole time.
+ */
+export async function waitReady(port: number, server?: { exited: Promise<unknown>; output?: () => string }): Promise<void> {
+  let exit: unknown;
+  void server?.exited.then((code) => (exit = { code }));
   // A first start (PGlite initdb, migrations) takes 20 s and more on a loaded 2-core machine.
   for (const started = Date.now(); Date.now() - started < 150_000;) {
+    if (exit) throw new Error(`server exited (${JSON.stringify(exit)}) before it was ready:\n${server?.output?.() ?? ''}`);
     try {
       const r = await fetch(`http://127.0.0.1:${port}/readyz`);
       if (r.ok) return;

@@ -25,7 +25,7 @@ it('the agent enrols with the printed command, applies its units, catches up aft
   const controlDir = tempDir();
   const server = startServer(controlDir, port, { BERTH_BOOTSTRAP_TOKEN: OPERATOR, BERTH_AGENT_LISTEN: `127.0.0.1:${agentPort}` });
   kit.started(server);
-  await waitReady(port);
+  await waitReady(port, server);
 
   const created = await call('POST', '/v1/servers', {
     name: 'db-1',

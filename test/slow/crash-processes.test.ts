@@ -56,7 +56,7 @@ describe.skipIf(!onPostgres())('a server killed in the middle of its jobs', () =
     const a = startServer(dataDir, portA, env);
     const client = new pg.Client({ connectionString: db.url });
     try {
-      await waitReady(portA);
+      await waitReady(portA, a);
       const call = api(portA);
       const plan = await call('POST', '/v1/plans', {
         name: 'crash',
@@ -108,7 +108,7 @@ describe.skipIf(!onPostgres())('a server killed in the middle of its jobs', () =
       const portB = await freePort();
       const b = startServer(dataDir, portB, env);
       try {
-        await waitReady(portB);
+        await waitReady(portB, b);
         const callB = api(portB);
         const done = await until(async () => {
           const r = (await callB('GET', `/v1/backups/${backup.id}`)).body;

@@ -44,7 +44,7 @@ it('a move whose control plane and both agents are killed (SIGKILL) after each o
     BERTH_JOB_LEASE_MS: '1000',
   };
   let server = started(startServer(controlDir, port, env));
-  await waitReady(port);
+  await waitReady(port, server);
 
   const hostingServer = (name: string, ipv4: string) => enrolledServer(call, kit, { name, roles: ['web', 'mail'], ipv4 });
   const [a, b] = [await hostingServer('host-a', '127.0.0.41'), await hostingServer('host-b', '127.0.0.42')];
@@ -104,7 +104,7 @@ it('a move whose control plane and both agents are killed (SIGKILL) after each o
     await Promise.all([a.agent.exited, b.agent.exited]);
     for (const s of [a, b]) s.agent = started(startAgentProcess(['run'], s.dataDir));
     server = started(startServer(controlDir, port, env));
-    await waitReady(port);
+    await waitReady(port, server);
   }
   // Killed after every step (`forward` too: a move from a live source never skips it).
   const steps = (await move()).steps as { name: string; state: string }[];

@@ -26,7 +26,7 @@ it('a move whose control plane is killed during its freeze resumes when it start
   // The source forwards for the records' TTLs after the cutover: short ones keep the test short.
   const env = { BERTH_BOOTSTRAP_TOKEN: OPERATOR, BERTH_AGENT_LISTEN: `127.0.0.1:${agentPort}`, BERTH_MOVE_TTL_S: '5' };
   let server = started(startServer(controlDir, port, env));
-  await waitReady(port);
+  await waitReady(port, server);
 
   const webServer = (name: string, ipv4: string) => enrolledServer(call, kit, { name, roles: ['web'], ipv4 });
   const [a, b] = [await webServer('web-a', '127.0.0.31'), await webServer('web-b', '127.0.0.32')];
@@ -67,7 +67,7 @@ it('a move whose control plane is killed during its freeze resumes when it start
   await server.exited;
 
   server = started(startServer(controlDir, port, env));
-  await waitReady(port);
+  await waitReady(port, server);
   a.agent = started(startAgentProcess(['run'], a.dataDir));
   // The target in charge, the source proxies to it until its records' TTL (60 s) has passed
   // since their lowering, then is cleaned up.

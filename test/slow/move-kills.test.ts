@@ -48,7 +48,7 @@ beforeAll(async () => {
     BERTH_JOB_LEASE_MS: '1000',
   };
   server = started(startServer(controlDir, port, env));
-  await waitReady(port);
+  await waitReady(port, server);
   const hosting = (name: string, ipv4: string) => enrolledServer(call, kit, { name, roles: ['web', 'mail'], ipv4 });
   [a, b] = [await hosting('host-a', '127.0.0.51'), await hosting('host-b', '127.0.0.52')];
   planId = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body.id;
@@ -58,7 +58,7 @@ async function restartControlPlane(): Promise<void> {
   server.child.kill('SIGKILL');
   await server.exited;
   server = started(startServer(controlDir, port, env));
-  await waitReady(port);
+  await waitReady(port, server);
 }
 
 async function killAgent(s: Hosting): Promise<void> {
