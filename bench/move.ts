@@ -5,7 +5,7 @@
  * the copy's throughput (its bytes over the `copy` step's time) against `tar -cf - DIR | tar -xf -
  * -C DEST` of the same files in the same run (the mean time of one before the move and one of the
  * target's copy after it), and the freeze (from the freeze to the cutover: the final copy of what
- * changed, verified).
+ * changed, verified), the land's time and the whole time the account was frozen (to the thaw).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -145,6 +145,10 @@ export async function moveBench() {
       ratio: tarMs / copyMs,
       freezeMs: Date.parse(done.cut_over_at) - Date.parse(done.frozen_at),
       finalCopyMs: ms(step(done, 'final_copy')),
+      // After the cutover the target lands the copy into its release; the account stays frozen
+      // until the thaw that follows.
+      landMs: ms(step(done, 'land')),
+      frozenMs: Date.parse(step(done, 'thaw').ended_at as string) - Date.parse(done.frozen_at),
     };
   } finally {
     controller.abort();
