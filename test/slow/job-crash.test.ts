@@ -68,9 +68,12 @@ async function killAndResume(holderEnv: Record<string, string>, open: () => Prom
     console.log(`kill -9 → resumed: ${resumedAfter} ms`);
     expect(runs[0]?.data).toEqual({ operation_id: 'op_crash' });
     expect(resumedAfter).toBeLessThan(30_000);
-    // Resumed once: nothing else runs it afterwards.
-    const done = await db.query<{ state: string }>(`SELECT state FROM pgboss.job WHERE name = $1`, [QUEUE]);
-    expect(done.rows.map((r) => r.state)).toEqual(['completed']);
+    // pg-boss marks the job completed after the handler returns, in a statement of its own: wait
+    // for that, then check that it was the only run.
+    const states = async () =>
+      (await db.query<{ state: string }>(`SELECT state FROM pgboss.job WHERE name = $1`, [QUEUE])).rows.map((r) => r.state);
+    await expect.poll(states, { timeout: 30_000, interval: 100 }).toEqual(['completed']);
+    expect(runs).toHaveLength(1);
   } finally {
     await resumer.stop();
     await db.close();
