@@ -4,7 +4,7 @@ import type { AgentUnit, AgentUnitSource } from '../../provisioning/agent-units.
 import type { MailDomainContent } from '../../provisioning/render/mail.js';
 import { signingKey, signingKeys } from '../domains/index.js';
 import { wakeAgent } from '../servers/index.js';
-import { loadMailUnit, mailDomainContent, mailUnits, pendingMailUnitsOnServer } from './unit.js';
+import { loadMailUnit, mailDomainContent, mailUnits, mailUnitsWaitingOnServer, pendingMailUnitsOnServer } from './unit.js';
 
 type SealedKey = { selector: string; private_key_sealed: string } | undefined;
 
@@ -44,6 +44,7 @@ const REMOVAL_GENERATION = 1;
 export function mailAgentUnits(dkimKey: Buffer): AgentUnitSource {
   return {
     kind: 'mail',
+    waiting: `${mailUnitsWaitingOnServer} OR EXISTS (SELECT 1 FROM mail_removals WHERE server_id = $1)`,
     async pending(db, serverId) {
       const removals = await db.query<Removal>(
         'SELECT domain_id, account_id, name FROM mail_removals WHERE server_id = $1 ORDER BY domain_id',

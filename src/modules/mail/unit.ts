@@ -82,6 +82,13 @@ export async function loadMailUnit(db: Queryable, domainId: string): Promise<Mai
   return { ...d.rows[0], ...(u.rows[0] ?? { generation: 1, applied_generation: 0 }), addresses: r.rows };
 }
 
+/** The mail units the agent of the server `$1` has yet to apply. */
+const PENDING_ON_SERVER = `FROM mail_units u JOIN domains d ON d.id = u.domain_id JOIN accounts a ON a.id = d.account_id
+  WHERE a.mail_server_id = $1 AND u.applied_generation < u.generation`;
+
+/** Whether a server's agent has mail domains to apply (SQL, of the server `$1`). */
+export const mailUnitsWaitingOnServer = `EXISTS (SELECT 1 ${PENDING_ON_SERVER})`;
+
 /**
  * The mail units of another server whose changes its agent has yet to apply, whole, in three
  * queries however many there are (what `loadMailUnit` reads, without its locks).
@@ -90,8 +97,7 @@ export async function pendingMailUnitsOnServer(db: Queryable, serverId: string):
   const d = await db.query<Omit<MailUnit, 'addresses'>>(
     `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.catch_all, d.status AS domain_status, ${SERVED_STATUS} AS account_status,
        a.mail_server_id, u.generation, u.applied_generation
-     FROM mail_units u JOIN domains d ON d.id = u.domain_id JOIN accounts a ON a.id = d.account_id
-     WHERE a.mail_server_id = $1 AND u.applied_generation < u.generation ORDER BY u.domain_id`,
+     ${PENDING_ON_SERVER} ORDER BY u.domain_id`,
     [serverId],
   );
   if (d.rows.length === 0) return [];

@@ -45,9 +45,11 @@ export function accountUnits<K extends AgentUnitKind, U extends AccountUnitRow =
   const { table, queue } = o;
   const state = unitState(table, 'account_id');
   const server = `${o.role}_server_id`;
+  const from = `FROM ${table} u JOIN accounts a ON a.id = u.account_id ${o.joins ?? ''}`;
   const select = `SELECT u.account_id, a.username, ${SERVED_STATUS} AS account_status, a.${server} AS server_id, u.generation,
-      u.applied_generation${o.columns ?? ''}
-    FROM ${table} u JOIN accounts a ON a.id = u.account_id ${o.joins ?? ''}`;
+      u.applied_generation${o.columns ?? ''} ${from}`;
+  /** The units its server's agent has yet to apply, of the server `$1`. */
+  const pendingOn = `WHERE a.${server} = $1 AND u.applied_generation < u.generation`;
 
   /** Another server's agent pulls the change as the transaction commits, not after its apply job. */
   const wakeOnCommit = async (tx: Queryable, serverId: string | undefined) => {
@@ -125,17 +127,16 @@ export function accountUnits<K extends AgentUnitKind, U extends AccountUnitRow =
     },
 
     /** The units of the accounts placed on a server, as its agent pulls them (`specOf` each) and reports back. */
-    agentSource(specOf: (db: Queryable, unit: U) => Promise<SpecOf<K>>): Required<Pick<AgentUnitSource, 'pending' | 'report'>> & {
+    agentSource(specOf: (db: Queryable, unit: U) => Promise<SpecOf<K>>): Required<
+      Pick<AgentUnitSource, 'pending' | 'report' | 'waiting'>
+    > & {
       kind: K;
     } {
       return {
         kind: o.kind,
+        waiting: `EXISTS (SELECT 1 ${from} ${pendingOn})`,
         async pending(db, serverId) {
-          const units = (
-            await db.query<U>(`${select} WHERE a.${server} = $1 AND u.applied_generation < u.generation ORDER BY u.account_id`, [
-              serverId,
-            ])
-          ).rows;
+          const units = (await db.query<U>(`${select} ${pendingOn} ORDER BY u.account_id`, [serverId])).rows;
           return Promise.all(
             units.map(
               async (unit) =>

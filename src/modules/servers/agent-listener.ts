@@ -22,6 +22,7 @@ import {
   signWithCertificateAuthority,
 } from '../../tls/internal-ca.js';
 import { generateKey } from '../../tls/keys.js';
+import { pendingOf } from './pending-units.js';
 import * as repo from './repo.js';
 import { AGENT_WAIT_MS, serverStatus } from './status.js';
 import { AGENT_UNITS_CHANNEL } from './wake.js';
@@ -183,7 +184,7 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
       set.add(done);
     });
 
-  const pendingUnits = async (serverId: string) => (await Promise.all(deps.sources.map((s) => s.pending(db, serverId)))).flat();
+  const pendingUnits = pendingOf(db, deps.sources);
 
   // What an enrolling agent trusts once its fingerprint matches the one its command names.
   app.get('/agent/v1/ca', async (_request, reply) => reply.type('application/x-pem-file').send(ca.certificate_pem));

@@ -30,14 +30,14 @@ interface ForwardRow {
   mail: string | null;
 }
 
+const UNAPPLIED = 'FROM agent_forwards WHERE server_id = $1 AND NOT applied';
+
 /** The forwards as the agent listener hands them out, until applied (one generation: a forward is handed once). */
 export const forwardUnits: AgentUnitSource = {
   kind: 'forward',
+  waiting: `EXISTS (SELECT 1 ${UNAPPLIED})`,
   async pending(db, serverId) {
-    const rows = await db.query<ForwardRow>(
-      'SELECT account_id, web, mail FROM agent_forwards WHERE server_id = $1 AND NOT applied ORDER BY account_id',
-      [serverId],
-    );
+    const rows = await db.query<ForwardRow>(`SELECT account_id, web, mail ${UNAPPLIED} ORDER BY account_id`, [serverId]);
     return rows.rows.map((r): AgentUnit => ({ kind: 'forward', key: r.account_id, generation: 1, spec: r }));
   },
   async report(db, serverId, report) {

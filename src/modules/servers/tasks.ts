@@ -150,16 +150,16 @@ async function unpackOutput(body: Readable, dir: string, maxBytes: number | null
   });
 }
 
+/** The tasks of the server `$1` still to hand out: pending, and younger than the longest wait for one. */
+const HANDED_OUT = `FROM agent_tasks
+  WHERE server_id = $1 AND status = 'pending' AND created_at > now() - make_interval(secs => ${TASK_TIMEOUT_MS / 1000})`;
+
 /** Tasks as the agent listener hands them out and takes their bytes and reports. */
 export const taskUnits: AgentUnitSource = {
   kind: 'task',
+  waiting: `EXISTS (SELECT 1 ${HANDED_OUT})`,
   async pending(db, serverId) {
-    const rows = await db.query<TaskRow>(
-      `SELECT id, spec FROM agent_tasks
-       WHERE server_id = $1 AND status = 'pending' AND created_at > now() - make_interval(secs => $2)
-       ORDER BY id`,
-      [serverId, TASK_TIMEOUT_MS / 1000],
-    );
+    const rows = await db.query<TaskRow>(`SELECT id, spec ${HANDED_OUT} ORDER BY id`, [serverId]);
     return rows.rows.map((r) => ({ kind: 'task' as const, key: r.id, generation: 1, spec: r.spec }));
   },
   async report(db, serverId, report) {

@@ -36,6 +36,7 @@ interface WithdrawalRow {
 /** The withdrawals as the agent listener hands them out (one generation: a withdrawal never changes meaning). */
 export const withdrawalUnits: AgentUnitSource = {
   kind: 'withdrawal',
+  waiting: 'EXISTS (SELECT 1 FROM agent_withdrawals WHERE server_id = $1)',
   async pending(db, serverId) {
     const rows = await db.query<WithdrawalRow>(
       'SELECT account_id, username, roles FROM agent_withdrawals WHERE server_id = $1 ORDER BY account_id',

@@ -17,6 +17,7 @@ import { settleProvision, settleRemoval } from './settle.js';
 export function webAgentUnits(jobs: JobQueue, sealKey: Buffer, dataDir: string): AgentUnitSource {
   return {
     kind: 'web',
+    waiting: sites.webUnitsWaitingOnServer,
     async pending(db, serverId) {
       // What the account contributes is looked up once per account, not once per site.
       const accountShare = async (accountId: string) => {

@@ -198,17 +198,19 @@ export async function loadWebUnit(db: Queryable, id: string): Promise<WebUnit | 
 }
 
 /**
- * The sites a server's agent has yet to apply, as units: changed since its last report, or being
- * provisioned or deleted (their rows settle when the agent reports). An idle server's poll costs
- * the first query alone; the units are read in one more.
+ * The sites the agent of the server `$1` has yet to apply: changed since its last report, or being
+ * provisioned or deleted (their rows settle when the agent reports).
  */
+const PENDING_ON_SERVER = `FROM sites s JOIN accounts a ON a.id = s.account_id
+  WHERE a.web_server_id = $1 AND s.status <> 'failed'
+    AND (s.applied_generation < s.generation OR s.status IN ('provisioning', 'deleting'))`;
+
+/** Whether a server's agent has sites to apply (an agent unit source's `waiting`). */
+export const webUnitsWaitingOnServer = `EXISTS (SELECT 1 ${PENDING_ON_SERVER})`;
+
+/** The sites a server's agent has yet to apply, as units: their ids in one query, the units in one more. */
 export async function pendingWebUnitsOnServer(db: Queryable, serverId: string): Promise<WebUnit[]> {
-  const pending = await db.query<{ id: string }>(
-    `SELECT s.id FROM sites s JOIN accounts a ON a.id = s.account_id
-     WHERE a.web_server_id = $1 AND s.status <> 'failed'
-       AND (s.applied_generation < s.generation OR s.status IN ('provisioning', 'deleting'))`,
-    [serverId],
-  );
+  const pending = await db.query<{ id: string }>(`SELECT s.id ${PENDING_ON_SERVER}`, [serverId]);
   if (pending.rows.length === 0) return [];
   const r = await db.query<WebUnit>(
     `SELECT x.*, ${SERVED_STATUS} AS account_status, a.username AS account_username, a.web_server_id, s.generation,
