@@ -35,7 +35,8 @@ function started(args: string[], env: NodeJS.ProcessEnv) {
 
 /**
  * Waits for `/readyz` to answer. Given the process, stops as soon as it exits (a setting refused at
- * start) and shows its output, in place of waiting out the whole time.
+ * start) in place of waiting out the whole time, and shows its output, as it does when the time
+ * is out.
  */
 export async function waitReady(port: number, server?: { exited: Promise<unknown>; output?: () => string }): Promise<void> {
   let exit: unknown;
@@ -51,7 +52,7 @@ export async function waitReady(port: number, server?: { exited: Promise<unknown
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('server did not become ready');
+  throw new Error(`server did not become ready within 150 s:\n${server?.output?.() ?? ''}`);
 }
 
 /** `berth agent ...` as a process of its own, with its data directory and nothing of this one's environment. */
