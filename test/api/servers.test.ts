@@ -13,6 +13,7 @@ import { newId } from '../../src/lib/ids.js';
 import { SYSTEM_TIME_ZONE } from '../../src/lib/time-zone.js';
 import { runAgentTask, type ServerRow, serverStatus } from '../../src/modules/servers/index.js';
 import { statusCondition } from '../../src/modules/servers/status.js';
+import { AGENT_UNITS_CHANNEL } from '../../src/modules/servers/wake.js';
 import { pruneStaleTasks } from '../../src/modules/servers/tasks.js';
 import { agentHarness } from '../helpers/agents.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
@@ -1092,5 +1093,45 @@ describe('the agent listener closing', () => {
     await own.close();
     expect(Date.now() - started).toBeLessThan(15_000);
     expect((await waiting).status).toBe(200);
+  });
+});
+
+describe('a poll woken by a change', () => {
+  it('answers a change committed while it reads the units at once, rather than at the end of its wait', async () => {
+    const { server, identity } = await enrolledServer();
+    const plan = await createPlan(t);
+    const account = await createAccount(t, plan.id, undefined, { placement: { database: server.id } });
+    const known = (await poll(identity)).body?.known as string;
+    const notified: string[] = [];
+    const unlisten = await t.db.listen(AGENT_UNITS_CHANNEL, (id) => notified.push(id));
+    // The second change commits, and its wake-ups are delivered (the commit's, then its apply
+    // job's), after the woken poll asked whether anything is pending and before it has the answer
+    // (which predates the change).
+    const query = t.db.query;
+    let second: ReturnType<typeof t.post> | undefined;
+    t.db.query = (async (text: string, params?: unknown[]) => {
+      const result = await query.call(t.db, text, params);
+      if (second === undefined && text.startsWith('SELECT ARRAY[')) {
+        const before = notified.length;
+        second = t.post('/v1/databases', { account_id: account.id, name: `${account.username}_late` });
+        expect((await second).status).toBe(201);
+        await eventually(async () => notified.length >= before + 2);
+      }
+      return result;
+    }) as typeof query;
+    try {
+      const started = Date.now();
+      const waiting = poll(identity, `wait=20&known=${known}`);
+      // The first change: a wake-up that changes none of the server's units (as a report's does).
+      await eventually(async () => (await t.get(`/v1/servers/${server.id}`)).body.status === 'online');
+      await t.db.query('SELECT pg_notify($1, $2)', [AGENT_UNITS_CHANNEL, server.id]);
+      const answer = await waiting;
+      expect(second).toBeDefined();
+      expect(answer.body?.units?.map((u: { kind: string }) => u.kind)).toEqual(['database']);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      t.db.query = query;
+      await unlisten();
+    }
   });
 });

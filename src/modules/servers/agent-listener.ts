@@ -250,7 +250,9 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
       answered.set(server.id, { known, at });
       const left = deadline - Date.now();
       if (known !== request.query.known || left <= 0 || closing) return { known, units, wait_ms: AGENT_WAIT_MS };
-      await waitForChange(server.id, left);
+      // A change that came while the units were read woke no one (nothing waited yet), and what
+      // was read may predate it: read again rather than wait for the next.
+      if ((changes.get(server.id) ?? 0) === at) await waitForChange(server.id, left);
     }
   });
 
