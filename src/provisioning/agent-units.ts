@@ -213,9 +213,9 @@ export interface AgentUnitSource {
    * SQL true whenever `pending` may find units for the server `$1` (an EXISTS over what it
    * reads; the owner's constant, never input): the listener asks every source's in one
    * statement and only those that answer true for their units, so that an idle server's poll
-   * costs one statement, not one per source. A source without it is always asked.
+   * costs one statement, not one per source.
    */
-  waiting?: string;
+  waiting: string;
   report(db: Queryable, serverId: string, report: AgentReport): Promise<'recorded' | 'foreign' | 'future'>;
   /**
    * Bytes a unit refers to (a site's release, as a tar.gz), streamed to the agent that applies

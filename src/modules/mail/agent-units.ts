@@ -36,6 +36,9 @@ export async function removeOnServer(db: Queryable, serverId: string, removal: R
 // the agent never takes one for the other.
 const REMOVAL_GENERATION = 1;
 
+/** The domains removed from the server `$1` whose removal its agent has yet to report. */
+const REMOVALS_OF_SERVER = 'FROM mail_removals WHERE server_id = $1';
+
 /**
  * The mail domains of the accounts placed on a mail server, as its agent pulls them and reports
  * back: each changed domain whole (its DKIM key unsealed for that server's signer alone), and
@@ -44,12 +47,11 @@ const REMOVAL_GENERATION = 1;
 export function mailAgentUnits(dkimKey: Buffer): AgentUnitSource {
   return {
     kind: 'mail',
-    waiting: `${mailUnitsWaitingOnServer} OR EXISTS (SELECT 1 FROM mail_removals WHERE server_id = $1)`,
+    waiting: `${mailUnitsWaitingOnServer} OR EXISTS (SELECT 1 ${REMOVALS_OF_SERVER})`,
     async pending(db, serverId) {
-      const removals = await db.query<Removal>(
-        'SELECT domain_id, account_id, name FROM mail_removals WHERE server_id = $1 ORDER BY domain_id',
-        [serverId],
-      );
+      const removals = await db.query<Removal>(`SELECT domain_id, account_id, name ${REMOVALS_OF_SERVER} ORDER BY domain_id`, [
+        serverId,
+      ]);
       const units: AgentUnit[] = removals.rows.map((r) => ({
         kind: 'mail',
         key: r.domain_id,

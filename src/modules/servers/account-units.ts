@@ -127,8 +127,9 @@ export function accountUnits<K extends AgentUnitKind, U extends AccountUnitRow =
     },
 
     /** The units of the accounts placed on a server, as its agent pulls them (`specOf` each) and reports back. */
-    agentSource(specOf: (db: Queryable, unit: U) => Promise<SpecOf<K>>): Required<
-      Pick<AgentUnitSource, 'pending' | 'report' | 'waiting'>
+    agentSource(specOf: (db: Queryable, unit: U) => Promise<SpecOf<K>>): Pick<
+      AgentUnitSource,
+      'pending' | 'report' | 'waiting'
     > & {
       kind: K;
     } {

@@ -33,15 +33,14 @@ interface WithdrawalRow {
   roles: string[];
 }
 
+const OF_SERVER = 'FROM agent_withdrawals WHERE server_id = $1';
+
 /** The withdrawals as the agent listener hands them out (one generation: a withdrawal never changes meaning). */
 export const withdrawalUnits: AgentUnitSource = {
   kind: 'withdrawal',
-  waiting: 'EXISTS (SELECT 1 FROM agent_withdrawals WHERE server_id = $1)',
+  waiting: `EXISTS (SELECT 1 ${OF_SERVER})`,
   async pending(db, serverId) {
-    const rows = await db.query<WithdrawalRow>(
-      'SELECT account_id, username, roles FROM agent_withdrawals WHERE server_id = $1 ORDER BY account_id',
-      [serverId],
-    );
+    const rows = await db.query<WithdrawalRow>(`SELECT account_id, username, roles ${OF_SERVER} ORDER BY account_id`, [serverId]);
     return rows.rows.map((r): AgentUnit => ({
       kind: 'withdrawal',
       key: r.account_id,
