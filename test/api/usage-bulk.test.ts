@@ -29,6 +29,9 @@ describe('usage in bulk', () => {
       return r?.usage?.domains === 1 && r;
     });
     expect(measured).toMatchObject({ reseller_id: reseller.id, usage: { domains: 1, sites: 0, email_accounts: 0 } });
+    // Measured in the same tick, each account with its own figures.
+    const other = (await page(`?reseller_id=${reseller.id}`)).data.find((x) => x.id === b.id);
+    expect(other?.usage).toMatchObject({ domains: 0, sites: 0 });
 
     // What changed since: b's new domain, not a (measured again, unchanged).
     t.clock.advance(60_000);

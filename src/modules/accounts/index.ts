@@ -13,3 +13,4 @@ export {
   transferLimit,
   writableAccount,
 } from './service.js';
+export { counterOf, type ResourceCounter } from './usage.js';

@@ -165,12 +165,14 @@ export async function setStatus(
 export const deleteAccount = (tx: Queryable, id: string) => tx.query('DELETE FROM accounts WHERE id = $1', [id]);
 
 /** Records a measurement of the account's usage; `updated_at` moves only when it differs from the last. */
-export async function recordUsage(db: Queryable, accountId: string, usage: unknown, at: Date): Promise<void> {
+/** Usage measured at `at`, by account; `updated_at` moves only for an account whose usage changed. */
+export async function recordUsages(db: Queryable, usages: Map<string, unknown>, at: Date): Promise<void> {
   await db.query(
-    `INSERT INTO account_usage (account_id, usage, measured_at, updated_at) SELECT id, $2, $3, $3 FROM accounts WHERE id = $1
+    `INSERT INTO account_usage (account_id, usage, measured_at, updated_at)
+     SELECT a.id, m.usage::jsonb, $3, $3 FROM unnest($1::text[], $2::text[]) AS m(id, usage) JOIN accounts a ON a.id = m.id
      ON CONFLICT (account_id) DO UPDATE SET usage = EXCLUDED.usage, measured_at = EXCLUDED.measured_at,
        updated_at = CASE WHEN account_usage.usage = EXCLUDED.usage THEN account_usage.updated_at ELSE EXCLUDED.updated_at END`,
-    [accountId, JSON.stringify(usage), at.toISOString()],
+    [[...usages.keys()], [...usages.values()].map((u) => JSON.stringify(u)), at.toISOString()],
   );
 }
 

@@ -21,6 +21,9 @@ import * as repo from './repo.js';
 import type { Account, AccountFields, AccountListQuery, AccountStatus, CreateAccount, Usage, UsageListQuery } from './schemas.js';
 import { exceededLimits, measureUsage, type RecordedBytes, type ResourceCounter } from './usage.js';
 
+/** Accounts the usage meter measures and records together: a statement per figure for all of them. */
+const METERED_AT_ONCE = 250;
+
 export const limitsOf = (r: repo.AccountRow): plans.Limits => repo.planLimitsOf(r, r.limit_overrides);
 
 /**
@@ -141,7 +144,7 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
     return row;
   }
 
-  const usageOf = (id: string) => measureUsage(db, config.dataDir, id, counters, diskBytes);
+  const usageOf = async (id: string) => (await measureUsage(db, config.dataDir, [id], counters, diskBytes)).get(id) as Usage;
 
   /** The plan must be visible to the caller and belong to the account's reseller (or be global). */
   async function usablePlan(caller: Caller, planId: string, resellerId: string | null, pointer: string): Promise<plans.Limits> {
@@ -193,12 +196,17 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
     },
 
     /**
-     * Every account's usage measured and recorded, one account at a time (the meter's tick); an
-     * account another process measured within half a period is left to that measurement.
+     * Every account's usage measured and recorded, METERED_AT_ONCE accounts at a time (the
+     * meter's tick); an account another process measured within half a period is left to that
+     * measurement.
      */
     async meterAll(): Promise<void> {
       const fresh = new Date(deps.clock.now().getTime() - config.usageMeterMs / 2);
-      for (const id of await repo.unmeasuredSince(db, fresh)) await repo.recordUsage(db, id, await usageOf(id), deps.clock.now());
+      const ids = await repo.unmeasuredSince(db, fresh);
+      for (let i = 0; i < ids.length; i += METERED_AT_ONCE) {
+        const usages = await measureUsage(db, config.dataDir, ids.slice(i, i + METERED_AT_ONCE), counters, diskBytes);
+        await repo.recordUsages(db, usages, deps.clock.now());
+      }
     },
 
     async usage(caller: Caller, id: string) {

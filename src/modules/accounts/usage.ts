@@ -1,51 +1,82 @@
 import type { Queryable } from '../../db/client.js';
+import { ofOneAccount, type PerAccount } from '../../db/per-account.js';
 import { accountHome } from '../../layout.js';
 import { directoryBytes } from '../../lib/disk.js';
 import type { ExceededLimit } from '../../lib/errors.js';
+import { inSlices } from '../../lib/slices.js';
 import type { Limits } from '../plans/index.js';
 import type { Usage } from './schemas.js';
 
-/**
- * Counts an account's resources. Each resource module registers its counter here as it
- * lands; a kind without a module yet counts zero.
- */
-export type ResourceCounter = (db: Queryable, accountId: string) => Promise<Partial<Omit<Usage, 'disk_bytes'>>>;
+/** Counts of an account's resources; a kind without a module yet counts zero. */
+export type Counts = Partial<Omit<Usage, 'disk_bytes'>>;
 
-/** Bytes a module records for an account: under its home in `dir`, or (no `dir`) elsewhere (databases). */
+/**
+ * Counts of many accounts' resources, by account id (an account left out has none). Each
+ * resource module registers its counter here as it lands.
+ */
+export type ResourceCounter = (db: Queryable, accountIds: readonly string[]) => Promise<Map<string, Counts>>;
+
+/** A counter of one field from a figure per account. */
+export const counterOf =
+  (
+    field: 'domains' | 'sites' | 'email_accounts' | 'databases' | 'database_users' | 'backups' | 'cron_jobs' | 'ssh_keys',
+    figure: PerAccount,
+  ): ResourceCounter =>
+  async (db, accountIds) =>
+    new Map([...(await figure(db, accountIds))].map(([id, n]) => [id, { [field]: n }]));
+
+/** Bytes a module records for accounts: under each home in `dir`, or (no `dir`) elsewhere (databases). */
 export interface RecordedBytes {
   dir?: string;
-  bytes: (db: Queryable, accountId: string) => Promise<number>;
+  bytes: PerAccount;
 }
 
 const sum = async (parts: Promise<number>[]) => (await Promise.all(parts)).reduce((a, b) => a + b, 0);
 
-/** Counts, and every byte of the account: its files walked, plus what is stored elsewhere. */
+const noUsage = (): Usage => ({
+  sites: 0,
+  domains: 0,
+  email_accounts: 0,
+  databases: 0,
+  database_users: 0,
+  disk_bytes: 0,
+  backups: 0,
+  cron_jobs: 0,
+  ssh_keys: 0,
+  bandwidth_bytes: 0,
+  bandwidth_daily: [],
+});
+
+/**
+ * Counts, and every byte of these accounts: their files walked, plus what is stored elsewhere;
+ * one statement per counter and record for all of them.
+ */
 export async function measureUsage(
   db: Queryable,
   dataDir: string,
-  accountId: string,
+  accountIds: readonly string[],
   counters: ResourceCounter[],
   elsewhere: RecordedBytes[],
-): Promise<Usage> {
-  const usage: Usage = {
-    sites: 0,
-    domains: 0,
-    email_accounts: 0,
-    databases: 0,
-    database_users: 0,
-    disk_bytes: 0,
-    backups: 0,
-    cron_jobs: 0,
-    ssh_keys: 0,
-    bandwidth_bytes: 0,
-    bandwidth_daily: [],
-  };
-  for (const count of counters) Object.assign(usage, await count(db, accountId));
-  usage.disk_bytes = await sum([
-    directoryBytes(accountHome(dataDir, accountId)),
-    ...elsewhere.map((r) => r.bytes(db, accountId)),
-  ]);
-  return usage;
+): Promise<Map<string, Usage>> {
+  const usages = new Map(accountIds.map((id) => [id, noUsage()]));
+  for (const count of counters)
+    for (const [id, counts] of await count(db, accountIds)) {
+      const usage = usages.get(id);
+      if (usage) Object.assign(usage, counts);
+    }
+  for (const r of elsewhere)
+    for (const [id, bytes] of await r.bytes(db, accountIds)) {
+      const usage = usages.get(id);
+      if (usage) usage.disk_bytes += bytes;
+    }
+  await inSlices(
+    [...usages],
+    async ([id, usage]) => {
+      usage.disk_bytes += await directoryBytes(accountHome(dataDir, id));
+    },
+    8,
+  );
+  return usages;
 }
 
 /**
@@ -62,7 +93,7 @@ export const diskMeter =
         accountHome(dataDir, accountId),
         recorded.flatMap((r) => r.dir ?? []),
       ),
-      ...recorded.map((r) => r.bytes(db, accountId)),
+      ...recorded.map((r) => ofOneAccount(r.bytes)(db, accountId)),
     ]);
 
 const MIB = 1024 * 1024;

@@ -1,9 +1,9 @@
 import { operationWorker, type BackupPart, type Contribution } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
-import type { AccountHooks } from '../accounts/index.js';
+import { type AccountHooks, counterOf } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { backupJobs } from './jobs.js';
-import { backupCounter, findBackupById, storageKeysOfAccount } from './repo.js';
+import { completedBackupCounts, findBackupById, storageKeysOfAccount } from './repo.js';
 import { restoreJobs, unpackBackup } from './restore.js';
 import { backupRoutes } from './routes.js';
 import { scheduleRetention } from './schedules/retention.js';
@@ -38,7 +38,7 @@ export function backupsModule(svc: ServiceDeps, storage: BackupStorage, parts: B
   };
   // An account's usage counts its backups; its termination removes their archives.
   const accountHooks: Partial<AccountHooks> = {
-    counters: [backupCounter],
+    counters: [counterOf('backups', completedBackupCounts)],
     removals: [
       async (accountId) => {
         for (const key of await storageKeysOfAccount(svc.db, accountId)) await storage.remove(key);

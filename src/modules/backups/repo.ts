@@ -2,6 +2,7 @@ import { reachSql, type Caller } from '../../auth/caller.js';
 import type { BackupPartName } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { equalityFilters, pageOfIds, type PageParams } from '../../db/paging.js';
+import { perAccount } from '../../db/per-account.js';
 import type { Failure } from '../../http/schemas.js';
 
 export type BackupStatus = 'queued' | 'running' | 'completed' | 'failed' | 'expired';
@@ -124,12 +125,7 @@ export async function storageKeysOfAccount(db: Queryable, accountId: string): Pr
   );
 }
 
-/** `usage.backups`: the completed backups the account keeps. */
-export const backupCounter = async (db: Queryable, accountId: string) => ({
-  backups:
-    (
-      await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM backups WHERE account_id = $1 AND status = 'completed'`, [
-        accountId,
-      ])
-    ).rows[0]?.n ?? 0,
-});
+/** `usage.backups`: the completed backups each account keeps. */
+export const completedBackupCounts = perAccount(
+  `SELECT account_id, count(*)::int AS n FROM backups WHERE account_id = ANY($1::text[]) AND status = 'completed' GROUP BY account_id`,
+);

@@ -2,11 +2,11 @@ import { type Contribution, type AccountShare, syncErrorGauge } from '../../cont
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import type { CronDriver, PhpDriver } from '../../provisioning/driver.js';
-import type { AccountHooks } from '../accounts/index.js';
+import { type AccountHooks, counterOf } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { cronBackupPart } from './backup.js';
 import { cronNotifier } from './notify.js';
-import { countJobs } from './repo.js';
+import { jobCounts } from './repo.js';
 import { cronRoutes } from './routes.js';
 import { runCollector } from './runs.js';
 import { cronSchemas } from './schemas.js';
@@ -37,7 +37,7 @@ export function cronModule(
   const accountHooks: Partial<AccountHooks> = {
     statusChanged: [touch],
     terminating: [touch],
-    counters: [async (q, accountId) => ({ cron_jobs: await countJobs(q, accountId) })],
+    counters: [counterOf('cron_jobs', jobCounts)],
   };
   return {
     contribution,

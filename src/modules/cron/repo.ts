@@ -1,6 +1,7 @@
 import { reachSql, type Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { pageSql, type PageParams } from '../../db/paging.js';
+import { ofOneAccount, perAccount } from '../../db/per-account.js';
 import { type CronRunRecord, type CronCommand } from '../../provisioning/render/cron.js';
 
 /** Runs kept per job: the newest. */
@@ -87,11 +88,10 @@ export async function jobsOnServer(db: Queryable, serverId: string, jobIds: stri
   return r.rows.map((row) => row.id);
 }
 
-export async function countJobs(db: Queryable, accountId: string): Promise<number> {
-  return (
-    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM cron_jobs WHERE account_id = $1', [accountId])).rows[0]?.n ?? 0
-  );
-}
+export const jobCounts = perAccount(
+  'SELECT account_id, count(*)::int AS n FROM cron_jobs WHERE account_id = ANY($1::text[]) GROUP BY account_id',
+);
+export const countJobs = ofOneAccount(jobCounts);
 
 export async function updateJob(tx: Queryable, id: string, version: number, f: JobFields): Promise<boolean> {
   const r = await tx.query(

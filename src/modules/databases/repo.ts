@@ -1,6 +1,7 @@
 import { reachSql, type Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { equalityFilters, pageOfIds, type PageParams, pageSql } from '../../db/paging.js';
+import { ofOneAccount, type PerAccount, perAccount } from '../../db/per-account.js';
 
 type SyncState = 'pending' | 'in_sync' | 'error';
 
@@ -104,11 +105,16 @@ export async function listOfAccount<T extends Table>(db: Queryable, table: T, ac
   return (await db.query<RowOf<T>>(`${SELECTS[table]} WHERE d.account_id = $1 ORDER BY d.id`, [accountId])).rows;
 }
 
-export async function count(db: Queryable, table: Table, accountId: string): Promise<number> {
-  // The table name comes from the Table type, never from input.
-  const r = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE account_id = $1`, [accountId]);
-  return r.rows[0]?.n ?? 0;
-}
+// The table names come from the Table type, never from input.
+export const counts: Record<Table, PerAccount> = {
+  databases: perAccount(
+    'SELECT account_id, count(*)::int AS n FROM databases WHERE account_id = ANY($1::text[]) GROUP BY account_id',
+  ),
+  database_users: perAccount(
+    'SELECT account_id, count(*)::int AS n FROM database_users WHERE account_id = ANY($1::text[]) GROUP BY account_id',
+  ),
+};
+export const count = (db: Queryable, table: Table, accountId: string) => ofOneAccount(counts[table])(db, accountId);
 
 export const remove = (tx: Queryable, table: Table, id: string) => tx.query(`DELETE FROM ${table} WHERE id = $1`, [id]);
 
@@ -194,13 +200,9 @@ export async function deleteGrant(tx: Queryable, databaseId: string, userId: str
 }
 
 /** Bytes of the account's databases as last measured (they count against its disk quota). */
-export async function databaseBytes(db: Queryable, accountId: string): Promise<number> {
-  const r = await db.query<{ n: number }>(
-    'SELECT coalesce(sum(size_bytes), 0)::float8 AS n FROM databases WHERE account_id = $1',
-    [accountId],
-  );
-  return r.rows[0]?.n ?? 0;
-}
+export const databaseBytes = perAccount(
+  'SELECT account_id, coalesce(sum(size_bytes), 0)::float8 AS n FROM databases WHERE account_id = ANY($1::text[]) GROUP BY account_id',
+);
 
 /**
  * Records sizes a server measured, by database name, for the accounts placed on that server (a

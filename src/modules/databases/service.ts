@@ -7,7 +7,7 @@ import { conflict, invalid, notFound, type FieldError } from '../../lib/errors.j
 import { isId, newId } from '../../lib/ids.js';
 import { checkVersion, staleVersion } from '../../lib/if-match.js';
 import { generateMailPassword } from '../../lib/mail-password.js';
-import { lockBelowLimit, writableAccount, type AccountHooks } from '../accounts/index.js';
+import { counterOf, lockBelowLimit, writableAccount, type AccountHooks } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as repo from './repo.js';
 import { databaseEvent, presentUser, toDatabase, toGrant } from './representation.js';
@@ -279,12 +279,7 @@ export type DatabasesService = ReturnType<typeof databasesService>;
  * locks the users; termination drops everything with the account's prefix.
  */
 export const databaseAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => ({
-  counters: [
-    async (db, accountId) => ({
-      databases: await repo.count(db, 'databases', accountId),
-      database_users: await repo.count(db, 'database_users', accountId),
-    }),
-  ],
+  counters: [counterOf('databases', repo.counts.databases), counterOf('database_users', repo.counts.database_users)],
   statusChanged: [(tx, accountId) => databaseUnits.touchExisting(tx, jobs, accountId)],
   // The unit goes with the account (cascade); the job, finding none, drops everything with the prefix.
   terminating: [(tx, accountId) => databaseUnits.touchExisting(tx, jobs, accountId)],

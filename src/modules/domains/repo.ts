@@ -1,6 +1,7 @@
 import { reachSql, type Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { equalityFilters, pageOfIds, type PageParams } from '../../db/paging.js';
+import { ofOneAccount, perAccount } from '../../db/per-account.js';
 import { unitState } from '../../db/unit-state.js';
 import * as records from './records/repo.js';
 import type { DomainListQuery } from './schemas.js';
@@ -125,11 +126,10 @@ export async function reapplyZone(tx: Queryable, id: string): Promise<{ id: stri
 
 export const deleteDomain = (tx: Queryable, id: string) => tx.query('DELETE FROM domains WHERE id = $1', [id]);
 
-export async function countDomains(db: Queryable, accountId: string): Promise<number> {
-  return (
-    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM domains WHERE account_id = $1', [accountId])).rows[0]?.n ?? 0
-  );
-}
+export const domainCounts = perAccount(
+  'SELECT account_id, count(*)::int AS n FROM domains WHERE account_id = ANY($1::text[]) GROUP BY account_id',
+);
+export const countDomains = ofOneAccount(domainCounts);
 
 /** The zone apply unit: everything a DNS driver needs, and the generation it represents. */
 export interface ZoneUnit {

@@ -1,5 +1,4 @@
 import { type Caller, requireKind, requireScope, requireWritable } from '../../auth/caller.js';
-import type { Queryable } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PageParams } from '../../db/paging.js';
 import { JOBS } from '../../jobs/names.js';
@@ -401,7 +400,7 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
 export type DomainsService = ReturnType<typeof domainsService>;
 
 /** Domains count against the account's usage and max_domains. */
-const domainCounter = async (db: Queryable, accountId: string) => ({ domains: await repo.countDomains(db, accountId) });
+const domainCounter = accounts.counterOf('domains', repo.domainCounts);
 
 /** Terminating an account: each of its zones and mail domains is withdrawn by its apply job. */
 export const domainAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => ({

@@ -1,6 +1,7 @@
 import { reachSql, type Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { equalityFilters, pageOfIds, type PageParams } from '../../db/paging.js';
+import { ofOneAccount, perAccount } from '../../db/per-account.js';
 import type { Autoresponder, MailListQuery } from './schemas.js';
 
 /** A row of mail_addresses is a mailbox or a forwarder. */
@@ -122,13 +123,10 @@ export async function updateAddress(tx: Queryable, id: string, version: number, 
 
 export const deleteAddress = (tx: Queryable, id: string) => tx.query('DELETE FROM mail_addresses WHERE id = $1', [id]);
 
-export async function countMailboxes(db: Queryable, accountId: string): Promise<number> {
-  const r = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM mail_addresses WHERE account_id = $1 AND kind = 'mailbox'`,
-    [accountId],
-  );
-  return r.rows[0]?.n ?? 0;
-}
+export const mailboxCounts = perAccount(
+  `SELECT account_id, count(*)::int AS n FROM mail_addresses WHERE account_id = ANY($1::text[]) AND kind = 'mailbox' GROUP BY account_id`,
+);
+export const countMailboxes = ofOneAccount(mailboxCounts);
 
 /** Every address of a domain (for `in_use` and for cascades). */
 export async function addressesOfDomain(db: Queryable, domainId: string): Promise<AddressRow[]> {
@@ -141,10 +139,7 @@ export async function findAddressByName(db: Queryable, address: string): Promise
 }
 
 /** Bytes of the account's mailboxes as measured on another mail server (0 for mail kept here, which the home's walk counts). */
-export async function measuredMailBytes(db: Queryable, accountId: string): Promise<number> {
-  const r = await db.query<{ n: number }>(
-    'SELECT coalesce(sum(measured_bytes), 0)::float8 AS n FROM mail_addresses WHERE account_id = $1',
-    [accountId],
-  );
-  return r.rows[0]?.n ?? 0;
-}
+export const measuredMailBytes = perAccount(
+  `SELECT account_id, coalesce(sum(measured_bytes), 0)::float8 AS n FROM mail_addresses
+   WHERE account_id = ANY($1::text[]) GROUP BY account_id`,
+);

@@ -1,5 +1,4 @@
 import type { Caller } from '../../auth/caller.js';
-import type { Queryable } from '../../db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
 import type { PageParams } from '../../db/paging.js';
 import type { JobQueue } from '../../jobs/queue.js';
@@ -295,9 +294,7 @@ export function mailService(deps: ServiceDeps) {
 export type MailService = ReturnType<typeof mailService>;
 
 /** Mailboxes count against the account's usage and max_email_accounts. */
-const mailboxCounter = async (db: Queryable, accountId: string) => ({
-  email_accounts: await repo.countMailboxes(db, accountId),
-});
+const mailboxCounter = accounts.counterOf('email_accounts', repo.mailboxCounts);
 
 /** A suspended (or unsuspended) account's mailboxes refuse (or accept) logins: their units render again. */
 export const mailAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => ({

@@ -1,6 +1,7 @@
 import { reachSql, type Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { equalityFilters, pageOfIds, type PageParams } from '../../db/paging.js';
+import { ofOneAccount, perAccount } from '../../db/per-account.js';
 import { unitState } from '../../db/unit-state.js';
 import type { Failure } from '../../http/schemas.js';
 import type { PhpSettings } from '../../provisioning/render/php-fpm.js';
@@ -133,11 +134,10 @@ export async function updateSite(tx: Queryable, id: string, f: SiteChange, versi
 
 export const deleteSite = (tx: Queryable, id: string) => tx.query('DELETE FROM sites WHERE id = $1', [id]);
 
-export async function countSites(db: Queryable, accountId: string): Promise<number> {
-  return (
-    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM sites WHERE account_id = $1', [accountId])).rows[0]?.n ?? 0
-  );
-}
+export const siteCounts = perAccount(
+  'SELECT account_id, count(*)::int AS n FROM sites WHERE account_id = ANY($1::text[]) GROUP BY account_id',
+);
+export const countSites = ofOneAccount(siteCounts);
 
 /** Sites of an account whose names are the domain or under it: they hold the domain. */
 export async function sitesUnderDomain(db: Queryable, accountId: string, domain: string): Promise<SiteRow[]> {
@@ -256,26 +256,28 @@ export async function recordTraffic(db: Queryable, serverId: string, traffic: Si
 }
 
 /** What the account's sites sent on each day of this calendar month (UTC) that had traffic, oldest first. */
-export async function trafficThisMonth(db: Queryable, accountId: string): Promise<{ date: string; bytes: number }[]> {
-  const r = await db.query<{ date: string; bytes: number }>(
-    `SELECT to_char(day, 'YYYY-MM-DD') AS date, sum(bytes)::float8 AS bytes FROM web_traffic
-     WHERE account_id = $1 AND day >= date_trunc('month', now() AT TIME ZONE 'UTC')::date
-     GROUP BY day ORDER BY day`,
-    [accountId],
+/** What each account's sites sent on each day of this month, by account. */
+export async function trafficThisMonth(
+  db: Queryable,
+  accountIds: readonly string[],
+): Promise<Map<string, { date: string; bytes: number }[]>> {
+  const r = await db.query<{ account_id: string; date: string; bytes: number }>(
+    `SELECT account_id, to_char(day, 'YYYY-MM-DD') AS date, sum(bytes)::float8 AS bytes FROM web_traffic
+     WHERE account_id = ANY($1::text[]) AND day >= date_trunc('month', now() AT TIME ZONE 'UTC')::date
+     GROUP BY account_id, day ORDER BY account_id, day`,
+    [accountIds],
   );
-  return r.rows;
+  const days = new Map<string, { date: string; bytes: number }[]>();
+  for (const { account_id, ...day } of r.rows) days.set(account_id, [...(days.get(account_id) ?? []), day]);
+  return days;
 }
 
 /**
  * What the account's sites wrote on the web servers that serve them: what each server measured
  * beyond the live release (uploads, caches). The releases themselves count from their records.
  */
-export async function writtenOnServers(db: Queryable, accountId: string): Promise<number> {
-  const r = await db.query<{ n: number }>(
-    `SELECT coalesce(sum(greatest(s.measured_bytes - coalesce(p.size_bytes, 0), 0)), 0)::float8 AS n
-     FROM sites s LEFT JOIN deployments p ON p.id = s.current_deployment_id
-     WHERE s.account_id = $1 AND s.measured_bytes IS NOT NULL`,
-    [accountId],
-  );
-  return r.rows[0]?.n ?? 0;
-}
+export const writtenOnServers = perAccount(
+  `SELECT s.account_id, coalesce(sum(greatest(s.measured_bytes - coalesce(p.size_bytes, 0), 0)), 0)::float8 AS n
+   FROM sites s LEFT JOIN deployments p ON p.id = s.current_deployment_id
+   WHERE s.account_id = ANY($1::text[]) AND s.measured_bytes IS NOT NULL GROUP BY s.account_id`,
+);

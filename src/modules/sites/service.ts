@@ -277,9 +277,14 @@ export function sitesService(deps: ServiceDeps, runtimes: Runtimes) {
 export type SitesService = ReturnType<typeof sitesService>;
 
 /** Sites count against the account's usage and max_sites; what they sent this month is its bandwidth. */
-const siteCounter = async (db: Queryable, accountId: string) => {
-  const [sites, daily] = await Promise.all([repo.countSites(db, accountId), repo.trafficThisMonth(db, accountId)]);
-  return { sites, bandwidth_bytes: daily.reduce((n, d) => n + d.bytes, 0), bandwidth_daily: daily };
+const siteCounter: accounts.ResourceCounter = async (db, accountIds) => {
+  const [sites, traffic] = await Promise.all([repo.siteCounts(db, accountIds), repo.trafficThisMonth(db, accountIds)]);
+  return new Map(
+    accountIds.map((id) => {
+      const daily = traffic.get(id) ?? [];
+      return [id, { sites: sites.get(id) ?? 0, bandwidth_bytes: daily.reduce((n, d) => n + d.bytes, 0), bandwidth_daily: daily }];
+    }),
+  );
 };
 
 const canceled = { code: 'canceled', title: 'Canceled', detail: 'The operation was canceled before it ran.' };

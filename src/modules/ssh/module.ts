@@ -2,12 +2,12 @@ import { type Contribution, type AccountShare, syncErrorGauge } from '../../cont
 import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import type { PhpDriver, SshDriver } from '../../provisioning/driver.js';
-import type { AccountHooks } from '../accounts/index.js';
+import { type AccountHooks, counterOf } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import type { PlanHooks } from '../plans/index.js';
 import { sshBackupPart } from './backup.js';
 import { loginCollector } from './logins.js';
-import { countKeys } from './repo.js';
+import { keyCounts } from './repo.js';
 import { sshRoutes } from './routes.js';
 import { sshSchemas } from './schemas.js';
 import { sshService } from './service.js';
@@ -30,7 +30,7 @@ export function sshModule(svc: ServiceDeps, drivers: { ssh: SshDriver; php: PhpD
     statusChanged: [touch],
     planChanged: [touch],
     terminating: [touch],
-    counters: [async (q, accountId) => ({ ssh_keys: await countKeys(q, accountId) })],
+    counters: [counterOf('ssh_keys', keyCounts)],
   };
   // A plan allowing less (or more) SSH re-renders its accounts' units.
   const planHooks: PlanHooks = {

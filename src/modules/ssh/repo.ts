@@ -1,6 +1,7 @@
 import { reachSql, type Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { pageSql, type PageParams } from '../../db/paging.js';
+import { ofOneAccount, perAccount } from '../../db/per-account.js';
 import type { SshAccessMode } from '../../provisioning/render/ssh.js';
 
 type SyncState = 'pending' | 'in_sync' | 'error';
@@ -84,11 +85,10 @@ export async function keysOfAccount(db: Queryable, accountId: string): Promise<K
   return (await db.query<KeyRow>(`SELECT ${COLUMNS} ${FROM} WHERE k.account_id = $1 ORDER BY k.id`, [accountId])).rows;
 }
 
-export async function countKeys(db: Queryable, accountId: string): Promise<number> {
-  return (
-    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM ssh_keys WHERE account_id = $1', [accountId])).rows[0]?.n ?? 0
-  );
-}
+export const keyCounts = perAccount(
+  'SELECT account_id, count(*)::int AS n FROM ssh_keys WHERE account_id = ANY($1::text[]) GROUP BY account_id',
+);
+export const countKeys = ofOneAccount(keyCounts);
 
 export async function updateKey(tx: Queryable, id: string, version: number, f: KeyFields): Promise<boolean> {
   const r = await tx.query(

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../../db/client.js';
 import { pageSql, type PageParams } from '../../../db/paging.js';
+import { perAccount } from '../../../db/per-account.js';
 import type { Failure } from '../../../http/schemas.js';
 
 export type DeploymentStatus = 'pending' | 'live' | 'failed' | 'superseded' | 'pruned';
@@ -82,14 +83,10 @@ export async function releasesToPrune(tx: Queryable, siteId: string, keep: numbe
 }
 
 /** Bytes of an account's kept releases, as measured when each was unpacked. */
-export async function keptReleaseBytes(db: Queryable, accountId: string): Promise<number> {
-  const r = await db.query<{ n: number }>(
-    `SELECT coalesce(sum(p.size_bytes), 0)::float8 AS n FROM deployments p JOIN sites s ON s.id = p.site_id
-     WHERE s.account_id = $1 AND p.status <> 'pruned'`,
-    [accountId],
-  );
-  return r.rows[0]?.n ?? 0;
-}
+export const keptReleaseBytes = perAccount(
+  `SELECT s.account_id, coalesce(sum(p.size_bytes), 0)::float8 AS n FROM deployments p JOIN sites s ON s.id = p.site_id
+   WHERE s.account_id = ANY($1::text[]) AND p.status <> 'pruned' GROUP BY s.account_id`,
+);
 
 /** Whether a deployment of the account's sites is still on its way live (`pending`). */
 export async function hasPendingDeployment(db: Queryable, accountId: string): Promise<boolean> {
