@@ -1,6 +1,7 @@
 import type { TSchema } from 'typebox';
 import type { ArchivedDir } from './archives/pack.js';
 import type { Unpacked } from './archives/unpack.js';
+import type { Queryable } from './db/client.js';
 import type { GaugeSource } from './http/metrics.js';
 import type { App } from './http/routes.js';
 import type { Worker } from './jobs/queue.js';
@@ -60,6 +61,8 @@ export interface PartServers {
 export interface MoveCopy {
   listings: string;
   final: boolean;
+  /** The servers the account moves to. */
+  to: PartServers;
 }
 
 /** The regular files an unpacking wrote under `dir` (relative to where it unpacked): how many, and their bytes. */
@@ -100,6 +103,17 @@ export interface BackupPart {
    * none re-created. Running it again gives the same result.
    */
   land(accountId: string, staging: string): Promise<void>;
+  /**
+   * A move's copy (what `stage` wrote, kept up to date) sent on to the servers the account moves
+   * to, while the source still serves it and again once it is frozen (`copy.final`, then made
+   * ready to go live there at the cutover), so that landing it moves no bytes. Running it again
+   * sends only what changed.
+   */
+  sendAhead?(accountId: string, staging: string, copy: MoveCopy): Promise<void>;
+  /** In the cutover's transaction: what was sent ahead is what the resources use where they go. */
+  cutOver?(tx: Queryable, accountId: string, staging: string): Promise<void>;
+  /** A move that rolls back: what was sent ahead goes from the servers it was sent to. */
+  discardAhead?(accountId: string, copy: MoveCopy): Promise<void>;
 }
 
 /**

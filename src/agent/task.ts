@@ -4,13 +4,14 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { hashNames, listTree } from '../archives/listing.js';
-import { type ArchivedDir, archiveStream } from '../archives/pack.js';
+import { type ArchivedDir, archiveStream, TRANSFER_LEVEL } from '../archives/pack.js';
 import { acmeChallengeDir, releaseDir, siteDir } from '../layout.js';
 import type { AgentTask } from '../provisioning/agent-units.js';
 import type { CronDriver, DatabaseDriver } from '../provisioning/driver.js';
 import { liveRelease } from '../provisioning/releases.js';
 import { httpProofs } from '../tls/http-proofs.js';
 import { mailDirs, unpackMail } from './mail.js';
+import { discardStaged, receiveStaged } from './staged.js';
 
 export interface TaskDeps {
   dataDir: string;
@@ -30,7 +31,8 @@ const proofs = (tokens: { token: string; key_authorization?: string }[]) =>
  * One task. A database's file is kept under the agent's own directory (0600: a dump holds the
  * account's data) only while it runs: a dump made with the local driver and streamed to the
  * control plane, or a dump fetched from it and loaded. A site's live release is packed as it is
- * now, with what the site wrote into it since; an account's maildirs are packed, or put back.
+ * now, with what the site wrote into it since; an account's maildirs are packed, or put back; a
+ * move's copy of a site is received ahead of its cutover, or discarded.
  * ACME proofs go where this server's web server serves `/.well-known/acme-challenge/`. A cron
  * job's run is started, and reported by the runner as every run is.
  */
@@ -47,6 +49,8 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
   if (task.action === 'mail.pack')
     return o.output(await packed(o.dataDir, await mailDirs(o.dataDir, task.account_id, task.domains), task));
   if (task.action === 'mail.unpack') return unpackMail(o.dataDir, task, await o.input(), id);
+  if (task.action === 'site.receive') return receiveStaged(o.dataDir, task, o.input);
+  if (task.action === 'site.discard') return discardStaged(o.dataDir, task);
   // Started (or, where jobs never run, recorded skipped): the runner's record reports the rest.
   if (task.action === 'cron.run') return void (await o.cron.runNow(task.job_id, task.run_id));
   const dir = path.join(o.dataDir, 'agent', 'tasks');
@@ -64,14 +68,6 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
     await rm(file, { force: true });
   }
 }
-
-/**
- * gzip's level for what a server sends the control plane, which unpacks it at once (a move's
- * copy, a backup's files, packed again there at the backup's level): level 1 keeps most of what
- * compressing text saves on a slow link, for less CPU than the default on a server that serves
- * meanwhile (in the move benchmark, levels 0, 1 and 6 moved the copy less than the machine's noise).
- */
-const TRANSFER_LEVEL = 1;
 
 /** What a pack task sends: the archive of `dirs`, of only some of their files, their listing or some files' hashes. */
 async function packed(

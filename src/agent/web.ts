@@ -6,6 +6,7 @@ import { accountHome, currentLink, releaseDir, releasesDir, siteDir } from '../l
 import type { AgentSiteSpec } from '../provisioning/agent-units.js';
 import type { PhpDriver, WebDriver } from '../provisioning/driver.js';
 import { liveRelease, pruneReleasesExcept, switchCurrent } from '../provisioning/releases.js';
+import { stagedCopy } from './staged.js';
 
 export interface SiteUnitDeps {
   dataDir: string;
@@ -22,23 +23,27 @@ const exists = (p: string) =>
 
 /**
  * The live release is on this server and `current` points at it: fetched once into a partial
- * directory, given to the account's user, then renamed into place (a crash leaves no half
- * release), switched atomically; the releases before it go (a rollback fetches again).
+ * directory (or taken from the copy a move staged here under its name), given to the account's
+ * user, then renamed into place (a crash leaves no half release), switched atomically; the
+ * releases before it go (a rollback fetches again).
  */
 async function syncRelease(o: SiteUnitDeps, spec: AgentSiteSpec, dir: string): Promise<void> {
   const release = spec.release;
   if (!release || (await liveRelease(dir)) === release) return;
   const target = releaseDir(dir, release);
   if (!(await exists(target))) {
-    const partial = path.join(releasesDir(dir), `.partial-${path.basename(release)}`);
-    await rm(partial, { recursive: true, force: true });
-    // The control plane checked the upload against the plan's limits; its own archive has no ratio.
-    await unpackArchive({ stream: await o.fetchRelease(spec, release) }, 'tar.gz', partial, {
-      bytes: Number.MAX_SAFE_INTEGER,
-      ratio: Number.POSITIVE_INFINITY,
-    });
-    await o.drivers.php.own(partial, spec.username);
-    await rename(partial, target);
+    let files = stagedCopy(dir, release);
+    if (!(await exists(files))) {
+      files = path.join(releasesDir(dir), `.partial-${path.basename(release)}`);
+      await rm(files, { recursive: true, force: true });
+      // The control plane checked the upload against the plan's limits; its own archive has no ratio.
+      await unpackArchive({ stream: await o.fetchRelease(spec, release) }, 'tar.gz', files, {
+        bytes: Number.MAX_SAFE_INTEGER,
+        ratio: Number.POSITIVE_INFINITY,
+      });
+    }
+    await o.drivers.php.own(files, spec.username);
+    await rename(files, target);
   }
   await switchCurrent(dir, release);
   await pruneReleasesExcept(dir, release);

@@ -98,7 +98,7 @@ export function checkedHashes(value: unknown): Hashes {
 }
 
 /** A name relative and inside (no `..`, no absolute path, no NUL). */
-const isInside = (name: string) => {
+export const isInside = (name: string) => {
   const normal = path.posix.normalize(name);
   return normal === name && !name.startsWith('/') && name !== '..' && !name.startsWith('../') && !name.includes('\0');
 };

@@ -85,7 +85,7 @@ const readListing = async (file: string): Promise<Listing | null> => {
 };
 
 /** Each file and link under `from` put in its place under `to`, replacing what is there. */
-async function moveInto(from: string, to: string): Promise<void> {
+export async function moveInto(from: string, to: string): Promise<void> {
   for (const name of Object.keys(await listTree([{ dir: from, as: '' }]))) {
     const target = path.join(to, name);
     await mkdir(path.dirname(target), { recursive: true });

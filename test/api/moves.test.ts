@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenAgents } from '../../src/app.js';
@@ -121,6 +121,11 @@ describe('moving an account', () => {
     const staged = path.join(t.dataDir, 'staging', `move-${moved.body.id}`);
     expect(readFileSync(path.join(staged, 'sites', site.body.id, 'upload.txt'), 'utf8')).toBe('written on a');
     expect(existsSync(path.join(staged, 'mail', name, box.body.id, 'Maildir', 'new', '1700000000.M1P1.mx'))).toBe(true);
+    // The site's files are sent on to the target already, as the release they will go live as
+    // there (nothing of the account is served there yet).
+    const ahead = path.join(home(b.dataDir), 'sites', site.body.id, '.staged');
+    const [sentAs] = readdirSync(ahead);
+    expect(readFileSync(path.join(ahead, sentAs as string, 'upload.txt'), 'utf8')).toBe('written on a');
     // What changes until the freeze comes with the final copy; what is deleted is deleted there too.
     writeFileSync(path.join(siteFiles(a.dataDir), 'upload.txt'), 'rewritten on a');
     writeFileSync(path.join(siteFiles(a.dataDir), 'late.txt'), 'written while ready');
@@ -177,14 +182,28 @@ describe('moving an account', () => {
       expect.objectContaining({ pointer: `/records/${shown.length}/ttl`, code: 'out_of_range' }),
     ]);
 
+    // The target cannot serve the site yet (its server block cannot be written).
+    const block = (dir: string) => path.join(dir, 'rendered', 'web', 'sites', `${site.body.id}.conf`);
+    mkdirSync(block(b.dataDir), { recursive: true });
     const cut = await t.post(`/v1/moves/${moved.body.id}/cutover`, {});
     expect(cut.status, cut.text).toBe(200);
-    const block = (dir: string) => path.join(dir, 'rendered', 'web', 'sites', `${site.body.id}.conf`);
+    // Landed, the account stays frozen until the target serves what was landed.
+    const stepOf = async (name: string) =>
+      (await t.get(`/v1/moves/${moved.body.id}`)).body.steps.find((s: { name: string }) => s.name === name).state;
+    await eventually(async () => (await stepOf('land')) === 'done');
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'error');
+    expect(await stepOf('thaw')).not.toBe('done');
+    expect((await t.get(`/v1/moves/${moved.body.id}`)).body.status).toBe('cutting_over');
+    rmSync(block(b.dataDir), { recursive: true });
 
     // Forwarding: the target is in charge and the records name it; the source proxies the site and
     // relays the mail to it until the records' old TTL (3600 s) has passed since their lowering.
     const forwarding = await ended(moved.body.id, ['forwarding', 'failed']);
     expect(forwarding.status, JSON.stringify(forwarding.error)).toBe('forwarding');
+    // Thawed, the target holds the site's files: the copy sent ahead, which went live at the cutover.
+    expect(readFileSync(path.join(siteFiles(b.dataDir), 'upload.txt'), 'utf8')).toBe('rewritten on a');
+    expect((await t.get(`/v1/sites/${site.body.id}`)).body.current_deployment_id).toBe(sentAs);
+    expect(existsSync(path.join(ahead, sentAs as string))).toBe(false);
     const loweredAt = forwarding.steps.find((s: { name: string }) => s.name === 'lower_ttl').ended_at;
     expect(Date.parse(forwarding.forward_until) - Date.parse(loweredAt)).toBe(3600_000);
     expect(await aRecords(name)).toEqual(['@ 127.0.0.22 5', 'mail 127.0.0.22 5', 'www 127.0.0.22 5']);

@@ -21,16 +21,18 @@ async function copyHere(src: string, names: string[] | null, into: string): Prom
  * A move's copy of the account into `staging`, by every part, from the servers it leaves: the
  * first time whole, while the source serves; then, `final`, once it is frozen, only what changed
  * since (listings kept in `listings`), verified against the source. What a part names in place
- * (the files of a role on this machine) is copied in the same way, beside the rest.
+ * (the files of a role on this machine) is copied in the same way, beside the rest. Each part
+ * then sends its copy on to the servers the account moves to, if it does.
  */
 export async function stageCopy(
   parts: readonly BackupPart[],
-  o: { accountId: string; from: PartServers; staging: string; listings: string; final: boolean },
+  o: { accountId: string; from: PartServers; to: PartServers; staging: string; listings: string; final: boolean },
 ): Promise<number> {
   await mkdir(o.staging, { recursive: true });
   await mkdir(o.listings, { recursive: true, mode: 0o700 });
+  const copy = { listings: o.listings, final: o.final, to: o.to };
   for (const part of parts) {
-    const staged = await part.stage(o.accountId, o.staging, o.from, { listings: o.listings, final: o.final });
+    const staged = await part.stage(o.accountId, o.staging, o.from, copy);
     for (const d of staged.dirs)
       await refreshCopy({
         dest: path.join(o.staging, d.as),
@@ -40,6 +42,7 @@ export async function stageCopy(
         hashes: (names) => hashNames([{ dir: d.dir, as: '' }], names),
         verify: o.final,
       });
+    await part.sendAhead?.(o.accountId, o.staging, copy);
   }
   return bytesUnder([o.staging]);
 }

@@ -29,6 +29,11 @@ import type { BackupCopies } from './service.js';
 const BEFORE_CUTOVER: MoveStepName[] = ['check', 'lower_ttl', 'copy', 'freeze', 'final_copy'];
 /** How long the source may take to serve the account frozen before the move rolls back. */
 const FREEZE_WAIT_MS = 120_000;
+/**
+ * How long one run of the thaw waits for the target to serve what was landed (its sites fetch
+ * their releases); past it the step fails, and the job, past the cutover, runs it again.
+ */
+const LANDED_WAIT_MS = 30 * 60_000;
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A move stopped on purpose (a cancel), not by a failure. */
@@ -92,6 +97,7 @@ export function moveRunner(
     const bytes = await stageCopy(o.parts, {
       accountId: move.account_id,
       from: move.from_servers,
+      to: move.to_servers,
       staging: stagingOf(move),
       listings: listingsOf(move),
       final,
@@ -113,6 +119,15 @@ export function moveRunner(
       if (from && to) roles.push({ role, from: await serverAddresses(deps, from), to: await serverAddresses(deps, to) });
     }
     return roles;
+  }
+
+  /** Waits until every share of the roles in `servers` is applied where the account is placed. */
+  async function untilApplied(accountId: string, servers: Partial<Record<Role, string>>, ms: number, failure: string) {
+    const shares = o.shares.filter((s) => servers[s.role]);
+    for (const deadline = Date.now() + ms; ; await pause(100)) {
+      if ((await Promise.all(shares.map((s) => s.applied(accountId)))).every(Boolean)) return;
+      if (Date.now() > deadline) throw new Error(`${failure} within ${ms / 1000} s`);
+    }
   }
 
   /**
@@ -145,12 +160,7 @@ export function moveRunner(
       // The final copy waits until the source serves the account frozen: what it took until then is
       // in it. A move from a backup does not wait for a source that is away.
       if (move.from_backup) return;
-      const moving = o.shares.filter((s) => move.from_servers[s.role]);
-      for (const deadline = Date.now() + FREEZE_WAIT_MS; ; await pause(100)) {
-        const applied = await Promise.all(moving.map((s) => s.applied(move.account_id)));
-        if (applied.every(Boolean)) return;
-        if (Date.now() > deadline) throw new Error(`the source did not apply the freeze within ${FREEZE_WAIT_MS / 1000} s`);
-      }
+      await untilApplied(move.account_id, move.from_servers, FREEZE_WAIT_MS, 'the source did not apply the freeze');
     },
 
     async copy(move) {
@@ -183,6 +193,7 @@ export function moveRunner(
 
     async cutover(move) {
       await db.transaction(async (tx) => {
+        for (const part of o.parts) await part.cutOver?.(tx, move.account_id, stagingOf(move));
         await o.accounts.place(tx, move.account_id, move.id, move.to_servers);
         await repo.updateMove(tx, move.id, { status: 'cutting_over', cut_over_at: clock.now().toISOString() });
         await moveEvent(tx, 'account.move.cut_over', (await repo.findMoveById(tx, move.id)) as repo.MoveRow);
@@ -195,6 +206,8 @@ export function moveRunner(
     },
 
     async thaw(move) {
+      // Served again only once the target serves what was landed: its sites have their releases.
+      await untilApplied(move.account_id, move.to_servers, LANDED_WAIT_MS, 'the target did not apply what was landed');
       await db.transaction((tx) => o.accounts.freeze(tx, move.account_id, move.id, null));
       await removeCopy(move);
     },
@@ -249,6 +262,8 @@ export function moveRunner(
   async function rollBack(move: repo.MoveRow, failure: unknown): Promise<void> {
     const canceled = failure instanceof Canceled;
     await o.records.restoreTtl(move.account_id, await roleRecords(move), move.lowered_ttls);
+    const copy = { listings: listingsOf(move), final: false, to: move.to_servers };
+    for (const part of o.parts) await part.discardAhead?.(move.account_id, copy);
     await removeCopy(move);
     const error = canceled
       ? null

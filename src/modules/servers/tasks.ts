@@ -2,6 +2,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { archiveStream, TRANSFER_LEVEL } from '../../archives/pack.js';
 import { ArchiveRefused, ArchiveTooLarge, unpackArchive } from '../../archives/unpack.js';
 import type { Db, Queryable } from '../../db/client.js';
 import { invalid, payloadTooLarge } from '../../lib/errors.js';
@@ -34,7 +35,7 @@ const TASK_TIMEOUT_MS = 30 * 60_000;
 
 /** The tasks whose agent sends bytes back (`output`), and those it is sent bytes for (`input`). */
 const OUTPUTS = new Set<AgentTask['action']>(['database.dump', 'site.pack', 'mail.pack']);
-const INPUTS = new Set<AgentTask['action']>(['database.load', 'mail.unpack']);
+const INPUTS = new Set<AgentTask['action']>(['database.load', 'mail.unpack', 'site.receive']);
 
 /** The channel a finished task's report is announced on: its payload is the task's id. */
 const AGENT_TASKS_CHANNEL = 'berth_agent_tasks';
@@ -174,12 +175,15 @@ export const taskUnits: AgentUnitSource = {
     }
     return 'recorded';
   },
-  /** A load's input: the file the task names. */
+  /** A task's input: the file the task names, or the directory it names packed (only its `only` names, if given). */
   async artifact(db, serverId, key, name) {
     const task = await pendingTask(db, serverId, key);
     if (task === 'foreign') return 'foreign';
     if (!task?.file || name !== 'input' || !INPUTS.has(task.spec.action)) return undefined;
-    return (await stat(task.file).catch(() => null)) ? createReadStream(task.file) : undefined;
+    const found = await stat(task.file).catch(() => null);
+    if (!found?.isDirectory()) return found ? createReadStream(task.file) : undefined;
+    const only = 'only' in task.spec && task.spec.only ? new Set(task.spec.only) : undefined;
+    return archiveStream(task.file, [{ dir: task.file, as: '' }], { only, level: TRANSFER_LEVEL });
   },
   /** A task's output, unpacked as it comes, or written beside the file and renamed onto it once complete. */
   async receive(db, serverId, key, name, body) {

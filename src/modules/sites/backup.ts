@@ -20,6 +20,7 @@ import type { DeploymentsService } from './deployments/service.js';
 import * as repo from './repo.js';
 import { toSite } from './representation.js';
 import type { Site } from './schemas.js';
+import { sitesSentAhead } from './send-ahead.js';
 import type { SitesService } from './service.js';
 
 const ALL = { limit: 1_000_000, afterId: null };
@@ -63,6 +64,7 @@ interface SitesManifest {
 export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployments: DeploymentsService): BackupPart {
   const { db, config } = deps;
   const system = systemCaller('restore');
+  const ahead = sitesSentAhead(deps);
 
   /**
    * A move's copy of a site's files goes live on the site's server as a new deployment (quota
@@ -163,8 +165,13 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
     async land(accountId: string, staging: string): Promise<void> {
       for (const site of await repo.listSites(db, system, { account_id: accountId }, ALL)) {
         const files = path.join(staging, 'sites', site.id);
-        if ((site.status === 'active' || site.status === 'suspended') && (await exists(files))) await deployFiles(site, files);
+        if (site.status !== 'active' && site.status !== 'suspended') continue;
+        if (!(await ahead.landedAhead(site, staging)) && (await exists(files))) await deployFiles(site, files);
       }
     },
+
+    sendAhead: ahead.sendAhead,
+    cutOver: ahead.cutOver,
+    discardAhead: ahead.discardAhead,
   };
 }

@@ -1,4 +1,6 @@
 import { rm } from 'node:fs/promises';
+import type { Queryable } from '../../../db/client.js';
+import type { JobQueue } from '../../../jobs/queue.js';
 import { releaseDir, siteDir } from '../../../layout.js';
 import { switchCurrent } from '../../../provisioning/releases.js';
 import type { ServiceDeps } from '../../deps.js';
@@ -11,6 +13,15 @@ import { deploymentEvent } from './representation.js';
 
 /** Releases kept for rollback, the live one included. */
 const KEEP_RELEASES = 5;
+
+/** In `tx`: the release becomes the site's live one (the one live before it superseded), applied again where the site is served. */
+export async function goLive(tx: Queryable, jobs: JobQueue, site: repo.SiteRow, id: string): Promise<void> {
+  await deployments.supersedeLive(tx, site.id, id);
+  const live = (await deployments.setDeploymentStatus(tx, id, 'live')) as deployments.DeploymentRow;
+  await repo.updateSite(tx, site.id, { current_deployment_id: id });
+  await queueWebApply(tx, jobs, site.id);
+  await deploymentEvent(tx, 'site.deployment.live', site, live);
+}
 
 /**
  * The deployment operation's job: safe to run again after a crash, since it re-reads the
@@ -47,11 +58,7 @@ export function deploymentJob(deps: ServiceDeps) {
       return;
     }
     const pruned = await db.transaction(async (tx) => {
-      await deployments.supersedeLive(tx, site.id, dpl.id);
-      const live = (await deployments.setDeploymentStatus(tx, dpl.id, 'live')) as deployments.DeploymentRow;
-      await repo.updateSite(tx, site.id, { current_deployment_id: dpl.id });
-      await queueWebApply(tx, jobs, site.id);
-      await deploymentEvent(tx, 'site.deployment.live', site, live);
+      await goLive(tx, jobs, site, dpl.id);
       const old = await deployments.releasesToPrune(tx, site.id, KEEP_RELEASES);
       for (const id of old) await deployments.setDeploymentStatus(tx, id, 'pruned');
       await ops.transition(tx, op.id, ['running'], { status: 'succeeded', progress: 100, error: null });

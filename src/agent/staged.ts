@@ -1,0 +1,85 @@
+import { readdir, rename, rm, rmdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { isInside, listingTotals, listTree } from '../archives/listing.js';
+import { moveInto } from '../archives/refresh.js';
+import { unpackArchive } from '../archives/unpack.js';
+import { accountHome, siteDir } from '../layout.js';
+import type { AgentTask } from '../provisioning/agent-units.js';
+
+type Receive = Extract<AgentTask, { action: 'site.receive' }>;
+type Discard = Extract<AgentTask, { action: 'site.discard' }>;
+
+/**
+ * Where a move's copy of a site waits on its new server before the cutover, by the release it
+ * will land as: outside `releases/`, which every apply prunes to the live one.
+ */
+export const stagedDir = (site: string) => path.join(site, '.staged');
+
+const siteOf = (dataDir: string, t: { account_id: string; site_id: string }) =>
+  siteDir(dataDir, path.basename(t.account_id), path.basename(t.site_id));
+
+/** The control plane's own archive: no byte or ratio limit (a site may hold sparse files). */
+const unpack = (input: Readable, into: string) =>
+  unpackArchive({ stream: input }, 'tar.gz', into, { bytes: Number.MAX_SAFE_INTEGER, ratio: Number.POSITIVE_INFINITY });
+
+/**
+ * A move's copy of a site received ahead of its cutover, while the old server still serves it:
+ * whole the first time (replacing any copy an earlier attempt left), then only what changed
+ * (laid over it, the names gone removed), and checked against what the control plane holds: a
+ * copy that differs fails the task. A whole copy is unpacked beside and renamed into place, so
+ * a crash leaves no half copy under the release's name.
+ */
+export async function receiveStaged(dataDir: string, task: Receive, input: () => Promise<Readable>): Promise<void> {
+  const staged = stagedDir(siteOf(dataDir, task));
+  const copy = path.join(staged, path.basename(task.release));
+  if (task.whole) {
+    const partial = path.join(staged, '.partial');
+    await rm(partial, { recursive: true, force: true });
+    await unpack(await input(), partial);
+    for (const other of [copy, ...(await listStaged(staged))]) await rm(other, { recursive: true, force: true });
+    await rename(partial, copy);
+  } else {
+    const changes = `${copy}.changes`;
+    await rm(changes, { recursive: true, force: true });
+    try {
+      await unpack(await input(), changes);
+      await moveInto(changes, copy);
+    } finally {
+      await rm(changes, { recursive: true, force: true });
+    }
+    for (const name of task.gone ?? []) if (isInside(name)) await rm(path.join(copy, name), { recursive: true, force: true });
+  }
+  const held = listingTotals(await listTree([{ dir: copy, as: '' }]));
+  if (held.files !== task.expect.files || held.bytes !== task.expect.bytes)
+    throw new Error(
+      `the staged copy holds ${held.files} files (${held.bytes} bytes), not the ${task.expect.files} (${task.expect.bytes}) sent`,
+    );
+}
+
+/** Every copy staged for a site, other than a partial one. */
+const listStaged = async (staged: string) =>
+  (await readdir(staged).catch(() => [] as string[])).filter((n) => n !== '.partial').map((n) => path.join(staged, n));
+
+/**
+ * A move that did not cut over leaves nothing of the account here: its staged copies go, and the
+ * site's and the account's directories with them when nothing else is in them (the account is
+ * not served here).
+ */
+export async function discardStaged(dataDir: string, task: Discard): Promise<void> {
+  const site = siteOf(dataDir, task);
+  await rm(stagedDir(site), { recursive: true, force: true });
+  const home = accountHome(dataDir, path.basename(task.account_id));
+  // The site's directory, `sites/`, then the home: each only if empty (rmdir fails otherwise).
+  for (let dir = site; dir.length >= home.length; dir = path.dirname(dir))
+    if (
+      !(await rmdir(dir).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
+}
+
+/** The copy staged for `release`, if one is here: a site's apply takes it rather than fetching the release. */
+export const stagedCopy = (site: string, release: string) => path.join(stagedDir(site), path.basename(release));

@@ -1,0 +1,155 @@
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { linkedCopy } from '../../archives/linked-copy.js';
+import { changedSince, checkedListing, type Listing, listingTotals, listTree } from '../../archives/listing.js';
+import { systemCaller } from '../../auth/caller.js';
+import type { MoveCopy } from '../../contribution.js';
+import type { Queryable } from '../../db/client.js';
+import { releaseDir, siteDir } from '../../layout.js';
+import { newId } from '../../lib/ids.js';
+import { PACK_ONLY_MAX } from '../../provisioning/agent-units.js';
+import { switchCurrent } from '../../provisioning/releases.js';
+import type { ServiceDeps } from '../deps.js';
+import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
+import { goLive } from './deployments/job.js';
+import * as deployments from './deployments/repo.js';
+import * as repo from './repo.js';
+
+const ALL = { limit: 1_000_000, afterId: null };
+/** How long a rolled-back move waits for its target to discard what was sent ahead (then leaves it). */
+const DISCARD_WAIT_MS = 60_000;
+
+/** What a site's copy goes live as on its new server at the cutover: written once the final copy is there. */
+interface Landing {
+  release: string;
+  files: number;
+  bytes: number;
+}
+
+const landingFile = (staging: string, siteId: string) => path.join(staging, 'sites', `${siteId}.landing.json`);
+/** The release a site's copy is sent ahead as, chosen once per copy. */
+const releaseFile = (listings: string, siteId: string) => path.join(listings, `site-${siteId}.release`);
+/** What the target holds of a site's copy, as last sent. */
+const sentFile = (listings: string, siteId: string) => path.join(listings, `site-${siteId}.sent.json`);
+
+const readJson = async (file: string): Promise<unknown> => {
+  const text = await readFile(file, 'utf8').catch(() => null);
+  return text === null ? null : (JSON.parse(text) as unknown);
+};
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
+
+/**
+ * A move's copy of its sites sent on to the web server the account moves to, so that the
+ * cutover moves no bytes: while the source serves, whole, then only what changed (by the listing
+ * of what was sent last time), each checked there against what was sent. Once the final copy is
+ * there, the control plane keeps it as the release it goes live as (as hard links of the
+ * staging: every release its agents fetch is kept here), and the cutover's transaction makes it
+ * each site's live release: the target takes its staged copy in place of fetching it. A move to
+ * this machine, or from a backup, lands as it did (`land`).
+ */
+export function sitesSentAhead(deps: ServiceDeps) {
+  const { db, clock, config } = deps;
+  const system = systemCaller('move');
+  const sitesOf = (accountId: string, q: Queryable = db) => repo.listSites(q, system, { account_id: accountId }, ALL);
+  const target = (copy: MoveCopy) => (copy.to.web && copy.to.web !== LOCAL_SERVER_ID ? copy.to.web : null);
+
+  async function releaseOf(listings: string, siteId: string): Promise<string> {
+    const file = releaseFile(listings, siteId);
+    const kept = await readFile(file, 'utf8').catch(() => null);
+    if (kept) return kept;
+    const id = newId('dpl');
+    await writeFile(file, id, { mode: 0o600 });
+    return id;
+  }
+
+  async function send(server: string, site: repo.SiteRow, files: string, copy: MoveCopy): Promise<Landing> {
+    const release = await releaseOf(copy.listings, site.id);
+    const now = await listTree([{ dir: files, as: '' }]);
+    const sent = sentFile(copy.listings, site.id);
+    const before = await readJson(sent);
+    const since = before === null ? null : changedSince(checkedListing(before), now);
+    const whole = !since || since.changed.length > PACK_ONLY_MAX || since.gone.length > PACK_ONLY_MAX;
+    const totals = listingTotals(now);
+    const task = { action: 'site.receive' as const, account_id: site.account_id, site_id: site.id, release, expect: totals };
+    try {
+      await runAgentTask(
+        db,
+        clock,
+        server,
+        whole ? { ...task, whole } : { ...task, whole, only: since.changed, gone: since.gone },
+        {
+          file: files,
+        },
+      );
+    } catch (err) {
+      // What the target holds is not known now: the next attempt sends it whole.
+      await rm(sent, { force: true });
+      throw err;
+    }
+    await writeFile(sent, JSON.stringify(now satisfies Listing), { mode: 0o600 });
+    return { release, ...totals };
+  }
+
+  return {
+    async sendAhead(accountId: string, staging: string, copy: MoveCopy): Promise<void> {
+      const server = target(copy);
+      if (!server) return;
+      for (const site of await sitesOf(accountId)) {
+        const files = path.join(staging, 'sites', site.id);
+        if (!(await exists(files))) continue;
+        const landing = await send(server, site, files, copy);
+        if (!copy.final) continue;
+        const release = releaseDir(siteDir(config.dataDir, accountId, site.id), landing.release);
+        await rm(release, { recursive: true, force: true });
+        await linkedCopy(files, release);
+        await writeFile(landingFile(staging, site.id), JSON.stringify(landing), { mode: 0o600 });
+      }
+    },
+
+    async cutOver(tx: Queryable, accountId: string, staging: string): Promise<void> {
+      for (const site of await sitesOf(accountId, tx)) {
+        const landing = (await readJson(landingFile(staging, site.id))) as Landing | null;
+        if (!landing || site.current_deployment_id === landing.release) continue;
+        await deployments.insertDeployment(tx, {
+          id: landing.release,
+          site_id: site.id,
+          format: 'tar.gz',
+          archive_bytes: null,
+          size_bytes: landing.bytes,
+          file_count: landing.files,
+        });
+        await goLive(tx, deps.jobs, site, landing.release);
+      }
+    },
+
+    /** Whether the site went live at the cutover as what was sent ahead: then the control plane's `current` follows. */
+    async landedAhead(site: repo.SiteRow, staging: string): Promise<boolean> {
+      const landing = (await readJson(landingFile(staging, site.id))) as Landing | null;
+      if (!landing || site.current_deployment_id !== landing.release) return false;
+      await switchCurrent(siteDir(config.dataDir, site.account_id, site.id), landing.release);
+      return true;
+    },
+
+    async discardAhead(accountId: string, copy: MoveCopy): Promise<void> {
+      const server = target(copy);
+      if (!server) return;
+      for (const site of await sitesOf(accountId)) {
+        const release = await readFile(releaseFile(copy.listings, site.id), 'utf8').catch(() => null);
+        if (!release) continue;
+        await rm(releaseDir(siteDir(config.dataDir, accountId, site.id), release), { recursive: true, force: true });
+        // The target may be away: what it keeps then is under a site it does not serve.
+        await runAgentTask(
+          db,
+          clock,
+          server,
+          { action: 'site.discard', account_id: accountId, site_id: site.id },
+          { timeoutMs: DISCARD_WAIT_MS },
+        ).catch(() => undefined);
+      }
+    },
+  };
+}
