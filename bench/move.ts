@@ -2,7 +2,8 @@
  * A move's figures: an account whose site holds BENCH_MOVE_MB (1,000) MB in files of 100 KB (half
  * random, half text) moves between two agents (each a process of its own, with the embedded
  * drivers in its own directory), while 1 % of its files are rewritten during the copy. Printed:
- * the copy's throughput (its bytes over the `copy` step's time) against `tar -cf - DIR | tar -xf -
+ * the copy's throughput (its bytes over the `copy` step's time: to the control plane and on to
+ * the target) against `tar -cf - DIR | tar -xf -
  * -C DEST` of the same files in the same run (the mean time of one before the move and one of the
  * target's copy after it), and the freeze (from the freeze to the cutover: the final copy of what
  * changed, verified), the land's time and the whole time the account was frozen (to the thaw).
