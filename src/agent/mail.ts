@@ -1,9 +1,10 @@
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { ArchivedDir } from '../archives/pack.js';
 import { unpackArchive } from '../archives/unpack.js';
 import { accountHome, mailRoot } from '../layout.js';
+import { exists } from '../lib/disk.js';
 import type { AgentMailSpec, AgentUnit } from '../provisioning/agent-units.js';
 import type { MailDriver } from '../provisioning/driver.js';
 
@@ -42,11 +43,6 @@ export async function withdrawMail(
       await applyMailUnit(o, unit.key, { ...unit.spec, removed: true }, others);
 }
 
-const exists = (p: string) =>
-  stat(p).then(
-    () => true,
-    () => false,
-  );
 
 /** The account's maildirs of these domains, packed as `<domain>/<mailbox id>/...` (what a backup stages under `mail/`). */
 export async function mailDirs(dataDir: string, accountId: string, domains: string[]): Promise<ArchivedDir[]> {

@@ -70,15 +70,14 @@ export async function discardStaged(dataDir: string, task: Discard): Promise<voi
   const site = siteOf(dataDir, task);
   await rm(stagedDir(site), { recursive: true, force: true });
   const home = accountHome(dataDir, path.basename(task.account_id));
-  // The site's directory, `sites/`, then the home: each only if empty (rmdir fails otherwise).
-  for (let dir = site; dir.length >= home.length; dir = path.dirname(dir))
-    if (
-      !(await rmdir(dir).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return;
+  // The site's directory, `sites/`, then the home, each only if empty (rmdir fails otherwise).
+  for (let dir = site; dir.length >= home.length; dir = path.dirname(dir)) {
+    const removed = await rmdir(dir).then(
+      () => true,
+      () => false,
+    );
+    if (!removed) return;
+  }
 }
 
 /** The copy staged for `release`, if one is here: a site's apply takes it rather than fetching the release. */

@@ -1,8 +1,9 @@
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { unpackArchive } from '../archives/unpack.js';
 import { accountHome, currentLink, releaseDir, releasesDir, siteDir } from '../layout.js';
+import { exists } from '../lib/disk.js';
 import type { AgentSiteSpec } from '../provisioning/agent-units.js';
 import type { PhpDriver, WebDriver } from '../provisioning/driver.js';
 import { liveRelease, pruneReleasesExcept, switchCurrent } from '../provisioning/releases.js';
@@ -15,11 +16,6 @@ export interface SiteUnitDeps {
   fetchRelease: (spec: AgentSiteSpec, deploymentId: string) => Promise<Readable>;
 }
 
-const exists = (p: string) =>
-  stat(p).then(
-    () => true,
-    () => false,
-  );
 
 /**
  * The live release is on this server and `current` points at it: fetched once into a partial

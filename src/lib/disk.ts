@@ -1,6 +1,13 @@
-import { lstat, readdir, statfs } from 'node:fs/promises';
+import { lstat, readdir, stat, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { inSlices } from './slices.js';
+
+/** Whether something is at `p` (a link: what it leads to). */
+export const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 
 /** Bytes in use on the file system that holds `dir` (0 while it does not exist yet). */
 export async function bytesUsedUnder(dir: string): Promise<number> {

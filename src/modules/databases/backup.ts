@@ -1,8 +1,9 @@
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type BackupPart, type MoveCopy, type PartServers, RestoreRefused, type StagedPart } from '../../contribution.js';
 import type { Db } from '../../db/client.js';
 import type { JobQueue } from '../../jobs/queue.js';
+import { exists } from '../../lib/disk.js';
 import type { Clock } from '../../lib/time.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
 import type { DatabaseSpec } from '../../provisioning/render/mariadb.js';
@@ -21,11 +22,6 @@ interface DatabasesManifest {
 
 const CREDENTIALS = 'database-credentials.json';
 const dumpFile = (staging: string, name: string) => path.join(staging, 'databases', `${name}.sql`);
-const exists = (p: string) =>
-  stat(p).then(
-    () => true,
-    () => false,
-  );
 
 /**
  * Databases in backups: a consistent dump of each (`mariadb-dump

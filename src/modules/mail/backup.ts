@@ -1,11 +1,12 @@
 import { createWriteStream } from 'node:fs';
-import { cp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { archiveStream } from '../../archives/pack.js';
 import { systemCaller } from '../../auth/caller.js';
 import { type BackupPart, type MoveCopy, type PartServers, RestoreRefused, type StagedPart } from '../../contribution.js';
 import { mailRoot } from '../../layout.js';
+import { exists } from '../../lib/disk.js';
 import { findAccountById, transferLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as domains from '../domains/index.js';
@@ -19,11 +20,6 @@ import { touchMailUnit } from './unit.js';
 /** The archive's file of mailbox password hashes (0600): what a restore needs to bring the logins back. */
 const CREDENTIALS = 'mail-credentials.json';
 const ALL = { limit: 1_000_000, afterId: null };
-const exists = (p: string) =>
-  stat(p).then(
-    () => true,
-    () => false,
-  );
 
 /** What a backup's manifest holds of an account's mail (the API's names). */
 interface MailManifest {

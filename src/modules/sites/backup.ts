@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { linkedCopy } from '../../archives/linked-copy.js';
 import { systemCaller } from '../../auth/caller.js';
@@ -11,6 +10,7 @@ import {
   type UnpackedUnder,
 } from '../../contribution.js';
 import { releaseDir, siteDir } from '../../layout.js';
+import { exists } from '../../lib/disk.js';
 import { findAccountById, transferLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
@@ -26,11 +26,6 @@ import type { SitesService } from './service.js';
 const ALL = { limit: 1_000_000, afterId: null };
 /** How long a backup waits for the account's deployments still going live (then takes what is live). */
 const DEPLOYMENT_WAIT_MS = 120_000;
-const exists = (p: string) =>
-  stat(p).then(
-    () => true,
-    () => false,
-  );
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits for background work the restore started (a site's provisioning, its deployment). */

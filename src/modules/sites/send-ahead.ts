@@ -1,11 +1,12 @@
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { linkedCopy } from '../../archives/linked-copy.js';
-import { changedSince, checkedListing, type Listing, listingTotals, listTree } from '../../archives/listing.js';
+import { changedSince, checkedListing, listingTotals, listTree } from '../../archives/listing.js';
 import { systemCaller } from '../../auth/caller.js';
 import type { MoveCopy } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { releaseDir, siteDir } from '../../layout.js';
+import { exists } from '../../lib/disk.js';
 import { newId } from '../../lib/ids.js';
 import { PACK_ONLY_MAX } from '../../provisioning/agent-units.js';
 import { switchCurrent } from '../../provisioning/releases.js';
@@ -16,6 +17,8 @@ import * as deployments from './deployments/repo.js';
 import * as repo from './repo.js';
 
 const ALL = { limit: 1_000_000, afterId: null };
+/** The sites a move's copy goes live for (one being created or deleted keeps what it has). */
+const LANDS: repo.SiteRow['status'][] = ['active', 'suspended'];
 /** How long a rolled-back move waits for its target to discard what was sent ahead (then leaves it). */
 const DISCARD_WAIT_MS = 60_000;
 
@@ -36,11 +39,6 @@ const readJson = async (file: string): Promise<unknown> => {
   const text = await readFile(file, 'utf8').catch(() => null);
   return text === null ? null : (JSON.parse(text) as unknown);
 };
-const exists = (p: string) =>
-  stat(p).then(
-    () => true,
-    () => false,
-  );
 
 /**
  * A move's copy of its sites sent on to the web server the account moves to, so that the
@@ -75,22 +73,15 @@ export function sitesSentAhead(deps: ServiceDeps) {
     const whole = !since || since.changed.length > PACK_ONLY_MAX || since.gone.length > PACK_ONLY_MAX;
     const totals = listingTotals(now);
     const task = { action: 'site.receive' as const, account_id: site.account_id, site_id: site.id, release, expect: totals };
+    const spec = whole ? { ...task, whole } : { ...task, whole, only: since.changed, gone: since.gone };
     try {
-      await runAgentTask(
-        db,
-        clock,
-        server,
-        whole ? { ...task, whole } : { ...task, whole, only: since.changed, gone: since.gone },
-        {
-          file: files,
-        },
-      );
+      await runAgentTask(db, clock, server, spec, { file: files });
     } catch (err) {
       // What the target holds is not known now: the next attempt sends it whole.
       await rm(sent, { force: true });
       throw err;
     }
-    await writeFile(sent, JSON.stringify(now satisfies Listing), { mode: 0o600 });
+    await writeFile(sent, JSON.stringify(now), { mode: 0o600 });
     return { release, ...totals };
   }
 
@@ -113,7 +104,7 @@ export function sitesSentAhead(deps: ServiceDeps) {
     async cutOver(tx: Queryable, accountId: string, staging: string): Promise<void> {
       for (const site of await sitesOf(accountId, tx)) {
         const landing = (await readJson(landingFile(staging, site.id))) as Landing | null;
-        if (!landing || site.current_deployment_id === landing.release) continue;
+        if (!landing || !LANDS.includes(site.status) || site.current_deployment_id === landing.release) continue;
         await deployments.insertDeployment(tx, {
           id: landing.release,
           site_id: site.id,
