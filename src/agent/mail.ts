@@ -43,7 +43,6 @@ export async function withdrawMail(
       await applyMailUnit(o, unit.key, { ...unit.spec, removed: true }, others);
 }
 
-
 /** The account's maildirs of these domains, packed as `<domain>/<mailbox id>/...` (what a backup stages under `mail/`). */
 export async function mailDirs(dataDir: string, accountId: string, domains: string[]): Promise<ArchivedDir[]> {
   const dirs = [];

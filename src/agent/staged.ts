@@ -14,7 +14,7 @@ type Discard = Extract<AgentTask, { action: 'site.discard' }>;
  * Where a move's copy of a site waits on its new server before the cutover, by the release it
  * will land as: outside `releases/`, which every apply prunes to the live one.
  */
-export const stagedDir = (site: string) => path.join(site, '.staged');
+const stagedDir = (site: string) => path.join(site, '.staged');
 
 const siteOf = (dataDir: string, t: { account_id: string; site_id: string }) =>
   siteDir(dataDir, path.basename(t.account_id), path.basename(t.site_id));

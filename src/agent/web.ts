@@ -16,7 +16,6 @@ export interface SiteUnitDeps {
   fetchRelease: (spec: AgentSiteSpec, deploymentId: string) => Promise<Readable>;
 }
 
-
 /**
  * The live release is on this server and `current` points at it: fetched once into a partial
  * directory (or taken from the copy a move staged here under its name), given to the account's
