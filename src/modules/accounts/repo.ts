@@ -164,7 +164,6 @@ export async function setStatus(
 
 export const deleteAccount = (tx: Queryable, id: string) => tx.query('DELETE FROM accounts WHERE id = $1', [id]);
 
-/** Records a measurement of the account's usage; `updated_at` moves only when it differs from the last. */
 /** Usage measured at `at`, by account; `updated_at` moves only for an account whose usage changed. */
 export async function recordUsages(db: Queryable, usages: Map<string, unknown>, at: Date): Promise<void> {
   await db.query(

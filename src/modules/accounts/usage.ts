@@ -18,10 +18,7 @@ export type ResourceCounter = (db: Queryable, accountIds: readonly string[]) => 
 
 /** A counter of one field from a figure per account. */
 export const counterOf =
-  (
-    field: 'domains' | 'sites' | 'email_accounts' | 'databases' | 'database_users' | 'backups' | 'cron_jobs' | 'ssh_keys',
-    figure: PerAccount,
-  ): ResourceCounter =>
+  (field: Exclude<keyof Counts, 'bandwidth_daily'>, figure: PerAccount): ResourceCounter =>
   async (db, accountIds) =>
     new Map([...(await figure(db, accountIds))].map(([id, n]) => [id, { [field]: n }]));
 

@@ -1,7 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bytesUnder } from '../../archives/pack.js';
-import type { BackupPart, AccountShare } from '../../contribution.js';
+import type { AccountShare, BackupPart, PartServers } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
 import { periodic } from '../../jobs/periodic.js';
 import { publicMessage } from '../../lib/errors.js';
@@ -122,7 +122,7 @@ export function moveRunner(
   }
 
   /** Waits until every share of the roles in `servers` is applied where the account is placed. */
-  async function untilApplied(accountId: string, servers: Partial<Record<Role, string>>, ms: number, failure: string) {
+  async function untilApplied(accountId: string, servers: PartServers, ms: number, failure: string) {
     const shares = o.shares.filter((s) => servers[s.role]);
     for (const deadline = Date.now() + ms; ; await pause(100)) {
       if ((await Promise.all(shares.map((s) => s.applied(accountId)))).every(Boolean)) return;

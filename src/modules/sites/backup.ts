@@ -20,7 +20,7 @@ import type { DeploymentsService } from './deployments/service.js';
 import * as repo from './repo.js';
 import { toSite } from './representation.js';
 import type { Site } from './schemas.js';
-import { sitesSentAhead } from './send-ahead.js';
+import { LANDS, sitesSentAhead } from './send-ahead.js';
 import type { SitesService } from './service.js';
 
 const ALL = { limit: 1_000_000, afterId: null };
@@ -160,7 +160,7 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
     async land(accountId: string, staging: string): Promise<void> {
       for (const site of await repo.listSites(db, system, { account_id: accountId }, ALL)) {
         const files = path.join(staging, 'sites', site.id);
-        if (site.status !== 'active' && site.status !== 'suspended') continue;
+        if (!LANDS.includes(site.status)) continue;
         if (!(await ahead.landedAhead(site, staging)) && (await exists(files))) await deployFiles(site, files);
       }
     },

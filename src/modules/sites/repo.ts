@@ -255,8 +255,7 @@ export async function recordTraffic(db: Queryable, serverId: string, traffic: Si
   );
 }
 
-/** What the account's sites sent on each day of this calendar month (UTC) that had traffic, oldest first. */
-/** What each account's sites sent on each day of this month, by account. */
+/** What each account's sites sent on each day of this calendar month (UTC) that had traffic, oldest first, by account. */
 export async function trafficThisMonth(
   db: Queryable,
   accountIds: readonly string[],
@@ -268,7 +267,11 @@ export async function trafficThisMonth(
     [accountIds],
   );
   const days = new Map<string, { date: string; bytes: number }[]>();
-  for (const { account_id, ...day } of r.rows) days.set(account_id, [...(days.get(account_id) ?? []), day]);
+  for (const { account_id, ...day } of r.rows) {
+    const of = days.get(account_id);
+    if (of) of.push(day);
+    else days.set(account_id, [day]);
+  }
   return days;
 }
 

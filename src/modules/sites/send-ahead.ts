@@ -18,7 +18,7 @@ import * as repo from './repo.js';
 
 const ALL = { limit: 1_000_000, afterId: null };
 /** The sites a move's copy goes live for (one being created or deleted keeps what it has). */
-const LANDS: repo.SiteRow['status'][] = ['active', 'suspended'];
+export const LANDS: repo.SiteRow['status'][] = ['active', 'suspended'];
 /** How long a rolled-back move waits for its target to discard what was sent ahead (then leaves it). */
 const DISCARD_WAIT_MS = 60_000;
 
