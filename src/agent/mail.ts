@@ -7,6 +7,7 @@ import { accountHome, mailRoot } from '../layout.js';
 import { exists } from '../lib/disk.js';
 import type { AgentMailSpec, AgentUnit } from '../provisioning/agent-units.js';
 import type { MailDriver } from '../provisioning/driver.js';
+import { stagedMail } from './staged.js';
 
 /**
  * Whether another domain of this name lives on this server (the units the agent keeps): a
@@ -56,32 +57,54 @@ export async function mailDirs(dataDir: string, accountId: string, domains: stri
 /**
  * Puts mailboxes' messages back from a backup (`<domain>/<mailbox id>/...`): unpacked beside the
  * account's mail first, then each mailbox listed replaces its directory by a rename; the mail
- * apply that follows gives them to the mail server's user.
+ * apply that follows gives them to the mail server's user. `staged`: a move's copy sent ahead
+ * (`mail.receive`) is put in place the same way, no input read; run again (the process killed
+ * meanwhile), a mailbox already moved is no longer staged and keeps what it has, and a copy no
+ * longer here (all of it moved) fails the task: the control plane then sends its copy.
  */
 export async function unpackMail(
   dataDir: string,
-  task: { account_id: string; mailboxes: { domain: string; id: string }[] },
-  input: Readable,
+  task: { account_id: string; mailboxes: { domain: string; id: string }[]; staged?: boolean },
+  input: () => Promise<Readable>,
   taskId: string,
 ): Promise<void> {
   const account = path.basename(task.account_id);
+  if (task.staged) {
+    const staged = stagedMail(dataDir, account);
+    if (!(await exists(staged))) throw new Error('no copy of the maildirs is staged on this server');
+    await placeMailboxes(dataDir, account, staged, task.mailboxes, { emptyMissing: false });
+    return void (await rm(staged, { recursive: true, force: true }));
+  }
   const partial = path.join(accountHome(dataDir, account), `.mail-restore-${path.basename(taskId)}`);
   await rm(partial, { recursive: true, force: true });
   try {
     // The control plane's own backup: no ratio; its size was bounded when it was made.
-    await unpackArchive({ stream: input }, 'tar.gz', partial, {
+    await unpackArchive({ stream: await input() }, 'tar.gz', partial, {
       bytes: Number.MAX_SAFE_INTEGER,
       ratio: Number.POSITIVE_INFINITY,
     });
-    for (const m of task.mailboxes) {
-      const from = path.join(partial, path.basename(m.domain), path.basename(m.id));
-      const to = path.join(mailRoot(dataDir, account, m.domain), path.basename(m.id));
-      await rm(to, { recursive: true, force: true });
-      if (!(await exists(from))) continue;
-      await mkdir(path.dirname(to), { recursive: true });
-      await rename(from, to);
-    }
+    await placeMailboxes(dataDir, account, partial, task.mailboxes, { emptyMissing: true });
   } finally {
     await rm(partial, { recursive: true, force: true });
+  }
+}
+
+/** Each mailbox's directory replaced by its copy under `from`; one without a copy there emptied, or kept. */
+async function placeMailboxes(
+  dataDir: string,
+  account: string,
+  from: string,
+  mailboxes: { domain: string; id: string }[],
+  o: { emptyMissing: boolean },
+): Promise<void> {
+  for (const m of mailboxes) {
+    const copy = path.join(from, path.basename(m.domain), path.basename(m.id));
+    const to = path.join(mailRoot(dataDir, account, m.domain), path.basename(m.id));
+    const held = await exists(copy);
+    if (!held && !o.emptyMissing) continue;
+    await rm(to, { recursive: true, force: true });
+    if (!held) continue;
+    await mkdir(path.dirname(to), { recursive: true });
+    await rename(copy, to);
   }
 }

@@ -7,14 +7,18 @@ import { unpackArchive } from '../archives/unpack.js';
 import { accountHome, siteDir } from '../layout.js';
 import type { AgentTask } from '../provisioning/agent-units.js';
 
-type Receive = Extract<AgentTask, { action: 'site.receive' }>;
-type Discard = Extract<AgentTask, { action: 'site.discard' }>;
+type Received = Extract<AgentTask, { action: 'site.receive' | 'mail.receive' }>;
+type Discard = Extract<AgentTask, { action: 'site.discard' | 'mail.discard' }>;
 
 /**
  * Where a move's copy of a site waits on its new server before the cutover, by the release it
  * will land as: outside `releases/`, which every apply prunes to the live one.
  */
 const stagedDir = (site: string) => path.join(site, '.staged');
+
+/** Where a move's copy of an account's maildirs waits on its new mail server: beside its mail domains (no domain's name starts with a dot). */
+export const stagedMail = (dataDir: string, accountId: string) =>
+  path.join(accountHome(dataDir, path.basename(accountId)), 'mail', '.staged');
 
 const siteOf = (dataDir: string, t: { account_id: string; site_id: string }) =>
   siteDir(dataDir, path.basename(t.account_id), path.basename(t.site_id));
@@ -24,20 +28,36 @@ const unpack = (input: Readable, into: string) =>
   unpackArchive({ stream: input }, 'tar.gz', into, { bytes: Number.MAX_SAFE_INTEGER, ratio: Number.POSITIVE_INFINITY });
 
 /**
- * A move's copy of a site received ahead of its cutover, while the old server still serves it:
- * whole the first time (replacing any copy an earlier attempt left), then only what changed
- * (laid over it, the names gone removed), and checked against what the control plane holds: a
- * copy that differs fails the task. A whole copy is unpacked beside and renamed into place, so
- * a crash leaves no half copy under the release's name.
+ * A move's copy of a site (as the release it will land as) or of the account's maildirs,
+ * received ahead of its cutover while the old server still serves it.
  */
-export async function receiveStaged(dataDir: string, task: Receive, input: () => Promise<Readable>): Promise<void> {
+export async function receiveStaged(dataDir: string, task: Received, input: () => Promise<Readable>): Promise<void> {
+  if (task.action === 'mail.receive') {
+    const copy = stagedMail(dataDir, task.account_id);
+    return receiveInto({ copy, partial: `${copy}.partial`, replaced: [copy] }, task, input);
+  }
   const staged = stagedDir(siteOf(dataDir, task));
   const copy = path.join(staged, path.basename(task.release));
+  const partial = path.join(staged, '.partial');
+  return receiveInto({ copy, partial, replaced: [copy, ...(await listStaged(staged))] }, task, input);
+}
+
+/**
+ * Whole the first time (every copy `replaced` goes), then only what changed (laid over `copy`,
+ * the names gone removed), and checked against what the control plane holds: a copy that
+ * differs fails the task. A whole copy is unpacked into `partial` and renamed into place, so a
+ * crash leaves no half copy under the copy's name.
+ */
+async function receiveInto(
+  at: { copy: string; partial: string; replaced: string[] },
+  task: Received,
+  input: () => Promise<Readable>,
+): Promise<void> {
+  const { copy, partial } = at;
   if (task.whole) {
-    const partial = path.join(staged, '.partial');
     await rm(partial, { recursive: true, force: true });
     await unpack(await input(), partial);
-    for (const other of [copy, ...(await listStaged(staged))]) await rm(other, { recursive: true, force: true });
+    for (const other of at.replaced) await rm(other, { recursive: true, force: true });
     await rename(partial, copy);
   } else {
     const changes = `${copy}.changes`;
@@ -62,16 +82,25 @@ const listStaged = async (staged: string) =>
   (await readdir(staged).catch(() => [] as string[])).filter((n) => n !== '.partial').map((n) => path.join(staged, n));
 
 /**
- * A move that did not cut over leaves nothing of the account here: its staged copies go, and the
- * site's and the account's directories with them when nothing else is in them (the account is
- * not served here).
+ * A move that did not cut over leaves nothing of the account here: its staged copies go (a
+ * site's, or the maildirs'), and the directories above them with them when nothing else is in
+ * them (the account is not served here).
  */
 export async function discardStaged(dataDir: string, task: Discard): Promise<void> {
+  const home = accountHome(dataDir, path.basename(task.account_id));
+  if (task.action === 'mail.discard') {
+    const mail = stagedMail(dataDir, task.account_id);
+    for (const dir of [mail, `${mail}.partial`]) await rm(dir, { recursive: true, force: true });
+    return removeEmpty(path.dirname(mail), home);
+  }
   const site = siteOf(dataDir, task);
   await rm(stagedDir(site), { recursive: true, force: true });
-  const home = accountHome(dataDir, path.basename(task.account_id));
-  // The site's directory, `sites/`, then the home, each only if empty (rmdir fails otherwise).
-  for (let dir = site; dir.length >= home.length; dir = path.dirname(dir)) {
+  return removeEmpty(site, home);
+}
+
+/** `dir`, then each directory above it up to `home`, each only if empty (rmdir fails otherwise). */
+async function removeEmpty(dir: string, home: string): Promise<void> {
+  for (; dir.length >= home.length; dir = path.dirname(dir)) {
     const removed = await rmdir(dir).then(
       () => true,
       () => false,

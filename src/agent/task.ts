@@ -32,7 +32,7 @@ const proofs = (tokens: { token: string; key_authorization?: string }[]) =>
  * account's data) only while it runs: a dump made with the local driver and streamed to the
  * control plane, or a dump fetched from it and loaded. A site's live release is packed as it is
  * now, with what the site wrote into it since; an account's maildirs are packed, or put back; a
- * move's copy of a site is received ahead of its cutover, or discarded.
+ * move's copy of a site or of the maildirs is received ahead of its cutover, or discarded.
  * ACME proofs go where this server's web server serves `/.well-known/acme-challenge/`. A cron
  * job's run is started, and reported by the runner as every run is.
  */
@@ -48,9 +48,9 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
   }
   if (task.action === 'mail.pack')
     return o.output(await packed(o.dataDir, await mailDirs(o.dataDir, task.account_id, task.domains), task));
-  if (task.action === 'mail.unpack') return unpackMail(o.dataDir, task, await o.input(), id);
-  if (task.action === 'site.receive') return receiveStaged(o.dataDir, task, o.input);
-  if (task.action === 'site.discard') return discardStaged(o.dataDir, task);
+  if (task.action === 'mail.unpack') return unpackMail(o.dataDir, task, o.input, id);
+  if (task.action === 'site.receive' || task.action === 'mail.receive') return receiveStaged(o.dataDir, task, o.input);
+  if (task.action === 'site.discard' || task.action === 'mail.discard') return discardStaged(o.dataDir, task);
   // Started (or, where jobs never run, recorded skipped): the runner's record reports the rest.
   if (task.action === 'cron.run') return void (await o.cron.runNow(task.job_id, task.run_id));
   const dir = path.join(o.dataDir, 'agent', 'tasks');

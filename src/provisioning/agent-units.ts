@@ -101,30 +101,33 @@ const PackFor = {
 };
 
 /**
+ * A move's copy received ahead of its cutover (`input`): whole, replacing what an earlier attempt
+ * staged, or laid over the staged copy less `gone`; `only` names what the control plane packs.
+ * `expect` is what the staged copy holds once received (its files and their bytes), checked there.
+ */
+const Received = {
+  whole: Type.Boolean(),
+  only: Type.Optional(PackNames),
+  gone: Type.Optional(PackNames),
+  expect: Type.Object({ files: Type.Integer({ minimum: 0 }), bytes: Type.Number({ minimum: 0 }) }),
+};
+
+/**
  * Work done once on the server: a database dumped into the task's `output` artifact, or loaded
  * from its `input` artifact; a site's live release or an account's maildirs packed into
  * `output` (or listed, or only some of their files packed: `PackFor`), maildirs put back from `input`;
- * a move's copy of a site staged here ahead of its cutover from `input` (or the staged copies discarded); ACME HTTP-01 proofs placed where its web server
+ * a move's copy of a site or of the maildirs staged here ahead of its cutover from `input` (or
+ * discarded), the maildirs then put in place from it; ACME HTTP-01 proofs placed where its web server
  * serves them, or taken away, for a certificate of a site it serves; a cron job's run started now.
  */
 export const AgentTask = Type.Union([
   Type.Object({ action: Type.Literal('database.dump'), database: Type.String({ minLength: 1, maxLength: 80 }) }),
   Type.Object({ action: Type.Literal('database.load'), database: DatabaseSpec }),
   Type.Object({ action: Type.Literal('site.pack'), account_id: Key, site_id: Key, release: Key, ...PackFor }),
-  Type.Object({
-    action: Type.Literal('site.receive'),
-    account_id: Key,
-    site_id: Key,
-    release: Key,
-    /** The input replaces every copy staged for the site; else it is laid over the one of `release`, less `gone`. */
-    whole: Type.Boolean(),
-    /** The names the input holds (what the control plane packs), and those the staged copy no longer has. */
-    only: Type.Optional(PackNames),
-    gone: Type.Optional(PackNames),
-    /** What the staged copy holds once received: its files and their bytes, checked there. */
-    expect: Type.Object({ files: Type.Integer({ minimum: 0 }), bytes: Type.Number({ minimum: 0 }) }),
-  }),
+  Type.Object({ action: Type.Literal('site.receive'), account_id: Key, site_id: Key, release: Key, ...Received }),
   Type.Object({ action: Type.Literal('site.discard'), account_id: Key, site_id: Key }),
+  Type.Object({ action: Type.Literal('mail.receive'), account_id: Key, ...Received }),
+  Type.Object({ action: Type.Literal('mail.discard'), account_id: Key }),
   Type.Object({
     action: Type.Literal('mail.pack'),
     account_id: Key,
@@ -135,6 +138,8 @@ export const AgentTask = Type.Union([
     action: Type.Literal('mail.unpack'),
     account_id: Key,
     mailboxes: Type.Array(Type.Object({ domain: DomainName, id: Key }), { maxItems: 100_000 }),
+    /** The messages are the copy a move sent ahead (`mail.receive`), not an input. */
+    staged: Type.Optional(Type.Boolean()),
   }),
   Type.Object({
     action: Type.Literal('acme.present'),

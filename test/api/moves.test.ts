@@ -126,6 +126,9 @@ describe('moving an account', () => {
     const ahead = path.join(home(b.dataDir), 'sites', site.body.id, '.staged');
     const [sentAs] = readdirSync(ahead);
     expect(readFileSync(path.join(ahead, sentAs as string, 'upload.txt'), 'utf8')).toBe('written on a');
+    // So are the messages, beside the mail domains it will serve there.
+    const mailAhead = path.join(home(b.dataDir), 'mail', '.staged', name, box.body.id, 'Maildir', 'new');
+    expect(readdirSync(mailAhead)).toEqual(['1700000000.M1P1.mx']);
     // What changes until the freeze comes with the final copy; what is deleted is deleted there too.
     writeFileSync(path.join(siteFiles(a.dataDir), 'upload.txt'), 'rewritten on a');
     writeFileSync(path.join(siteFiles(a.dataDir), 'late.txt'), 'written while ready');
@@ -248,6 +251,8 @@ describe('moving an account', () => {
     expect(existsSync(path.join(siteFiles(b.dataDir), 'old.txt'))).toBe(false);
     await eventually(async () => existsSync(path.join(maildir(b.dataDir), 'new', '1700000000.M1P1.mx')));
     expect(existsSync(path.join(maildir(b.dataDir), 'new', '1700000001.M2P1.mx'))).toBe(true);
+    // Put in place from what was sent ahead (the land sends the messages only when that is gone).
+    expect(existsSync(path.join(home(b.dataDir), 'mail', '.staged'))).toBe(false);
     await eventually(async () =>
       readFileSync(path.join(b.dataDir, 'rendered', 'mail', 'passwd'), 'utf8').includes(`info@${name}`),
     );
@@ -421,12 +426,19 @@ describe('moving an account', () => {
       placement: { web: a.server.id, mail: a.server.id, database: LOCAL },
     });
     const name = `${account.username}.example.com`;
-    expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
-    const moved = await t.post(`/v1/accounts/${account.id}/move`, { to: { web: b.server.id }, cutover: 'manual' });
+    expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
+    const box = await t.post('/v1/emails', { address: `info@${name}`, password: 'a long enough passphrase' });
+    const maildir = path.join(a.dataDir, 'accounts', account.id, 'mail', name, box.body.id, 'Maildir');
+    await eventually(async () => existsSync(maildir));
+    writeFileSync(path.join(maildir, 'new', '1700000000.M1P1.mx'), 'Subject: kept\r\n\r\nhello\r\n');
+    const to = { web: b.server.id, mail: b.server.id };
+    const moved = await t.post(`/v1/accounts/${account.id}/move`, { to, cutover: 'manual' });
     expect(moved.status, moved.text).toBe(202);
-    expect(moved.body.from).toEqual({ web: a.server.id });
+    expect(moved.body.from).toEqual({ web: a.server.id, mail: a.server.id });
     expect((await ended(moved.body.id, ['ready', 'failed'])).status).toBe('ready');
-    expect(await aRecords(name)).toEqual(['@ 127.0.0.23 5', 'www 127.0.0.23 5']);
+    expect(await aRecords(name)).toEqual(['@ 127.0.0.23 5', 'mail 127.0.0.23 5', 'www 127.0.0.23 5']);
+    // The messages were sent ahead.
+    expect(existsSync(path.join(b.dataDir, 'accounts', account.id, 'mail', '.staged', name, box.body.id))).toBe(true);
 
     const canceled = await t.post(`/v1/moves/${moved.body.id}/cancel`, {});
     expect(canceled.status, canceled.text).toBe(200);
@@ -435,8 +447,9 @@ describe('moving an account', () => {
     expect(done.error).toBeNull();
     expect((await t.get(`/v1/operations/${moved.body.operation.id}`)).body.status).toBe('canceled');
     expect((await t.get(`/v1/accounts/${account.id}`)).body.placement.web).toBe(a.server.id);
-    expect(await aRecords(name)).toEqual(['@ 127.0.0.23 3600', 'www 127.0.0.23 3600']);
+    expect(await aRecords(name)).toEqual(['@ 127.0.0.23 3600', 'mail 127.0.0.23 3600', 'www 127.0.0.23 3600']);
     expect(existsSync(path.join(b.dataDir, 'accounts', account.id))).toBe(false);
+    expect(readdirSync(path.join(maildir, 'new'))).toEqual(['1700000000.M1P1.mx']);
     // The provider's: a reseller does not see it.
     expect((await t.get(`/v1/moves/${moved.body.id}`, (await world(t)).tokenA)).status).toBe(404);
     // Over: neither canceled again nor cut over; the account is free.

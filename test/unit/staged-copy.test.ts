@@ -1,12 +1,13 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { unpackMail } from '../../src/agent/mail.js';
 import { discardStaged, receiveStaged } from '../../src/agent/staged.js';
 import { tarGz } from '../helpers/archives.js';
 
-/** A move's copy of a site on its new server before the cutover (src/agent/staged.ts). */
+/** A move's copy of a site or of the maildirs on its new server before the cutover (src/agent/staged.ts). */
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
 
@@ -49,6 +50,53 @@ describe('a staged copy', () => {
 
     // Discarded, nothing of the account is left.
     await discardStaged(dataDir, { action: 'site.discard', ...ids });
+    expect(existsSync(path.join(dataDir, 'accounts', ids.account_id))).toBe(false);
+  });
+
+  it('of the maildirs is put in place at the land, a run again keeps what the first moved, and one with nothing staged fails', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-staged-'));
+    dirs.push(dataDir);
+    const mail = path.join(dataDir, 'accounts', ids.account_id, 'mail');
+    const box = (id: string) => path.join(mail, 'example.com', id, 'Maildir', 'new', 'm1');
+    const staged = { action: 'mail.receive' as const, account_id: ids.account_id, whole: true, expect: { files: 2, bytes: 4 } };
+    await receiveStaged(
+      dataDir,
+      staged,
+      input([
+        { path: 'example.com/box_a/Maildir/new/m1', content: 'aa' },
+        { path: 'example.com/box_b/Maildir/new/m1', content: 'bb' },
+      ]),
+    );
+    expect(readFileSync(path.join(mail, '.staged', 'example.com', 'box_a', 'Maildir', 'new', 'm1'), 'utf8')).toBe('aa');
+    // The mail apply made box_a's Maildir; box_b's was moved by a run that was killed before the end.
+    mkdirSync(path.dirname(box('box_a')), { recursive: true });
+    mkdirSync(path.dirname(box('box_b')), { recursive: true });
+    rmSync(path.join(mail, '.staged', 'example.com', 'box_b'), { recursive: true });
+    writeFileSync(box('box_b'), 'bb');
+    writeFileSync(path.join(path.dirname(box('box_b')), 'delivered-since'), 'cc');
+    const land = {
+      account_id: ids.account_id,
+      staged: true,
+      mailboxes: ['box_a', 'box_b'].map((id) => ({ domain: 'example.com', id })),
+    };
+    const noInput = async (): Promise<Readable> => {
+      throw new Error('no input is read');
+    };
+    await unpackMail(dataDir, land, noInput, 'tsk_1');
+    expect(readFileSync(box('box_a'), 'utf8')).toBe('aa');
+    expect(readFileSync(path.join(path.dirname(box('box_b')), 'delivered-since'), 'utf8')).toBe('cc');
+    expect(existsSync(path.join(mail, '.staged'))).toBe(false);
+    // Run again once all of it is in place: nothing staged to take, the control plane sends its copy.
+    await expect(unpackMail(dataDir, land, noInput, 'tsk_2')).rejects.toThrow(/no copy of the maildirs is staged/);
+    expect(readFileSync(box('box_a'), 'utf8')).toBe('aa');
+  });
+
+  it('of the maildirs, discarded, leaves nothing of an account not served here', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-staged-'));
+    dirs.push(dataDir);
+    const task = { action: 'mail.receive' as const, account_id: ids.account_id, whole: true, expect: { files: 1, bytes: 2 } };
+    await receiveStaged(dataDir, task, input([{ path: 'example.com/box_a/Maildir/new/m1', content: 'aa' }]));
+    await discardStaged(dataDir, { action: 'mail.discard', account_id: ids.account_id });
     expect(existsSync(path.join(dataDir, 'accounts', ids.account_id))).toBe(false);
   });
 });

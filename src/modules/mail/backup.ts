@@ -10,7 +10,7 @@ import { exists } from '../../lib/disk.js';
 import { findAccountById, transferLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as domains from '../domains/index.js';
-import { copyFromServer, LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
+import { copyFromServer, discardCopy, LOCAL_SERVER_ID, runAgentTask, sendCopy } from '../servers/index.js';
 import { withMailDomain } from './reconciler.js';
 import * as repo from './repo.js';
 import { addressEvent, presentAddress } from './representation.js';
@@ -20,6 +20,11 @@ import { touchMailUnit } from './unit.js';
 /** The archive's file of mailbox password hashes (0600): what a restore needs to bring the logins back. */
 const CREDENTIALS = 'mail-credentials.json';
 const ALL = { limit: 1_000_000, afterId: null };
+/** A move's copy of the maildirs has been sent to the mail server it moves to (at least begun). */
+const sendingFile = (listings: string) => path.join(listings, 'mail.sending');
+/** The final copy of the maildirs is on the mail server the account moves to: landing puts it in place there. */
+const landingFile = (staging: string) => path.join(staging, 'mail.landing');
+const movesTo = (copy: MoveCopy) => (copy.to.mail && copy.to.mail !== LOCAL_SERVER_ID ? copy.to.mail : null);
 
 /** What a backup's manifest holds of an account's mail (the API's names). */
 interface MailManifest {
@@ -78,6 +83,7 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
     accountId: string,
     mailboxes: Pick<Mailbox, 'id' | 'address'>[],
     staging: string,
+    sentAhead = false,
   ): Promise<void> {
     const dirs = [];
     const placed = [];
@@ -90,12 +96,22 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
       if (await exists(dir)) dirs.push({ dir, as: `${domainName}/${id}` });
     }
     if (!placed.length) return;
-    const file = path.join(staging, '.mail-restore.tar.gz');
-    try {
-      await pipeline(archiveStream(staging, dirs), createWriteStream(file, { mode: 0o600 }));
-      await runAgentTask(db, deps.clock, serverId, { action: 'mail.unpack', account_id: accountId, mailboxes: placed }, { file });
-    } finally {
-      await rm(file, { force: true });
+    const task = { action: 'mail.unpack' as const, account_id: accountId, mailboxes: placed };
+    // What the server holds already (a move's copy sent ahead), else sent now; it holds the same.
+    const inPlace =
+      sentAhead &&
+      (await runAgentTask(db, deps.clock, serverId, { ...task, staged: true }).then(
+        () => true,
+        () => false,
+      ));
+    if (!inPlace) {
+      const file = path.join(staging, '.mail-restore.tar.gz');
+      try {
+        await pipeline(archiveStream(staging, dirs), createWriteStream(file, { mode: 0o600 }));
+        await runAgentTask(db, deps.clock, serverId, task, { file });
+      } finally {
+        await rm(file, { force: true });
+      }
     }
     await db.transaction(async (tx) => {
       for (const domain of touched.values()) await touchMailUnit(tx, jobs, domain);
@@ -214,7 +230,8 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
     async land(accountId: string, staging: string): Promise<void> {
       const mailboxes = await repo.listAddresses(db, caller, 'mailbox', { account_id: accountId }, ALL);
       const server = await mailServerOf(accountId);
-      if (server !== LOCAL_SERVER_ID) return unpackedOnServer(server, accountId, mailboxes, staging);
+      if (server !== LOCAL_SERVER_ID)
+        return unpackedOnServer(server, accountId, mailboxes, staging, await exists(landingFile(staging)));
       const touched = new Map<string, domains.DomainRow>();
       for (const m of mailboxes) {
         const { domain, domainName } = await target(accountId, m);
@@ -229,6 +246,22 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
       await db.transaction(async (tx) => {
         for (const domain of touched.values()) await touchMailUnit(tx, jobs, domain);
       });
+    },
+
+    async sendAhead(accountId: string, staging: string, copy: MoveCopy): Promise<void> {
+      const server = movesTo(copy);
+      const files = path.join(staging, 'mail');
+      if (!server || !(await exists(files))) return;
+      await writeFile(sendingFile(copy.listings), server, { mode: 0o600 });
+      const task = { action: 'mail.receive' as const, account_id: accountId };
+      await sendCopy(deps, server, task, files, path.join(copy.listings, 'mail.sent.json'));
+      if (copy.final) await writeFile(landingFile(staging), '', { mode: 0o600 });
+    },
+
+    async discardAhead(accountId: string, copy: MoveCopy): Promise<void> {
+      const server = movesTo(copy);
+      if (!server || !(await exists(sendingFile(copy.listings)))) return;
+      await discardCopy(deps, server, { action: 'mail.discard', account_id: accountId });
     },
   };
 }

@@ -4,6 +4,7 @@ export { ROLES, type Role } from './schemas.js';
 export { serverStatus, serverTimeZone } from './status.js';
 export { runAgentTask } from './tasks.js';
 export { copyFromServer } from './copies.js';
+export { discardCopy, type ReceiveTask, sendCopy } from './send-copy.js';
 export { handedToAgent, wakeAgent } from './wake.js';
 export { withdrawAccount } from './withdrawals.js';
 export { forwardAccount, type ForwardTargets } from './forwards.js';

@@ -35,7 +35,7 @@ const TASK_TIMEOUT_MS = 30 * 60_000;
 
 /** The tasks whose agent sends bytes back (`output`), and those it is sent bytes for (`input`). */
 const OUTPUTS = new Set<AgentTask['action']>(['database.dump', 'site.pack', 'mail.pack']);
-const INPUTS = new Set<AgentTask['action']>(['database.load', 'mail.unpack', 'site.receive']);
+const INPUTS = new Set<AgentTask['action']>(['database.load', 'mail.unpack', 'site.receive', 'mail.receive']);
 
 /** The channel a finished task's report is announced on: its payload is the task's id. */
 const AGENT_TASKS_CHANNEL = 'berth_agent_tasks';

@@ -1,17 +1,15 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { linkedCopy } from '../../archives/linked-copy.js';
-import { changedSince, checkedListing, listingTotals, listTree } from '../../archives/listing.js';
 import { systemCaller } from '../../auth/caller.js';
 import type { MoveCopy } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { releaseDir, siteDir } from '../../layout.js';
 import { exists } from '../../lib/disk.js';
 import { newId } from '../../lib/ids.js';
-import { PACK_ONLY_MAX } from '../../provisioning/agent-units.js';
 import { switchCurrent } from '../../provisioning/releases.js';
 import type { ServiceDeps } from '../deps.js';
-import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
+import { discardCopy, LOCAL_SERVER_ID, sendCopy } from '../servers/index.js';
 import { goLive } from './deployments/job.js';
 import * as deployments from './deployments/repo.js';
 import * as repo from './repo.js';
@@ -19,8 +17,6 @@ import * as repo from './repo.js';
 const ALL = { limit: 1_000_000, afterId: null };
 /** The sites a move's copy goes live for (one being created or deleted keeps what it has). */
 export const LANDS: repo.SiteRow['status'][] = ['active', 'suspended'];
-/** How long a rolled-back move waits for its target to discard what was sent ahead (then leaves it). */
-const DISCARD_WAIT_MS = 60_000;
 
 /** What a site's copy goes live as on its new server at the cutover: written once the final copy is there. */
 interface Landing {
@@ -50,7 +46,7 @@ const readJson = async (file: string): Promise<unknown> => {
  * this machine, or from a backup, lands as it did (`land`).
  */
 export function sitesSentAhead(deps: ServiceDeps) {
-  const { db, clock, config } = deps;
+  const { db, config } = deps;
   const system = systemCaller('move');
   const sitesOf = (accountId: string, q: Queryable = db) => repo.listSites(q, system, { account_id: accountId }, ALL);
   const target = (copy: MoveCopy) => (copy.to.web && copy.to.web !== LOCAL_SERVER_ID ? copy.to.web : null);
@@ -66,23 +62,8 @@ export function sitesSentAhead(deps: ServiceDeps) {
 
   async function send(server: string, site: repo.SiteRow, files: string, copy: MoveCopy): Promise<Landing> {
     const release = await releaseOf(copy.listings, site.id);
-    const now = await listTree([{ dir: files, as: '' }]);
-    const sent = sentFile(copy.listings, site.id);
-    const before = await readJson(sent);
-    const since = before === null ? null : changedSince(checkedListing(before), now);
-    const whole = !since || since.changed.length > PACK_ONLY_MAX || since.gone.length > PACK_ONLY_MAX;
-    const totals = listingTotals(now);
-    const task = { action: 'site.receive' as const, account_id: site.account_id, site_id: site.id, release, expect: totals };
-    const spec = whole ? { ...task, whole } : { ...task, whole, only: since.changed, gone: since.gone };
-    try {
-      await runAgentTask(db, clock, server, spec, { file: files });
-    } catch (err) {
-      // What the target holds is not known now: the next attempt sends it whole.
-      await rm(sent, { force: true });
-      throw err;
-    }
-    await writeFile(sent, JSON.stringify(now), { mode: 0o600 });
-    return { release, ...totals };
+    const task = { action: 'site.receive' as const, account_id: site.account_id, site_id: site.id, release };
+    return { release, ...(await sendCopy(deps, server, task, files, sentFile(copy.listings, site.id))) };
   }
 
   return {
@@ -132,14 +113,7 @@ export function sitesSentAhead(deps: ServiceDeps) {
         const release = await readFile(releaseFile(copy.listings, site.id), 'utf8').catch(() => null);
         if (!release) continue;
         await rm(releaseDir(siteDir(config.dataDir, accountId, site.id), release), { recursive: true, force: true });
-        // The target may be away: what it keeps then is under a site it does not serve.
-        await runAgentTask(
-          db,
-          clock,
-          server,
-          { action: 'site.discard', account_id: accountId, site_id: site.id },
-          { timeoutMs: DISCARD_WAIT_MS },
-        ).catch(() => undefined);
+        await discardCopy(deps, server, { action: 'site.discard', account_id: accountId, site_id: site.id });
       }
     },
   };

@@ -1,0 +1,58 @@
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { changedSince, checkedListing, listingTotals, listTree } from '../../archives/listing.js';
+import type { Db } from '../../db/client.js';
+import type { Clock } from '../../lib/time.js';
+import { type AgentTask, PACK_ONLY_MAX } from '../../provisioning/agent-units.js';
+import { runAgentTask } from './tasks.js';
+
+type Receive = Extract<AgentTask, { action: 'site.receive' | 'mail.receive' }>;
+type Without<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** A receive task less what `sendCopy` works out. */
+export type ReceiveTask = Without<Receive, 'whole' | 'only' | 'gone' | 'expect'>;
+
+/**
+ * The directory `files` (here) sent on to a server's agent, which keeps it as a copy of its own
+ * (a move's copy, ahead of the cutover): whole the first time, then only what changed since the
+ * listing of what was sent last (kept in `sentFile`), and checked there against the totals of
+ * what is here. A failed send forgets that listing: what the server holds is not known then, and
+ * the next send is whole. Returns the totals sent.
+ */
+export async function sendCopy(
+  deps: { db: Db; clock: Clock },
+  serverId: string,
+  task: ReceiveTask,
+  files: string,
+  sentFile: string,
+): Promise<{ files: number; bytes: number }> {
+  const now = await listTree([{ dir: files, as: '' }]);
+  const before = await readFile(sentFile, 'utf8').catch(() => null);
+  const since = before === null ? null : changedSince(checkedListing(JSON.parse(before)), now);
+  const whole = !since || since.changed.length > PACK_ONLY_MAX || since.gone.length > PACK_ONLY_MAX;
+  const expect = listingTotals(now);
+  const spec = (
+    whole ? { ...task, whole, expect } : { ...task, whole, expect, only: since.changed, gone: since.gone }
+  ) as Receive;
+  try {
+    await runAgentTask(deps.db, deps.clock, serverId, spec, { file: files });
+  } catch (err) {
+    await rm(sentFile, { force: true });
+    throw err;
+  }
+  await writeFile(sentFile, JSON.stringify(now), { mode: 0o600 });
+  return expect;
+}
+
+/** How long a discard waits for its server (then what was sent stays there). */
+const DISCARD_WAIT_MS = 60_000;
+
+/**
+ * What `sendCopy` sent discarded on its server (a move that rolls back). A server away keeps it,
+ * under what it does not serve: the roll back does not wait for it longer than a minute.
+ */
+export async function discardCopy(
+  deps: { db: Db; clock: Clock },
+  serverId: string,
+  task: Extract<AgentTask, { action: 'site.discard' | 'mail.discard' }>,
+): Promise<void> {
+  await runAgentTask(deps.db, deps.clock, serverId, task, { timeoutMs: DISCARD_WAIT_MS }).catch(() => undefined);
+}
