@@ -1,8 +1,9 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { expect, it } from 'vitest';
+import { expect, it, onTestFinished } from 'vitest';
 import { MOVE_STEPS } from '../../src/modules/moves/schemas.js';
 import { tarGz } from '../helpers/archives.js';
+import { emptyPostgresDb, onPostgres } from '../helpers/db.js';
 import { PLAN_LIMITS } from '../helpers/fixtures.js';
 import { apiOf, enrolledServer, processKit, until } from '../helpers/fleet-processes.js';
 import { freePort } from '../helpers/ports.js';
@@ -28,14 +29,16 @@ function filesHolding(dir: string, text: string): string[] {
     .map((e) => path.join(e.parentPath, e.name));
 }
 
-// Its processes keep PGlite in their data directories whatever the run: the slow suite's
-// PostgreSQL run would only repeat it.
-it('a move whose control plane and both agents are killed (SIGKILL) after each of its steps completes: the target serves the site and holds the message once, the source keeps nothing', async (ctx) => {
-  if (process.env.TEST_DATABASE_URL) ctx.skip();
+// On PGlite in its data directory, or (the slow suite's PostgreSQL run) on a database of its own
+// there, whose connections die with the process.
+it('a move whose control plane and both agents are killed (SIGKILL) after each of its steps completes: the target serves the site and holds the message once, the source keeps nothing', async () => {
   const [port, agentPort] = [await freePort(), await freePort()];
   const call = apiOf(port, OPERATOR);
   const controlDir = tempDir();
+  const database = onPostgres() ? await emptyPostgresDb() : null;
+  onTestFinished(() => database?.drop());
   const env = {
+    DATABASE_URL: database?.url ?? '',
     BERTH_BOOTSTRAP_TOKEN: OPERATOR,
     BERTH_AGENT_LISTEN: `127.0.0.1:${agentPort}`,
     BERTH_MOVE_TTL_S: '5',

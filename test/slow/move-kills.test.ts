@@ -13,7 +13,7 @@ import { startAgentProcess, startServer, waitReady } from '../helpers/server-pro
  * Moves whose processes are killed with SIGKILL in the middle of a step, one process and one step
  * per test: the control plane while the copy streams and while the target lands what it was
  * sent, the source's agent while it streams the copy and while it forwards, the target's agent
- * while it lands. Each move resumes and completes: its site's files and its message are then on
+ * while it receives the copy sent ahead and while it lands. Each move resumes and completes: its site's files and its message are then on
  * the target, once, and the source holds nothing of it. (A move that fails before its cutover
  * rolls back; moves.test.ts proves what that leaves with a cancel.)
  * (move-crash-steps.test.ts kills all three between the steps; move-crash.test.ts the control
@@ -105,7 +105,7 @@ async function accountOnA(name: string) {
     await until(async () => !readdirSync(path.join(a.dataDir, 'accounts')).includes(account.id));
     expect((await call('GET', `/v1/accounts/${account.id}`)).body.placement).toMatchObject({ web: b.id, mail: b.id });
   };
-  return { account, onlyOnB };
+  return { account, site, onlyOnB };
 }
 
 /** The move of `accountId` to server b, started; `move()` reads it. */
@@ -152,6 +152,21 @@ describe('a move whose process is killed (SIGKILL) in the middle of a step', () 
     startAgent(a);
     const ended = await m.ended();
     // The copy's task is still pending, and the server reachable: the agent back takes it again.
+    expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
+    expect(ended.steps.every((s: { state: string }) => s.state === 'done')).toBe(true);
+    await onlyOnB();
+  }, 600_000);
+
+  it("the target's agent, while it receives the copy sent ahead: started again, it is handed the copy again and the move completes", async (ctx) => {
+    if (process.env.TEST_DATABASE_URL) ctx.skip();
+    const { account, site, onlyOnB } = await accountOnA('killreceive');
+    const m = await moveToB(account.id);
+    // The site's copy being unpacked on the target, before it is renamed into place.
+    const partial = path.join(b.dataDir, 'accounts', account.id, 'sites', site.id, '.staged', '.partial');
+    await until(async () => existsSync(partial), 120_000, 5);
+    await killAgent(b);
+    startAgent(b);
+    const ended = await m.ended();
     expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
     expect(ended.steps.every((s: { state: string }) => s.state === 'done')).toBe(true);
     await onlyOnB();
