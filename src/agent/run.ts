@@ -11,6 +11,7 @@ import type { AgentDrivers } from './drivers.js';
 import { applyForward } from './forward.js';
 import { applyMailUnit } from './mail.js';
 import { receiveUnits } from './receive.js';
+import { STAGED_KEPT_MS, sweepStaged } from './staged.js';
 import { type CachedUnits, type Identity, loadUnits, saveIdentity, saveUnits } from './state.js';
 import { runTask } from './task.js';
 import { measureUnits } from './usage.js';
@@ -35,6 +36,7 @@ const unitKey = (u: Pick<AgentUnit, 'kind' | 'key'>) => `${u.kind}:${u.key}`;
 
 /** Measurements per usage request: the listener takes up to 50,000, each a few dozen bytes. */
 const USAGE_BATCH = 10_000;
+const SWEEP_EVERY_MS = 3600_000;
 
 /**
  * `berth agent run`: level-triggered, like a kubelet. The agent re-applies the units it kept on
@@ -131,6 +133,14 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
     }
   }
 
+  // Staged copies no move came back for, looked for hourly.
+  let sweepAt = 0;
+  async function sweepIfDue(): Promise<void> {
+    if (Date.now() < sweepAt) return;
+    sweepAt = Date.now() + SWEEP_EVERY_MS;
+    await sweepStaged(o.dataDir, STAGED_KEPT_MS).catch((err: unknown) => o.log(`staged copies not swept: ${publicMessage(err)}`));
+  }
+
   let known = '';
   let failures = 0;
   // Seconds until units that failed to apply are tried again (0: none failed): the poll returns
@@ -181,6 +191,7 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
         nextKnown = sent.known ?? '';
       }
       await sendUsage();
+      await sweepIfDue();
       // Like usage, runs not taken now are sent with a later poll; they hold back no unit.
       await sendCronRuns(o.drivers.cron, (runs) =>
         agentCall(identity.url, identity, 'POST', '/agent/v1/cron-runs', { runs }, { signal }),

@@ -1,4 +1,4 @@
-import { readdir, rename, rm, rmdir } from 'node:fs/promises';
+import { readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { isInside, listingTotals, listTree } from '../archives/listing.js';
@@ -96,6 +96,36 @@ export async function discardStaged(dataDir: string, task: Discard): Promise<voi
   const site = siteOf(dataDir, task);
   await rm(stagedDir(site), { recursive: true, force: true });
   return removeEmpty(site, home);
+}
+
+/** How long a staged copy is kept after it was last received whole (or a name added at its top). */
+export const STAGED_KEPT_MS = 7 * 24 * 3600_000;
+
+/**
+ * Staged copies older than `keptMs` removed, with the directories above them up to an account's
+ * home when nothing else is in them: what a move that rolled back while this server was away
+ * left here. A move that waits longer than that for its cutover has its copy sent whole again at
+ * its final copy (the changes alone no longer find it).
+ */
+export async function sweepStaged(dataDir: string, keptMs: number, now = Date.now()): Promise<void> {
+  const accounts = path.join(dataDir, 'accounts');
+  for (const account of await readdir(accounts).catch(() => [] as string[])) {
+    const home = path.join(accounts, account);
+    const mail = stagedMail(dataDir, account);
+    const sites = await readdir(path.join(home, 'sites')).catch(() => [] as string[]);
+    const copies = [
+      mail,
+      `${mail}.partial`,
+      `${mail}.changes`,
+      ...sites.map((site) => stagedDir(path.join(home, 'sites', site))),
+    ];
+    for (const dir of copies) {
+      const found = await stat(dir).catch(() => null);
+      if (!found || now - found.mtimeMs < keptMs) continue;
+      await rm(dir, { recursive: true, force: true });
+      await removeEmpty(path.dirname(dir), home);
+    }
+  }
 }
 
 /** `dir`, then each directory above it up to `home`, each only if empty (rmdir fails otherwise). */

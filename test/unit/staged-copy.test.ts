@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { unpackMail } from '../../src/agent/mail.js';
-import { discardStaged, receiveStaged } from '../../src/agent/staged.js';
+import { discardStaged, receiveStaged, sweepStaged } from '../../src/agent/staged.js';
 import { tarGz } from '../helpers/archives.js';
 
 /** A move's copy of a site or of the maildirs on its new server before the cutover (src/agent/staged.ts). */
@@ -98,5 +98,42 @@ describe('a staged copy', () => {
     await receiveStaged(dataDir, task, input([{ path: 'example.com/box_a/Maildir/new/m1', content: 'aa' }]));
     await discardStaged(dataDir, { action: 'mail.discard', account_id: ids.account_id });
     expect(existsSync(path.join(dataDir, 'accounts', ids.account_id))).toBe(false);
+  });
+
+  it('swept once older than kept, with the directories of an account not served here; a newer one and what is served stay', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-staged-'));
+    dirs.push(dataDir);
+    const other = 'acc_01m8bbbbbbbbbbbbbbbbbbbbbb';
+    await receive(dataDir, { whole: true, files: 1, bytes: 3 }, [{ path: 'a.txt', content: 'aaa' }]);
+    const mail = { action: 'mail.receive' as const, whole: true, expect: { files: 1, bytes: 2 } };
+    await receiveStaged(
+      dataDir,
+      { ...mail, account_id: ids.account_id },
+      input([{ path: 'example.com/box_a/Maildir/new/m1', content: 'aa' }]),
+    );
+    await receiveStaged(
+      dataDir,
+      { ...mail, account_id: other },
+      input([{ path: 'example.com/box_b/Maildir/new/m1', content: 'bb' }]),
+    );
+    // The other account is served here (a site's live files) and its staged mail is as old.
+    const served = path.join(dataDir, 'accounts', other, 'sites', 'site_x', 'current', 'index.html');
+    mkdirSync(path.dirname(served), { recursive: true });
+    writeFileSync(served, 'served');
+    const now = Date.now();
+    const old = new Date(now - 8 * 24 * 3600_000);
+    for (const dir of [
+      path.join(dataDir, 'accounts', ids.account_id, 'sites', ids.site_id, '.staged'),
+      path.join(dataDir, 'accounts', ids.account_id, 'mail', '.staged'),
+      path.join(dataDir, 'accounts', other, 'mail', '.staged'),
+    ])
+      utimesSync(dir, old, old);
+    await sweepStaged(dataDir, 7 * 24 * 3600_000, now - 3600_000 * 24 * 2);
+    // Kept two days ago (six days old then).
+    expect(existsSync(path.join(dataDir, 'accounts', ids.account_id, 'mail', '.staged'))).toBe(true);
+    await sweepStaged(dataDir, 7 * 24 * 3600_000, now);
+    expect(existsSync(path.join(dataDir, 'accounts', ids.account_id))).toBe(false);
+    expect(existsSync(path.join(dataDir, 'accounts', other, 'mail'))).toBe(false);
+    expect(readFileSync(served, 'utf8')).toBe('served');
   });
 });

@@ -3,7 +3,7 @@ import { changedSince, checkedListing, listingTotals, listTree } from '../../arc
 import type { Db } from '../../db/client.js';
 import type { Clock } from '../../lib/time.js';
 import { type AgentTask, PACK_ONLY_MAX } from '../../provisioning/agent-units.js';
-import { runAgentTask } from './tasks.js';
+import { AgentTaskFailed, runAgentTask } from './tasks.js';
 
 type Receive = Extract<AgentTask, { action: 'site.receive' | 'mail.receive' }>;
 type Without<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -14,8 +14,9 @@ export type ReceiveTask = Without<Receive, 'whole' | 'only' | 'gone' | 'expect'>
  * The directory `files` (here) sent on to a server's agent, which keeps it as a copy of its own
  * (a move's copy, ahead of the cutover): whole the first time, then only what changed since the
  * listing of what was sent last (kept in `sentFile`), and checked there against the totals of
- * what is here. A failed send forgets that listing: what the server holds is not known then, and
- * the next send is whole. Returns the totals sent.
+ * what is here; changes the server cannot take are sent whole at once. A failed send forgets that
+ * listing: what the server holds is not known then, and the next send is whole. Returns the
+ * totals sent.
  */
 export async function sendCopy(
   deps: { db: Db; clock: Clock },
@@ -27,13 +28,17 @@ export async function sendCopy(
   const now = await listTree([{ dir: files, as: '' }]);
   const before = await readFile(sentFile, 'utf8').catch(() => null);
   const since = before === null ? null : changedSince(checkedListing(JSON.parse(before)), now);
-  const whole = !since || since.changed.length > PACK_ONLY_MAX || since.gone.length > PACK_ONLY_MAX;
   const expect = listingTotals(now);
-  const spec = (
-    whole ? { ...task, whole, expect } : { ...task, whole, expect, only: since.changed, gone: since.gone }
-  ) as Receive;
+  const send = (spec: Receive) => runAgentTask(deps.db, deps.clock, serverId, spec, { file: files });
+  const whole = { ...task, whole: true, expect } as Receive;
   try {
-    await runAgentTask(deps.db, deps.clock, serverId, spec, { file: files });
+    if (!since || since.changed.length > PACK_ONLY_MAX || since.gone.length > PACK_ONLY_MAX) await send(whole);
+    else
+      await send({ ...task, whole: false, expect, only: since.changed, gone: since.gone }).catch(async (err: unknown) => {
+        // The server no longer holds what was sent last (its staged copy swept, its disk replaced).
+        if (!(err instanceof AgentTaskFailed)) throw err;
+        await send(whole);
+      });
   } catch (err) {
     await rm(sentFile, { force: true });
     throw err;

@@ -54,6 +54,13 @@ export interface TaskOptions {
   timeoutMs?: number;
 }
 
+/** The agent took the task and reported that it could not do it (not: a server away, or too slow). */
+export class AgentTaskFailed extends Error {
+  constructor(reported: string) {
+    super(`the server's agent could not do it: ${reported}`);
+  }
+}
+
 /**
  * Runs a task on a server through its agent and waits for its report: a dump or a packed site
  * arrives in `file` (this process's), a load reads from it; other tasks have none. Fails with the
@@ -85,7 +92,7 @@ export async function runAgentTask(
     for (const deadline = Date.now() + timeoutMs; ;) {
       const row = (await db.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM agent_tasks WHERE id = $1`, [id])).rows[0];
       if (row?.status === 'done') return;
-      if (row?.status === 'failed') throw new Error(`the server's agent could not do it: ${row.error ?? ''}`);
+      if (row?.status === 'failed') throw new AgentTaskFailed(row.error ?? '');
       const server = await findServerById(db, serverId);
       if (!server || !agentReachable(server, clock.now())) throw new Error('the server is not online');
       if (Date.now() > deadline) throw new Error('the server did not finish in time');
