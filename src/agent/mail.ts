@@ -73,7 +73,8 @@ export async function unpackMail(
     const staged = stagedMail(dataDir, account);
     if (!(await exists(staged))) throw new Error('no copy of the maildirs is staged on this server');
     await placeMailboxes(dataDir, account, staged, task.mailboxes, { emptyMissing: false });
-    return void (await rm(staged, { recursive: true, force: true }));
+    await rm(staged, { recursive: true, force: true });
+    return;
   }
   const partial = path.join(accountHome(dataDir, account), `.mail-restore-${path.basename(taskId)}`);
   await rm(partial, { recursive: true, force: true });

@@ -19,6 +19,9 @@ const stagedDir = (site: string) => path.join(site, '.staged');
 /** Where a move's copy of an account's maildirs waits on its new mail server: beside its mail domains (no domain's name starts with a dot). */
 export const stagedMail = (dataDir: string, accountId: string) =>
   path.join(accountHome(dataDir, path.basename(accountId)), 'mail', '.staged');
+/** The staged maildirs and what a receive killed half-way leaves beside them. */
+const stagedMailDirs = (dataDir: string, accountId: string) =>
+  ['', '.partial', '.changes'].map((end) => `${stagedMail(dataDir, accountId)}${end}`);
 
 const siteOf = (dataDir: string, t: { account_id: string; site_id: string }) =>
   siteDir(dataDir, path.basename(t.account_id), path.basename(t.site_id));
@@ -89,9 +92,8 @@ const listStaged = async (staged: string) =>
 export async function discardStaged(dataDir: string, task: Discard): Promise<void> {
   const home = accountHome(dataDir, path.basename(task.account_id));
   if (task.action === 'mail.discard') {
-    const mail = stagedMail(dataDir, task.account_id);
-    for (const dir of [mail, `${mail}.partial`]) await rm(dir, { recursive: true, force: true });
-    return removeEmpty(path.dirname(mail), home);
+    for (const dir of stagedMailDirs(dataDir, task.account_id)) await rm(dir, { recursive: true, force: true });
+    return removeEmpty(path.dirname(stagedMail(dataDir, task.account_id)), home);
   }
   const site = siteOf(dataDir, task);
   await rm(stagedDir(site), { recursive: true, force: true });
@@ -111,14 +113,8 @@ export async function sweepStaged(dataDir: string, keptMs: number, now = Date.no
   const accounts = path.join(dataDir, 'accounts');
   for (const account of await readdir(accounts).catch(() => [] as string[])) {
     const home = path.join(accounts, account);
-    const mail = stagedMail(dataDir, account);
     const sites = await readdir(path.join(home, 'sites')).catch(() => [] as string[]);
-    const copies = [
-      mail,
-      `${mail}.partial`,
-      `${mail}.changes`,
-      ...sites.map((site) => stagedDir(path.join(home, 'sites', site))),
-    ];
+    const copies = [...stagedMailDirs(dataDir, account), ...sites.map((site) => stagedDir(path.join(home, 'sites', site)))];
     for (const dir of copies) {
       const found = await stat(dir).catch(() => null);
       if (!found || now - found.mtimeMs < keptMs) continue;
