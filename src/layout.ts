@@ -8,7 +8,6 @@ import path from 'node:path';
 /** Where an account's files live (site releases, maildirs); its size is the account's disk usage. */
 export const accountHome = (dataDir: string, accountId: string): string => path.resolve(dataDir, 'accounts', accountId);
 
-/** A site's files live in its account's home (so they count in its disk usage). */
 /**
  * Where the account's Unix user logs in and keeps its dotfiles (its passwd home, where its cron
  * jobs run): a directory of its own inside the account's files, whose root is root's (the SFTP
@@ -16,6 +15,7 @@ export const accountHome = (dataDir: string, accountId: string): string => path.
  */
 export const loginHome = (home: string): string => path.join(home, 'home');
 
+/** A site's files live in its account's home (so they count in its disk usage). */
 export const siteDir = (dataDir: string, accountId: string, siteId: string): string =>
   path.join(accountHome(dataDir, accountId), 'sites', path.basename(siteId));
 
