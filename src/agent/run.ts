@@ -133,8 +133,9 @@ export async function runAgent(o: AgentOptions, signal: AbortSignal): Promise<vo
     }
   }
 
-  // Staged copies no move came back for, looked for hourly.
-  let sweepAt = 0;
+  // Staged copies no move came back for, looked for hourly, the first time an hour after the
+  // start (a week's copies wait no longer for it, and a start has its units to apply first).
+  let sweepAt = Date.now() + SWEEP_EVERY_MS;
   async function sweepIfDue(): Promise<void> {
     if (Date.now() < sweepAt) return;
     sweepAt = Date.now() + SWEEP_EVERY_MS;

@@ -10,7 +10,15 @@ import { exists } from '../../lib/disk.js';
 import { findAccountById, transferLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as domains from '../domains/index.js';
-import { copyFromServer, discardCopy, LOCAL_SERVER_ID, runAgentTask, sendCopy } from '../servers/index.js';
+import {
+  AgentTaskFailed,
+  copyFromServer,
+  discardCopy,
+  LOCAL_SERVER_ID,
+  runAgentTask,
+  sendCopy,
+  sentAheadTo,
+} from '../servers/index.js';
 import { withMailDomain } from './reconciler.js';
 import * as repo from './repo.js';
 import { addressEvent, presentAddress } from './representation.js';
@@ -24,7 +32,6 @@ const ALL = { limit: 1_000_000, afterId: null };
 const sendingFile = (listings: string) => path.join(listings, 'mail.sending');
 /** The final copy of the maildirs is on the mail server the account moves to: landing puts it in place there. */
 const landingFile = (staging: string) => path.join(staging, 'mail.landing');
-const movesTo = (copy: MoveCopy) => (copy.to.mail && copy.to.mail !== LOCAL_SERVER_ID ? copy.to.mail : null);
 
 /** What a backup's manifest holds of an account's mail (the API's names). */
 interface MailManifest {
@@ -98,11 +105,15 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
     if (!placed.length) return;
     const task = { action: 'mail.unpack' as const, account_id: accountId, mailboxes: placed };
     // What the server holds already (a move's copy sent ahead), else sent now; it holds the same.
+    // A server away fails the step either way: the messages are packed only for one that answers.
     const inPlace =
       sentAhead &&
       (await runAgentTask(db, deps.clock, serverId, { ...task, staged: true }).then(
         () => true,
-        () => false,
+        (err: unknown) => {
+          if (err instanceof AgentTaskFailed) return false;
+          throw err;
+        },
       ));
     if (!inPlace) {
       const file = path.join(staging, '.mail-restore.tar.gz');
@@ -249,7 +260,7 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
     },
 
     async sendAhead(accountId: string, staging: string, copy: MoveCopy): Promise<void> {
-      const server = movesTo(copy);
+      const server = sentAheadTo(copy.to, 'mail');
       const files = path.join(staging, 'mail');
       if (!server || !(await exists(files))) return;
       await writeFile(sendingFile(copy.listings), server, { mode: 0o600 });
@@ -259,7 +270,7 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
     },
 
     async discardAhead(accountId: string, copy: MoveCopy): Promise<void> {
-      const server = movesTo(copy);
+      const server = sentAheadTo(copy.to, 'mail');
       if (!server || !(await exists(sendingFile(copy.listings)))) return;
       await discardCopy(deps, server, { action: 'mail.discard', account_id: accountId });
     },

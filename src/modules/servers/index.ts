@@ -2,9 +2,9 @@
 export { findServerById, LOCAL_SERVER_ID, placementCandidates, type ServerRow } from './repo.js';
 export { ROLES, type Role } from './schemas.js';
 export { serverStatus, serverTimeZone } from './status.js';
-export { runAgentTask } from './tasks.js';
+export { AgentTaskFailed, runAgentTask } from './tasks.js';
 export { copyFromServer } from './copies.js';
-export { discardCopy, type ReceiveTask, sendCopy } from './send-copy.js';
+export { discardCopy, type ReceiveTask, sentAheadTo, sendCopy } from './send-copy.js';
 export { handedToAgent, wakeAgent } from './wake.js';
 export { withdrawAccount } from './withdrawals.js';
 export { forwardAccount, type ForwardTargets } from './forwards.js';

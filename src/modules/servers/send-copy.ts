@@ -3,12 +3,20 @@ import { changedSince, checkedListing, listingTotals, listTree } from '../../arc
 import type { Db } from '../../db/client.js';
 import type { Clock } from '../../lib/time.js';
 import { type AgentTask, PACK_ONLY_MAX } from '../../provisioning/agent-units.js';
+import { LOCAL_SERVER_ID } from './repo.js';
+import type { Role } from './schemas.js';
 import { AgentTaskFailed, runAgentTask } from './tasks.js';
 
 type Receive = Extract<AgentTask, { action: 'site.receive' | 'mail.receive' }>;
 type Without<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** A receive task less what `sendCopy` works out. */
 export type ReceiveTask = Without<Receive, 'whole' | 'only' | 'gone' | 'expect'>;
+
+/** The server a move sends a role's copy ahead to: the one it moves to, unless that is this machine. */
+export const sentAheadTo = (to: Partial<Record<Role, string>>, role: Role): string | null => {
+  const server = to[role];
+  return server && server !== LOCAL_SERVER_ID ? server : null;
+};
 
 /**
  * The directory `files` (here) sent on to a server's agent, which keeps it as a copy of its own

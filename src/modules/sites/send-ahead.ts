@@ -9,7 +9,7 @@ import { exists } from '../../lib/disk.js';
 import { newId } from '../../lib/ids.js';
 import { switchCurrent } from '../../provisioning/releases.js';
 import type { ServiceDeps } from '../deps.js';
-import { discardCopy, LOCAL_SERVER_ID, sendCopy } from '../servers/index.js';
+import { discardCopy, sendCopy, sentAheadTo } from '../servers/index.js';
 import { goLive } from './deployments/job.js';
 import * as deployments from './deployments/repo.js';
 import * as repo from './repo.js';
@@ -49,7 +49,6 @@ export function sitesSentAhead(deps: ServiceDeps) {
   const { db, config } = deps;
   const system = systemCaller('move');
   const sitesOf = (accountId: string, q: Queryable = db) => repo.listSites(q, system, { account_id: accountId }, ALL);
-  const target = (copy: MoveCopy) => (copy.to.web && copy.to.web !== LOCAL_SERVER_ID ? copy.to.web : null);
 
   async function releaseOf(listings: string, siteId: string): Promise<string> {
     const file = releaseFile(listings, siteId);
@@ -68,7 +67,7 @@ export function sitesSentAhead(deps: ServiceDeps) {
 
   return {
     async sendAhead(accountId: string, staging: string, copy: MoveCopy): Promise<void> {
-      const server = target(copy);
+      const server = sentAheadTo(copy.to, 'web');
       if (!server) return;
       for (const site of await sitesOf(accountId)) {
         const files = path.join(staging, 'sites', site.id);
@@ -107,7 +106,7 @@ export function sitesSentAhead(deps: ServiceDeps) {
     },
 
     async discardAhead(accountId: string, copy: MoveCopy): Promise<void> {
-      const server = target(copy);
+      const server = sentAheadTo(copy.to, 'web');
       if (!server) return;
       for (const site of await sitesOf(accountId)) {
         const release = await readFile(releaseFile(copy.listings, site.id), 'utf8').catch(() => null);
