@@ -5,7 +5,7 @@ import { accountHome, loginHome } from '../../src/layout.js';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { daemonApp, daemonEnv, imapLogin, NO_DAEMONS } from './daemons.js';
+import { daemonApp, daemonEnv, inbox, NO_DAEMONS } from './daemons.js';
 
 /**
  * Cron jobs on Debian's cron: the account's file in /etc/cron.d, Berth's runner running each job
@@ -110,16 +110,11 @@ describe.skipIf(!ready)(`cron jobs (${ready ? 'Debian cron' : `skipped: ${NO_DAE
     const delivered = await eventually(async () => rx.received.find((r) => r.body.includes(runId)));
     expect(JSON.parse(delivered.body)).toMatchObject({ type: 'cron_job.run_failed', data: { id: runId, exit_code: 3 } });
 
-    const mailed = await eventually(async () => {
-      let text = '';
-      await imapLogin(`ops@${domain}`, 'a-long-password-123', async (client) => {
-        // FETCH 1:* of an empty mailbox is an error: nothing delivered yet.
-        if (!(await client.mailboxOpen('INBOX')).exists) return;
-        for await (const m of client.fetch('1:*', { envelope: true, source: true }))
-          if (m.envelope?.subject?.includes('import')) text = m.source?.toString('utf8') ?? '';
-      });
-      return text;
-    }, 30_000);
+    const mailed = await eventually(
+      async () =>
+        (await inbox(`ops@${domain}`, 'a-long-password-123'))?.find((m) => m.subject.includes('import'))?.source.toString('utf8'),
+      30_000,
+    );
     expect(mailed).toContain('failed, exit code 3');
     expect(mailed).toContain('no such table');
   });

@@ -139,6 +139,23 @@ export async function imapLogin(
   return true;
 }
 
+/** The messages in a mailbox's INBOX, subject and raw source; null when the login is refused. */
+export async function inbox(user: string, pass: string, where?: string): Promise<{ subject: string; source: Buffer }[] | null> {
+  const found: { subject: string; source: Buffer }[] = [];
+  const ok = await imapLogin(
+    user,
+    pass,
+    async (client) => {
+      // FETCH 1:* of an empty mailbox is an error, not an empty answer: nothing delivered yet.
+      if (!(await client.mailboxOpen('INBOX')).exists) return;
+      for await (const m of client.fetch('1:*', { envelope: true, source: true }))
+        found.push({ subject: m.envelope?.subject ?? '', source: m.source ?? Buffer.alloc(0) });
+    },
+    where,
+  );
+  return ok ? found : null;
+}
+
 /**
  * An SMTP conversation with Postfix (by default the daemons'): each command and the reply code
  * it got. Stops after the first command refused, like a client would.

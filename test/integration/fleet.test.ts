@@ -11,7 +11,7 @@ import { eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/ports.js';
-import { daemonApp, daemonEnv, dig, digTtl, httpGet, imapLogin, NO_DAEMONS, smtp, sshCommand, sshKeyPair } from './daemons.js';
+import { daemonApp, daemonEnv, dig, digTtl, httpGet, inbox, NO_DAEMONS, smtp, sshCommand, sshKeyPair } from './daemons.js';
 
 /**
  * Two web servers on one machine: each an agent process (`berth agent`, enrolled with the
@@ -189,19 +189,9 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     });
 
   /** The subjects in an inbox; null when the login is refused, undefined when the mailbox went while being read. */
-  async function inbox(address: string, password: string, where: string) {
-    const seen: string[] = [];
-    const ok = await imapLogin(
-      address,
-      password,
-      async (client) => {
-        // `1:*` of an empty mailbox is an error, not an empty answer.
-        if (!(await client.mailboxOpen('INBOX')).exists) return;
-        for await (const m of client.fetch('1:*', { envelope: true })) seen.push(m.envelope?.subject ?? '');
-      },
-      where,
-    ).catch(() => undefined);
-    return ok === undefined ? undefined : ok ? seen : null;
+  async function inboxSubjects(address: string, password: string, where: string) {
+    const messages = await inbox(address, password, where).catch(() => undefined);
+    return messages && messages.map((m) => m.subject);
   }
 
   /** A statement run by the `mariadb` client at a server's MariaDB: as `as`, else as Berth's administrative account. */
@@ -420,7 +410,7 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       one.mail.BERTH_IT_SMTP,
     );
     expect(sent.at(-1)?.code, JSON.stringify(sent)).toBe(250);
-    const subjects = (where: string) => inbox(`info@${name}`, password, where);
+    const subjects = (where: string) => inboxSubjects(`info@${name}`, password, where);
     await eventually(async () => (await subjects(one.mail.BERTH_IT_IMAP as string))?.includes(subject), 30_000);
     // Its usage is what server 1 holds, as its agent measured it (nothing of it is here).
     await eventually(async () => (await t.get(`/v1/emails/${box.body.id}`)).body.usage_bytes > 0, 30_000);
@@ -502,7 +492,7 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
         server.mail.BERTH_IT_SMTP,
       );
     expect((await deliver(one)).at(-1)?.code).toBe(250);
-    const subjects = (server: WebServer) => inbox(`info@${name}`, password, server.mail.BERTH_IT_IMAP as string);
+    const subjects = (server: WebServer) => inboxSubjects(`info@${name}`, password, server.mail.BERTH_IT_IMAP as string);
     await eventually(async () => (await subjects(one))?.includes(subject), 30_000);
 
     // While it moves, a client keeps writing through the site and another keeps sending mail, both

@@ -4,7 +4,7 @@ import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { createAccountOnNewPlan } from '../helpers/fixtures.js';
-import { daemonApp, daemonEnv, imapLogin, NO_DAEMONS } from './daemons.js';
+import { daemonApp, daemonEnv, inbox, NO_DAEMONS } from './daemons.js';
 
 /**
  * Submission on real daemons: a mailbox submits with STARTTLS and AUTH (Postfix, Dovecot SASL),
@@ -36,15 +36,7 @@ describe.skipIf(!submission)(`submission and DKIM (${submission ? 'Postfix, Open
 
   /** The raw message with `subject` in the mailbox, once delivered. */
   const received = (address: string, subject: string) =>
-    eventually(async () => {
-      let raw: Buffer | null = null;
-      await imapLogin(address, PASSWORD, async (client) => {
-        await client.mailboxOpen('INBOX');
-        for await (const m of client.fetch('1:*', { envelope: true, source: true }))
-          if (m.envelope?.subject === subject && m.source) raw = m.source;
-      });
-      return raw;
-    }, 30_000);
+    eventually(async () => (await inbox(address, PASSWORD))?.find((m) => m.subject === subject)?.source, 30_000);
   const dkimOf = async (raw: Buffer) =>
     (
       await authenticate(raw, {
@@ -149,12 +141,7 @@ describe.skipIf(!submission)(`submission and DKIM (${submission ? 'Postfix, Open
       const marker = `marker ${subjects.join(' ')}`;
       await transport(`bob@${domain}`).sendMail({ from: `bob@${domain}`, to: `alice@${domain}`, subject: marker, text: '.' });
       await received(`alice@${domain}`, marker);
-      let n = 0;
-      await imapLogin(`alice@${domain}`, PASSWORD, async (client) => {
-        await client.mailboxOpen('INBOX');
-        for await (const m of client.fetch('1:*', { envelope: true })) if (m.envelope?.subject === 'Away this week') n++;
-      });
-      return n;
+      return (await inbox(`alice@${domain}`, PASSWORD))?.filter((m) => m.subject === 'Away this week').length ?? 0;
     };
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
     await set({ enabled: true, subject: 'Away this week', body: 'I am away.', starts_at: tomorrow });
