@@ -124,10 +124,15 @@ class PostgresDb implements Db {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
+      // A transaction is one connection: statements sent at once (Promise.all over `tx`) run one
+      // after another, in the order sent. pg queues them itself today, but deprecates it.
+      let previous: Promise<unknown> = Promise.resolve();
       const tx: Queryable = {
         kind: this.kind,
         query: async <R>(text: string, params: unknown[] = []) => {
-          const r = await client.query(this.statements.config(text, params));
+          const run = previous.then(() => client.query(this.statements.config(text, params)));
+          previous = run.catch(() => undefined);
+          const r = await run;
           return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
         },
       };
