@@ -76,6 +76,7 @@ export async function benchAgent(
   url: string,
   server: { name: string; roles: string[]; ipv4: string },
   signal: AbortSignal,
+  env: Record<string, string> = {},
 ) {
   const dataDir = mkdtempSync(path.join(tmpdir(), `berth-bench-${server.name}-`));
   const created = (await t.post('/v1/servers', { ...server, capacity: { accounts: 10 } })).body;
@@ -84,7 +85,7 @@ export async function benchAgent(
   const identity = await enrol({ url, token: created.enrolment.token, caFingerprint: fingerprint, dataDir });
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), 'agent', 'run'], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'warn' },
+    env: { PATH: process.env.PATH ?? '', BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   // Its log is shown only if it fails (it says it started, and nothing more while it works).

@@ -1,18 +1,21 @@
 /**
  * A move's figures: an account whose site holds BENCH_MOVE_MB (1,000) MB in files of 100 KB (half
- * random, half text) moves between two agents (each a process of its own, with the embedded
- * drivers in its own directory), while 1 % of its files are rewritten during the copy. Printed:
+ * random, half text) and, where MariaDB is installed and this runs as root, a database of
+ * BENCH_MOVE_DB_MB (100) MB in rows of 1 KB, moves between two agents (each a process of its own,
+ * in its own directory, with the embedded drivers and a MariaDB of its own on its address,
+ * scripts/daemons/db-up.sh), while 1 % of its files and rows are rewritten during the copy. Printed:
  * the copy's throughput (its bytes over the `copy` step's time: to the control plane and on to
- * the target) against `tar -cf - DIR | tar -xf -
+ * the target; a database is dumped once, frozen, in the final copy) against `tar -cf - DIR | tar -xf -
  * -C DEST` of the same files in the same run (the mean time of one before the move and one of the
  * target's copy after it), and the freeze (from the freeze to the cutover: the final copy of what
  * changed, verified), the land's time and the whole time the account was frozen (to the thaw).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { listenAgents } from '../src/app.js';
 import { tarGz } from '../test/helpers/archives.js';
 import { benchAgent, controlPlane } from './agents.js';
@@ -20,6 +23,59 @@ import { benchAgent, controlPlane } from './agents.js';
 const MB = Number(process.env.BENCH_MOVE_MB ?? 1000);
 const FILE_BYTES = 100 * 1024;
 const CHANGED = 0.01;
+const DB_MB = Number(process.env.BENCH_MOVE_DB_MB ?? 100);
+/** Rows of 1 KB (MariaDB's RANDOM_BYTES gives at most 1,024). */
+const DB_ROWS = DB_MB * 1024;
+const root = path.resolve(import.meta.dirname, '..');
+/** A MariaDB of each agent's own takes mariadbd and root (scripts/daemons/db-up.sh). */
+const MARIADB = process.getuid?.() === 0 && spawnSync('mariadbd', ['--version']).status === 0;
+
+/** Each agent's MariaDB, on its address: the agent's settings, and SQL run there as Berth's administrative account. */
+function mariadbOn(address: string) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'berth-bench-mariadb-'));
+  execFileSync(path.join(root, 'scripts/daemons/db-up.sh'), [dir, address, '13306'], { stdio: 'ignore' });
+  const env = Object.fromEntries(
+    readFileSync(path.join(dir, 'db.env'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]),
+  );
+  const admin = new URL(env.BERTH_MARIADB_URL as string);
+  // Not execFileSync: the control plane runs in this process, and its copy must not wait for these.
+  const sql = async (database: string, statement: string) =>
+    (
+      await promisify(execFile)('mariadb', [
+        '--no-defaults',
+        '-h',
+        admin.hostname,
+        '-P',
+        admin.port,
+        '-u',
+        admin.username,
+        `-p${admin.password}`,
+        '-N',
+        '-B',
+        database,
+        '-e',
+        statement,
+      ])
+    ).stdout.trim();
+  /** Stopped, and its files removed once it has exited (it writes them until then). */
+  const stop = async () => {
+    const pid = Number(readFileSync(path.join(dir, 'mariadb/mariadb.pid'), 'utf8'));
+    execFileSync(path.join(root, 'scripts/daemons/down.sh'), [dir]);
+    await until(async () => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { env, sql, stop };
+}
 
 const half = Buffer.from('<p>Berth moves what the account holds.</p>\n'.repeat(FILE_BYTES / 2 / 43 + 1)).subarray(
   0,
@@ -69,14 +125,20 @@ export async function moveBench() {
   };
   const controller = new AbortController();
   const agents: Awaited<ReturnType<typeof benchAgent>>[] = [];
+  const mariadbs: ReturnType<typeof mariadbOn>[] = [];
   try {
     const url = `https://127.0.0.1:${await listenAgents(t.app, t.config)}`;
     for (const [name, ipv4] of [
       ['move-a', '127.0.0.41'],
       ['move-b', '127.0.0.42'],
-    ] as const)
-      agents.push(await benchAgent(t, url, { name, roles: ['web'], ipv4 }, controller.signal));
+    ] as const) {
+      const db = MARIADB ? mariadbOn(ipv4) : null;
+      if (db) mariadbs.push(db);
+      const roles = db ? ['web', 'database'] : ['web'];
+      agents.push(await benchAgent(t, url, { name, roles, ipv4 }, controller.signal, db?.env));
+    }
     const [a, b] = agents as [(typeof agents)[0], (typeof agents)[0]];
+    const [dbA, dbB] = mariadbs;
     const plan = await post('/v1/plans', {
       name: 'bench-move',
       max_sites: 1,
@@ -91,7 +153,7 @@ export async function moveBench() {
       username: 'benchmove',
       contact_email: 'b@example.com',
       plan_id: plan.id,
-      placement: { web: a.id },
+      placement: dbA ? { web: a.id, database: a.id } : { web: a.id },
     });
     await post('/v1/domains', { account_id: account.id, name: 'move-bench.example.com' });
     const site = await post('/v1/sites', { account_id: account.id, hostname: 'move-bench.example.com' });
@@ -111,17 +173,34 @@ export async function moveBench() {
       if (i % 100 === 0) mkdirSync(path.dirname(fileAt(live, i)), { recursive: true });
       writeFileSync(fileAt(live, i), content());
     }
+    // The database, with its rows, on the source's MariaDB once its unit is applied there.
+    const database = { name: 'benchmove_shop' };
+    if (dbA) {
+      const { id } = await post('/v1/databases', { account_id: account.id, name: database.name });
+      await until(async () => (await t.get(`/v1/databases/${id}`)).body.sync_state === 'in_sync');
+      await dbA.sql(database.name, 'CREATE TABLE items (id INT PRIMARY KEY, v VARBINARY(1024) NOT NULL)');
+      await dbA.sql(database.name, `INSERT INTO items SELECT seq, RANDOM_BYTES(1024) FROM seq_1_to_${DB_ROWS}`);
+      // InnoDB writes the rows out in the background for a while: done before the reference is timed.
+      await dbA.sql(database.name, 'SET GLOBAL innodb_max_dirty_pages_pct = 0');
+      const dirty = async () =>
+        (await dbA.sql(database.name, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")).split('\t')[1];
+      await until(async () => (await dirty()) === '0');
+    }
     // Each measured from the same start: the files written out (not still being written back
     // meanwhile), and what the one before it wrote and removed written out too.
     execFileSync('sync');
     const tarBeforeMs = await tarPipe(live);
     execFileSync('sync');
 
-    const move = await post(`/v1/accounts/${account.id}/move`, { to: { web: b.id } });
+    const move = await post(`/v1/accounts/${account.id}/move`, { to: dbA ? { web: b.id, database: b.id } : { web: b.id } });
     const step = (m: { steps: Step[] }, name: string) => m.steps.find((s) => s.name === name) as Step;
     // 1 % of the files rewritten while the copy runs.
     await until(async () => step((await t.get(`/v1/moves/${move.id}`)).body, 'copy').started_at !== null);
     for (let i = 0; i < files * CHANGED; i++) writeFileSync(fileAt(live, Math.floor((i * files) / (files * CHANGED))), content());
+    // The rows as the account leaves them (it is dumped once frozen, and dropped at the cleanup).
+    const checksum = async (on: NonNullable<typeof dbA>) => (await on.sql(database.name, 'CHECKSUM TABLE items')).split('\t')[1];
+    if (dbA) await dbA.sql(database.name, `UPDATE items SET v = RANDOM_BYTES(1024) WHERE id % ${1 / CHANGED} = 0`);
+    const rowsLeft = dbA && (await checksum(dbA));
     const done = await until(async () => {
       const m = (await t.get(`/v1/moves/${move.id}`)).body;
       if (m.status === 'failed') throw new Error(`move failed: ${JSON.stringify(m.error)}`);
@@ -133,12 +212,15 @@ export async function moveBench() {
     await until(async () => existsSync(fileAt(moved, files - 1))); // its release switched to whole
     execFileSync('sync');
     const tarAfterMs = await tarPipe(moved);
+    // Every row on the target, the rewritten ones as rewritten last.
+    if (dbB && (await checksum(dbB)) !== rowsLeft) throw new Error('the database differs on the target');
     const ms = (s: Step) => Date.parse(s.ended_at as string) - Date.parse(s.started_at as string);
     const copyMs = ms(step(done, 'copy'));
     const tarMs = (tarBeforeMs + tarAfterMs) / 2;
     return {
       mb: MB,
       files,
+      dbMb: dbA ? DB_MB : 0,
       tarMs,
       tarBeforeMs,
       tarAfterMs,
@@ -154,6 +236,7 @@ export async function moveBench() {
   } finally {
     controller.abort();
     for (const agent of agents) await agent.stop();
+    for (const db of mariadbs) await db.stop().catch((err: unknown) => console.error(err));
     await t.close();
   }
 }
