@@ -42,24 +42,14 @@ function mariadbOn(address: string) {
   );
   const admin = new URL(env.BERTH_MARIADB_URL as string);
   // Not execFileSync: the control plane runs in this process, and its copy must not wait for these.
-  const sql = async (database: string, statement: string) =>
-    (
-      await promisify(execFile)('mariadb', [
-        '--no-defaults',
-        '-h',
-        admin.hostname,
-        '-P',
-        admin.port,
-        '-u',
-        admin.username,
-        `-p${admin.password}`,
-        '-N',
-        '-B',
-        database,
-        '-e',
-        statement,
-      ])
+  // The password in the environment, as the fleet test gives it, not on a command line.
+  const sql = async (database: string, statement: string) => {
+    const args = ['--no-defaults', `--host=${admin.hostname}`, `--port=${admin.port}`, `--user=${admin.username}`];
+    const secret = { PATH: process.env.PATH, MYSQL_PWD: decodeURIComponent(admin.password) };
+    return (
+      await promisify(execFile)('mariadb', [...args, '-N', '-B', database, '-e', statement], { env: secret })
     ).stdout.trim();
+  };
   /** Stopped, and its files removed once it has exited (it writes them until then). */
   const stop = async () => {
     const pid = Number(readFileSync(path.join(dir, 'mariadb/mariadb.pid'), 'utf8'));
