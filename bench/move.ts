@@ -18,6 +18,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { listenAgents } from '../src/app.js';
 import { tarGz } from '../test/helpers/archives.js';
+import { alive, readEnv } from '../test/helpers/daemon-files.js';
 import { benchAgent, controlPlane } from './agents.js';
 
 const MB = Number(process.env.BENCH_MOVE_MB ?? 1000);
@@ -26,6 +27,8 @@ const CHANGED = 0.01;
 const DB_MB = Number(process.env.BENCH_MOVE_DB_MB ?? 100);
 /** Rows of 1 KB (MariaDB's RANDOM_BYTES gives at most 1,024). */
 const DB_ROWS = DB_MB * 1024;
+/** The account's database (its name starts with the account's username). */
+const DB_NAME = 'benchmove_shop';
 const root = path.resolve(import.meta.dirname, '..');
 /** A MariaDB of each agent's own takes mariadbd and root (scripts/daemons/db-up.sh). */
 const MARIADB = process.getuid?.() === 0 && spawnSync('mariadbd', ['--version']).status === 0;
@@ -34,12 +37,7 @@ const MARIADB = process.getuid?.() === 0 && spawnSync('mariadbd', ['--version'])
 function mariadbOn(address: string) {
   const dir = mkdtempSync(path.join(tmpdir(), 'berth-bench-mariadb-'));
   execFileSync(path.join(root, 'scripts/daemons/db-up.sh'), [dir, address, '13306'], { stdio: 'ignore' });
-  const env = Object.fromEntries(
-    readFileSync(path.join(dir, 'db.env'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]),
-  );
+  const env = readEnv(path.join(dir, 'db.env'));
   const admin = new URL(env.BERTH_MARIADB_URL as string);
   // Not execFileSync: the control plane runs in this process, and its copy must not wait for these.
   // The password in the environment, as the fleet test gives it, not on a command line.
@@ -54,14 +52,7 @@ function mariadbOn(address: string) {
   const stop = async () => {
     const pid = Number(readFileSync(path.join(dir, 'mariadb/mariadb.pid'), 'utf8'));
     execFileSync(path.join(root, 'scripts/daemons/down.sh'), [dir]);
-    await until(async () => {
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    });
+    await until(async () => !alive(pid));
     rmSync(dir, { recursive: true, force: true });
   };
   return { env, sql, stop };
@@ -164,17 +155,16 @@ export async function moveBench() {
       writeFileSync(fileAt(live, i), content());
     }
     // The database, with its rows, on the source's MariaDB once its unit is applied there.
-    const database = { name: 'benchmove_shop' };
     if (dbA) {
-      const { id } = await post('/v1/databases', { account_id: account.id, name: database.name });
+      const { id } = await post('/v1/databases', { account_id: account.id, name: DB_NAME });
       await until(async () => (await t.get(`/v1/databases/${id}`)).body.sync_state === 'in_sync');
-      await dbA.sql(database.name, 'CREATE TABLE items (id INT PRIMARY KEY, v VARBINARY(1024) NOT NULL)');
-      await dbA.sql(database.name, `INSERT INTO items SELECT seq, RANDOM_BYTES(1024) FROM seq_1_to_${DB_ROWS}`);
+      await dbA.sql(DB_NAME, 'CREATE TABLE items (id INT PRIMARY KEY, v VARBINARY(1024) NOT NULL)');
+      await dbA.sql(DB_NAME, `INSERT INTO items SELECT seq, RANDOM_BYTES(1024) FROM seq_1_to_${DB_ROWS}`);
       // InnoDB writes the rows out in the background for a while: done before the reference is timed.
-      await dbA.sql(database.name, 'SET GLOBAL innodb_max_dirty_pages_pct = 0');
-      const dirty = async () =>
-        (await dbA.sql(database.name, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")).split('\t')[1];
-      await until(async () => (await dirty()) === '0');
+      await dbA.sql(DB_NAME, 'SET GLOBAL innodb_max_dirty_pages_pct = 0');
+      await until(async () =>
+        (await dbA.sql(DB_NAME, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")).endsWith('\t0'),
+      );
     }
     // Each measured from the same start: the files written out (not still being written back
     // meanwhile), and what the one before it wrote and removed written out too.
@@ -188,8 +178,8 @@ export async function moveBench() {
     await until(async () => step((await t.get(`/v1/moves/${move.id}`)).body, 'copy').started_at !== null);
     for (let i = 0; i < files * CHANGED; i++) writeFileSync(fileAt(live, Math.floor((i * files) / (files * CHANGED))), content());
     // The rows as the account leaves them (it is dumped once frozen, and dropped at the cleanup).
-    const checksum = async (on: NonNullable<typeof dbA>) => (await on.sql(database.name, 'CHECKSUM TABLE items')).split('\t')[1];
-    if (dbA) await dbA.sql(database.name, `UPDATE items SET v = RANDOM_BYTES(1024) WHERE id % ${1 / CHANGED} = 0`);
+    const checksum = async (on: NonNullable<typeof dbA>) => (await on.sql(DB_NAME, 'CHECKSUM TABLE items')).split('\t')[1];
+    if (dbA) await dbA.sql(DB_NAME, `UPDATE items SET v = RANDOM_BYTES(1024) WHERE id % ${1 / CHANGED} = 0`);
     const rowsLeft = dbA && (await checksum(dbA));
     const done = await until(async () => {
       const m = (await t.get(`/v1/moves/${move.id}`)).body;

@@ -5,6 +5,7 @@ import net from 'node:net';
 import { promisify } from 'node:util';
 import { ImapFlow } from 'imapflow';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { alive } from '../helpers/daemon-files.js';
 
 /**
  * The daemons `scripts/daemons/up.sh DIR` started, found through `BERTH_IT_DAEMONS=DIR`
@@ -188,15 +189,6 @@ export function smtp(commands: string[], where?: string): Promise<{ command: str
     });
   });
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Stops or starts one of the daemons up.sh started, the way an operator would. */
 export async function daemon(name: 'powerdns' | 'nginx' | 'postfix' | 'opendkim', action: 'stop' | 'start'): Promise<void> {

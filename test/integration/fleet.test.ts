@@ -9,6 +9,7 @@ import { listenAgents } from '../../src/app.js';
 import { acmeChallengeDir, loginHome } from '../../src/layout.js';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
+import { readEnv } from '../helpers/daemon-files.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/ports.js';
 import { daemonApp, daemonEnv, dig, digTtl, httpGet, inbox, NO_DAEMONS, smtp, sshCommand, sshKeyPair } from './daemons.js';
@@ -50,14 +51,6 @@ interface WebServer {
 const script = (name: string, args: string[]) =>
   new Promise<number | null>((resolve) =>
     spawn(path.join(root, 'scripts/daemons', name), args, { stdio: 'ignore' }).on('exit', (code) => resolve(code)),
-  );
-
-const readEnv = (file: string) =>
-  Object.fromEntries(
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
   );
 
 /** The root pebble signs with (made fresh at each start), from its management interface. */
