@@ -1,7 +1,7 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { hashNames, listTree } from '../archives/listing.js';
 import { type ArchivedDir, archiveStream, TRANSFER_LEVEL } from '../archives/pack.js';
@@ -28,9 +28,9 @@ const proofs = (tokens: { token: string; key_authorization?: string }[]) =>
   tokens.map((p) => ({ type: 'http-01' as const, identifier: '', token: p.token, keyAuthorization: p.key_authorization ?? '' }));
 
 /**
- * One task. A database's file is kept under the agent's own directory (0600: a dump holds the
- * account's data) only while it runs: a dump made with the local driver and streamed to the
- * control plane, or a dump fetched from it and loaded. A site's live release is packed as it is
+ * One task. A database's dump is streamed to the control plane as the local driver makes it; a
+ * dump fetched from it is kept under the agent's own directory (0600: it holds the account's
+ * data) only while it is loaded. A site's live release is packed as it is
  * now, with what the site wrote into it since; an account's maildirs are packed, or put back; a
  * move's copy of a site or of the maildirs is received ahead of its cutover, or discarded.
  * ACME proofs go where this server's web server serves `/.well-known/acme-challenge/`. A cron
@@ -53,17 +53,18 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
   if (task.action === 'site.discard' || task.action === 'mail.discard') return discardStaged(o.dataDir, task);
   // Started (or, where jobs never run, recorded skipped): the runner's record reports the rest.
   if (task.action === 'cron.run') return void (await o.cron.runNow(task.job_id, task.run_id));
+  if (task.action === 'database.dump') {
+    // Sent as it is made; cut off if it fails, and the control plane keeps nothing of it then.
+    const dump = new PassThrough();
+    await Promise.all([o.database.dump(task.database, dump), o.output(dump)]);
+    return;
+  }
   const dir = path.join(o.dataDir, 'agent', 'tasks');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, `${path.basename(id)}.sql`);
   try {
-    if (task.action === 'database.dump') {
-      await o.database.dump(task.database, file);
-      await o.output(createReadStream(file));
-    } else {
-      await pipeline(await o.input(), createWriteStream(file, { mode: 0o600 }));
-      await o.database.load(task.database, file);
-    }
+    await pipeline(await o.input(), createWriteStream(file, { mode: 0o600 }));
+    await o.database.load(task.database, file);
   } finally {
     await rm(file, { force: true });
   }

@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import type { CronAccountSpec, CronRunRecord } from './render/cron.js';
 import type { MailDomainSpec } from './render/mail.js';
 import type { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
@@ -59,8 +60,12 @@ export interface DatabaseDriver {
   removeAccount(prefix: string): Promise<void>;
   /** The size in bytes (data and indexes) of every database on the server. */
   measure(): Promise<Map<string, number>>;
-  /** A consistent dump of one database into `file`. */
-  dump(database: string, file: string): Promise<void>;
+  /**
+   * A consistent dump of one database written to `out` as it is made (an agent streams it to the
+   * control plane meanwhile), and `out` ended once the dump succeeded: a failed one destroys
+   * `out` with its error, so that what was sent of it is never taken for a whole dump.
+   */
+  dump(database: string, out: Writable): Promise<void>;
   /** Drops and re-creates the database, then loads a dump into it. */
   load(database: DatabaseSpec, file: string): Promise<void>;
 }

@@ -334,9 +334,9 @@ describe('placement and the agent’s units', () => {
     const dumped: string[] = [];
     const loaded: string[] = [];
     const drivers = agentDrivers(dataDir);
-    drivers.database.dump = async (database, file) => {
+    drivers.database.dump = async (database, out) => {
       dumped.push(database);
-      writeFileSync(file, `${database}: dumped on the agent`);
+      out.end(`${database}: dumped on the agent`);
     };
     drivers.database.load = async (_database, file) => void loaded.push(readFileSync(file, 'utf8'));
     const stop = startAgent(dataDir, identity, drivers);

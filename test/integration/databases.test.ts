@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativePasswordHash } from '../../src/modules/databases/rules.js';
 import { MariaDbDatabaseDriver } from '../../src/provisioning/drivers/mariadb.js';
@@ -209,5 +210,39 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
     expect(await state()).toBe(first);
     await driver.removeAccount(prefix);
     expect(await state()).not.toContain(prefix);
+  }, 60_000);
+
+  it('a dump is written as it is made and ended once whole; a failed one is cut off, never ended', async () => {
+    const driver = new MariaDbDatabaseDriver({
+      url: daemonEnv?.BERTH_MARIADB_URL as string,
+      userHost: '%',
+      dumpBin: 'mariadb-dump',
+      clientBin: 'mariadb',
+    });
+    const name = `dmp${Date.now().toString(36)}`;
+    await asAdmin(
+      `CREATE DATABASE \`${name}\`; CREATE TABLE \`${name}\`.items (id INT PRIMARY KEY); INSERT INTO \`${name}\`.items VALUES (1), (2)`,
+    );
+    const read = (out: PassThrough) => {
+      const seen = { text: '', ended: false };
+      out.setEncoding('utf8').on('data', (s: string) => (seen.text += s));
+      out.on('end', () => (seen.ended = true)).on('error', () => undefined);
+      return seen;
+    };
+    try {
+      const whole = new PassThrough();
+      const made = read(whole);
+      await driver.dump(name, whole);
+      await eventually(async () => made.ended);
+      expect(made.text).toMatch(/INSERT INTO `items` VALUES\s*\(1\),\s*\(2\)/);
+
+      const cut = new PassThrough();
+      const failed = read(cut);
+      await expect(driver.dump(`${name}_none`, cut)).rejects.toThrow(/mariadb-dump exited with 2: .*Unknown database/);
+      expect(cut.errored).toBeInstanceOf(Error);
+      expect(failed.ended).toBe(false);
+    } finally {
+      await asAdmin(`DROP DATABASE \`${name}\``);
+    }
   }, 60_000);
 });

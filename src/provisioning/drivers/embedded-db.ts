@@ -1,5 +1,7 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { writeFileIfChanged } from '../atomic-write.js';
 import type { DatabaseDriver } from '../driver.js';
 import { renderDatabaseState, type DatabaseAccountSpec } from '../render/mariadb.js';
@@ -36,8 +38,8 @@ export class EmbeddedDatabaseDriver implements DatabaseDriver {
     return new Map();
   }
 
-  async dump(database: string, file: string): Promise<void> {
-    await writeFile(file, `-- ${database}: the embedded driver has no database server, so no rows\n`, { mode: 0o600 });
+  async dump(database: string, out: Writable): Promise<void> {
+    await finished(out.end(`-- ${database}: the embedded driver has no database server, so no rows\n`), { readable: false });
   }
 
   async load(): Promise<void> {}

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import mysql, { type Connection, type RowDataPacket } from 'mysql2/promise';
@@ -181,8 +181,7 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
     return this.session((c) => this.sizes(c));
   }
 
-  async dump(database: string, file: string): Promise<void> {
-    const out = createWriteStream(file, { mode: 0o600 });
+  async dump(database: string, out: Writable): Promise<void> {
     await this.run(
       this.options.dumpBin,
       ['--single-transaction', '--routines', '--triggers', '--events', '--hex-blob', sql.dumpName(database)],
@@ -198,7 +197,11 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
     await this.run(this.options.clientBin, [`--database=${sql.dumpName(database.name)}`], { stdin: createReadStream(file) });
   }
 
-  /** Runs a MariaDB client tool as the administrative account; its stderr becomes the error. */
+  /**
+   * Runs a MariaDB client tool as the administrative account; its stderr becomes the error. Its
+   * output is ended only once it exited well, and destroyed otherwise; a reader that goes away
+   * ends the tool (which would wait on a full pipe).
+   */
   private async run(bin: string, args: string[], io: { stdin?: Readable; stdout?: Writable }): Promise<void> {
     const { host, port, user, password } = this.login;
     const child = spawn(bin, ['--no-defaults', `--host=${host}`, `--port=${port}`, `--user=${user}`, ...args], {
@@ -208,12 +211,23 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr = (stderr + s).slice(-2000)));
     if (io.stdin && child.stdin) io.stdin.pipe(child.stdin);
-    const written = io.stdout && child.stdout ? finished(child.stdout.pipe(io.stdout)) : Promise.resolve();
+    const out = io.stdout;
+    if (out && child.stdout) {
+      child.stdout.pipe(out, { end: false });
+      out.on('close', () => child.kill());
+    }
     const code = await new Promise<number | null>((resolve, reject) => {
       child.on('error', reject);
       child.on('close', resolve);
+    }).catch((err: unknown) => {
+      out?.destroy(err as Error);
+      throw err;
     });
-    await written;
-    if (code !== 0) throw new Error(`${bin} exited with ${code}: ${stderr.trim() || 'no message'}`);
+    if (code !== 0) {
+      const err = new Error(`${bin} exited with ${code}: ${stderr.trim() || 'no message'}`);
+      out?.destroy(err);
+      throw err;
+    }
+    if (out) await finished(out.end(), { readable: false });
   }
 }
