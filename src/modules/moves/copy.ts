@@ -22,7 +22,9 @@ async function copyHere(src: string, names: string[] | null, into: string): Prom
  * first time whole, while the source serves; then, `final`, once it is frozen, only what changed
  * since (listings kept in `listings`), verified against the source. What a part names in place
  * (the files of a role on this machine) is copied in the same way, beside the rest. Each part
- * then sends its copy on to the servers the account moves to, if it does.
+ * then sends its copy on to the servers the account moves to, if it does. The parts copy at the
+ * same time, each into its own directories: the frozen account waits for the longest (a
+ * database's dump), not for their sum.
  */
 export async function stageCopy(
   parts: readonly BackupPart[],
@@ -31,7 +33,7 @@ export async function stageCopy(
   await mkdir(o.staging, { recursive: true });
   await mkdir(o.listings, { recursive: true, mode: 0o700 });
   const copy = { listings: o.listings, final: o.final, to: o.to };
-  for (const part of parts) {
+  const copyPart = async (part: BackupPart) => {
     const staged = await part.stage(o.accountId, o.staging, o.from, copy);
     for (const d of staged.dirs)
       await refreshCopy({
@@ -43,6 +45,9 @@ export async function stageCopy(
         verify: o.final,
       });
     await part.sendAhead?.(o.accountId, o.staging, copy);
-  }
+  };
+  // Every part settled before a failure is told: none still writes when the step is retried or rolled back.
+  const failed = (await Promise.allSettled(parts.map(copyPart))).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
   return bytesUnder([o.staging]);
 }
