@@ -21,10 +21,10 @@ async function copyHere(src: string, names: string[] | null, into: string): Prom
  * A move's copy of the account into `staging`, by every part, from the servers it leaves: the
  * first time whole, while the source serves; then, `final`, once it is frozen, only what changed
  * since (listings kept in `listings`), verified against the source. What a part names in place
- * (the files of a role on this machine) is copied in the same way, beside the rest. Each part
- * then sends its copy on to the servers the account moves to, if it does. The parts copy at the
- * same time, each into its own directories: the frozen account waits for the longest (a
- * database's dump), not for their sum.
+ * (the files of a role on this machine) is copied in the same way, beside the rest. The parts
+ * copy one after another (a source's agent takes their tasks in turn), and each sends its copy
+ * on to the servers the account moves to, if it does, while the next copies: the frozen account
+ * does not wait for the sites' files to reach the target and then for the database's dump.
  */
 export async function stageCopy(
   parts: readonly BackupPart[],
@@ -33,21 +33,27 @@ export async function stageCopy(
   await mkdir(o.staging, { recursive: true });
   await mkdir(o.listings, { recursive: true, mode: 0o700 });
   const copy = { listings: o.listings, final: o.final, to: o.to };
-  const copyPart = async (part: BackupPart) => {
-    const staged = await part.stage(o.accountId, o.staging, o.from, copy);
-    for (const d of staged.dirs)
-      await refreshCopy({
-        dest: path.join(o.staging, d.as),
-        listingFile: path.join(o.listings, `here-${d.as.replaceAll('/', '_')}.json`),
-        now: await listTree([{ dir: d.dir, as: '' }]),
-        fetch: (names, into) => copyHere(d.dir, names, into),
-        hashes: (names) => hashNames([{ dir: d.dir, as: '' }], names),
-        verify: o.final,
-      });
-    await part.sendAhead?.(o.accountId, o.staging, copy);
-  };
-  // Every part settled before a failure is told: none still writes when the step is retried or rolled back.
-  const failed = (await Promise.allSettled(parts.map(copyPart))).find((r) => r.status === 'rejected');
-  if (failed) throw failed.reason;
+  const sending: Promise<void>[] = [];
+  try {
+    for (const part of parts) {
+      const staged = await part.stage(o.accountId, o.staging, o.from, copy);
+      for (const d of staged.dirs)
+        await refreshCopy({
+          dest: path.join(o.staging, d.as),
+          listingFile: path.join(o.listings, `here-${d.as.replaceAll('/', '_')}.json`),
+          now: await listTree([{ dir: d.dir, as: '' }]),
+          fetch: (names, into) => copyHere(d.dir, names, into),
+          hashes: (names) => hashNames([{ dir: d.dir, as: '' }], names),
+          verify: o.final,
+        });
+      const sent = part.sendAhead?.(o.accountId, o.staging, copy);
+      sent?.catch(() => undefined); // told below, once everything has settled
+      if (sent) sending.push(sent);
+    }
+  } finally {
+    // Nothing still writes when a failure is told (the step retried, or rolled back).
+    await Promise.allSettled(sending);
+  }
+  await Promise.all(sending);
   return bytesUnder([o.staging]);
 }
