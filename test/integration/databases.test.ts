@@ -31,6 +31,14 @@ function mariadb(user: string, password: string, sql: string, database?: string)
     );
   });
 }
+/** The driver itself, as the administrative account. */
+const mariadbDriver = () =>
+  new MariaDbDatabaseDriver({
+    url: daemonEnv?.BERTH_MARIADB_URL as string,
+    userHost: '%',
+    dumpBin: 'mariadb-dump',
+    clientBin: 'mariadb',
+  });
 const asAdmin = (sql: string) => mariadb(decodeURIComponent(admin!.username), decodeURIComponent(admin!.password), sql);
 
 describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: ${NO_DAEMONS})`}`, () => {
@@ -176,12 +184,7 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
   }, 120_000);
 
   it('the driver makes exactly the spec: a second apply changes nothing, what else carries the prefix goes', async () => {
-    const driver = new MariaDbDatabaseDriver({
-      url: daemonEnv?.BERTH_MARIADB_URL as string,
-      userHost: '%',
-      dumpBin: 'mariadb-dump',
-      clientBin: 'mariadb',
-    });
+    const driver = mariadbDriver();
     const prefix = `drv${Date.now().toString(36)}_`;
     const spec = {
       prefix,
@@ -213,12 +216,7 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
   }, 60_000);
 
   it('a dump is written as it is made and ended once whole; a failed one is cut off, never ended', async () => {
-    const driver = new MariaDbDatabaseDriver({
-      url: daemonEnv?.BERTH_MARIADB_URL as string,
-      userHost: '%',
-      dumpBin: 'mariadb-dump',
-      clientBin: 'mariadb',
-    });
+    const driver = mariadbDriver();
     const name = `dmp${Date.now().toString(36)}`;
     await asAdmin(
       `CREATE DATABASE \`${name}\`; CREATE TABLE \`${name}\`.items (id INT PRIMARY KEY); INSERT INTO \`${name}\`.items VALUES (1), (2)`,
