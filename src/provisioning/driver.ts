@@ -62,8 +62,9 @@ export interface DatabaseDriver {
   measure(): Promise<Map<string, number>>;
   /**
    * A consistent dump of one database written to `out` as it is made (an agent streams it to the
-   * control plane meanwhile), and `out` ended once the dump succeeded: a failed one destroys
-   * `out` with its error, so that what was sent of it is never taken for a whole dump.
+   * control plane meanwhile), and `out` ended once the dump succeeded, resolving when `out` has
+   * finished: a failed one destroys `out` with its error, so that what was sent of it is never
+   * taken for a whole dump.
    */
   dump(database: string, out: Writable): Promise<void>;
   /** Drops and re-creates the database, then loads a dump into it. */

@@ -908,6 +908,28 @@ describe('placement and the agent’s units', () => {
     }
   });
 
+  it('a dump that fails half-way through an agent is the waiter’s error, and nothing of what it sent is kept', async () => {
+    const a = await enrolledServer();
+    const drivers = agentDrivers(a.dataDir);
+    drivers.database.dump = async (_database, out) => {
+      out.write('CREATE TABLE items'.repeat(10_000));
+      const err = new Error('mariadb-dump exited with 2: Lost connection');
+      out.destroy(err);
+      throw err;
+    };
+    const stop = startAgent(a.dataDir, a.identity, drivers);
+    const file = path.join(newAgentDir(), 'dump.sql');
+    try {
+      await eventually(async () => (await t.get(`/v1/servers/${a.server.id}`)).body.status === 'online');
+      const dump = runAgentTask(t.db, t.clock, a.server.id, { action: 'database.dump', database: 'x_db' }, { file });
+      await expect(dump).rejects.toThrow(/could not do it: mariadb-dump exited with 2: Lost connection/);
+      expect(existsSync(file)).toBe(false);
+      expect(existsSync(`${file}.partial`)).toBe(false);
+    } finally {
+      await stop();
+    }
+  });
+
   it('a task ends with its agent’s report: a failure is the waiter’s error, a repeated report changes nothing; a quiet server fails the wait', async () => {
     const a = await enrolledServer();
     await poll(a.identity);

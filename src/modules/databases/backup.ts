@@ -1,7 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { finished } from 'node:stream/promises';
 import { type BackupPart, type MoveCopy, type PartServers, RestoreRefused, type StagedPart } from '../../contribution.js';
 import type { Db } from '../../db/client.js';
 import type { JobQueue } from '../../jobs/queue.js';
@@ -43,10 +42,7 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
     const serverId = from?.database ?? account?.database_server_id ?? LOCAL_SERVER_ID;
     if (serverId === LOCAL_SERVER_ID)
       return {
-        dump: async (database: string, file: string) => {
-          const out = createWriteStream(file, { mode: 0o600 });
-          await Promise.all([driver.dump(database, out), finished(out)]);
-        },
+        dump: (database: string, file: string) => driver.dump(database, createWriteStream(file, { mode: 0o600 })),
         load: (d: DatabaseSpec, file: string) => driver.load(d, file),
       };
     return {
