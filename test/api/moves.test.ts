@@ -228,6 +228,9 @@ describe('moving an account', () => {
     const done = await ended(moved.body.id);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
     expect(done.steps.map((s: { state: string }) => s.state)).toEqual(Array(done.steps.length).fill('done'));
+    // Every step's times in RFC 3339, as the API writes times (the forwarding's end too, which a query sets).
+    const times = done.steps.flatMap((s: { started_at: string; ended_at: string }) => [s.started_at, s.ended_at]);
+    expect(times.filter((at: string) => new Date(at).toISOString() !== at)).toEqual([]);
     expect(done.bytes_total).toBeGreaterThan(0);
     expect(done.cut_over_at).not.toBeNull();
     expect(done.frozen_at).not.toBeNull();

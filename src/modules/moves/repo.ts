@@ -93,11 +93,13 @@ export async function endForwarding(tx: Queryable, now: Date): Promise<{ id: str
   const index = MOVE_STEPS.indexOf('forward');
   return (
     await tx.query<{ id: string; operation_id: string }>(
+      // The time twice, as text for the step and as a time to compare: a parameter has one type,
+      // and a timestamptz written as text is PostgreSQL's format, not the API's RFC 3339.
       `UPDATE moves SET steps = jsonb_set(jsonb_set(steps, ARRAY[$2::text, 'state'], '"done"'), ARRAY[$2::text, 'ended_at'],
-           to_jsonb($1::text)), updated_at = now()
+           to_jsonb($3::text)), updated_at = now()
        WHERE status = 'forwarding' AND forward_until <= $1::timestamptz AND steps -> $2::int ->> 'state' = 'running'
        RETURNING id, operation_id`,
-      [now.toISOString(), index],
+      [now, index, now.toISOString()],
     )
   ).rows;
 }
