@@ -137,7 +137,13 @@ export function agentUpload(url: string, creds: Credentials, path: string, body:
       },
     );
     req.on('timeout', () => req.destroy(new Error(`no answer from ${url} in time`)));
-    req.on('error', reject);
+    req.on('error', (err) => {
+      // The body's maker learns it too: a dump writing into it would wait on a full pipe, holding
+      // its transaction (and the locks a DROP DATABASE waits for) until its server times it out.
+      body.unpipe(req);
+      body.destroy(err);
+      reject(err);
+    });
     body.on('error', (err) => req.destroy(err));
     body.pipe(req);
   });
