@@ -1,6 +1,7 @@
-import { lstat, mkdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, rename, rm, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { inSlices } from '../lib/slices.js';
+import { writeFileAtomic } from '../provisioning/atomic-write.js';
 import { changedSince, checkedListing, differences, type Hashes, hashNames, type Listing, listTree } from './listing.js';
 
 export interface RefreshOptions {
@@ -49,7 +50,8 @@ export async function refreshCopy(o: RefreshOptions): Promise<void> {
       }
     }
   }
-  await writeFile(o.listingFile, JSON.stringify(o.now), { mode: 0o600 });
+  // Whole or not at all: a process killed as it writes leaves the last listing, never half of one.
+  await writeFileAtomic(o.listingFile, JSON.stringify(o.now), 0o600);
   if (o.verify) {
     const wrong = await differences(o.dest, o.now);
     if (wrong.length > 0) throw new Error(`the copy differs from the source in ${wrong.length} files (${wrong[0]} first)`);

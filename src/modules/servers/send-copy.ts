@@ -1,8 +1,9 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { changedSince, checkedListing, listingTotals, listTree } from '../../archives/listing.js';
 import type { Db } from '../../db/client.js';
 import type { Clock } from '../../lib/time.js';
 import { type AgentTask, PACK_ONLY_MAX } from '../../provisioning/agent-units.js';
+import { writeFileAtomic } from '../../provisioning/atomic-write.js';
 import { LOCAL_SERVER_ID } from './repo.js';
 import type { Role } from './schemas.js';
 import { AgentTaskFailed, runAgentTask } from './tasks.js';
@@ -51,7 +52,8 @@ export async function sendCopy(
     await rm(sentFile, { force: true });
     throw err;
   }
-  await writeFile(sentFile, JSON.stringify(now), { mode: 0o600 });
+  // Whole or not at all: a control plane killed as it writes leaves the last listing, never half of one.
+  await writeFileAtomic(sentFile, JSON.stringify(now), 0o600);
   return expect;
 }
 
