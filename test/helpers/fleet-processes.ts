@@ -60,18 +60,23 @@ export function apiOf(port: number, token: string): ApiCall {
   };
 }
 
-/** A server made through the API and its agent, enrolled with the printed command, running and online. */
+/**
+ * A server made through the API and its agent, enrolled with the printed command, running and
+ * online; `env` is the agent's settings beyond its data directory (its drivers), kept as `s.env`
+ * for a restart.
+ */
 export async function enrolledServer(
   call: ApiCall,
   kit: ReturnType<typeof processKit>,
   server: { name: string; roles: string[]; ipv4: string },
+  env: Record<string, string> = {},
 ) {
   const created = await call('POST', '/v1/servers', { ...server, capacity: { accounts: 10 } });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const dataDir = kit.tempDir();
-  const enrolment = kit.started(startAgentProcess((created.body.enrolment.command as string).split(' ').slice(2), dataDir));
+  const enrolment = kit.started(startAgentProcess((created.body.enrolment.command as string).split(' ').slice(2), dataDir, env));
   expect(await enrolment.exited, enrolment.output()).toBe(0);
-  const s = { id: created.body.id as string, dataDir, agent: kit.started(startAgentProcess(['run'], dataDir)) };
+  const s = { id: created.body.id as string, dataDir, env, agent: kit.started(startAgentProcess(['run'], dataDir, env)) };
   await until(async () => (await call('GET', `/v1/servers/${s.id}`)).body.status === 'online');
   return s;
 }

@@ -59,10 +59,12 @@ export async function waitReady(port: number, server?: { exited: Promise<unknown
 export function startAgentProcess(
   args: string[],
   dataDir: string,
+  env: Record<string, string> = {},
 ): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   return started([path.join(root, 'src/cli/main.ts'), 'agent', ...args], {
     PATH: process.env.PATH ?? '',
     BERTH_DATA_DIR: dataDir,
     BERTH_LOG_LEVEL: 'warn',
+    ...env,
   });
 }

@@ -11,6 +11,7 @@ import { eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { readEnv } from '../helpers/daemon-files.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
+import { mariadbSql } from '../helpers/mariadb-servers.js';
 import { freePort } from '../helpers/ports.js';
 import { daemonApp, daemonEnv, dig, digTtl, httpGet, inbox, NO_DAEMONS, smtp, sshCommand, sshKeyPair } from './daemons.js';
 
@@ -188,20 +189,8 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
   }
 
   /** A statement run by the `mariadb` client at a server's MariaDB: as `as`, else as Berth's administrative account. */
-  function sql(server: WebServer, statement: string, as?: { user: string; password: string; database: string }) {
-    const admin = new URL(server.db.BERTH_MARIADB_URL as string);
-    const [host, port] = (server.db.BERTH_IT_MARIADB as string).split(':') as [string, string];
-    const user = as?.user ?? decodeURIComponent(admin.username);
-    const args = ['--no-defaults', `--host=${host}`, `--port=${port}`, `--user=${user}`, '-N', '-B', '-e', statement];
-    return new Promise<string>((resolve, reject) =>
-      execFile(
-        'mariadb',
-        as ? [...args, as.database] : args,
-        { env: { PATH: process.env.PATH, MYSQL_PWD: as?.password ?? decodeURIComponent(admin.password) }, timeout: 30_000 },
-        (err, out, stderr) => (err ? reject(new Error(String(stderr))) : resolve(String(out))),
-      ),
-    );
-  }
+  const sql = (server: WebServer, statement: string, as?: Parameters<typeof mariadbSql>[2]) =>
+    mariadbSql(server.db, statement, as);
 
   /** An account's database with a user who may do anything in it, in sync on its server. */
   async function database(accountId: string, name: string) {

@@ -1,11 +1,12 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { expect, it, onTestFinished } from 'vitest';
+import { afterAll, expect, it, onTestFinished } from 'vitest';
 import { MOVE_STEPS } from '../../src/modules/moves/schemas.js';
 import { tarGz } from '../helpers/archives.js';
 import { emptyPostgresDb, onPostgres } from '../helpers/db.js';
 import { PLAN_LIMITS } from '../helpers/fixtures.js';
 import { apiOf, enrolledServer, processKit, until } from '../helpers/fleet-processes.js';
+import { mariadbSql, noMariadbServers, startMariadb, stopDaemons, type MariadbEnv } from '../helpers/mariadb-servers.js';
 import { freePort } from '../helpers/ports.js';
 import { startAgentProcess, startServer, waitReady } from '../helpers/server-process.js';
 
@@ -14,12 +15,18 @@ import { startAgentProcess, startServer, waitReady } from '../helpers/server-pro
  * plane kills itself once each step has done its work and before it is recorded
  * (BERTH_CRASH_AFTER_MOVE_STEPS), so the step runs a second time when it is started again; each
  * time the test kills the source's and the target's agents too and starts all three again. The
- * move still completes: the target serves the site's files and holds the mailbox's message, once;
- * the source holds nothing of the account.
+ * move still completes: the target serves the site's files and holds the mailbox's message, once,
+ * and (where MariaDB servers can be started here, one per server) every row of the account's
+ * database, once, for its user with the same password; the source holds nothing of the account.
  */
 const OPERATOR = 'move-crash-steps-operator-token-0123456789';
 const kit = processKit('berth-move-steps-');
 const { tempDir, started } = kit;
+const noMariadb = noMariadbServers();
+// Registered after the kit's: stopped before their directories are removed.
+const mariadbDirs: string[] = [];
+afterAll(() => Promise.all(mariadbDirs.map(stopDaemons)));
+const ROWS = 100;
 
 /** The files under `dir` (at any depth) whose content is `text`. */
 function filesHolding(dir: string, text: string): string[] {
@@ -31,7 +38,7 @@ function filesHolding(dir: string, text: string): string[] {
 
 // On PGlite in its data directory, or (the slow suite's PostgreSQL run) on a database of its own
 // there, whose connections die with the process.
-it('a move whose control plane and both agents are killed (SIGKILL) after each of its steps completes: the target serves the site and holds the message once, the source keeps nothing', async () => {
+it(`a move whose control plane and both agents are killed (SIGKILL) after each of its steps completes: the target serves the site and holds the message${noMariadb ? '' : ' and every row of the database'} once, the source keeps nothing${noMariadb ? ` (the database skipped: ${noMariadb})` : ''}`, async () => {
   const [port, agentPort] = [await freePort(), await freePort()];
   const call = apiOf(port, OPERATOR);
   const controlDir = tempDir();
@@ -49,7 +56,17 @@ it('a move whose control plane and both agents are killed (SIGKILL) after each o
   let server = started(startServer(controlDir, port, env));
   await waitReady(port, server);
 
-  const hostingServer = (name: string, ipv4: string) => enrolledServer(call, kit, { name, roles: ['web', 'mail'], ipv4 });
+  /** A hosting server and, where MariaDB servers can run here, its own MariaDB on its address. */
+  async function hostingServer(name: string, ipv4: string) {
+    let db: MariadbEnv | null = null;
+    if (!noMariadb) {
+      const dir = tempDir();
+      mariadbDirs.push(dir);
+      db = await startMariadb(dir, ipv4, await freePort());
+    }
+    const roles = db ? ['web', 'mail', 'database'] : ['web', 'mail'];
+    return { ...(await enrolledServer(call, kit, { name, roles, ipv4 }, db ?? {})), db };
+  }
   const [a, b] = [await hostingServer('host-a', '127.0.0.41'), await hostingServer('host-b', '127.0.0.42')];
 
   const plan = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body;
@@ -58,7 +75,7 @@ it('a move whose control plane and both agents are killed (SIGKILL) after each o
       username: 'movesteps',
       contact_email: 'a@example.com',
       plan_id: plan.id,
-      placement: { web: a.id, mail: a.id },
+      placement: { web: a.id, mail: a.id, ...(a.db && { database: a.id }) },
     })
   ).body;
   const domain = 'movesteps.example.com';
@@ -85,7 +102,11 @@ it('a move whose control plane and both agents are killed (SIGKILL) after each o
   const message = `Subject: kept\r\n\r\nmessage ${Date.now()}\r\n`;
   writeFileSync(path.join(maildir(a.dataDir), 'new', `${Date.now()}.M1P1.host-a`), message);
 
-  const moved = await call('POST', `/v1/accounts/${account.id}/move`, { to: { web: b.id, mail: b.id } });
+  // A database with a user, and rows in a table without a key: a row loaded twice would be seen.
+  const appDb = a.db && (await accountDatabase(account.id, a.db));
+
+  const to = { web: b.id, mail: b.id, ...(appDb && { database: b.id }) };
+  const moved = await call('POST', `/v1/accounts/${account.id}/move`, { to });
   expect(moved.status, JSON.stringify(moved.body)).toBe(202);
   const move = async () => (await call('GET', `/v1/moves/${moved.body.id}`)).body;
   let crashes = 0;
@@ -105,7 +126,7 @@ it('a move whose control plane and both agents are killed (SIGKILL) after each o
     // The agents die too, wherever they were; then all three start again.
     for (const s of [a, b]) s.agent.child.kill('SIGKILL');
     await Promise.all([a.agent.exited, b.agent.exited]);
-    for (const s of [a, b]) s.agent = started(startAgentProcess(['run'], s.dataDir));
+    for (const s of [a, b]) s.agent = started(startAgentProcess(['run'], s.dataDir, s.env));
     server = started(startServer(controlDir, port, env));
     // A short step may complete (and kill the process again) before /readyz is first asked: that
     // is the next crash, which the loop counts.
@@ -127,4 +148,25 @@ it('a move whose control plane and both agents are killed (SIGKILL) after each o
   await until(async () => filesHolding(maildir(b.dataDir), message).length > 0);
   expect(filesHolding(maildir(b.dataDir), message)).toHaveLength(1);
   await until(async () => !readdirSync(path.join(a.dataDir, 'accounts')).includes(account.id));
+  if (appDb && a.db && b.db) {
+    const count = 'SELECT COUNT(*), COUNT(DISTINCT k), MIN(k), MAX(k) FROM kept';
+    expect((await mariadbSql(b.db, count, appDb.as)).trim()).toBe(`${ROWS}\t${ROWS}\t1\t${ROWS}`);
+    await until(async () => (await mariadbSql(a.db!, `SHOW DATABASES LIKE '${appDb.as.database}'`)).trim() === '');
+  }
+
+  /** The account's database on server a with a user who may do all in it, and ROWS rows. */
+  async function accountDatabase(accountId: string, db: MariadbEnv) {
+    const name = 'movesteps_app';
+    const made = await call('POST', '/v1/databases', { account_id: accountId, name });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const user = (await call('POST', '/v1/database-users', { account_id: accountId, username: name, generate_password: true }))
+      .body;
+    const granted = await call('PUT', `/v1/databases/${made.body.id}/users/${user.id}`, { privileges: ['ALL'] });
+    expect(granted.status, JSON.stringify(granted.body)).toBeLessThan(300);
+    await until(async () => (await call('GET', `/v1/database-users/${user.id}`)).body.sync_state === 'in_sync');
+    const as = { user: user.username as string, password: user.password as string, database: made.body.name as string };
+    const values = Array.from({ length: ROWS }, (_, i) => `(${i + 1})`).join(',');
+    await mariadbSql(db, `CREATE TABLE kept (k int); INSERT INTO kept VALUES ${values}`, as);
+    return { as };
+  }
 }, 600_000);

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bytesUnder } from '../../src/archives/pack.js';
 import { tarGz } from '../helpers/archives.js';
 import { PLAN_LIMITS } from '../helpers/fixtures.js';
 import { type ApiCall, apiOf, enrolledServer, processKit, until } from '../helpers/fleet-processes.js';
+import { mariadbSql, noMariadbServers, startMariadb, stopDaemons, type MariadbEnv } from '../helpers/mariadb-servers.js';
 import { freePort } from '../helpers/ports.js';
 import { startAgentProcess, startServer, waitReady } from '../helpers/server-process.js';
 
@@ -13,8 +14,11 @@ import { startAgentProcess, startServer, waitReady } from '../helpers/server-pro
  * Moves whose processes are killed with SIGKILL in the middle of a step, one process and one step
  * per test: the control plane while the copy streams and while the target lands what it was
  * sent, the source's agent while it streams the copy and while it forwards, the target's agent
- * while it receives the copy sent ahead and while it lands. Each move resumes and completes: its site's files and its message are then on
- * the target, once, and the source holds nothing of it. (A move that fails before its cutover
+ * while it receives the copy sent ahead and while it lands; and, where MariaDB servers can be
+ * started here (one per server), the source's agent and the control plane while the source dumps
+ * the account's database in the final copy, and the target's agent while it loads it. Each move
+ * resumes and completes: its site's files and its message are then on the target, once (and its
+ * database's rows, once), and the source holds nothing of it. (A move that fails before its cutover
  * rolls back; moves.test.ts proves what that leaves with a cancel.)
  * (move-crash-steps.test.ts kills all three between the steps; move-crash.test.ts the control
  * plane in the freeze and the target's agent at the cutover.)
@@ -22,6 +26,12 @@ import { startAgentProcess, startServer, waitReady } from '../helpers/server-pro
 const OPERATOR = 'move-kills-test-operator-token-0123456789';
 const kit = processKit('berth-move-kills-');
 const { tempDir, started } = kit;
+const noMariadb = noMariadbServers();
+// Registered after the kit's: stopped before their directories are removed.
+const mariadbDirs: string[] = [];
+afterAll(() => Promise.all(mariadbDirs.map(stopDaemons)));
+/** Rows of 1 KB, in a table without a key (a row loaded twice would be seen): a dump and a load that take a while to watch. */
+const ROWS = 20_000;
 /** Large enough that the copy and the land each take a while to watch: 200 files of 100 KB. */
 const FILES = Array.from({ length: 200 }, (_, i) => ({ path: `files/${i}.bin`, content: randomBytes(100_000) }));
 
@@ -30,7 +40,7 @@ let port: number;
 let controlDir: string;
 let env: Record<string, string>;
 let server: ReturnType<typeof startServer>;
-type Hosting = Awaited<ReturnType<typeof enrolledServer>>;
+type Hosting = Awaited<ReturnType<typeof enrolledServer>> & { db: MariadbEnv | null };
 let a: Hosting;
 let b: Hosting;
 let planId: string;
@@ -49,7 +59,17 @@ beforeAll(async () => {
   };
   server = started(startServer(controlDir, port, env));
   await waitReady(port, server);
-  const hosting = (name: string, ipv4: string) => enrolledServer(call, kit, { name, roles: ['web', 'mail'], ipv4 });
+  /** A hosting server and, where MariaDB servers can run here, its own MariaDB on its address. */
+  async function hosting(name: string, ipv4: string): Promise<Hosting> {
+    let db: MariadbEnv | null = null;
+    if (!noMariadb) {
+      const dir = tempDir();
+      mariadbDirs.push(dir);
+      db = await startMariadb(dir, ipv4, await freePort());
+    }
+    const roles = db ? ['web', 'mail', 'database'] : ['web', 'mail'];
+    return { ...(await enrolledServer(call, kit, { name, roles, ipv4 }, db ?? {})), db };
+  }
   [a, b] = [await hosting('host-a', '127.0.0.51'), await hosting('host-b', '127.0.0.52')];
   planId = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body.id;
 }, 300_000);
@@ -65,18 +85,22 @@ async function killAgent(s: Hosting): Promise<void> {
   s.agent.child.kill('SIGKILL');
   await s.agent.exited;
 }
-const startAgent = (s: Hosting) => (s.agent = started(startAgentProcess(['run'], s.dataDir)));
+const startAgent = (s: Hosting) => (s.agent = started(startAgentProcess(['run'], s.dataDir, s.env)));
 
-/** An account on server a with a site (FILES and index.html) and a mailbox holding one message. */
-async function accountOnA(name: string) {
+/**
+ * An account on server a with a site (FILES and index.html) and a mailbox holding one message;
+ * `withDatabase`, a database of ROWS rows there as well.
+ */
+async function accountOnA(name: string, withDatabase = false) {
   const account = (
     await call('POST', '/v1/accounts', {
       username: name,
       contact_email: 'a@example.com',
       plan_id: planId,
-      placement: { web: a.id, mail: a.id },
+      placement: { web: a.id, mail: a.id, ...(withDatabase && { database: a.id }) },
     })
   ).body;
+  const database = withDatabase ? await databaseOnA(account.id, `${name}_app`) : null;
   const domain = `${name}.example.com`;
   // No records: the source forwards for BERTH_MOVE_TTL_S after the cutover, not for a record's TTL.
   const made = await call('POST', '/v1/domains', { account_id: account.id, name: domain, mail_enabled: true, template: 'empty' });
@@ -104,13 +128,52 @@ async function accountOnA(name: string) {
     expect(messages()).toHaveLength(1);
     await until(async () => !readdirSync(path.join(a.dataDir, 'accounts')).includes(account.id));
     expect((await call('GET', `/v1/accounts/${account.id}`)).body.placement).toMatchObject({ web: b.id, mail: b.id });
+    if (database) {
+      const count = `SELECT COUNT(*), COUNT(DISTINCT k), MIN(k), MAX(k) FROM \`${database}\`.kept`;
+      expect((await mariadbSql(b.db!, count)).trim()).toBe(`${ROWS}\t${ROWS}\t1\t${ROWS}`);
+      await until(async () => (await mariadbSql(a.db!, `SHOW DATABASES LIKE '${database}'`)).trim() === '');
+    }
   };
-  return { account, site, onlyOnB };
+  return { account, site, database, onlyOnB };
 }
 
-/** The move of `accountId` to server b, started; `move()` reads it. */
-async function moveToB(accountId: string) {
-  const started = await call('POST', `/v1/accounts/${accountId}/move`, { to: { web: b.id, mail: b.id } });
+/** The account's database `name` on server a, in sync there, holding ROWS rows of 1 KB; its name. */
+async function databaseOnA(accountId: string, name: string): Promise<string> {
+  const made = await call('POST', '/v1/databases', { account_id: accountId, name });
+  expect(made.status, JSON.stringify(made.body)).toBe(201);
+  await until(async () => (await call('GET', `/v1/databases/${made.body.id}`)).body.sync_state === 'in_sync');
+  // seq_1_to_N: MariaDB's Sequence engine (a table of every database).
+  const statements = [
+    `USE \`${made.body.name}\``,
+    'CREATE TABLE kept (k int, v text)',
+    `INSERT INTO kept SELECT seq, REPEAT(MD5(seq), 32) FROM seq_1_to_${ROWS}`,
+  ];
+  await mariadbSql(a.db!, statements.join('; '));
+  return made.body.name as string;
+}
+
+/** Whether a process runs whose arguments include each of `args` (a database tool an agent started, say). */
+function running(...args: string[]): boolean {
+  return readdirSync('/proc')
+    .filter((pid) => /^\d+$/.test(pid))
+    .some((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return args.every((arg) => argv.includes(arg));
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
+}
+
+/** The MariaDB tool `bin` running against server `s`'s MariaDB with `arg` among its arguments. */
+const mariadbTool = (bin: string, s: Hosting, arg: string) => () =>
+  Promise.resolve(running(bin, `--port=${s.db!.BERTH_IT_MARIADB!.split(':')[1]}`, arg));
+
+/** The move of `accountId` to server b (its database too, `withDatabase`), started; `move()` reads it. */
+async function moveToB(accountId: string, withDatabase = false) {
+  const to = { web: b.id, mail: b.id, ...(withDatabase && { database: b.id }) };
+  const started = await call('POST', `/v1/accounts/${accountId}/move`, { to });
   expect(started.status, JSON.stringify(started.body)).toBe(202);
   const move = async () => (await call('GET', `/v1/moves/${started.body.id}`)).body;
   const stepIs = async (step: string, state: string) =>
@@ -208,4 +271,43 @@ describe('a move whose process is killed (SIGKILL) in the middle of a step', () 
     startAgent(a);
     await onlyOnB();
   }, 600_000);
+
+  describe.skipIf(noMariadb)(`its database (${noMariadb ? `skipped: ${noMariadb}` : 'a MariaDB per server'})`, () => {
+    it("the source's agent, while it dumps the database in the final copy: started again, it dumps it again and the move completes", async (ctx) => {
+      if (process.env.TEST_DATABASE_URL) ctx.skip();
+      const { account, database, onlyOnB } = await accountOnA('killdumpsrc', true);
+      const m = await moveToB(account.id, true);
+      await until(mariadbTool('mariadb-dump', a, database!), 120_000, 5);
+      expect(await m.stepIs('final_copy', 'running')).toBe(true);
+      await killAgent(a);
+      startAgent(a);
+      const ended = await m.ended();
+      expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
+      await onlyOnB();
+    }, 600_000);
+
+    it('the control plane, while the source dumps the database in the final copy: started again, the final copy runs again and the move completes', async (ctx) => {
+      if (process.env.TEST_DATABASE_URL) ctx.skip();
+      const { account, database, onlyOnB } = await accountOnA('killdumpcp', true);
+      const m = await moveToB(account.id, true);
+      await until(mariadbTool('mariadb-dump', a, database!), 120_000, 5);
+      await restartControlPlane();
+      const ended = await m.ended();
+      expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
+      await onlyOnB();
+    }, 600_000);
+
+    it("the target's agent, while it loads the database: started again, it loads it again from the start and the move completes", async (ctx) => {
+      if (process.env.TEST_DATABASE_URL) ctx.skip();
+      const { account, database, onlyOnB } = await accountOnA('killloadtgt', true);
+      const m = await moveToB(account.id, true);
+      await until(mariadbTool('mariadb', b, `--database=${database!}`), 120_000, 5);
+      expect(await m.stepIs('land', 'running')).toBe(true);
+      await killAgent(b);
+      startAgent(b);
+      const ended = await m.ended();
+      expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
+      await onlyOnB();
+    }, 600_000);
+  });
 });

@@ -1,0 +1,58 @@
+import { execFile, spawn } from 'node:child_process';
+import path from 'node:path';
+import { readEnv } from './daemon-files.js';
+import { installed } from './installed.js';
+
+const scripts = path.resolve(import.meta.dirname, '../../scripts/daemons');
+
+/** A MariaDB server's settings as scripts/daemons/db-up.sh writes them (db.env). */
+export type MariadbEnv = Record<string, string>;
+
+/**
+ * Why a test cannot start MariaDB servers of its own here, or null when it can: db-up.sh runs
+ * `mariadbd` as root, as a hosting server's agent does.
+ */
+export function noMariadbServers(): string | null {
+  if (process.getuid?.() !== 0) return 'MariaDB servers of its own need root';
+  if (!installed('mariadbd') || !installed('mariadb-install-db')) return 'mariadbd is not installed';
+  return null;
+}
+
+const run = (script: string, args: string[]) =>
+  new Promise<number | null>((resolve) =>
+    // The daemon it starts keeps its output descriptors: no pipes, whose end would never come.
+    spawn(path.join(scripts, script), args, { stdio: 'ignore' }).on('exit', (code) => resolve(code)),
+  );
+
+/** A MariaDB of its own on `address:port`, its data in `dir` (db-up.sh); stopped by `stopDaemons(dir)`. */
+export async function startMariadb(dir: string, address: string, port: number): Promise<MariadbEnv> {
+  const code = await run('db-up.sh', [dir, address, String(port)]);
+  if (code !== 0) throw new Error(`db-up.sh exited with ${code}: see ${dir}/mariadb`);
+  return readEnv(path.join(dir, 'db.env'));
+}
+
+/** Stops what scripts/daemons started in `dir` (down.sh). */
+export const stopDaemons = (dir: string) => run('down.sh', [dir]);
+
+/**
+ * A statement run by the `mariadb` client at a server's MariaDB, its rows as tab-separated lines:
+ * as `as` in its database, else as Berth's administrative account.
+ */
+export function mariadbSql(
+  server: MariadbEnv,
+  statement: string,
+  as?: { user: string; password: string; database: string },
+): Promise<string> {
+  const admin = new URL(server.BERTH_MARIADB_URL as string);
+  const [host, port] = (server.BERTH_IT_MARIADB as string).split(':') as [string, string];
+  const user = as?.user ?? decodeURIComponent(admin.username);
+  const args = ['--no-defaults', `--host=${host}`, `--port=${port}`, `--user=${user}`, '-N', '-B', '-e', statement];
+  return new Promise((resolve, reject) =>
+    execFile(
+      'mariadb',
+      as ? [...args, as.database] : args,
+      { env: { PATH: process.env.PATH, MYSQL_PWD: as?.password ?? decodeURIComponent(admin.password) }, timeout: 30_000 },
+      (err, out, stderr) => (err ? reject(new Error(String(stderr))) : resolve(String(out))),
+    ),
+  );
+}
