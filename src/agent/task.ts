@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { hashNames, listTree } from '../archives/listing.js';
 import { type ArchivedDir, archiveStream, TRANSFER_LEVEL } from '../archives/pack.js';
 import { acmeChallengeDir, releaseDir, siteDir } from '../layout.js';
+import { inPieces } from '../lib/pieces.js';
 import type { AgentTask } from '../provisioning/agent-units.js';
 import type { CronDriver, DatabaseDriver } from '../provisioning/driver.js';
 import { liveRelease } from '../provisioning/releases.js';
@@ -63,7 +64,7 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, `${path.basename(id)}.sql`);
   try {
-    await pipeline(await o.input(), createWriteStream(file, { mode: 0o600 }));
+    await pipeline(await o.input(), inPieces(2 ** 20), createWriteStream(file, { mode: 0o600 }));
     await o.database.load(task.database, file);
   } finally {
     await rm(file, { force: true });

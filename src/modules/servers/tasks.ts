@@ -7,6 +7,7 @@ import { ArchiveRefused, ArchiveTooLarge, unpackArchive } from '../../archives/u
 import type { Db, Queryable } from '../../db/client.js';
 import { invalid, payloadTooLarge } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
+import { inPieces } from '../../lib/pieces.js';
 import type { Clock } from '../../lib/time.js';
 import type { AgentTask, AgentUnitSource } from '../../provisioning/agent-units.js';
 import { findServerById } from './repo.js';
@@ -203,7 +204,7 @@ export const taskUnits: AgentUnitSource = {
     }
     const partial = `${task.file}.partial`;
     try {
-      await pipeline(body, bounded(task.max_bytes), createWriteStream(partial, { mode: 0o600 }));
+      await pipeline(body, bounded(task.max_bytes), inPieces(2 ** 20), createWriteStream(partial, { mode: 0o600 }));
       await rename(partial, task.file);
     } finally {
       await rm(partial, { force: true });
