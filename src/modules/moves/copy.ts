@@ -1,4 +1,4 @@
-import { cp, mkdir } from 'node:fs/promises';
+import { cp, lstat, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { hashNames, listTree } from '../../archives/listing.js';
 import { bytesUnder } from '../../archives/pack.js';
@@ -34,6 +34,23 @@ export async function stageCopy(
   await mkdir(o.listings, { recursive: true, mode: 0o700 });
   const copy = { listings: o.listings, final: o.final, to: o.to };
   const sending: Promise<void>[] = [];
+  // The staging's bytes, counted by what each part added while the next one copies (a walk of
+  // the whole staging at the end took a quarter of a second of the freeze).
+  const counted = new Set<string>();
+  const counts: Promise<number>[] = [];
+  const countAdded = async () => {
+    const added = (await readdir(o.staging)).filter((name) => !counted.has(name));
+    for (const name of added) counted.add(name);
+    const count = Promise.all(
+      added.map(async (name) => {
+        const entry = path.join(o.staging, name);
+        const st = await lstat(entry);
+        return st.isDirectory() ? bytesUnder([entry]) : st.isFile() ? st.size : 0;
+      }),
+    ).then((sizes) => sizes.reduce((sum, n) => sum + n, 0));
+    count.catch(() => undefined); // told below
+    counts.push(count);
+  };
   try {
     for (const part of parts) {
       const staged = await part.stage(o.accountId, o.staging, o.from, copy);
@@ -49,11 +66,12 @@ export async function stageCopy(
       const sent = part.sendAhead?.(o.accountId, o.staging, copy);
       sent?.catch(() => undefined); // told below, once everything has settled
       if (sent) sending.push(sent);
+      await countAdded();
     }
   } finally {
     // Nothing still writes when a failure is told (the step retried, or rolled back).
-    await Promise.allSettled(sending);
+    await Promise.allSettled([...sending, ...counts]);
   }
   await Promise.all(sending);
-  return bytesUnder([o.staging]);
+  return (await Promise.all(counts)).reduce((sum, n) => sum + n, 0);
 }
