@@ -3,9 +3,8 @@ import { Transform } from 'node:stream';
 /**
  * Bytes joined into pieces of at least `bytes` (the last one may be less), for a file written as
  * a socket delivers: TLS hands over 16 KiB at a time, and each write of a file stream is a trip
- * through the thread pool, where it waits behind every other file operation of the process. A
- * database's dump of 206 MB reached the control plane in 3.3 s while a move's copy worked the
- * disk beside it, and in 1.4–1.6 s in pieces of 1 MiB.
+ * through the thread pool, where it waits behind every other file operation of the process (a
+ * move's dump behind its copy's `lstat`s and links: bench/HISTORY.md, 2026-11-30, night).
  */
 export function inPieces(bytes: number): Transform {
   let waiting: Buffer[] = [];

@@ -34,8 +34,8 @@ export async function stageCopy(
   await mkdir(o.listings, { recursive: true, mode: 0o700 });
   const copy = { listings: o.listings, final: o.final, to: o.to };
   const sending: Promise<void>[] = [];
-  // The staging's bytes, counted by what each part added while the next one copies (a walk of
-  // the whole staging at the end took a quarter of a second of the freeze).
+  // The staging's bytes, counted by what each part added while the next one copies: a walk of
+  // the whole staging at the end of the final copy would lengthen the freeze.
   const counted = new Set<string>();
   const counts: Promise<number>[] = [];
   const countAdded = async () => {
