@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect } from 'vitest';
+import { type MariadbEnv, noMariadbServers, startMariadb, stopDaemons } from './mariadb-servers.js';
+import { freePort } from './ports.js';
 import { startAgentProcess } from './server-process.js';
 
 /**
@@ -79,4 +81,26 @@ export async function enrolledServer(
   const s = { id: created.body.id as string, dataDir, env, agent: kit.started(startAgentProcess(['run'], dataDir, env)) };
   await until(async () => (await call('GET', `/v1/servers/${s.id}`)).body.status === 'online');
   return s;
+}
+
+/**
+ * Hosting servers as enrolledServer makes them, each with a MariaDB of its own on its address
+ * (role `database`) where MariaDB servers can be started here (`skipped` says why not); those are
+ * stopped after all, before the kit removes their directories (hooks run last-registered first).
+ */
+export function hostingServers(kit: ReturnType<typeof processKit>) {
+  const skipped = noMariadbServers();
+  const dirs: string[] = [];
+  afterAll(() => Promise.all(dirs.map(stopDaemons)));
+  const start = async (call: ApiCall, name: string, ipv4: string) => {
+    let db: MariadbEnv | null = null;
+    if (!skipped) {
+      const dir = kit.tempDir();
+      dirs.push(dir);
+      db = await startMariadb(dir, ipv4, await freePort());
+    }
+    const roles = db ? ['web', 'mail', 'database'] : ['web', 'mail'];
+    return { ...(await enrolledServer(call, kit, { name, roles, ipv4 }, db ?? {})), db };
+  };
+  return { skipped, start };
 }

@@ -1,12 +1,12 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, expect, it, onTestFinished } from 'vitest';
+import { expect, it, onTestFinished } from 'vitest';
 import { MOVE_STEPS } from '../../src/modules/moves/schemas.js';
 import { tarGz } from '../helpers/archives.js';
 import { emptyPostgresDb, onPostgres } from '../helpers/db.js';
 import { PLAN_LIMITS } from '../helpers/fixtures.js';
-import { apiOf, enrolledServer, processKit, until } from '../helpers/fleet-processes.js';
-import { mariadbSql, noMariadbServers, startMariadb, stopDaemons, type MariadbEnv } from '../helpers/mariadb-servers.js';
+import { apiOf, hostingServers, processKit, until } from '../helpers/fleet-processes.js';
+import { mariadbSql, type MariadbEnv } from '../helpers/mariadb-servers.js';
 import { freePort } from '../helpers/ports.js';
 import { startAgentProcess, startServer, waitReady } from '../helpers/server-process.js';
 
@@ -22,10 +22,8 @@ import { startAgentProcess, startServer, waitReady } from '../helpers/server-pro
 const OPERATOR = 'move-crash-steps-operator-token-0123456789';
 const kit = processKit('berth-move-steps-');
 const { tempDir, started } = kit;
-const noMariadb = noMariadbServers();
-// Registered after the kit's: stopped before their directories are removed.
-const mariadbDirs: string[] = [];
-afterAll(() => Promise.all(mariadbDirs.map(stopDaemons)));
+const servers = hostingServers(kit);
+const noMariadb = servers.skipped;
 const ROWS = 100;
 
 /** The files under `dir` (at any depth) whose content is `text`. */
@@ -56,18 +54,7 @@ it(`a move whose control plane and both agents are killed (SIGKILL) after each o
   let server = started(startServer(controlDir, port, env));
   await waitReady(port, server);
 
-  /** A hosting server and, where MariaDB servers can run here, its own MariaDB on its address. */
-  async function hostingServer(name: string, ipv4: string) {
-    let db: MariadbEnv | null = null;
-    if (!noMariadb) {
-      const dir = tempDir();
-      mariadbDirs.push(dir);
-      db = await startMariadb(dir, ipv4, await freePort());
-    }
-    const roles = db ? ['web', 'mail', 'database'] : ['web', 'mail'];
-    return { ...(await enrolledServer(call, kit, { name, roles, ipv4 }, db ?? {})), db };
-  }
-  const [a, b] = [await hostingServer('host-a', '127.0.0.41'), await hostingServer('host-b', '127.0.0.42')];
+  const [a, b] = [await servers.start(call, 'host-a', '127.0.0.41'), await servers.start(call, 'host-b', '127.0.0.42')];
 
   const plan = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body;
   const account = (

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { bytesUnder } from '../../src/archives/pack.js';
 import { tarGz } from '../helpers/archives.js';
 import { PLAN_LIMITS } from '../helpers/fixtures.js';
-import { type ApiCall, apiOf, enrolledServer, processKit, until } from '../helpers/fleet-processes.js';
-import { mariadbSql, noMariadbServers, startMariadb, stopDaemons, type MariadbEnv } from '../helpers/mariadb-servers.js';
+import { type ApiCall, apiOf, hostingServers, processKit, until } from '../helpers/fleet-processes.js';
+import { mariadbSql } from '../helpers/mariadb-servers.js';
 import { freePort } from '../helpers/ports.js';
 import { startAgentProcess, startServer, waitReady } from '../helpers/server-process.js';
 
@@ -26,10 +26,8 @@ import { startAgentProcess, startServer, waitReady } from '../helpers/server-pro
 const OPERATOR = 'move-kills-test-operator-token-0123456789';
 const kit = processKit('berth-move-kills-');
 const { tempDir, started } = kit;
-const noMariadb = noMariadbServers();
-// Registered after the kit's: stopped before their directories are removed.
-const mariadbDirs: string[] = [];
-afterAll(() => Promise.all(mariadbDirs.map(stopDaemons)));
+const servers = hostingServers(kit);
+const noMariadb = servers.skipped;
 /** Rows of 1 KB, in a table without a key (a row loaded twice would be seen): a dump and a load that take a while to watch. */
 const ROWS = 20_000;
 /** Large enough that the copy and the land each take a while to watch: 200 files of 100 KB. */
@@ -40,7 +38,7 @@ let port: number;
 let controlDir: string;
 let env: Record<string, string>;
 let server: ReturnType<typeof startServer>;
-type Hosting = Awaited<ReturnType<typeof enrolledServer>> & { db: MariadbEnv | null };
+type Hosting = Awaited<ReturnType<ReturnType<typeof hostingServers>['start']>>;
 let a: Hosting;
 let b: Hosting;
 let planId: string;
@@ -59,18 +57,7 @@ beforeAll(async () => {
   };
   server = started(startServer(controlDir, port, env));
   await waitReady(port, server);
-  /** A hosting server and, where MariaDB servers can run here, its own MariaDB on its address. */
-  async function hosting(name: string, ipv4: string): Promise<Hosting> {
-    let db: MariadbEnv | null = null;
-    if (!noMariadb) {
-      const dir = tempDir();
-      mariadbDirs.push(dir);
-      db = await startMariadb(dir, ipv4, await freePort());
-    }
-    const roles = db ? ['web', 'mail', 'database'] : ['web', 'mail'];
-    return { ...(await enrolledServer(call, kit, { name, roles, ipv4 }, db ?? {})), db };
-  }
-  [a, b] = [await hosting('host-a', '127.0.0.51'), await hosting('host-b', '127.0.0.52')];
+  [a, b] = [await servers.start(call, 'host-a', '127.0.0.51'), await servers.start(call, 'host-b', '127.0.0.52')];
   planId = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body.id;
 }, 300_000);
 
