@@ -260,41 +260,54 @@ describe('a move whose process is killed (SIGKILL) in the middle of a step', () 
   }, 600_000);
 
   describe.skipIf(noMariadb)(`its database (${noMariadb ? `skipped: ${noMariadb}` : 'a MariaDB per server'})`, () => {
-    it("the source's agent, while it dumps the database in the final copy: started again, it dumps it again and the move completes", async (ctx) => {
-      if (process.env.TEST_DATABASE_URL) ctx.skip();
-      const { account, database, onlyOnB } = await accountOnA('killdumpsrc', true);
-      const m = await moveToB(account.id, true);
-      await until(mariadbTool('mariadb-dump', a, database!), 120_000, 5);
-      expect(await m.stepIs('final_copy', 'running')).toBe(true);
-      await killAgent(a);
-      startAgent(a);
-      const ended = await m.ended();
-      expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
-      await onlyOnB();
-    }, 600_000);
-
-    it('the control plane, while the source dumps the database in the final copy: started again, the final copy runs again and the move completes', async (ctx) => {
-      if (process.env.TEST_DATABASE_URL) ctx.skip();
-      const { account, database, onlyOnB } = await accountOnA('killdumpcp', true);
-      const m = await moveToB(account.id, true);
-      await until(mariadbTool('mariadb-dump', a, database!), 120_000, 5);
-      await restartControlPlane();
-      const ended = await m.ended();
-      expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
-      await onlyOnB();
-    }, 600_000);
-
-    it("the target's agent, while it loads the database: started again, it loads it again from the start and the move completes", async (ctx) => {
-      if (process.env.TEST_DATABASE_URL) ctx.skip();
-      const { account, database, onlyOnB } = await accountOnA('killloadtgt', true);
-      const m = await moveToB(account.id, true);
-      await until(mariadbTool('mariadb', b, `--database=${database!}`), 120_000, 5);
-      expect(await m.stepIs('land', 'running')).toBe(true);
-      await killAgent(b);
-      startAgent(b);
-      const ended = await m.ended();
-      expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
-      await onlyOnB();
-    }, 600_000);
+    const cases = [
+      {
+        title:
+          "the source's agent, while it dumps the database in the final copy: started again, it dumps it again and the move completes",
+        username: 'killdumpsrc',
+        tool: (database: string) => mariadbTool('mariadb-dump', a, database),
+        step: 'final_copy',
+        kill: async () => {
+          await killAgent(a);
+          startAgent(a);
+        },
+      },
+      {
+        title:
+          'the control plane, while the source dumps the database in the final copy: started again, the final copy runs again and the move completes',
+        username: 'killdumpcp',
+        tool: (database: string) => mariadbTool('mariadb-dump', a, database),
+        step: 'final_copy',
+        kill: restartControlPlane,
+      },
+      {
+        title:
+          "the target's agent, while it loads the database: started again, it loads it again from the start and the move completes",
+        username: 'killloadtgt',
+        tool: (database: string) => mariadbTool('mariadb', b, `--database=${database}`),
+        step: 'land',
+        kill: async () => {
+          await killAgent(b);
+          startAgent(b);
+        },
+      },
+    ];
+    for (const c of cases)
+      it(
+        c.title,
+        async (ctx) => {
+          if (process.env.TEST_DATABASE_URL) ctx.skip();
+          const { account, database, onlyOnB } = await accountOnA(c.username, true);
+          const m = await moveToB(account.id, true);
+          // Killed once the tool is seen running, its step under way.
+          await until(c.tool(database!), 120_000, 5);
+          expect(await m.stepIs(c.step, 'running')).toBe(true);
+          await c.kill();
+          const ended = await m.ended();
+          expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
+          await onlyOnB();
+        },
+        600_000,
+      );
   });
 });
