@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { readEnv } from './daemon-files.js';
+import { alive, readEnv } from './daemon-files.js';
 import { installed } from './installed.js';
 
 const scripts = path.resolve(import.meta.dirname, '../../scripts/daemons');
@@ -31,8 +32,16 @@ export async function startMariadb(dir: string, address: string, port: number): 
   return readEnv(path.join(dir, 'db.env'));
 }
 
-/** Stops what scripts/daemons started in `dir` (down.sh). */
-export const stopDaemons = (dir: string) => run('down.sh', [dir]);
+/**
+ * Stops what scripts/daemons started in `dir` (down.sh), and waits for its MariaDB to exit: down.sh
+ * only signals it, and it writes into `dir` until it is gone.
+ */
+export async function stopDaemons(dir: string): Promise<void> {
+  const pid = Number(await readFile(path.join(dir, 'mariadb', 'mariadb.pid'), 'utf8').catch(() => ''));
+  await run('down.sh', [dir]);
+  for (const until = Date.now() + 60_000; pid > 0 && alive(pid) && Date.now() < until;)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+}
 
 /**
  * A statement run by the `mariadb` client at a server's MariaDB, its rows as tab-separated lines:
