@@ -284,8 +284,11 @@ class TarPacker {
   }
 }
 
-/** The bytes of the regular files under `dirs` (links not followed): a pack's known total, for progress. */
-export async function bytesUnder(dirs: string[]): Promise<number> {
+/**
+ * The bytes of the regular files under `paths` (links not followed; a path that is a file counts
+ * itself, one that is missing nothing): a pack's known total, for progress.
+ */
+export async function bytesUnder(paths: string[]): Promise<number> {
   let total = 0;
   const walk = async (dir: string): Promise<void> => {
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
@@ -297,6 +300,12 @@ export async function bytesUnder(dirs: string[]): Promise<number> {
       total += size;
     });
   };
-  await Promise.all(dirs.map(walk));
+  await Promise.all(
+    paths.map(async (p) => {
+      const st = await lstat(p).catch(() => null);
+      if (st?.isDirectory()) return walk(p);
+      if (st?.isFile()) total += st.size;
+    }),
+  );
   return total;
 }

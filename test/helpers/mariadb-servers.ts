@@ -19,7 +19,8 @@ export function noMariadbServers(): string | null {
   return null;
 }
 
-const run = (script: string, args: string[]) =>
+/** One of scripts/daemons, to its exit. */
+export const daemonScript = (script: string, args: string[]) =>
   new Promise<number | null>((resolve) =>
     // The daemon it starts keeps its output descriptors: no pipes, whose end would never come.
     spawn(path.join(scripts, script), args, { stdio: 'ignore' }).on('exit', (code) => resolve(code)),
@@ -27,7 +28,7 @@ const run = (script: string, args: string[]) =>
 
 /** A MariaDB of its own on `address:port`, its data in `dir` (db-up.sh); stopped by `stopDaemons(dir)`. */
 export async function startMariadb(dir: string, address: string, port: number): Promise<MariadbEnv> {
-  const code = await run('db-up.sh', [dir, address, String(port)]);
+  const code = await daemonScript('db-up.sh', [dir, address, String(port)]);
   if (code !== 0) throw new Error(`db-up.sh exited with ${code}: see ${dir}/mariadb`);
   return readEnv(path.join(dir, 'db.env'));
 }
@@ -38,7 +39,7 @@ export async function startMariadb(dir: string, address: string, port: number): 
  */
 export async function stopDaemons(dir: string): Promise<void> {
   const pid = Number(await readFile(path.join(dir, 'mariadb', 'mariadb.pid'), 'utf8').catch(() => ''));
-  await run('down.sh', [dir]);
+  await daemonScript('down.sh', [dir]);
   for (const until = Date.now() + 60_000; pid > 0 && alive(pid) && Date.now() < until;)
     await new Promise((resolve) => setTimeout(resolve, 50));
 }

@@ -11,7 +11,7 @@ import { eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { readEnv } from '../helpers/daemon-files.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
-import { mariadbSql } from '../helpers/mariadb-servers.js';
+import { daemonScript, mariadbSql, stopDaemons } from '../helpers/mariadb-servers.js';
 import { freePort } from '../helpers/ports.js';
 import { daemonApp, daemonEnv, dig, digTtl, httpGet, inbox, NO_DAEMONS, smtp, sshCommand, sshKeyPair } from './daemons.js';
 
@@ -44,15 +44,6 @@ interface WebServer {
   id: string;
   agent?: ChildProcess;
 }
-
-/**
- * One of scripts/daemons, to its exit: the daemons it starts keep its output descriptors, so
- * they are not pipes whose end would never come.
- */
-const script = (name: string, args: string[]) =>
-  new Promise<number | null>((resolve) =>
-    spawn(path.join(root, 'scripts/daemons', name), args, { stdio: 'ignore' }).on('exit', (code) => resolve(code)),
-  );
 
 /** The root pebble signs with (made fresh at each start), from its management interface. */
 const pebbleRoot = () =>
@@ -111,10 +102,10 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       dirs.push(daemons, dataDir);
       // The accounts' users (PHP) traverse to their homes; nginx runs as root.
       chmodSync(dataDir, 0o755);
-      expect(await script('web-up.sh', [daemons, address, String(http), String(https)])).toBe(0);
-      expect(await script('mail-up.sh', [daemons, address])).toBe(0);
+      expect(await daemonScript('web-up.sh', [daemons, address, String(http), String(https)])).toBe(0);
+      expect(await daemonScript('mail-up.sh', [daemons, address])).toBe(0);
       // On the port of the machine's own (up.sh's, on 127.0.0.1), as a fleet's servers share theirs.
-      expect(await script('db-up.sh', [daemons, address, daemonEnv?.BERTH_IT_MARIADB?.split(':')[1] ?? ''])).toBe(0);
+      expect(await daemonScript('db-up.sh', [daemons, address, daemonEnv?.BERTH_IT_MARIADB?.split(':')[1] ?? ''])).toBe(0);
       const created = await t.post('/v1/servers', {
         name: `web-${i + 1}`,
         roles: ['web', 'mail', 'database'],
@@ -158,8 +149,8 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
 
   afterAll(async () => {
     for (const s of servers) s.agent?.kill('SIGKILL');
-    // down.sh stops what web-up.sh started in a directory, and nothing in one that holds none.
-    for (const dir of dirs) await script('down.sh', [dir]);
+    // Stops what web-up.sh started in a directory (its MariaDB waited for), and nothing in one that holds none.
+    for (const dir of dirs) await stopDaemons(dir);
     await t?.close();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });

@@ -43,6 +43,8 @@ describe('progress in bytes', () => {
     writeFileSync(path.join(dir, 'a', 'b', 'two'), 'y'.repeat(23));
     symlinkSync(path.join(dir, 'a', 'one'), path.join(dir, 'a', 'link'));
     expect(await bytesUnder([path.join(dir, 'a'), path.join(dir, 'missing')])).toBe(123);
+    // A file named itself counts itself.
+    expect(await bytesUnder([path.join(dir, 'a', 'b'), path.join(dir, 'a', 'one')])).toBe(123);
     // More entries than one slice of lstat calls, beside a directory.
     for (let i = 0; i < 150; i++) writeFileSync(path.join(dir, 'a', 'b', `f${i}`), 'z'.repeat(i));
     expect(await bytesUnder([path.join(dir, 'a')])).toBe(123 + (149 * 150) / 2);

@@ -1,4 +1,4 @@
-import { cp, lstat, mkdir, readdir } from 'node:fs/promises';
+import { cp, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { hashNames, listTree } from '../../archives/listing.js';
 import { bytesUnder } from '../../archives/pack.js';
@@ -41,13 +41,7 @@ export async function stageCopy(
   const countAdded = async () => {
     const added = (await readdir(o.staging)).filter((name) => !counted.has(name));
     for (const name of added) counted.add(name);
-    const count = Promise.all(
-      added.map(async (name) => {
-        const entry = path.join(o.staging, name);
-        const st = await lstat(entry);
-        return st.isDirectory() ? bytesUnder([entry]) : st.isFile() ? st.size : 0;
-      }),
-    ).then((sizes) => sizes.reduce((sum, n) => sum + n, 0));
+    const count = bytesUnder(added.map((name) => path.join(o.staging, name)));
     count.catch(() => undefined); // told below
     counts.push(count);
   };
