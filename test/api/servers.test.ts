@@ -967,27 +967,60 @@ describe('placement and the agent’s units', () => {
     expect((await t.db.query('SELECT 1 FROM agent_tasks')).rows).toHaveLength(0);
   });
 
-  it('a task whose waiter is gone (older than the longest wait) is never handed out, and housekeeping deletes it', async () => {
+  it('a task whose waiter is gone (its lease lapsed) is not handed out and its bytes are refused; housekeeping deletes it after the longest wait', async () => {
     const a = await enrolledServer();
-    const insert = (id: string, age: string) =>
-      t.db.query(`INSERT INTO agent_tasks (id, server_id, spec, created_at) VALUES ($1, $2, $3, now() - $4::interval)`, [
+    const insert = (id: string, gone: string) =>
+      t.db.query(`INSERT INTO agent_tasks (id, server_id, spec, file, alive_at) VALUES ($1, $2, $3, $4, now() - $5::interval)`, [
         id,
         a.server.id,
         { action: 'database.dump', database: 'x_db' },
-        age,
+        path.join(newAgentDir(), `${id}.sql`),
+        gone,
       ]);
-    await insert('tsk_01m8f000000000000000000stale', '31 minutes');
-    await insert('tsk_01m8f000000000000000000fresh', '1 minute');
+    await insert('tsk_01m8f000000000000000000old', '31 minutes');
+    await insert('tsk_01m8f000000000000000lapsed', '16 seconds');
+    await insert('tsk_01m8f0000000000000000alive', '1 second');
     try {
       const keys = async () => ((await poll(a.identity)).body?.units ?? []).map((u: { key: string }) => u.key);
-      expect(await keys()).toEqual(['tsk_01m8f000000000000000000fresh']);
+      expect(await keys()).toEqual(['tsk_01m8f0000000000000000alive']);
+      const put = (id: string) =>
+        agentUpload(url, a.identity, `/agent/v1/units/task/${id}/artifacts/output`, Readable.from([Buffer.from('rows')])).then(
+          () => 204,
+          (e: Error) => Number(/: (\d{3}) /.exec(e.message)?.[1]),
+        );
+      expect(await put('tsk_01m8f000000000000000lapsed')).toBe(404);
+      expect(await put('tsk_01m8f0000000000000000alive')).toBe(204);
       await pruneStaleTasks(t.db);
-      expect((await t.db.query('SELECT id FROM agent_tasks WHERE server_id = $1', [a.server.id])).rows).toEqual([
-        { id: 'tsk_01m8f000000000000000000fresh' },
-      ]);
+      const left = await t.db.query('SELECT id FROM agent_tasks WHERE server_id = $1 ORDER BY id', [a.server.id]);
+      expect(left.rows.map((r) => r.id)).toEqual(['tsk_01m8f0000000000000000alive', 'tsk_01m8f000000000000000lapsed']);
     } finally {
       await t.db.query('DELETE FROM agent_tasks WHERE server_id = $1', [a.server.id]);
     }
+  });
+
+  it('a waiting task’s lease is renewed while its waiter waits, and a waiter whose task was deleted fails at once', async () => {
+    const a = await enrolledServer();
+    await poll(a.identity);
+    const outcome = runAgentTask(
+      t.db,
+      t.clock,
+      a.server.id,
+      { action: 'database.dump', database: 'x_db' },
+      { file: path.join(newAgentDir(), 'd.sql') },
+    ).then(
+      () => 'done',
+      (e: Error) => e.message,
+    );
+    const taskKeys = async () =>
+      ((await poll(a.identity)).body?.units ?? [])
+        .filter((u: { kind: string }) => u.kind === 'task')
+        .map((u: { key: string }) => u.key);
+    const key: string = await eventually(async () => (await taskKeys())[0]);
+    // Its lease made to lapse: withheld until the waiter's next look renews it.
+    await t.db.query(`UPDATE agent_tasks SET alive_at = now() - interval '1 minute' WHERE id = $1`, [key]);
+    await eventually(async () => (await taskKeys()).includes(key));
+    await t.db.query('DELETE FROM agent_tasks WHERE id = $1', [key]);
+    expect(await outcome).toBe('the task was lost');
   });
 
   it('reports are refused for another server’s unit and for a generation never given, changing nothing', async () => {

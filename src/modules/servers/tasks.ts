@@ -27,12 +27,16 @@ interface TaskRow {
 
 const TASK_COLUMNS = 'id, server_id, spec, file, max_bytes::float8 AS max_bytes, unpack, status, error';
 
-/**
- * The longest a task is waited for. One older than this has lost its waiter (a process killed
- * meanwhile): it is never handed out, so an agent back after a long absence does not load a dump
- * nobody is restoring, and the hourly housekeeping deletes it.
- */
+/** The longest a task is waited for; the hourly housekeeping deletes one whose waiter has been gone as long. */
 const TASK_TIMEOUT_MS = 30 * 60_000;
+
+/**
+ * How long a task is handed out after its waiter last renewed it (each RECHECK_MS). One past it
+ * has lost its waiter (a process killed meanwhile): an agent back from an absence, or a control
+ * plane restarted, does not dump or pack again for nobody, and its bytes are refused (404).
+ * A job's lease, for a task (LEASE_MS in jobs/queue.ts).
+ */
+const TASK_LEASE_S = 15;
 
 /** The tasks whose agent sends bytes back (`output`), and those it is sent bytes for (`input`). */
 const OUTPUTS = new Set<AgentTask['action']>(['database.dump', 'site.pack', 'mail.pack']);
@@ -91,9 +95,11 @@ export async function runAgentTask(
       await wakeAgent(tx, serverId);
     });
     for (const deadline = Date.now() + timeoutMs; ;) {
-      const row = (await db.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM agent_tasks WHERE id = $1`, [id])).rows[0];
-      if (row?.status === 'done') return;
-      if (row?.status === 'failed') throw new AgentTaskFailed(row.error ?? '');
+      const renewed = `UPDATE agent_tasks SET alive_at = now() WHERE id = $1 RETURNING ${TASK_COLUMNS}`;
+      const row = (await db.query<TaskRow>(renewed, [id])).rows[0];
+      if (!row) throw new Error('the task was lost');
+      if (row.status === 'done') return;
+      if (row.status === 'failed') throw new AgentTaskFailed(row.error ?? '');
       const server = await findServerById(db, serverId);
       if (!server || !agentReachable(server, clock.now())) throw new Error('the server is not online');
       if (Date.now() > deadline) throw new Error('the server did not finish in time');
@@ -111,13 +117,19 @@ export async function runAgentTask(
   }
 }
 
+/** Pending, and its waiter alive (renewed within the lease). */
+const LIVE = `status = 'pending' AND alive_at > now() - make_interval(secs => ${TASK_LEASE_S})`;
+
 /**
  * A task as a request about it finds it: `foreign` when it is another server's; undefined when it
  * is finished or gone (its runner deleted it), so a report repeated after a lost answer is taken
- * and changes nothing, as a unit's repeated report is.
+ * and changes nothing, as a unit's repeated report is. `live`: its waiter is alive, and its bytes
+ * are taken and sent (a report is recorded either way: a waiter late to renew still gets it).
  */
 const pendingTask = async (db: Queryable, serverId: string, id: string) => {
-  const row = (await db.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM agent_tasks WHERE id = $1`, [id])).rows[0];
+  const row = (
+    await db.query<TaskRow & { live: boolean }>(`SELECT ${TASK_COLUMNS}, ${LIVE} AS live FROM agent_tasks WHERE id = $1`, [id])
+  ).rows[0];
   if (row && row.server_id !== serverId) return 'foreign' as const;
   return row?.status === 'pending' ? row : undefined;
 };
@@ -159,9 +171,8 @@ async function unpackOutput(body: Readable, dir: string, maxBytes: number | null
   });
 }
 
-/** The tasks of the server `$1` still to hand out: pending, and younger than the longest wait for one. */
-const HANDED_OUT = `FROM agent_tasks
-  WHERE server_id = $1 AND status = 'pending' AND created_at > now() - make_interval(secs => ${TASK_TIMEOUT_MS / 1000})`;
+/** The tasks of the server `$1` still to hand out: pending, with a waiter. */
+const HANDED_OUT = `FROM agent_tasks WHERE server_id = $1 AND ${LIVE}`;
 
 /** Tasks as the agent listener hands them out and takes their bytes and reports. */
 export const taskUnits: AgentUnitSource = {
@@ -187,7 +198,7 @@ export const taskUnits: AgentUnitSource = {
   async artifact(db, serverId, key, name) {
     const task = await pendingTask(db, serverId, key);
     if (task === 'foreign') return 'foreign';
-    if (!task?.file || name !== 'input' || !INPUTS.has(task.spec.action)) return undefined;
+    if (!task?.live || !task.file || name !== 'input' || !INPUTS.has(task.spec.action)) return undefined;
     const found = await stat(task.file).catch(() => null);
     if (!found?.isDirectory()) return found ? createReadStream(task.file) : undefined;
     const only = 'only' in task.spec && task.spec.only ? new Set(task.spec.only) : undefined;
@@ -197,7 +208,7 @@ export const taskUnits: AgentUnitSource = {
   async receive(db, serverId, key, name, body) {
     const task = await pendingTask(db, serverId, key);
     if (task === 'foreign') return 'foreign';
-    if (!task?.file || name !== 'output' || !OUTPUTS.has(task.spec.action)) return undefined;
+    if (!task?.live || !task.file || name !== 'output' || !OUTPUTS.has(task.spec.action)) return undefined;
     if (task.unpack) {
       await unpackOutput(body, task.file, task.max_bytes);
       return 'stored';
@@ -213,6 +224,6 @@ export const taskUnits: AgentUnitSource = {
   },
 };
 
-/** Deletes the tasks whose waiter is gone (older than the longest wait). */
+/** Deletes the tasks whose waiter has been gone as long as the longest wait. */
 export const pruneStaleTasks = (db: Queryable) =>
-  db.query('DELETE FROM agent_tasks WHERE created_at < now() - make_interval(secs => $1)', [TASK_TIMEOUT_MS / 1000]);
+  db.query('DELETE FROM agent_tasks WHERE alive_at < now() - make_interval(secs => $1)', [TASK_TIMEOUT_MS / 1000]);
