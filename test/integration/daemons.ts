@@ -22,7 +22,8 @@ export const daemonEnv: Record<string, string> | null = dir
   : null;
 export const NO_DAEMONS = 'needs the daemons of scripts/daemons/up.sh (BERTH_IT_DAEMONS)';
 
-const hostPort = (name: string) => {
+/** A daemon's address, from its `host:port` setting. */
+export const hostPort = (name: string) => {
   const [host, port] = (daemonEnv?.[name] ?? ':0').split(':');
   return { host: host as string, port: Number(port) };
 };

@@ -1,11 +1,13 @@
+import { once } from 'node:events';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NginxWebDriver } from '../../src/provisioning/drivers/nginx.js';
 import { type TestApp, eventually } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccountOnNewPlan } from '../helpers/fixtures.js';
-import { daemonApp, daemonEnv, httpGet, NO_DAEMONS } from './daemons.js';
+import { daemonApp, daemonEnv, hostPort, httpGet, NO_DAEMONS } from './daemons.js';
 
 describe.skipIf(!daemonEnv)(`nginx driver (${daemonEnv ? 'BERTH_DRIVER_WEB=nginx' : NO_DAEMONS})`, () => {
   let t: TestApp;
@@ -85,6 +87,48 @@ describe.skipIf(!daemonEnv)(`nginx driver (${daemonEnv ? 'BERTH_DRIVER_WEB=nginx
     const { usage } = (await t.get(`/v1/accounts/${account}/usage`)).body;
     expect(usage.bandwidth_bytes).toBeLessThanOrEqual(fetched * 5000 + 1000 * fetched);
     expect(usage.bandwidth_daily.reduce((n: number, d: { bytes: number }) => n + d.bytes, 0)).toBe(usage.bandwidth_bytes);
+  });
+
+  it('a freeze is in effect once no request begun before it is still served, and the thaw once no frozen worker answers', async () => {
+    const conf = {
+      bin: 'nginx',
+      conf: daemonEnv!.BERTH_NGINX_CONF as string,
+      sitesDir: daemonEnv!.BERTH_NGINX_SITES_DIR as string,
+    };
+    const driver = new NginxWebDriver(t.dataDir, conf, { listen: [daemonEnv!.BERTH_WEB_LISTEN as string], listenTls: [] });
+    const root = path.join(t.dataDir, 'frozen-probe');
+    mkdirSync(root);
+    writeFileSync(path.join(root, 'index.html'), 'served');
+    writeFileSync(path.join(root, 'large.bin'), Buffer.alloc(64 * 2 ** 20));
+    const spec = { id: 'frozen-probe', hostnames: ['frozen.example.com'], root, suspended: false, tls: null, php: null };
+    await driver.applySite(spec);
+    await eventually(async () => (await httpGet('frozen.example.com')).body === 'served');
+    // A download begun before the freeze, its client not reading: a worker of the old configuration holds it.
+    // (A worker of the configuration before the site may still take a connection a moment longer, and answer 404.)
+    const { host, port } = hostPort('BERTH_IT_HTTP');
+    const download = await eventually(async () => {
+      const socket = connect({ host, port });
+      socket.write('GET /large.bin HTTP/1.1\r\nHost: frozen.example.com\r\n\r\n');
+      const [first] = (await once(socket, 'data')) as [Buffer];
+      socket.pause();
+      if (first.toString('latin1').startsWith('HTTP/1.1 200')) return socket;
+      socket.destroy();
+      return undefined;
+    });
+    try {
+      const frozen = driver.applySite({ ...spec, frozen: true }).then(() => 'in effect');
+      // New requests are answered frozen, and the freeze is not yet reported: the download could still be a PHP script writing.
+      await eventually(async () => (await httpGet('frozen.example.com')).status === 503);
+      expect(await Promise.race([frozen, Promise.resolve('waiting')])).toBe('waiting');
+      download.destroy();
+      expect(await frozen).toBe('in effect');
+      await driver.applySite(spec);
+      // Thawed: no worker of the frozen configuration is left to answer 503.
+      expect(await httpGet('frozen.example.com')).toEqual({ status: 200, body: 'served' });
+    } finally {
+      download.destroy();
+      await driver.removeSite('frozen-probe');
+    }
   });
 
   it('restores the previous server block when nginx -t rejects the new one, and nginx keeps serving', async () => {

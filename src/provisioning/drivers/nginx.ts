@@ -4,9 +4,10 @@ import { mutex } from '../../lib/mutex.js';
 import { runCommand } from '../../lib/run-command.js';
 import { writeFileAtomic } from '../atomic-write.js';
 import type { WebDriver } from '../driver.js';
-import { renderServerBlock, type SiteSpec } from '../render/nginx.js';
+import { renderServerBlock, servesFrozen, type SiteSpec } from '../render/nginx.js';
 import { TrafficLog, type SiteTraffic } from '../traffic-log.js';
 import { removeCertificateFiles, siteConfFile, writeSiteFiles, type Listen } from './embedded-web.js';
+import { reloadNginx } from './nginx-reload.js';
 
 export interface NginxOptions {
   /** The nginx binary. */
@@ -60,7 +61,10 @@ export class NginxWebDriver implements WebDriver {
     return this.counting(() => this.traffic.collect());
   }
 
-  /** Puts `content` in place (null: removes the file), checked; then reloads — also when nothing changed, so a retry after a failed reload reloads. */
+  /**
+   * Puts `content` in place (null: removes the file), checked; then reloads — also when nothing
+   * changed, so a retry after a failed reload reloads — and waits until the reload took effect.
+   */
   private async replace(file: string, content: string | null): Promise<void> {
     const previous = await readFile(file, 'utf8').catch(() => null);
     if (previous !== content) {
@@ -72,7 +76,9 @@ export class NginxWebDriver implements WebDriver {
         throw err;
       }
     }
-    await this.nginx(['-s', 'reload'], 'nginx -s reload');
+    // A freeze is in effect, and so is the change after it, once nothing answers by the configuration before it.
+    const drain = [previous, content].some((block) => block !== null && servesFrozen(block));
+    await reloadNginx(this.o.conf, () => this.nginx(['-s', 'reload'], 'nginx -s reload'), { drain });
   }
 
   private nginx(args: string[], label: string): Promise<string> {

@@ -67,6 +67,10 @@ function arg(value: string, what: string): string {
 
 /** How long a client is asked to wait while a site is frozen for a move (its freeze lasts seconds). */
 const FROZEN_RETRY_AFTER_S = 10;
+const FROZEN_ANSWER = `        add_header Retry-After ${FROZEN_RETRY_AFTER_S} always;`;
+
+/** Whether a rendered server block serves its site frozen. */
+export const servesFrozen = (block: string) => block.includes(FROZEN_ANSWER);
 
 /** The servers of a fleet listen on the same ports: the target is asked where this server was. */
 function forward(address: string): string[] {
@@ -86,8 +90,7 @@ function forward(address: string): string[] {
 
 function content(site: SiteSpec, o: WebServerOptions): string[] {
   if (site.forwardTo) return forward(site.forwardTo);
-  if (site.frozen && !site.suspended)
-    return ['    location / {', `        add_header Retry-After ${FROZEN_RETRY_AFTER_S} always;`, '        return 503;', '    }'];
+  if (site.frozen && !site.suspended) return ['    location / {', FROZEN_ANSWER, '        return 503;', '    }'];
   return site.suspended
     ? [
         `    root ${arg(o.pagesDir, 'pages directory')};`,

@@ -1,0 +1,55 @@
+import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * `nginx -s reload` only signals the master: it returns before the master has read the new
+ * configuration, and the old configuration's workers go on serving the requests they hold (a PHP
+ * script still writing, a download) until those end. A reload here is done when the master has
+ * started workers of the new configuration; with `drain`, when every process of the old one has
+ * exited too, so nothing answers by it any more (a freeze for a move, and the thaw after it).
+ * Without the master's pid (its pid file not found) a reload is done when signalled, as before.
+ */
+export async function reloadNginx(
+  conf: string | null,
+  signal: () => Promise<unknown>,
+  { drain = false, timeoutMs = 60_000 } = {},
+): Promise<void> {
+  const master = await masterPid(conf);
+  const before = master === null ? [] : await childrenOf(master);
+  await signal();
+  if (master === null) return;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const now = await childrenOf(master);
+    const started = now.some((p) => !before.includes(p));
+    if (started && (!drain || !now.some((p) => before.includes(p)))) return;
+    if (Date.now() > deadline)
+      throw new Error(
+        started
+          ? `nginx still serves requests begun before this change, ${timeoutMs / 1000} s after its reload`
+          : `nginx did not start workers with the new configuration within ${timeoutMs / 1000} s`,
+      );
+    await sleep(10);
+  }
+}
+
+/** The master's pid: from the `pid` directive of the main configuration, else nginx's default path. */
+async function masterPid(conf: string | null): Promise<number | null> {
+  const text = await readFile(conf ?? '/etc/nginx/nginx.conf', 'utf8').catch(() => '');
+  const file = /^\s*pid\s+([^;\s]+)\s*;/m.exec(text)?.[1] ?? '/run/nginx.pid';
+  const pid = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : null;
+}
+
+/** The master's processes (workers, cache manager and loader), each as pid and start time: a pid used again is another process. */
+async function childrenOf(master: number): Promise<string[]> {
+  const pids = (await readFile(`/proc/${master}/task/${master}/children`, 'utf8').catch(() => '')).split(' ').filter(Boolean);
+  const started = await Promise.all(
+    pids.map(async (pid) => {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+      // The start time is field 22; fields are counted after the command's closing parenthesis (a name may hold spaces).
+      return stat === null ? null : `${pid}@${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]}`;
+    }),
+  );
+  return started.filter((p): p is string => p !== null);
+}
