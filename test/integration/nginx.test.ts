@@ -1,8 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reloadNginx } from '../../src/provisioning/drivers/nginx-reload.js';
 import { NginxWebDriver } from '../../src/provisioning/drivers/nginx.js';
 import { type TestApp, eventually } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
@@ -120,6 +122,12 @@ describe.skipIf(!daemonEnv)(`nginx driver (${daemonEnv ? 'BERTH_DRIVER_WEB=nginx
       // New requests are answered frozen, and the freeze is not yet reported: the download could still be a PHP script writing.
       await eventually(async () => (await httpGet('frozen.example.com')).status === 503);
       expect(await Promise.race([frozen, Promise.resolve('waiting')])).toBe('waiting');
+      // Another reload while it runs: one that must drain fails in time, one that tries gives up.
+      const reload = () => execFileSync('nginx', ['-c', conf.conf, '-s', 'reload']);
+      await expect(reloadNginx(conf.conf, async () => reload(), { drain: 'must', timeoutMs: 300 })).rejects.toThrow(
+        /still serves requests begun before this change/,
+      );
+      await reloadNginx(conf.conf, async () => reload(), { drain: 'try', tryMs: 300 });
       download.destroy();
       expect(await frozen).toBe('in effect');
       await driver.applySite(spec);

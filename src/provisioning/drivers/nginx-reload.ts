@@ -5,27 +5,33 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * `nginx -s reload` only signals the master: it returns before the master has read the new
  * configuration, and the old configuration's workers go on serving the requests they hold (a PHP
  * script still writing, a download) until those end. A reload here is done when the master has
- * started workers of the new configuration; with `drain`, when every process of the old one has
- * exited too, so nothing answers by it any more (a freeze for a move, and the thaw after it).
- * Without the master's pid (its pid file not found) a reload is done when signalled, as before.
+ * started workers of the new configuration. With `drain`, it also waits until every process of
+ * the old one has exited, so nothing answers by it any more: `must` fails once `timeoutMs` has
+ * passed (a freeze for a move must not count while a request begun before it can still write),
+ * `try` gives up after `tryMs` (the change after a freeze: a worker of the frozen
+ * configuration only answers 503 and is gone at once, but one serving a long download from
+ * before the freeze is harmless). Without the master's pid (its pid file not found) a reload is
+ * done when signalled, as before.
  */
 export async function reloadNginx(
   conf: string | null,
   signal: () => Promise<unknown>,
-  { drain = false, timeoutMs = 60_000 } = {},
+  { drain = 'no', timeoutMs = 60_000, tryMs = 5000 }: { drain?: 'no' | 'try' | 'must'; timeoutMs?: number; tryMs?: number } = {},
 ): Promise<void> {
   const master = await masterPid(conf);
   const before = master === null ? [] : await childrenOf(master);
   await signal();
   if (master === null) return;
-  const deadline = Date.now() + timeoutMs;
+  const started = Date.now();
   for (;;) {
     const now = await childrenOf(master);
-    const started = now.some((p) => !before.includes(p));
-    if (started && (!drain || !now.some((p) => before.includes(p)))) return;
-    if (Date.now() > deadline)
+    const renewed = now.some((p) => !before.includes(p));
+    const drained = !now.some((p) => before.includes(p));
+    if (renewed && (drain === 'no' || drained)) return;
+    if (renewed && drain === 'try' && Date.now() - started > tryMs) return;
+    if (Date.now() - started > timeoutMs)
       throw new Error(
-        started
+        renewed
           ? `nginx still serves requests begun before this change, ${timeoutMs / 1000} s after its reload`
           : `nginx did not start workers with the new configuration within ${timeoutMs / 1000} s`,
       );

@@ -76,8 +76,8 @@ export class NginxWebDriver implements WebDriver {
         throw err;
       }
     }
-    // A freeze is in effect, and so is the change after it, once nothing answers by the configuration before it.
-    const drain = [previous, content].some((block) => block !== null && servesFrozen(block));
+    // A freeze is in effect once nothing answers by the configuration before it; the change after it, once no frozen worker does.
+    const drain = content !== null && servesFrozen(content) ? 'must' : previous !== null && servesFrozen(previous) ? 'try' : 'no';
     await reloadNginx(this.o.conf, () => this.nginx(['-s', 'reload'], 'nginx -s reload'), { drain });
   }
 
