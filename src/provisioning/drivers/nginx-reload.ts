@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * `try` gives up after `tryMs` (the change after a freeze: a worker of the frozen
  * configuration only answers 503 and is gone at once, but one serving a long download from
  * before the freeze is harmless). Without the master's pid (its pid file not found) a reload is
- * done when signalled, as before.
+ * done when signalled, as before, and so it is where the kernel does not list a process's children.
  */
 export async function reloadNginx(
   conf: string | null,
@@ -19,12 +19,12 @@ export async function reloadNginx(
   { drain = 'no', timeoutMs = 60_000, tryMs = 5000 }: { drain?: 'no' | 'try' | 'must'; timeoutMs?: number; tryMs?: number } = {},
 ): Promise<void> {
   const master = await masterPid(conf);
-  const before = master === null ? [] : await childrenOf(master);
+  const before = master === null ? null : await childrenOf(master);
   await signal();
-  if (master === null) return;
+  if (master === null || before === null) return;
   const started = Date.now();
   for (;;) {
-    const now = await childrenOf(master);
+    const now = (await childrenOf(master)) ?? [];
     const renewed = now.some((p) => !before.includes(p));
     const drained = !now.some((p) => before.includes(p));
     if (renewed && (drain === 'no' || drained)) return;
@@ -47,9 +47,15 @@ async function masterPid(conf: string | null): Promise<number | null> {
   return Number.isInteger(pid) && pid > 0 ? pid : null;
 }
 
-/** The master's processes (workers, cache manager and loader), each as pid and start time: a pid used again is another process. */
-async function childrenOf(master: number): Promise<string[]> {
-  const pids = (await readFile(`/proc/${master}/task/${master}/children`, 'utf8').catch(() => '')).split(' ').filter(Boolean);
+/**
+ * The master's processes (workers, cache manager and loader), each as pid and start time: a pid
+ * used again is another process. Null where the kernel does not list children (no
+ * CONFIG_PROC_CHILDREN) or the master is gone.
+ */
+async function childrenOf(master: number): Promise<string[] | null> {
+  const list = await readFile(`/proc/${master}/task/${master}/children`, 'utf8').catch(() => null);
+  if (list === null) return null;
+  const pids = list.split(' ').filter(Boolean);
   const started = await Promise.all(
     pids.map(async (pid) => {
       const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
