@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountHome, loginHome } from '../../src/layout.js';
+import { cronDriver } from '../../src/provisioning/drivers/index.js';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -90,6 +91,28 @@ describe.skipIf(!ready)(`cron jobs (${ready ? 'Debian cron' : `skipped: ${NO_DAE
     const [a, b] = await Promise.all([run(id), run(id)]);
     const statuses = [(await finished(id, a)).status, (await finished(id, b)).status].sort();
     expect(statuses).toEqual(['skipped', 'succeeded']);
+  });
+
+  it('a freeze for a move is applied once a run begun before it has ended; a run after it is skipped', async () => {
+    const id = await job({ command: { shell: 'touch frozen-run.txt; sleep 2; echo ended > frozen-run.txt' }, timeout_s: 30 });
+    const home = loginHome(accountHome(t.dataDir, account.id));
+    await run(id);
+    // Its command started (the run is `running` in the API from the request on, before its runner starts).
+    await eventually(async () => existsSync(path.join(home, 'frozen-run.txt')));
+    // The account's unit as a freeze hands it to the server's driver (the app's own, on the same files).
+    const listed = (await t.get(`${jobs()}/${id}`)).body;
+    const spec = {
+      ...{ account_id: account.id, username: account.username, user: `berth-${account.username}`, home },
+      jobs: [{ id, fields: '0 0 * * *', command: listed.command, timeout_s: 30, overlap: listed.overlap, enabled: true }],
+    };
+    const driver = cronDriver(t.dataDir, daemonEnv!.BERTH_CRON_DIR as string);
+    try {
+      await driver.applyAccount({ ...spec, suspended: true, frozen: true });
+      expect(read(path.join(home, 'frozen-run.txt'))).toBe('ended\n');
+      expect(await finished(id, await run(id))).toMatchObject({ status: 'skipped', reason: 'the account is suspended' });
+    } finally {
+      await driver.applyAccount({ ...spec, suspended: false });
+    }
   });
 
   it('a failing run keeps its exit code and output, reaches the webhook, and is mailed through the mail host', async () => {

@@ -20,6 +20,7 @@ async function specOf(db: Queryable, unit: AccountUnitRow): Promise<CronUnitSpec
     account_id: unit.account_id,
     username: unit.username,
     suspended: unit.account_status !== 'active',
+    frozen: unit.account_status === 'frozen',
     jobs: jobs.map((j) => ({
       id: j.id,
       fields: parseSchedule(j.schedule).fields,

@@ -5,11 +5,16 @@ import { fileURLToPath } from 'node:url';
 import { writeFileAtomic, writeFileIfChanged } from '../atomic-write.js';
 import type { CronDriver } from '../driver.js';
 import { type CronAccountSpec, cronFileName, type CronRunRecord, renderCronFile, renderJobFile } from '../render/cron.js';
-import { jobFile, recordRun, runsDir } from './runner.js';
+import { drainRuns, jobFile, recordRun, runsDir } from './runner.js';
 
 /** The `berth` entry point the runner script starts (this checkout's). */
 const BERTH_BIN = fileURLToPath(new URL('../../../bin/berth.mjs', import.meta.url));
 const SAFE_PATH = /^\/[A-Za-z0-9._/-]+$/;
+/**
+ * How long a freeze waits for a run begun before it; past it the apply fails (and is tried again),
+ * and a move rolls back if its source has not frozen within two minutes.
+ */
+const FREEZE_DRAIN_S = 60;
 
 export interface CronFilesOptions {
   /** Where the accounts' cron files go: `/etc/cron.d` for Debian's cron. */
@@ -80,6 +85,8 @@ export class CronFilesDriver implements CronDriver {
     const now = spec.jobs.map((j) => j.id);
     await writeFileIfChanged(this.listFile(spec.username), JSON.stringify(now), 0o600);
     for (const id of before.filter((id) => !now.includes(id))) await rm(jobFile(this.o.stateDir, id), { force: true });
+    // Nothing begun before a freeze may write after the move's final copy.
+    if (spec.frozen && this.o.runs) await drainRuns(this.o.stateDir, now, FREEZE_DRAIN_S);
   }
 
   async removeAccount(username: string): Promise<void> {

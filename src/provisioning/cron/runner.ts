@@ -53,23 +53,54 @@ async function userIds(user: string): Promise<{ uid: number; gid: number }> {
 }
 
 /**
- * Takes the job's lock without waiting, or answers false: `flock -n` locks the open lock file it
- * is handed as fd 3, which this process keeps open (and the lock with it) until the run ends or
- * the runner dies. The job itself never gets the descriptor.
+ * Locks `name` (a file of the lock directory) without waiting, or answers false: `flock -n` locks
+ * the open lock file it is handed as fd 3, which this process keeps open (and the lock with it)
+ * until it releases it or dies. The job itself never gets the descriptor. `shared`: any number
+ * hold it at once, and an exclusive lock waits for them all.
  */
-async function lock(state: string, jobId: string): Promise<{ release(): Promise<void> } | null> {
-  const dir = path.join(state, 'locks');
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const handle = await open(path.join(dir, `${jobId}.lock`), 'a', 0o600);
-  const code = await new Promise<number>((resolve, reject) => {
-    const p = spawn('flock', ['-n', '-E', String(LOCK_BUSY), '3'], { stdio: ['ignore', 'ignore', 'ignore', handle.fd] });
-    p.on('error', reject);
-    p.on('exit', (c) => resolve(c ?? 1));
-  });
+async function lock(state: string, name: string, shared = false): Promise<{ release(): Promise<void> } | null> {
+  const handle = await lockFile(state, name);
+  const code = await flock(handle.fd, ['-n', shared ? '-s' : '-x']);
   if (code === 0) return { release: () => handle.close() };
   await handle.close();
   if (code === LOCK_BUSY) return null;
   throw new Error(`flock failed with exit code ${code}`);
+}
+
+async function lockFile(state: string, name: string) {
+  const dir = path.join(state, 'locks');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  return open(path.join(dir, name), 'a', 0o600);
+}
+
+const flock = (fd: number, args: string[]) =>
+  new Promise<number>((resolve, reject) => {
+    const p = spawn('flock', [...args, '-E', String(LOCK_BUSY), '3'], { stdio: ['ignore', 'ignore', 'ignore', fd] });
+    p.on('error', reject);
+    p.on('exit', (c) => resolve(c ?? 1));
+  });
+
+/** Every run of a job holds this lock, shared, from before it reads the job's file until it ends. */
+const runsLock = (jobId: string) => `${jobId}.runs`;
+
+/**
+ * Waits until no run of `jobIds` begun before this call still runs (each job's runs lock taken
+ * exclusively, then let go), for at most `timeoutS` each; fails naming the job that outlived it.
+ * Called once the job files say the account is frozen: a run that starts later reads that, and
+ * one that tries while this holds the lock is skipped.
+ */
+export async function drainRuns(state: string, jobIds: string[], timeoutS: number): Promise<void> {
+  for (const jobId of jobIds) {
+    const handle = await lockFile(state, runsLock(jobId));
+    try {
+      const code = await flock(handle.fd, ['-x', '-w', String(timeoutS)]);
+      if (code === LOCK_BUSY)
+        throw new Error(`a run of cron job ${jobId} begun before the freeze still runs after ${timeoutS} s`);
+      if (code !== 0) throw new Error(`flock failed with exit code ${code}`);
+    } finally {
+      await handle.close();
+    }
+  }
 }
 
 /** Runs the command as the user in its home, bounded by the timeout: its exit code, or null when it was stopped. */
@@ -131,6 +162,22 @@ function execute(job: CronJobFile, ids: { uid: number; gid: number }, out: Retur
  */
 export async function runCronJob(state: string, jobId: string, runId?: string): Promise<CronRunRecord | null> {
   if (!isId('cjb', jobId) || (runId !== undefined && !isId('crn', runId))) throw new Error('not a job or run id');
+  // Held until the run ends, taken before the job's file is read: a freeze waits for this run, or
+  // this run reads the file the freeze wrote (drainRuns).
+  const running = await lock(state, runsLock(jobId), true);
+  try {
+    return await runLocked(state, jobId, runId, running !== null);
+  } finally {
+    await running?.release();
+  }
+}
+
+async function runLocked(
+  state: string,
+  jobId: string,
+  runId: string | undefined,
+  unfrozen: boolean,
+): Promise<CronRunRecord | null> {
   const text = await readFile(jobFile(state, jobId), 'utf8').catch(() => null);
   // A job deleted since cron read its file: nothing to run, nothing to record.
   if (text === null) return null;
@@ -151,8 +198,9 @@ export async function runCronJob(state: string, jobId: string, runId?: string): 
     await recordRun(state, run);
     return run;
   };
+  if (!unfrozen) return finish({ status: 'skipped', reason: 'the account is being frozen for a move' });
   if (job.suspended) return finish({ status: 'skipped', reason: 'the account is suspended' });
-  const held = job.overlap === 'skip' ? await lock(state, jobId) : { release: async () => undefined };
+  const held = job.overlap === 'skip' ? await lock(state, `${jobId}.lock`) : { release: async () => undefined };
   if (!held) return finish({ status: 'skipped', reason: 'the previous run is still going (overlap: skip)' });
   try {
     await recordRun(state, run);

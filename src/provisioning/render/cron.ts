@@ -49,6 +49,8 @@ export const CronUnitSpec = Type.Object({
   username: Type.String({ pattern: ACCOUNT_USERNAME_PATTERN }),
   /** A suspended account's jobs have no line, and the runner refuses them. */
   suspended: Type.Boolean(),
+  /** Frozen for a move (and suspended): applied once no run begun before it still runs. */
+  frozen: Type.Optional(Type.Boolean()),
   jobs: Type.Array(CronJobSpec, { maxItems: 10_000 }),
 });
 export type CronUnitSpec = Static<typeof CronUnitSpec>;
