@@ -1,8 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountHome, loginHome } from '../../src/layout.js';
+import { sshDriver } from '../../src/provisioning/drivers/index.js';
 import { SshFilesDriver } from '../../src/provisioning/drivers/openssh.js';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
@@ -155,6 +157,52 @@ describe.skipIf(!sshAt || !php)(
       expect((await t.request('DELETE', `/v1/accounts/${a.account.id}/ssh-keys/${keyId}`)).status).toBe(204);
       await inSync(a.account.id);
       expect((await ssh(key.file, a.user, 'true')).stderr).toMatch(/Permission denied/);
+    });
+
+    it("a move's freeze ends the account's sessions and what they left running, but not its PHP-FPM workers", async () => {
+      const a = await accountWithSite([{ path: 'index.php', content: '<?php echo getmypid();' }]);
+      const key = await keyPair('frozen');
+      await addKey(a.account.id, key.public);
+      await setAccess(a.account.id, 'shell');
+      const uid = Number(execFileSync('id', ['-u', a.user], { encoding: 'utf8' }));
+      const processes = () =>
+        readdirSync('/proc')
+          .filter((p) => /^\d+$/.test(p))
+          .map((p) => ({
+            pid: Number(p),
+            status: (() => {
+              try {
+                return readFileSync(`/proc/${p}/status`, 'utf8');
+              } catch {
+                return '';
+              }
+            })(),
+          }))
+          .filter((p) => new RegExp(`^Uid:\\s+${uid}\\s`, 'm').test(p.status))
+          .map((p) => ({ pid: p.pid, name: /^Name:\s+(.*)$/m.exec(p.status)?.[1] ?? '' }));
+      // A session still open, and a process it left behind.
+      const session = ssh(key.file, a.user, 'nohup sleep 300 >/dev/null 2>&1 & sleep 300');
+      await eventually(async () => processes().filter((p) => p.name === 'sleep').length === 2);
+      // A PHP-FPM worker of the account's pool, started by a request.
+      const worker = Number((await httpGet(a.name, '/index.php')).body);
+      expect(processes().map((p) => p.pid)).toContain(worker);
+
+      const home = accountHome(t.dataDir, a.account.id);
+      const spec = { account_id: a.account.id, username: a.account.username, user: a.user, home, keys: [] };
+      const env = daemonEnv as Record<string, string>;
+      const driver = sshDriver(t.dataDir, {
+        dir: env.BERTH_SSH_DIR as string,
+        pidFile: env.BERTH_SSH_PID_FILE as string,
+        log: null,
+      });
+      try {
+        await driver.applyAccount({ ...spec, access: 'disabled', frozen: true });
+        expect(processes().filter((p) => !p.name.startsWith('php-fpm'))).toEqual([]);
+        expect(processes().map((p) => p.pid)).toContain(worker);
+        expect((await session).code).not.toBe(0);
+      } finally {
+        await driver.applyAccount({ ...spec, access: 'shell', keys: [{ key: key.public, allowed_from: [] }] });
+      }
     });
 
     it('a drop-in that fails `sshd -t` is taken back before any reload, and the running sshd goes on', async () => {

@@ -41,6 +41,7 @@ async function specOf(db: Queryable, unit: Unit): Promise<SshUnitSpec> {
     account_id: unit.account_id,
     username: unit.username,
     access: unit.account_status === 'active' ? capAccess(unit.access, unit.plan_access) : 'disabled',
+    frozen: unit.account_status === 'frozen',
     keys: keys.map((k) => ({ key: k.public_key, allowed_from: k.allowed_from })),
   };
 }

@@ -29,6 +29,8 @@ export const SshUnitSpec = Type.Object({
   /** What the account may do now: `disabled` while it is suspended. */
   access: SshAccessMode,
   keys: Type.Array(Type.Object({ key: KeyLine, allowed_from: Type.Array(Cidr, { maxItems: 50 }) }), { maxItems: 10_000 }),
+  /** Frozen for a move (and `disabled`): the sessions begun before it end, with what they left running. */
+  frozen: Type.Optional(Type.Boolean()),
 });
 export type SshUnitSpec = Static<typeof SshUnitSpec>;
 
