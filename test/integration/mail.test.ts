@@ -60,6 +60,28 @@ describe.skipIf(!daemonEnv)(`Dovecot/Postfix driver (${daemonEnv ? 'BERTH_DRIVER
     await eventually(async () => imapLogin(box.address, NEW), 30_000);
   });
 
+  it("IMAP: a move's freeze ends the domain's sessions opened before it, and the next login is refused", async () => {
+    const accountId = (await email()).account_id as string;
+    const frozen = (at: string | null) =>
+      t.db.query('UPDATE accounts SET move_id = $2, frozen_at = $3 WHERE id = $1', [accountId, at && 'mov_freeze_test', at]);
+    let closed = false;
+    try {
+      const opened = await imapLogin(box.address, NEW, async (client) => {
+        client.on('close', () => (closed = true));
+        // Frozen as a move freezes it, then the domain's unit applied again (a change to it).
+        await frozen(new Date().toISOString());
+        await patch({ quota_mb: 2 });
+        await eventually(async () => closed, 10_000);
+      });
+      expect(opened).toBe(true);
+      expect(await imapLogin(box.address, NEW)).toBe(false);
+    } finally {
+      await frozen(null);
+      await patch({ quota_mb: 1 });
+    }
+    expect(await imapLogin(box.address, NEW)).toBe(true);
+  });
+
   it('SMTP: Postfix accepts RCPT TO for the mailbox and refuses an unknown address', async () => {
     const known = await smtp(['EHLO client.example', 'MAIL FROM:<sender@example.org>', `RCPT TO:<${box.address}>`]);
     expect(known.at(-1)?.code).toBe(250);

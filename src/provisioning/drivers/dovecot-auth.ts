@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { connect } from 'node:net';
 
 /** The answer to our one request (id 1): `OK 1 <entries flushed>`, or FAIL / NOTFOUND. */
@@ -33,5 +34,22 @@ export function flushAuthCache(socketPath: string, timeoutMs = 10_000): Promise<
     // A settled promise ignores this: it only speaks when Dovecot hung up without answering.
     socket.on('close', () => fail('Dovecot closed the connection without answering'));
     socket.write('VERSION\t1\t0\nCACHE-FLUSH\t1\n');
+  });
+}
+
+/** What `doveadm kick` exits with when no session matched (EX_NOUSER). */
+const NONE_KICKED = 68;
+
+/**
+ * Ends the IMAP and POP3 sessions of every user `mask` matches (`*@example.com`): `doveadm kick`,
+ * through Dovecot's anvil. Their clients' next login is answered by what the users' entries say now.
+ */
+export function kickUsers(dovecotConf: string | null, mask: string, timeoutMs = 10_000): Promise<void> {
+  const args = [...(dovecotConf ? ['-c', dovecotConf] : []), 'kick', mask];
+  return new Promise((resolve, reject) => {
+    execFile('doveadm', args, { timeout: timeoutMs }, (err, _stdout, stderr) => {
+      if (!err || err.code === NONE_KICKED) return resolve();
+      reject(new Error(`doveadm kick failed: ${stderr.trim().split('\n').at(-1) || err.message}`));
+    });
   });
 }

@@ -4,7 +4,7 @@ import { mutex } from '../../lib/mutex.js';
 import { runCommand } from '../../lib/run-command.js';
 import type { MailDriver } from '../driver.js';
 import { mailboxHome, type MailDomainSpec } from '../render/mail.js';
-import { flushAuthCache } from './dovecot-auth.js';
+import { flushAuthCache, kickUsers } from './dovecot-auth.js';
 import { EmbeddedMailDriver, POSTFIX_MAPS } from './embedded-mail.js';
 
 /**
@@ -101,6 +101,9 @@ export class DovecotPostfixMailDriver implements MailDriver {
     // (Beside the tables' publishing: neither waits for the other.)
     const homes = domain.mailboxes.map((m) => mailboxHome(domain, m));
     await Promise.all([this.o.owner ? giveTrees(homes, this.o.owner) : null, this.publish()]);
+    // A move's freeze ends the sessions opened before it as well (their next login is refused):
+    // no message stored, moved or flagged through them misses the final copy.
+    if (domain.deferred && !domain.relay) await kickUsers(this.o.dovecotConf, `*@${domain.name}`);
   }
 
   async removeDomain(name: string, root: string, options: { keepMaps: boolean }): Promise<void> {
