@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { processStart } from '../../lib/process-start.js';
 
 /**
  * `nginx -s reload` only signals the master: it returns before the master has read the new
@@ -58,9 +59,8 @@ async function childrenOf(master: number): Promise<string[] | null> {
   const pids = list.split(' ').filter(Boolean);
   const started = await Promise.all(
     pids.map(async (pid) => {
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-      // The start time is field 22; fields are counted after the command's closing parenthesis (a name may hold spaces).
-      return stat === null ? null : `${pid}@${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]}`;
+      const at = await processStart(pid);
+      return at === null ? null : `${pid}@${at}`;
     }),
   );
   return started.filter((p): p is string => p !== null);
