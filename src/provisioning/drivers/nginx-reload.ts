@@ -6,18 +6,17 @@ import { processStart } from '../../lib/process-start.js';
  * `nginx -s reload` only signals the master: it returns before the master has read the new
  * configuration, and the old configuration's workers go on serving the requests they hold (a PHP
  * script still writing, a download) until those end. A reload here is done when the master has
- * started workers of the new configuration. With `drain`, it also waits until every process of
- * the old one has exited, so nothing answers by it any more: `must` fails once `timeoutMs` has
- * passed (a freeze for a move must not count while a request begun before it can still write),
- * `try` gives up after `tryMs` (the change after a freeze: a worker of the frozen
- * configuration only answers 503 and is gone at once, but one serving a long download from
- * before the freeze is harmless). Without the master's pid (its pid file not found) a reload is
- * done when signalled, as before, and so it is where the kernel does not list a process's children.
+ * started workers of the new configuration (failing after `timeoutMs`), and then, for up to
+ * `drainMs`, when every process of the old one has exited too, so that nothing answers by it any
+ * more. The wait is bounded and never fails: a worker of the old configuration stays as long as
+ * any request it holds, a long download of any site on the server among them. Without the
+ * master's pid (its pid file not found) a reload is done when signalled, as before, and so it is
+ * where the kernel does not list a process's children.
  */
 export async function reloadNginx(
   conf: string | null,
   signal: () => Promise<unknown>,
-  { drain = 'no', timeoutMs = 60_000, tryMs = 5000 }: { drain?: 'no' | 'try' | 'must'; timeoutMs?: number; tryMs?: number } = {},
+  { drainMs = 0, timeoutMs = 60_000 }: { drainMs?: number; timeoutMs?: number } = {},
 ): Promise<void> {
   const master = await masterPid(conf);
   const before = master === null ? null : await childrenOf(master);
@@ -26,16 +25,10 @@ export async function reloadNginx(
   const started = Date.now();
   for (;;) {
     const now = (await childrenOf(master)) ?? [];
-    const renewed = now.some((p) => !before.includes(p));
-    const drained = !now.some((p) => before.includes(p));
-    if (renewed && (drain === 'no' || drained)) return;
-    if (renewed && drain === 'try' && Date.now() - started > tryMs) return;
-    if (Date.now() - started > timeoutMs)
-      throw new Error(
-        renewed
-          ? `nginx still serves requests begun before this change, ${timeoutMs / 1000} s after its reload`
-          : `nginx did not start workers with the new configuration within ${timeoutMs / 1000} s`,
-      );
+    if (now.some((p) => !before.includes(p))) {
+      if (!now.some((p) => before.includes(p)) || Date.now() - started > drainMs) return;
+    } else if (Date.now() - started > timeoutMs)
+      throw new Error(`nginx did not start workers with the new configuration within ${timeoutMs / 1000} s`);
     await sleep(10);
   }
 }

@@ -9,6 +9,13 @@ import { TrafficLog, type SiteTraffic } from '../traffic-log.js';
 import { removeCertificateFiles, siteConfFile, writeSiteFiles, type Listen } from './embedded-web.js';
 import { reloadNginx } from './nginx-reload.js';
 
+/**
+ * How long a freeze (and the thaw) waits for nginx's workers of the configuration before it. Not
+ * longer: a worker serving any long download on the server stays until it ends, and the account
+ * answers 503 meanwhile; a PHP request of the account still running past it may still write.
+ */
+const FREEZE_DRAIN_MS = 2000;
+
 export interface NginxOptions {
   /** The nginx binary. */
   bin: string;
@@ -76,9 +83,13 @@ export class NginxWebDriver implements WebDriver {
         throw err;
       }
     }
-    // A freeze is in effect once nothing answers by the configuration before it; the change after it, once no frozen worker does.
-    const drain = content !== null && servesFrozen(content) ? 'must' : previous !== null && servesFrozen(previous) ? 'try' : 'no';
-    await reloadNginx(this.o.conf, () => this.nginx(['-s', 'reload'], 'nginx -s reload'), { drain });
+    // A freeze, and the change after it, are in effect once nothing answers by the configuration
+    // before them (a PHP request begun before the freeze has ended; no frozen worker answers 503
+    // after the thaw), or FREEZE_DRAIN_MS have passed.
+    const frozen = [previous, content].some((block) => block !== null && servesFrozen(block));
+    await reloadNginx(this.o.conf, () => this.nginx(['-s', 'reload'], 'nginx -s reload'), {
+      drainMs: frozen ? FREEZE_DRAIN_MS : 0,
+    });
   }
 
   private nginx(args: string[], label: string): Promise<string> {
