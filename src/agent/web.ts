@@ -82,5 +82,7 @@ export async function applySiteUnit(o: SiteUnitDeps, spec: AgentSiteSpec): Promi
     php: spec.php ? { socket: php.socket(spec.username, spec.php.version), settings: spec.php.settings } : null,
     tls: spec.tls,
   });
+  // Frozen: what PHP of the account still runs (a request begun before the freeze) ends now.
+  if (spec.frozen) await php.endRequests(spec.username);
   if (spec.prune) await php.prunePools(spec.username, spec.php_versions);
 }

@@ -95,6 +95,11 @@ export interface PhpDriver {
   removeAccount(username: string): Promise<void>;
   /** Gives the account's Unix user a release's files, readable by the web server's group. */
   own(dir: string, username: string): Promise<void>;
+  /**
+   * Ends the requests the account's pools are still running: a move's freeze, once the web server
+   * hands them no more, so that no PHP begun before it writes after the final copy.
+   */
+  endRequests(username: string): Promise<void>;
 }
 
 /**

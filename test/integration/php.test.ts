@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { currentLink, siteDir } from '../../src/layout.js';
 import { PhpFpmDriver } from '../../src/provisioning/drivers/php-fpm.js';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
@@ -148,6 +149,37 @@ describe.skipIf(!version)(
       await eventually(async () => (await t.get(`/v1/sites/${attacker.id}`)).status === 404);
       expect(existsSync(pool)).toBe(false);
     });
+
+    it(
+      "a move's freeze ends the account's PHP requests still running once nginx's wait is over",
+      { timeout: 120_000 },
+      async () => {
+        const { account, name, id } = await phpSite([
+          { path: 'slow.php', content: '<?php touch(__DIR__ . "/started"); sleep(60); touch(__DIR__ . "/late"); echo "late";' },
+        ]);
+        const release = (file: string) => path.join(currentLink(siteDir(t.dataDir, account.id, id)), file);
+        const slow = httpGet(name, '/slow.php');
+        await eventually(async () => existsSync(release('started')));
+        const frozen = (at: string | null) =>
+          t.db.query('UPDATE accounts SET move_id = $2, frozen_at = $3 WHERE id = $1', [account.id, at && 'mov_freeze_test', at]);
+        const applied = async (aliases: string[]) => {
+          const r = await t.request('PATCH', `/v1/sites/${id}`, { body: { aliases } });
+          expect(r.status, r.text).toBe(200);
+          await eventually(async () => (await t.get(`/v1/sites/${id}`)).body.sync_state === 'in_sync');
+        };
+        try {
+          // Frozen as a move freezes it, then the site's unit applied again (a change to it).
+          await frozen(new Date().toISOString());
+          await applied([`www.${name}`]);
+          // Cut off well before its minute: its worker is gone, and it never wrote what came after.
+          expect((await slow).status).toBe(502);
+          expect(existsSync(release('late'))).toBe(false);
+        } finally {
+          await frozen(null);
+          await applied([]);
+        }
+      },
+    );
 
     it('a pool the configuration check refuses is put back as it was, and the site goes on answering', async () => {
       const { account, name } = await phpSite([{ path: 'index.php', content: '<?php echo "before";' }]);

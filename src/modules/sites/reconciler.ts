@@ -130,6 +130,8 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
         const account = await sites.phpVersionsOfAccount(db, unit.account_id);
         await ensurePools(unit, account.versions);
         await driver.applySite(await siteSpec(unit));
+        // Frozen: what PHP of the account still runs (a request begun before the freeze) ends now.
+        if (servedFrozen(unit)) await php.endRequests(unit.account_username);
         await prunePools(unit, account);
       },
       sites.webUnits.marks(db, id),

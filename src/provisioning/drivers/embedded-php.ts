@@ -54,4 +54,7 @@ export class EmbeddedPhpDriver implements PhpDriver {
   }
 
   async own(): Promise<void> {}
+
+  /** It runs no PHP. */
+  async endRequests(): Promise<void> {}
 }

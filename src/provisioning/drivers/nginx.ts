@@ -12,7 +12,8 @@ import { reloadNginx } from './nginx-reload.js';
 /**
  * How long a freeze (and the thaw) waits for nginx's workers of the configuration before it. Not
  * longer: a worker serving any long download on the server stays until it ends, and the account
- * answers 503 meanwhile; a PHP request of the account still running past it may still write.
+ * answers 503 meanwhile; a PHP request of the account still running past it is ended with its
+ * worker (PhpDriver.endRequests).
  */
 const FREEZE_DRAIN_MS = 2000;
 

@@ -14,7 +14,7 @@ import {
   type SshAccountSpec,
   type SshLogin,
 } from '../render/ssh.js';
-import { endUserProcesses } from './user-processes.js';
+import { endUserProcesses, isPhpFpm } from './user-processes.js';
 
 export interface SshFilesOptions {
   /** The drop-in sshd includes: `/etc/ssh/sshd_config.d/berth.conf`. */
@@ -92,7 +92,7 @@ export class SshFilesDriver implements SshDriver {
     if (keys !== null) await this.writeKeys(spec.user, keys);
     // No new login is taken now; a move's freeze ends the sessions begun before it too, so that
     // nothing written through them misses the final copy.
-    if (spec.frozen && this.o.sshd) await endUserProcesses(spec.user);
+    if (spec.frozen && this.o.sshd) await endUserProcesses(spec.user, isPhpFpm);
   }
 
   /** Its key file and chroot link go; its user (and the groups with it) goes with the account's PHP. */

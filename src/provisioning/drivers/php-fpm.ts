@@ -8,6 +8,7 @@ import { writeFileAtomic } from '../atomic-write.js';
 import type { PhpDriver } from '../driver.js';
 import { renderPool, unixUser, type PhpPoolSpec } from '../render/php-fpm.js';
 import { poolFile } from './embedded-php.js';
+import { endUserProcesses, isPhpFpm } from './user-processes.js';
 
 export interface PhpFpmOptions {
   /** Paths with `{version}` standing for `8.2`. */
@@ -101,6 +102,12 @@ export class PhpFpmDriver implements PhpDriver {
     await this.exclusive(async () => {
       if (await this.userExists(user)) await runCommand('userdel', [user], 'userdel');
     });
+  }
+
+  /** Its workers go (SIGKILL): the pools' masters start new ones when a request comes. */
+  async endRequests(username: string): Promise<void> {
+    const user = unixUser(username);
+    if (await this.userExists(user)) await endUserProcesses(user, (name) => !isPhpFpm(name));
   }
 
   async own(dir: string, username: string): Promise<void> {

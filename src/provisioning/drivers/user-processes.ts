@@ -6,13 +6,16 @@ import { runCommand } from '../../lib/run-command.js';
 /** How long the processes signalled are waited for before the apply fails (and is tried again). */
 const GONE_WITHIN_MS = 10_000;
 
+/** A PHP-FPM worker (Debian names the binary after its version: `php-fpm8.2`). */
+export const isPhpFpm = (name: string) => name.startsWith('php-fpm');
+
 /**
- * Ends every process of the Unix user `user` but its PHP-FPM workers (the pool's master keeps
- * them, and nginx waits for their requests: nginx-reload.ts): its SSH and SFTP sessions, and what
- * they left running (`nohup`, `screen`). SIGKILL, then a wait until each is gone. Refuses root
- * and this process's own user.
+ * Ends the processes of the Unix user `user` that `keep` does not keep (by their name): SIGKILL,
+ * then a wait until each is gone. A freeze for a move ends its SSH and SFTP sessions and what
+ * they left running (`nohup`, `screen`), and its PHP-FPM workers' requests still running (the
+ * pools start new workers when asked). Refuses root and this process's own user.
  */
-export async function endUserProcesses(user: string): Promise<void> {
+export async function endUserProcesses(user: string, keep: (name: string) => boolean): Promise<void> {
   const uid = Number((await runCommand('id', ['-u', user], 'id -u')).trim());
   if (!Number.isInteger(uid) || uid === 0 || uid === process.getuid?.())
     throw new Error(`refusing to end the processes of ${user}`);
@@ -23,7 +26,7 @@ export async function endUserProcesses(user: string): Promise<void> {
     // The real, effective, saved and file-system uids: any of them the user's.
     const uids = /^Uid:\s+(.*)$/m.exec(status)?.[1]?.split(/\s+/).map(Number) ?? [];
     const name = /^Name:\s+(.*)$/m.exec(status)?.[1] ?? '';
-    if (!uids.includes(uid) || name.startsWith('php-fpm')) continue;
+    if (!uids.includes(uid) || keep(name)) continue;
     const started = await processStart(pid);
     try {
       process.kill(Number(pid), 'SIGKILL');
