@@ -178,7 +178,8 @@ describe.skipIf(!sshAt || !php)(
               }
             })(),
           }))
-          .filter((p) => new RegExp(`^Uid:\\s+${uid}\\s`, 'm').test(p.status))
+          // Running: one that exited and waits to be reaped (a zombie) is gone.
+          .filter((p) => new RegExp(`^Uid:\\s+${uid}\\s`, 'm').test(p.status) && !/^State:\s+Z/m.test(p.status))
           .map((p) => ({ pid: p.pid, name: /^Name:\s+(.*)$/m.exec(p.status)?.[1] ?? '' }));
       // A session still open, and a process it left behind.
       const session = ssh(key.file, a.user, 'nohup sleep 300 >/dev/null 2>&1 & sleep 300');
