@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -9,7 +9,7 @@ import { NginxWebDriver } from '../../src/provisioning/drivers/nginx.js';
 import { type TestApp, eventually } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
 import { createAccountOnNewPlan } from '../helpers/fixtures.js';
-import { daemonApp, daemonEnv, hostPort, httpGet, NO_DAEMONS } from './daemons.js';
+import { daemon, daemonApp, daemonEnv, hostPort, httpGet, NO_DAEMONS } from './daemons.js';
 
 describe.skipIf(!daemonEnv)(`nginx driver (${daemonEnv ? 'BERTH_DRIVER_WEB=nginx' : NO_DAEMONS})`, () => {
   let t: TestApp;
@@ -135,6 +135,27 @@ describe.skipIf(!daemonEnv)(`nginx driver (${daemonEnv ? 'BERTH_DRIVER_WEB=nginx
     } finally {
       download.destroy();
       await driver.removeSite('frozen-probe');
+    }
+  });
+
+  it('a reload fails at once where nginx stops during it, and unsignalled where its pid file names another program', async () => {
+    const conf = daemonEnv!.BERTH_NGINX_CONF as string;
+    const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      const started = Date.now();
+      await expect(reloadNginx(conf, () => daemon('nginx', 'stop'))).rejects.toThrow(
+        'nginx is not running (its master exited during the reload)',
+      );
+      expect(Date.now() - started).toBeLessThan(30_000);
+      // A pid file that outlived its nginx, its pid gone to another process: that one is not signalled.
+      writeFileSync(`${daemonEnv!.BERTH_IT_DAEMONS}/nginx/nginx.pid`, `${other.pid}\n`);
+      let signalled = false;
+      const signal = async () => void (signalled = true);
+      await expect(reloadNginx(conf, signal)).rejects.toThrow(`pid ${other.pid} from nginx.pid is another program's`);
+      expect(signalled).toBe(false);
+    } finally {
+      other.kill('SIGKILL');
+      await daemon('nginx', 'start');
     }
   });
 

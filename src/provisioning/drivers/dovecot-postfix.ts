@@ -1,5 +1,6 @@
-import { lchown, readdir, readFile, stat } from 'node:fs/promises';
+import { lchown, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { signalDaemon } from '../../lib/daemon-pid.js';
 import { mutex } from '../../lib/mutex.js';
 import { runCommand } from '../../lib/run-command.js';
 import type { MailDriver } from '../driver.js';
@@ -24,19 +25,6 @@ async function giveTrees(dirs: string[], owner: string): Promise<void> {
       await Promise.all([dir, ...below.map((p) => path.join(dir, p))].map(give));
     }),
   );
-}
-
-/** Signals the daemon whose pid file this is; one that is not running fails the apply, which waits for it. */
-async function signal(daemon: string, pidFile: string, sig: NodeJS.Signals): Promise<void> {
-  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
-  if (!pid) throw new Error(`${daemon} is not running (no pid)`);
-  try {
-    process.kill(pid, sig);
-  } catch (err) {
-    // A pid file left behind by a daemon that died.
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') throw new Error(`${daemon} is not running (pid ${pid} is gone)`);
-    throw err;
-  }
 }
 
 interface Settings {
@@ -147,7 +135,7 @@ export class DovecotPostfixMailDriver implements MailDriver {
       }
       await flushed;
       // SIGUSR1: OpenDKIM reloads its configuration, and with it the key and signing tables.
-      if (this.o.opendkimPid) await signal('opendkim', this.o.opendkimPid, 'SIGUSR1');
+      if (this.o.opendkimPid) await signalDaemon('opendkim', this.o.opendkimPid, 'SIGUSR1');
     });
   }
 
@@ -158,7 +146,8 @@ export class DovecotPostfixMailDriver implements MailDriver {
    */
   private async reloadPostfix(): Promise<void> {
     const { queueDirectory } = await this.asked();
-    await signal('postfix', path.join(queueDirectory, 'pid', 'master.pid'), 'SIGHUP');
+    // A signal that fails (the daemon is not running) fails the apply, which waits for it.
+    await signalDaemon('postfix', path.join(queueDirectory, 'pid', 'master.pid'), 'SIGHUP', 'master');
   }
 
   /** The configuration asked once per process; a failed question is asked again at the next apply. */

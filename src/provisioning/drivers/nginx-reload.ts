@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { daemonPid } from '../../lib/daemon-pid.js';
 import { processStart } from '../../lib/process-start.js';
 
 /**
@@ -9,22 +10,26 @@ import { processStart } from '../../lib/process-start.js';
  * started workers of the new configuration (failing after `timeoutMs`), and then, for up to
  * `drainMs`, when every process of the old one has exited too, so that nothing answers by it any
  * more. The wait is bounded and never fails: a worker of the old configuration stays as long as
- * any request it holds, a long download of any site on the server among them. Without the
- * master's pid (its pid file not found) a reload is done when signalled, as before, and so it is
+ * any request it holds, a long download of any site on the server among them. A pid file whose
+ * pid is gone or another program's fails the reload unsignalled (`nginx -s reload` would signal
+ * that process). Where the pid file is not found, a reload is done when signalled, and so it is
  * where the kernel does not list a process's children.
  */
 export async function reloadNginx(
   conf: string | null,
   signal: () => Promise<unknown>,
-  { drainMs = 0, timeoutMs = 60_000 }: { drainMs?: number; timeoutMs?: number } = {},
+  { drainMs = 0, timeoutMs = 60_000, program = 'nginx' }: { drainMs?: number; timeoutMs?: number; program?: string } = {},
 ): Promise<void> {
-  const master = await masterPid(conf);
+  const master = await masterPid(conf, program);
   const before = master === null ? null : await childrenOf(master);
   await signal();
   if (master === null || before === null) return;
   const started = Date.now();
   for (;;) {
-    const now = (await childrenOf(master)) ?? [];
+    const now = await childrenOf(master);
+    // Stopped meanwhile: no workers will come.
+    if (now === null || (await processStart(master)) === null)
+      throw new Error('nginx is not running (its master exited during the reload)');
     if (now.some((p) => !before.includes(p))) {
       if (!now.some((p) => before.includes(p)) || Date.now() - started > drainMs) return;
     } else if (Date.now() - started > timeoutMs)
@@ -34,11 +39,14 @@ export async function reloadNginx(
 }
 
 /** The master's pid: from the `pid` directive of the main configuration, else nginx's default path. */
-async function masterPid(conf: string | null): Promise<number | null> {
+async function masterPid(conf: string | null, program: string): Promise<number | null> {
   const text = await readFile(conf ?? '/etc/nginx/nginx.conf', 'utf8').catch(() => '');
   const file = /^\s*pid\s+([^;\s]+)\s*;/m.exec(text)?.[1] ?? '/run/nginx.pid';
-  const pid = Number((await readFile(file, 'utf8').catch(() => '')).trim());
-  return Number.isInteger(pid) && pid > 0 ? pid : null;
+  const found = await access(file).then(
+    () => true,
+    () => false,
+  );
+  return found ? daemonPid('nginx', file, program) : null;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { webLogDir } from '../../layout.js';
 import { mutex } from '../../lib/mutex.js';
 import { runCommand } from '../../lib/run-command.js';
@@ -90,6 +91,7 @@ export class NginxWebDriver implements WebDriver {
     const frozen = [previous, content].some((block) => block !== null && servesFrozen(block));
     await reloadNginx(this.o.conf, () => this.nginx(['-s', 'reload'], 'nginx -s reload'), {
       drainMs: frozen ? FREEZE_DRAIN_MS : 0,
+      program: path.basename(this.o.bin),
     });
   }
 

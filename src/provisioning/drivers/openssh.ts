@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chown, mkdir, open, readFile, readlink, rename, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { loginHome } from '../../layout.js';
+import { signalDaemon } from '../../lib/daemon-pid.js';
 import { runCommand } from '../../lib/run-command.js';
 import { writeFileAtomic } from '../atomic-write.js';
 import type { SshDriver } from '../driver.js';
@@ -72,14 +73,7 @@ export class SshFilesDriver implements SshDriver {
 
   /** sshd re-executes itself with the new configuration; sessions it already serves go on. */
   private async reload(): Promise<void> {
-    const pidFile = (this.o.sshd as { pidFile: string }).pidFile;
-    const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
-    try {
-      if (!pid) throw new Error('no pid');
-      process.kill(pid, 'SIGHUP');
-    } catch {
-      throw new Error(`sshd is not running (no process from ${path.basename(pidFile)})`);
-    }
+    await signalDaemon('sshd', (this.o.sshd as { pidFile: string }).pidFile, 'SIGHUP');
   }
 
   async applyAccount(spec: SshAccountSpec): Promise<void> {

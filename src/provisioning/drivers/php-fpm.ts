@@ -2,6 +2,7 @@ import { chmod, chown, mkdir, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { loginHome } from '../../layout.js';
+import { signalDaemon } from '../../lib/daemon-pid.js';
 import { mutex } from '../../lib/mutex.js';
 import { runCommand } from '../../lib/run-command.js';
 import { writeFileAtomic } from '../atomic-write.js';
@@ -181,14 +182,7 @@ export class PhpFpmDriver implements PhpDriver {
 
   /** A graceful reload: running requests finish (within the master's process_control_timeout). */
   private async reload(version: string): Promise<void> {
-    const pidFile = forVersion(this.o.fpmPid, version);
-    const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
-    if (!pid) throw new Error(`php-fpm${version} is not running (no pid in ${path.basename(pidFile)})`);
-    try {
-      process.kill(pid, 'SIGUSR2');
-    } catch {
-      throw new Error(`php-fpm${version} is not running`);
-    }
+    await signalDaemon(`php-fpm${version}`, forVersion(this.o.fpmPid, version), 'SIGUSR2');
   }
 
   private async waitFor(socket: string, version: string): Promise<void> {
