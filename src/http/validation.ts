@@ -1,7 +1,45 @@
-import Ajv from 'ajv';
+import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { invalid, malformed, notFound } from '../lib/errors.js';
+
+/** A validator for a schema of a part of the request: bodies strict, text (query, params, headers) coerced. */
+type Compile = (schema: object, part: 'body' | 'text') => ValidateFunction;
+
+/**
+ * The compiler for each set of shared schemas, kept for the process with what it compiled, by
+ * the schema's JSON: an app built again in the same process (the tests build hundreds, each
+ * given its own copies of the routes' schemas) compiles nothing its predecessors compiled.
+ */
+const compilers = new Map<string, Compile>();
+
+function compilerFor(shared: object[]): Compile {
+  const key = JSON.stringify(shared);
+  let compile = compilers.get(key);
+  if (!compile) {
+    const common = { allErrors: true, removeAdditional: false as const, useDefaults: true, strict: false };
+    const ajv = {
+      body: new Ajv.default({ ...common, coerceTypes: false }),
+      text: new Ajv.default({ ...common, coerceTypes: 'array' as const }),
+    };
+    for (const a of [ajv.body, ajv.text]) {
+      addFormats.default(a);
+      for (const s of shared) a.addSchema(s);
+    }
+    const compiled = new Map<string, ValidateFunction>();
+    compile = (schema, part) => {
+      const at = `${part} ${JSON.stringify(schema)}`;
+      let validate = compiled.get(at);
+      if (!validate) {
+        validate = ajv[part].compile(schema);
+        compiled.set(at, validate);
+      }
+      return validate;
+    };
+    compilers.set(key, compile);
+  }
+  return compile;
+}
 
 /**
  * Two validators: bodies are checked strictly (no type coercion, unknown fields rejected, every
@@ -9,19 +47,11 @@ import { invalid, malformed, notFound } from '../lib/errors.js';
  * booleans as their schemas say.
  */
 export function installValidation(app: FastifyInstance): void {
-  const common = { allErrors: true, removeAdditional: false as const, useDefaults: true, strict: false };
-  const body = new Ajv.default({ ...common, coerceTypes: false });
-  const text = new Ajv.default({ ...common, coerceTypes: 'array' as const });
-  for (const ajv of [body, text]) addFormats.default(ajv);
-  const shared = Object.values(app.getSchemas()) as object[];
-  for (const s of shared) {
-    body.addSchema(s);
-    text.addSchema(s);
-  }
+  const compile = compilerFor(Object.values(app.getSchemas()) as object[]);
   app.setValidatorCompiler(({ schema, httpPart }) => {
     // A binary body (an uploaded archive) is a stream its handler checks while reading it.
     if (httpPart === 'body' && (schema as { format?: string }).format === 'binary') return () => true;
-    return (httpPart === 'body' ? body : text).compile(schema as object) as never;
+    return compile(schema, httpPart === 'body' ? 'body' : 'text') as never;
   });
 }
 
