@@ -97,7 +97,7 @@ export function hostingServers(kit: ReturnType<typeof processKit>) {
     if (!skipped) {
       const dir = kit.tempDir();
       dirs.push(dir);
-      db = await startMariadb(dir, ipv4, await freePort());
+      db = await startMariadb(dir, ipv4, freePort);
     }
     const roles = db ? ['web', 'mail', 'database'] : ['web', 'mail'];
     return { ...(await enrolledServer(call, kit, { name, roles, ipv4 }, db ?? {})), db };

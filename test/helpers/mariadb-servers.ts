@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { alive, readEnv } from './daemon-files.js';
 import { installed } from './installed.js';
@@ -26,10 +26,25 @@ export const daemonScript = (script: string, args: string[]) =>
     spawn(path.join(scripts, script), args, { stdio: 'ignore' }).on('exit', (code) => resolve(code)),
   );
 
-/** A MariaDB of its own on `address:port`, its data in `dir` (db-up.sh); stopped by `stopDaemons(dir)`. */
-export async function startMariadb(dir: string, address: string, port: number): Promise<MariadbEnv> {
-  const code = await daemonScript('db-up.sh', [dir, address, String(port)]);
-  if (code !== 0) throw new Error(`db-up.sh exited with ${code}: see ${dir}/mariadb`);
+/** db-up.sh's exit when its port was taken meanwhile. */
+const PORT_TAKEN = 75;
+
+/** A MariaDB of its own on `address:port` (a port, or a way to choose a free one, again where it was taken), its data in `dir` (db-up.sh); stopped by `stopDaemons(dir)`. */
+export async function startMariadb(dir: string, address: string, port: number | (() => Promise<number>)): Promise<MariadbEnv> {
+  let code = await daemonScript('db-up.sh', [dir, address, String(typeof port === 'number' ? port : await port())]);
+  // A free port chosen, then taken by another process before MariaDB listened on it: another one.
+  for (let tries = 1; code === PORT_TAKEN && typeof port !== 'number' && tries < 5; tries++) {
+    await rm(path.join(dir, 'mariadb'), { recursive: true, force: true });
+    code = await daemonScript('db-up.sh', [dir, address, String(await port())]);
+  }
+  if (code !== 0) {
+    // The directory goes with the test's: what MariaDB said is kept in the error.
+    const tail = async (name: string) =>
+      `${name}:\n${(await readFile(path.join(dir, 'mariadb', name), 'utf8').catch(() => '(none)')).split('\n').slice(-15).join('\n')}`;
+    throw new Error(
+      `db-up.sh exited with ${code} on ${address}\n${await tail('db-up.log')}\n${await tail('install.log')}\n${await tail('error.log')}`,
+    );
+  }
   return readEnv(path.join(dir, 'db.env'));
 }
 
