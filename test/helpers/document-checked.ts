@@ -36,8 +36,8 @@ interface Checker {
 
 /**
  * One checker per document, shared by the apps of a worker (files share its modules): the apps
- * publish the same document, and compiling its schemas was a tenth of the suite's CPU when
- * every app compiled its own.
+ * publish the same document, and compiling its schemas for every app was about 1 % of the
+ * suite's CPU (bench/HISTORY.md, 2026-12-01).
  */
 const checkers = new Map<string, Checker>();
 
