@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import type { Contribution } from './contribution.js';
 import type { Db } from './db/client.js';
 import { installAuth } from './http/auth.js';
+import { closeConnectionsOnClose } from './http/connections.js';
 import { installCors } from './http/cors.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/errors.js';
 import { installIdempotency, pruneIdempotencyKeys } from './http/idempotency.js';
@@ -128,6 +129,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false } },
     schemaController: { compilersFactory: { buildSerializer: plainJson } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  closeConnectionsOnClose(app);
 
   const metrics = createMetrics();
   const jobs =

@@ -2,7 +2,6 @@ import type { AddressInfo } from 'node:net';
 import { buildApp, listenAgents } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DirLockedError } from './db/lock.js';
-import { trackConnections } from './http/connections.js';
 import { messageOf } from './lib/errors.js';
 import { bootstrapOperator } from './modules/tokens/service.js';
 import { openMigratedDb } from './runtime.js';
@@ -22,7 +21,6 @@ async function main(): Promise<void> {
     );
   }
   const app = await buildApp({ config, db });
-  const connections = trackConnections(app.server);
   let stopping = false;
   const stop = async (signal: string) => {
     // A second signal (a process group gets one, and a wrapper may forward another) changes nothing.
@@ -35,7 +33,6 @@ async function main(): Promise<void> {
       process.exit(1);
     }, SHUTDOWN_DEADLINE_MS).unref();
     try {
-      connections.closeIdle();
       await app.close();
       await db.close();
       process.exit(0);

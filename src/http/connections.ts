@@ -1,12 +1,20 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 
 /**
- * Keep-alive connections and connections that never finished a request hold a closing server
- * open until their timeout (72 s). Tracked here so a shutdown closes every connection without a
- * request in flight at once, and each busy one as soon as its response is sent.
+ * Keep-alive connections hold a closing server open until their timeout (72 s): Node closes
+ * those idle when `close()` is called, but not one whose response is still finishing then (a
+ * download whose last read has not yet returned, though the client has every byte). Tracked
+ * here, an app's close ends every connection without a request in flight at once, and each busy
+ * one as soon as its response is sent.
  */
-export function trackConnections(server: Server): { closeIdle(): void } {
+export function closeConnectionsOnClose(app: FastifyInstance): void {
+  const connections = trackConnections(app.server);
+  app.addHook('preClose', async () => connections.closeIdle());
+}
+
+function trackConnections(server: Server): { closeIdle(): void } {
   const open = new Set<Socket>();
   const busy = new Set<Socket>();
   let closing = false;
