@@ -7,6 +7,7 @@ import { pgTimestampToRfc3339 } from '../lib/time.js';
 import { turns } from '../lib/turns.js';
 import { acquireDirLock, type DirLock } from './lock.js';
 import { PgListener } from './pg-listener.js';
+import { PgliteStatements } from './pglite-statements.js';
 
 const TIMESTAMPTZ_OID = 1184;
 
@@ -187,10 +188,13 @@ class PgliteDb implements Db {
    * of a whole round). So statements start for at most 5 ms per turn.
    */
   private readonly turn = turns();
+  private readonly statements: PgliteStatements;
   constructor(
     private readonly pg: PGlite,
     private readonly lock: DirLock | null,
-  ) {}
+  ) {
+    this.statements = new PgliteStatements(pg);
+  }
 
   /** The data directory as an uncompressed tarball, for `OpenDbOptions.image`. */
   image(): Promise<Blob> {
@@ -198,7 +202,7 @@ class PgliteDb implements Db {
   }
 
   async query<T>(text: string, params: unknown[] = []): Promise<QueryResult<T>> {
-    return pgliteResult(await this.turn(() => this.pg.query<T>(text, params)));
+    return pgliteResult(await this.turn(() => this.statements.query<T>(text, params)));
   }
 
   async exec(text: string): Promise<QueryResult<Record<string, unknown>>> {
@@ -215,7 +219,8 @@ class PgliteDb implements Db {
       this.pg.transaction(async (t) =>
         fn({
           kind: this.kind,
-          query: async <R>(text: string, params: unknown[] = []) => pgliteResult(await t.query<R>(text, params)),
+          query: async <R>(text: string, params: unknown[] = []) =>
+            pgliteResult(await this.statements.inTransaction<R>(text, params, () => t.query<R>(text, params))),
         }),
       ),
     );
