@@ -15,8 +15,11 @@ cd "$dir"
 trap 'echo "db-up.sh: line $LINENO exited with $?: $BASH_COMMAND" >>"$dir/mariadb/db-up.log"' ERR
 
 password=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
+# Its own tmpdir: a bootstrapping server removes the `#sql` temporary tables it finds in its
+# tmpdir, and in a shared /tmp those were another install's at work (about one install in two
+# failed when a dozen ran at once).
 mariadb-install-db --no-defaults --datadir="$dir/mariadb/data" --user=root --auth-root-authentication-method=socket \
-  --skip-test-db >mariadb/install.log 2>&1
+  --skip-test-db --tmpdir="$dir/mariadb/tmp" >mariadb/install.log 2>&1
 setsid mariadbd --no-defaults --datadir="$dir/mariadb/data" --user=root --bind-address="$address" --port="$port" \
   --socket="$dir/mariadb/mariadb.sock" --pid-file="$dir/mariadb/mariadb.pid" --tmpdir="$dir/mariadb/tmp" \
   --skip-name-resolve --log-error="$dir/mariadb/error.log" </dev/null >/dev/null 2>&1 &

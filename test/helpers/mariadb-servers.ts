@@ -39,10 +39,13 @@ export async function startMariadb(dir: string, address: string, port: number | 
   }
   if (code !== 0) {
     // The directory goes with the test's: what MariaDB said is kept in the error.
-    const tail = async (name: string) =>
-      `${name}:\n${(await readFile(path.join(dir, 'mariadb', name), 'utf8').catch(() => '(none)')).split('\n').slice(-15).join('\n')}`;
+    // The install's cause comes first, before its advice; a server's last words come last.
+    const lines = async (name: string, from: 'start' | 'end') => {
+      const all = (await readFile(path.join(dir, 'mariadb', name), 'utf8').catch(() => '(none)')).split('\n');
+      return `${name}:\n${(from === 'start' ? all.slice(0, 15) : all.slice(-15)).join('\n')}`;
+    };
     throw new Error(
-      `db-up.sh exited with ${code} on ${address}\n${await tail('db-up.log')}\n${await tail('install.log')}\n${await tail('error.log')}`,
+      `db-up.sh exited with ${code} on ${address}\n${await lines('db-up.log', 'end')}\n${await lines('install.log', 'start')}\n${await lines('error.log', 'end')}`,
     );
   }
   return readEnv(path.join(dir, 'db.env'));
