@@ -7,7 +7,7 @@ import { pgTimestampToRfc3339 } from '../lib/time.js';
 import { turns } from '../lib/turns.js';
 import { acquireDirLock, type DirLock } from './lock.js';
 import { PgListener } from './pg-listener.js';
-import { PgliteStatements } from './pglite-statements.js';
+import { MAX_PREPARED, PgliteStatements } from './pglite-statements.js';
 
 const TIMESTAMPTZ_OID = 1184;
 
@@ -77,8 +77,6 @@ export interface Db extends Queryable {
 /** The driver's parsers, except timestamps, which stay RFC 3339 text (see lib/time.ts). */
 const typeParser = ((oid: number, format?: 'text' | 'binary'): unknown =>
   oid === TIMESTAMPTZ_OID ? pgTimestampToRfc3339 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser;
-
-const MAX_PREPARED = 2000;
 
 /**
  * Names statements so PostgreSQL parses and plans each distinct text once per connection

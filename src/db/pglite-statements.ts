@@ -2,9 +2,13 @@ import { parse, protocol, type PGlite, type Results } from '@electric-sql/pglite
 
 const { serialize } = protocol;
 
+/** Past this many distinct texts a session's statements run unnamed: Berth's are its own constants (both engines). */
+export const MAX_PREPARED = 2000;
+
 /** Each instance names its statements apart: a session's names are its own. */
 let instances = 0;
 
+/** The messages as one array of its own (`Buffer.concat` hands a small one out of a shared pool, at an offset). */
 const joined = (parts: Uint8Array[]): Uint8Array => {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
@@ -24,10 +28,10 @@ const joined = (parts: Uint8Array[]): Uint8Array => {
 export class PgliteStatements {
   private readonly statements = new Map<string, { name: string; types: number[] }>();
   private readonly prefix = `b${instances++}_`;
-  /** Past `max` distinct texts, statements run unnamed (PGlite's own `query`): Berth's are its own constants. */
+  /** Past `max` distinct texts, statements run unnamed (PGlite's own `query`). */
   constructor(
     private readonly pg: PGlite,
-    private readonly max = 2000,
+    private readonly max = MAX_PREPARED,
   ) {}
 
   /** Outside a transaction: waits for one under way, as PGlite's `query` does. */

@@ -53,6 +53,14 @@ it('outside a transaction waits for the one under way (here rolled back); inside
   expect((await statements.query(count, ['c'])).rows).toEqual([{ n: 1 }]);
 });
 
+it('keeps no name for a text that does not parse, and the session goes on', async () => {
+  const statements = new PgliteStatements(pg);
+  const before = await prepared();
+  await expect(statements.query('SELEC $1', [1])).rejects.toMatchObject({ code: '42601' });
+  expect(await prepared()).toEqual(before);
+  expect((await statements.query('SELECT $1::int AS n', [4])).rows).toEqual([{ n: 4 }]);
+});
+
 it('past its limit, runs new texts unnamed', async () => {
   const statements = new PgliteStatements(pg, 1);
   await statements.query('SELECT $1::int + 1 AS n', [1]);
