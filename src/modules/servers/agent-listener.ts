@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { hashSecret } from '../../auth/secret.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
+import { closeConnectionsOnClose } from '../../http/connections.js';
 import { installErrorHandling } from '../../http/errors.js';
 import { MemoryBucketStore } from '../../http/rate-limit.js';
 import { installValidation } from '../../http/validation.js';
@@ -121,6 +122,7 @@ export async function agentListener(deps: AgentListenerDeps): Promise<FastifyIns
     },
     bodyLimit: 4 * 1024 * 1024,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  closeConnectionsOnClose(app);
   // A certificate is optional at the handshake (enrolment has none yet), but one that does not
   // chain to the agent CA, or has expired, ends the connection there.
   app.server.on('secureConnection', (socket: TLSSocket) => {
