@@ -106,13 +106,14 @@ describe('bin/berth.mjs', () => {
     };
     try {
       // Node's own start, measured in the same run, each right before the CLI's: what is left is
-      // the CLI's. The least of seven pairs: a busy machine slows some, never all, of them. On a
+      // the CLI's. The least of up to seven pairs: a busy machine slows some, never all, of them. On a
       // machine so busy or slow that node alone takes longer than 300 ms, the CLI's own part is
       // allowed as long as that (it is CPU work too: node alone took 450-870 ms on a loaded 2-core
       // machine, the CLI 270-500 ms more).
       const over: number[] = [];
       let shown = '';
-      for (let i = 0; i < 7; i++) {
+      // The first pair under the bound decides (the least of seven is compared).
+      for (let i = 0; i < 7 && !over.some((o) => o < 0); i++) {
         const bare = await firstRequest(['-e', `require('node:http').get(${JSON.stringify(url)}, (r) => r.resume())`]);
         const cli = await firstRequest([ENTRY, 'accounts', 'list']);
         over.push(cli - bare - Math.max(300, bare));

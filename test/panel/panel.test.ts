@@ -109,9 +109,10 @@ describe.skipIf(!available)(
      * What a page costs the browser itself: from the navigation's start to `ready`, with nothing
      * cached (a context of its own each time), less the same for the panel's icon, a static file of
      * the same server — apart from a busy machine's slower browser (the icon alone took 0.2–0.9 s on
-     * a 2-core machine running other suites). Five pairs, one after the other.
+     * a 2-core machine running other suites). Up to five pairs, one after the other, until one is
+     * under `bound`.
      */
-    const ownCosts = async (url: string, ready: (page: Page) => Promise<unknown>): Promise<number[]> => {
+    const ownCosts = async (url: string, ready: (page: Page) => Promise<unknown>, bound: number): Promise<number[]> => {
       const icon = /href="(\/panel\/assets\/[^"]+\.svg)"/.exec(await (await fetch(`${base}/panel/`)).text())?.[1];
       expect(icon).toBeDefined();
       const loaded = async (at: string, whenReady: (page: Page) => Promise<unknown>) => {
@@ -126,7 +127,7 @@ describe.skipIf(!available)(
         }
       };
       const costs: number[] = [];
-      for (let i = 0; i < 5; i++) {
+      while (costs.length < 5 && !costs.some((c) => c < bound)) {
         const reference = await loaded(`${base}${icon}`, async () => undefined);
         costs.push((await loaded(url, ready)) - reference);
       }
@@ -148,7 +149,7 @@ describe.skipIf(!available)(
       const r = await fetch(`${base}/panel/`);
       expect(r.headers.get('content-security-policy')).toMatch(/script-src 'self';/);
       expect(await r.text()).not.toMatch(/<script>|<script type="module">[^<]/);
-      const costs = await ownCosts(`${base}/panel/`, (page) => page.getByLabel('API token').waitFor());
+      const costs = await ownCosts(`${base}/panel/`, (page) => page.getByLabel('API token').waitFor(), 1000);
       expect(Math.min(...costs), costs.map(Math.round).join(', ')).toBeLessThan(1000);
       await open();
       await accessibility();
@@ -564,7 +565,11 @@ describe.skipIf(!available)(
 
     it("shows the API reference at /docs under Berth's name within 2 s of the browser's own load of a static file, one operation at a time, with no CSP error", async () => {
       // To the operations listed: the 1.9 MB document read and indexed.
-      const costs = await ownCosts(`${base}/docs`, (page) => page.getByRole('link', { name: /Back up an account/ }).waitFor());
+      const costs = await ownCosts(
+        `${base}/docs`,
+        (page) => page.getByRole('link', { name: /Back up an account/ }).waitFor(),
+        2000,
+      );
       expect(Math.min(...costs), costs.map(Math.round).join(', ')).toBeLessThan(2000);
 
       await open();
