@@ -2,6 +2,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountHome, loginHome } from '../../src/layout.js';
+import { CronFilesDriver } from '../../src/provisioning/cron/driver.js';
+import { STOPPED_RUN } from '../../src/provisioning/cron/runner.js';
 import { cronDriver } from '../../src/provisioning/drivers/index.js';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
@@ -110,6 +112,33 @@ describe.skipIf(!ready)(`cron jobs (${ready ? 'Debian cron' : `skipped: ${NO_DAE
       await driver.applyAccount({ ...spec, suspended: true, frozen: true });
       expect(read(path.join(home, 'frozen-run.txt'))).toBe('ended\n');
       expect(await finished(id, await run(id))).toMatchObject({ status: 'skipped', reason: 'the account is suspended' });
+    } finally {
+      await driver.applyAccount({ ...spec, suspended: false });
+    }
+  });
+
+  it('a freeze stops a run that outlives its wait: the run fails, saying why, and the freeze is applied', async () => {
+    const id = await job({ command: { shell: 'touch long-run.txt; exec sleep 300' }, timeout_s: 600 });
+    const home = loginHome(accountHome(t.dataDir, account.id));
+    const runId = await run(id);
+    await eventually(async () => existsSync(path.join(home, 'long-run.txt')));
+    const listed = (await t.get(`${jobs()}/${id}`)).body;
+    const spec = {
+      ...{ account_id: account.id, username: account.username, user: `berth-${account.username}`, home },
+      jobs: [{ id, fields: '0 0 * * *', command: listed.command, timeout_s: 600, overlap: listed.overlap, enabled: true }],
+    };
+    // The app's driver on the same files, with a wait of 1 s instead of a minute.
+    const driver = new CronFilesDriver('cron', {
+      cronDir: daemonEnv!.BERTH_CRON_DIR as string,
+      stateDir: path.resolve(t.dataDir, 'cron'),
+      runs: true,
+      freezeDrainS: 1,
+    });
+    try {
+      const started = Date.now();
+      await driver.applyAccount({ ...spec, suspended: true, frozen: true });
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect(await finished(id, runId)).toMatchObject({ status: 'failed', reason: STOPPED_RUN });
     } finally {
       await driver.applyAccount({ ...spec, suspended: false });
     }

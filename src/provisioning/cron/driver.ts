@@ -11,8 +11,8 @@ import { drainRuns, jobFile, recordRun, runsDir } from './runner.js';
 const BERTH_BIN = fileURLToPath(new URL('../../../bin/berth.mjs', import.meta.url));
 const SAFE_PATH = /^\/[A-Za-z0-9._/-]+$/;
 /**
- * How long a freeze waits for a run begun before it; past it the apply fails (and is tried again),
- * and a move rolls back if its source has not frozen within two minutes.
+ * How long a freeze waits for a run begun before it; past it the run is stopped (drainRuns), and
+ * a move rolls back if its source has not frozen within two minutes.
  */
 const FREEZE_DRAIN_S = 60;
 
@@ -23,6 +23,8 @@ export interface CronFilesOptions {
   stateDir: string;
   /** Whether jobs run at all: the embedded default renders the same files and runs nothing. */
   runs: boolean;
+  /** How long a freeze waits for a run begun before it (FREEZE_DRAIN_S unless a test says). */
+  freezeDrainS?: number;
 }
 
 /**
@@ -86,7 +88,7 @@ export class CronFilesDriver implements CronDriver {
     await writeFileIfChanged(this.listFile(spec.username), JSON.stringify(now), 0o600);
     for (const id of before.filter((id) => !now.includes(id))) await rm(jobFile(this.o.stateDir, id), { force: true });
     // Nothing begun before a freeze may write after the move's final copy.
-    if (spec.frozen && this.o.runs) await drainRuns(this.o.stateDir, now, FREEZE_DRAIN_S);
+    if (spec.frozen && this.o.runs) await drainRuns(this.o.stateDir, now, this.o.freezeDrainS ?? FREEZE_DRAIN_S);
   }
 
   async removeAccount(username: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isId, newId } from '../../lib/ids.js';
 import { runCommand } from '../../lib/run-command.js';
@@ -9,6 +9,8 @@ import type { CronJobFile, CronRunRecord } from '../render/cron.js';
 const OUTPUT_TAIL_BYTES = 64 * 1024;
 /** How long a job has after SIGTERM at its timeout before SIGKILL. */
 const KILL_GRACE_MS = 5000;
+/** Why a run whose runner was sent SIGTERM failed: a freeze does that to a run that outlives its wait (drainRuns). */
+export const STOPPED_RUN = 'stopped: its runner was asked to end, as a move’s freeze does with a run that outlives its wait';
 /** What `flock -n` exits with when another run holds the lock. */
 const LOCK_BUSY = 75;
 
@@ -85,22 +87,56 @@ const runsLock = (jobId: string) => `${jobId}.runs`;
 
 /**
  * Waits until no run of `jobIds` begun before this call still runs (each job's runs lock taken
- * exclusively, then let go), for at most `timeoutS` each; fails naming the job that outlived it.
- * Called once the job files say the account is frozen: a run that starts later reads that, and
- * one that tries while this holds the lock is skipped.
+ * exclusively, then let go), for at most `timeoutS` each; a run still going then is stopped (its
+ * runner sent SIGTERM, which ends the command as a timeout does, recorded as failed with
+ * STOPPED_RUN), as the freeze ends the account's SSH sessions, and waited for `stopS` more;
+ * fails naming the job that outlived that too. Called once the job files say the account is
+ * frozen: a run that starts later reads that, and one that tries while this holds the lock is
+ * skipped. Failing at a long run instead would keep an account with a job longer than the wait
+ * from ever moving.
  */
-export async function drainRuns(state: string, jobIds: string[], timeoutS: number): Promise<void> {
+export async function drainRuns(
+  state: string,
+  jobIds: string[],
+  timeoutS: number,
+  stopS = KILL_GRACE_MS / 1000 + 5,
+): Promise<void> {
   for (const jobId of jobIds) {
-    const handle = await lockFile(state, runsLock(jobId));
-    try {
-      const code = await flock(handle.fd, ['-x', '-w', String(timeoutS)]);
-      if (code === LOCK_BUSY)
-        throw new Error(`a run of cron job ${jobId} begun before the freeze still runs after ${timeoutS} s`);
-      if (code !== 0) throw new Error(`flock failed with exit code ${code}`);
-    } finally {
-      await handle.close();
+    if (await drained(state, jobId, timeoutS)) continue;
+    for (const pid of await runnersOf(state, jobId)) {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        // ended meanwhile
+      }
     }
+    if (!(await drained(state, jobId, stopS)))
+      throw new Error(`a run of cron job ${jobId} begun before the freeze still runs after ${timeoutS + stopS} s`);
   }
+}
+
+/** Whether the job's runs lock could be taken within `timeoutS` (and was let go at once). */
+async function drained(state: string, jobId: string, timeoutS: number): Promise<boolean> {
+  const handle = await lockFile(state, runsLock(jobId));
+  try {
+    const code = await flock(handle.fd, ['-x', '-w', String(timeoutS)]);
+    if (code !== 0 && code !== LOCK_BUSY) throw new Error(`flock failed with exit code ${code}`);
+    return code === 0;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The processes running `berth cron-run STATE JOB_ID …` (cronRunCommand): the job's runners. */
+async function runnersOf(state: string, jobId: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+    const at = argv.indexOf('cron-run');
+    if (at >= 0 && argv[at + 1] === state && argv[at + 2] === jobId) pids.push(Number(pid));
+  }
+  return pids;
 }
 
 /** Runs the command as the user in its home, bounded by the timeout: its exit code, or null when it was stopped. */
@@ -114,7 +150,7 @@ function execute(job: CronJobFile, ids: { uid: number; gid: number }, out: Retur
     PATH: '/usr/local/bin:/usr/bin:/bin',
     LANG: 'C.UTF-8',
   };
-  return new Promise<{ code: number | null; timedOut: boolean }>((resolve) => {
+  return new Promise<{ code: number | null; timedOut: boolean; stopped: boolean }>((resolve) => {
     // Its own process group (detached), so that the timeout stops what it started too. libuv
     // drops the supplementary groups with the user and group ids.
     const child = spawn(file as string, args, {
@@ -135,14 +171,25 @@ function execute(job: CronJobFile, ids: { uid: number; gid: number }, out: Retur
         // already gone
       }
     };
-    const timer = setTimeout(() => {
-      timedOut = true;
+    const end = () => {
       stop('SIGTERM');
       setTimeout(() => stop('SIGKILL'), KILL_GRACE_MS).unref();
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      end();
     }, job.timeout_s * 1000);
+    // A freeze that waited long enough for this run stops it (drainRuns); the run is recorded.
+    let stopped = false;
+    const onStop = () => {
+      stopped = true;
+      end();
+    };
+    process.once('SIGTERM', onStop);
     const done = (code: number | null) => {
       clearTimeout(timer);
-      resolve({ code, timedOut });
+      process.off('SIGTERM', onStop);
+      resolve({ code, timedOut, stopped });
     };
     // A command that cannot start ends as a shell's would: 127, with the reason in the output.
     child.on('error', (err) => {
@@ -205,12 +252,14 @@ async function runLocked(
   try {
     await recordRun(state, run);
     const out = tail(OUTPUT_TAIL_BYTES);
-    let result: { code: number | null; timedOut: boolean };
+    let result: { code: number | null; timedOut: boolean; stopped: boolean };
     try {
       result = await execute(job, await userIds(job.user), out);
     } catch (err) {
       return await finish({ status: 'failed', reason: (err as Error).message.slice(0, 1000) });
     }
+    if (result.stopped)
+      return await finish({ status: 'failed', exit_code: result.code, output_tail: out.text(), reason: STOPPED_RUN });
     const status = result.timedOut ? 'timed_out' : result.code === 0 ? 'succeeded' : 'failed';
     return await finish({ status, exit_code: result.code, output_tail: out.text() });
   } finally {
