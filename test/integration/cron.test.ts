@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountHome, loginHome } from '../../src/layout.js';
+import { processStat } from '../../src/lib/process-start.js';
 import { CronFilesDriver } from '../../src/provisioning/cron/driver.js';
 import { STOPPED_RUN } from '../../src/provisioning/cron/runner.js';
 import { cronDriver } from '../../src/provisioning/drivers/index.js';
@@ -117,9 +118,16 @@ describe.skipIf(!ready)(`cron jobs (${ready ? 'Debian cron' : `skipped: ${NO_DAE
     }
   });
 
-  it('a freeze stops a run that outlives its wait: the run fails, saying why, and the freeze is applied', async () => {
-    const id = await job({ command: { shell: 'touch long-run.txt; exec sleep 300' }, timeout_s: 600 });
+  it('a freeze stops a run that outlives its wait, and what runs left behind: the run fails, saying why, and the freeze is applied', async () => {
     const home = loginHome(accountHome(t.dataDir, account.id));
+    // A run that leaves a process behind in a session of its own, and ends.
+    const leaves = await job({
+      command: { shell: "setsid sh -c 'echo $$ > left.pid; exec sleep 300' < /dev/null > /dev/null 2>&1 &" },
+    });
+    expect(await finished(leaves, await run(leaves))).toMatchObject({ status: 'succeeded' });
+    const left = (await eventually(async () => Number(readFileSync(path.join(home, 'left.pid'), 'utf8')) || false)) as number;
+    expect(await processStat(left)).not.toBeNull();
+    const id = await job({ command: { shell: 'touch long-run.txt; exec sleep 300' }, timeout_s: 600 });
     const runId = await run(id);
     await eventually(async () => existsSync(path.join(home, 'long-run.txt')));
     const listed = (await t.get(`${jobs()}/${id}`)).body;
@@ -139,6 +147,9 @@ describe.skipIf(!ready)(`cron jobs (${ready ? 'Debian cron' : `skipped: ${NO_DAE
       await driver.applyAccount({ ...spec, suspended: true, frozen: true });
       expect(Date.now() - started).toBeLessThan(30_000);
       expect(await finished(id, runId)).toMatchObject({ status: 'failed', reason: STOPPED_RUN });
+      // What an earlier run left running (outside its process group) is ended too (a zombie
+      // not yet reaped by init counts as ended).
+      expect(await processStat(left)).toBeNull();
     } finally {
       await driver.applyAccount({ ...spec, suspended: false });
     }

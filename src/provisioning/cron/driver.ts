@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic, writeFileIfChanged } from '../atomic-write.js';
 import type { CronDriver } from '../driver.js';
+import { endUserProcesses, isPhpFpm, userExists } from '../drivers/user-processes.js';
 import { type CronAccountSpec, cronFileName, type CronRunRecord, renderCronFile, renderJobFile } from '../render/cron.js';
 import { drainRuns, jobFile, recordRun, runsDir } from './runner.js';
 
@@ -87,8 +88,13 @@ export class CronFilesDriver implements CronDriver {
     const now = spec.jobs.map((j) => j.id);
     await writeFileIfChanged(this.listFile(spec.username), JSON.stringify(now), 0o600);
     for (const id of before.filter((id) => !now.includes(id))) await rm(jobFile(this.o.stateDir, id), { force: true });
-    // Nothing begun before a freeze may write after the move's final copy.
-    if (spec.frozen && this.o.runs) await drainRuns(this.o.stateDir, now, this.o.freezeDrainS ?? FREEZE_DRAIN_S);
+    // Nothing begun before a freeze may write after the move's final copy: neither a run, nor
+    // what a run left behind (`nohup`, `setsid`), which no run's lock or process group holds.
+    if (spec.frozen && this.o.runs) {
+      await drainRuns(this.o.stateDir, now, this.o.freezeDrainS ?? FREEZE_DRAIN_S);
+      // No run starts without the user (the runner refuses), so without one nothing was left.
+      if (await userExists(spec.user)) await endUserProcesses(spec.user, isPhpFpm);
+    }
   }
 
   async removeAccount(username: string): Promise<void> {

@@ -9,7 +9,7 @@ import { writeFileAtomic } from '../atomic-write.js';
 import type { PhpDriver } from '../driver.js';
 import { renderPool, unixUser, type PhpPoolSpec } from '../render/php-fpm.js';
 import { poolFile } from './embedded-php.js';
-import { endUserProcesses, isPhpFpm } from './user-processes.js';
+import { endUserProcesses, isPhpFpm, userExists } from './user-processes.js';
 
 export interface PhpFpmOptions {
   /** Paths with `{version}` standing for `8.2`. */
@@ -101,14 +101,14 @@ export class PhpFpmDriver implements PhpDriver {
     await this.prunePools(username, []);
     const user = unixUser(username);
     await this.exclusive(async () => {
-      if (await this.userExists(user)) await runCommand('userdel', [user], 'userdel');
+      if (await userExists(user)) await runCommand('userdel', [user], 'userdel');
     });
   }
 
   /** Its workers go (SIGKILL): the pools' masters start new ones when a request comes. */
   async endRequests(username: string): Promise<void> {
     const user = unixUser(username);
-    if (await this.userExists(user)) await endUserProcesses(user, (name) => !isPhpFpm(name));
+    if (await userExists(user)) await endUserProcesses(user, (name) => !isPhpFpm(name));
   }
 
   async own(dir: string, username: string): Promise<void> {
@@ -142,7 +142,7 @@ export class PhpFpmDriver implements PhpDriver {
 
   private async createUser(username: string, home: string | null): Promise<string> {
     const user = unixUser(username);
-    if (!(await this.userExists(user))) {
+    if (!(await userExists(user))) {
       await runCommand(
         'useradd',
         [
@@ -159,12 +159,6 @@ export class PhpFpmDriver implements PhpDriver {
     }
     return user;
   }
-
-  private userExists = (user: string) =>
-    runCommand('id', ['-u', user], 'id').then(
-      () => true,
-      () => false,
-    );
 
   private async ids(user: string): Promise<{ uid: number; gid: number }> {
     const [uid, gid] = await Promise.all([runCommand('id', ['-u', user], 'id -u'), runCommand('id', ['-g', user], 'id -g')]);

@@ -6,6 +6,13 @@ import { runCommand } from '../../lib/run-command.js';
 /** How long the processes signalled are waited for before the apply fails (and is tried again). */
 const GONE_WITHIN_MS = 10_000;
 
+/** Whether the Unix user exists. */
+export const userExists = (user: string) =>
+  runCommand('id', ['-u', user], 'id').then(
+    () => true,
+    () => false,
+  );
+
 /** A PHP-FPM worker (Debian names the binary after its version: `php-fpm8.2`). */
 export const isPhpFpm = (name: string) => name.startsWith('php-fpm');
 
