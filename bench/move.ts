@@ -65,21 +65,22 @@ const half = Buffer.from('<p>Berth moves what the account holds.</p>\n'.repeat(F
 const fileAt = (dir: string, i: number) => path.join(dir, `d${Math.floor(i / 100)}`, `f${i}.html`);
 const content = () => Buffer.concat([randomBytes(FILE_BYTES / 2), half]);
 
-/** `tar -cf - dir | tar -xf - -C dest`, two processes and a pipe between them, as a shell runs it. */
-async function tarPipe(dir: string): Promise<number> {
+/**
+ * `tar -cf - dir | tar -xf - -C dest`, two processes and a pipe between them, as a shell runs it.
+ * Its copy goes into `kept`, removed once the benchmark is over: removed at once, its 10,000 freed
+ * inodes would tax the move's file creations that follow (ext4's `recently_deleted`, bench/README.md).
+ */
+async function tarPipe(dir: string, kept: string[]): Promise<number> {
   const dest = mkdtempSync(path.join(tmpdir(), 'berth-bench-tarpipe-'));
-  try {
-    const start = performance.now();
-    const create = spawn('tar', ['-cf', '-', '-C', dir, '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const extract = spawn('tar', ['-xf', '-', '-C', dest], { stdio: ['pipe', 'ignore', 'inherit'] });
-    create.stdout.pipe(extract.stdin);
-    const exited = (c: ChildProcess) => new Promise<number | null>((resolve) => c.on('exit', resolve));
-    const codes = await Promise.all([exited(create), exited(extract)]);
-    if (codes.some((c) => c !== 0)) throw new Error(`tar pipe failed (${codes.join(', ')})`);
-    return performance.now() - start;
-  } finally {
-    rmSync(dest, { recursive: true, force: true });
-  }
+  kept.push(dest);
+  const start = performance.now();
+  const create = spawn('tar', ['-cf', '-', '-C', dir, '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const extract = spawn('tar', ['-xf', '-', '-C', dest], { stdio: ['pipe', 'ignore', 'inherit'] });
+  create.stdout.pipe(extract.stdin);
+  const exited = (c: ChildProcess) => new Promise<number | null>((resolve) => c.on('exit', resolve));
+  const codes = await Promise.all([exited(create), exited(extract)]);
+  if (codes.some((c) => c !== 0)) throw new Error(`tar pipe failed (${codes.join(', ')})`);
+  return performance.now() - start;
 }
 
 /** Looks every 100 ms: the figures are the move's own step times, and each look costs the control plane (this process). */
@@ -107,6 +108,7 @@ export async function moveBench() {
   const controller = new AbortController();
   const agents: Awaited<ReturnType<typeof benchAgent>>[] = [];
   const mariadbs: ReturnType<typeof mariadbOn>[] = [];
+  const copies: string[] = [];
   try {
     const url = `https://127.0.0.1:${await listenAgents(t.app, t.config)}`;
     for (const [name, ipv4] of [
@@ -169,7 +171,7 @@ export async function moveBench() {
     // Each measured from the same start: the files written out (not still being written back
     // meanwhile), and what the one before it wrote and removed written out too.
     execFileSync('sync');
-    const tarBeforeMs = await tarPipe(live);
+    const tarBeforeMs = await tarPipe(live, copies);
     execFileSync('sync');
 
     const move = await post(`/v1/accounts/${account.id}/move`, { to: dbA ? { web: b.id, database: b.id } : { web: b.id } });
@@ -191,7 +193,7 @@ export async function moveBench() {
     const moved = path.join(b.dataDir, 'accounts', account.id, 'sites', site.id, 'current');
     await until(async () => existsSync(fileAt(moved, files - 1))); // its release switched to whole
     execFileSync('sync');
-    const tarAfterMs = await tarPipe(moved);
+    const tarAfterMs = await tarPipe(moved, copies);
     // Every row on the target, the rewritten ones as rewritten last.
     if (dbB && (await checksum(dbB)) !== rowsLeft) throw new Error('the database differs on the target');
     const ms = (s: Step) => Date.parse(s.ended_at as string) - Date.parse(s.started_at as string);
@@ -218,5 +220,6 @@ export async function moveBench() {
     for (const agent of agents) await agent.stop();
     for (const db of mariadbs) await db.stop().catch((err: unknown) => console.error(err));
     await t.close();
+    for (const dir of copies) rmSync(dir, { recursive: true, force: true });
   }
 }
