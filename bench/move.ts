@@ -67,8 +67,9 @@ const content = () => Buffer.concat([randomBytes(FILE_BYTES / 2), half]);
 
 /**
  * `tar -cf - dir | tar -xf - -C dest`, two processes and a pipe between them, as a shell runs it.
- * Its copy goes into `kept`, removed once the benchmark is over: removed at once, its 10,000 freed
- * inodes would tax the move's file creations that follow (ext4's `recently_deleted`, bench/README.md).
+ * Its copy goes into `kept`, removed when the move's benchmark ends, with the agents' directories:
+ * removed at once, its 10,000 freed inodes would tax the move's file creations that follow (ext4's
+ * `recently_deleted`, bench/README.md).
  */
 async function tarPipe(dir: string, kept: string[]): Promise<number> {
   const dest = mkdtempSync(path.join(tmpdir(), 'berth-bench-tarpipe-'));
