@@ -11,17 +11,32 @@ export interface GaugeSource {
   read(): Promise<[labels: Record<string, string>, value: number][]>;
 }
 
+/**
+ * Node's own metrics (garbage collection, event-loop delay, memory), in a registry of the process:
+ * they describe the process, not an app, and prom-client never stops what gathers them (a GC
+ * observer, an event-loop histogram). One per app would keep every closed app reachable from its
+ * GC observer, and each would run on every collection (tests build many apps in one process).
+ */
+let nodeRegistry: Registry | undefined;
+const nodeMetrics = (): Registry => {
+  if (!nodeRegistry) {
+    nodeRegistry = new Registry();
+    collectDefaultMetrics({ register: nodeRegistry });
+  }
+  return nodeRegistry;
+};
+
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
 /**
  * The process's metrics on prom-client, in a registry of this app's own (no global: tests build
- * many apps): Node's process and event-loop metrics, jobs by queue (wait from due to start, run
+ * many apps) beside Node's process and event-loop metrics (nodeMetrics): jobs by queue (wait from due to start, run
  * time, failures) and the gauges the modules contribute; beside them HTTP requests by route and
  * status, counted on every request's path by request-series.ts.
  */
 export function createMetrics() {
+  const node = nodeMetrics();
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
   const registers = [registry];
   const http = requestSeries({
     requests: { name: 'berth_http_requests_total', help: 'HTTP requests by route and status.' },
@@ -83,7 +98,7 @@ export function createMetrics() {
       });
     },
     contentType: registry.contentType,
-    render: async () => `${await registry.metrics()}\n${http.text()}`,
+    render: async () => `${await node.metrics()}\n${await registry.metrics()}\n${http.text()}`,
   };
 }
 
