@@ -29,10 +29,10 @@ const nodeMetrics = (): Registry => {
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
 /**
- * The process's metrics on prom-client, in a registry of this app's own (no global: tests build
- * many apps) beside Node's process and event-loop metrics (nodeMetrics): jobs by queue (wait from due to start, run
- * time, failures) and the gauges the modules contribute; beside them HTTP requests by route and
- * status, counted on every request's path by request-series.ts.
+ * The app's metrics on prom-client, in a registry of its own (no global: tests build many apps),
+ * shown after Node's (nodeMetrics): jobs by queue (wait from due to start, run time, failures) and
+ * the gauges the modules contribute; beside them HTTP requests by route and status, counted on
+ * every request's path by request-series.ts.
  */
 export function createMetrics() {
   const node = nodeMetrics();
