@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli } from '../../scripts/build-cli.js';
 import { operation } from '../../src/cli/client/document.js';
 import { RESOURCES } from '../../src/cli/client/resources.js';
+import { inSlices } from '../../src/lib/slices.js';
 import { createTestApp, eventually, OPERATOR_TOKEN, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 
@@ -186,13 +187,14 @@ describe('resource commands', () => {
     };
     // Four at a time: each is a process of its own, and the server answers them together.
     const listed = RESOURCES.filter((d) => d.verbs.list);
-    for (let i = 0; i < listed.length; i += 4)
-      await Promise.all(
-        listed.slice(i, i + 4).map(async (def) => {
-          const r = await ok([def.name, 'list', ...(parents[def.name] ?? [])]);
-          expect(Array.isArray(r.json), def.name).toBe(true);
-        }),
-      );
+    await inSlices(
+      listed,
+      async (def) => {
+        const r = await ok([def.name, 'list', ...(parents[def.name] ?? [])]);
+        expect(Array.isArray(r.json), def.name).toBe(true);
+      },
+      4,
+    );
   });
 
   it('the resource is the argument, by id or name, and its flag is accepted too; a parent is a flag', async () => {
