@@ -505,10 +505,11 @@ async function agents() {
   console.log(
     `  agent     database → applied            in-process ${ms(r.inProcess)} | through an agent ${ms(r.throughAgent)} (goal: p95 ≤ in-process p95 + 30 ms: ${met})`,
   );
-  const mib = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MiB`;
+  // Signed: the process may give memory back while the agents wait (bench/agents.ts).
+  const mib = (b: number) => `${b < 0 ? '−' : '+'}${(Math.abs(b) / 1024 / 1024).toFixed(0)} MiB`;
   const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
   console.log(
-    `  agent     ${r.idle.agents} idle agents long-polling: API process +${mib(r.idle.rssAddedBytes)} RSS, CPU ${pct(r.idle.cpuWith)} of a core (${pct(r.idle.cpuIdle)} without them)`,
+    `  agent     ${r.idle.agents} idle agents long-polling: API process ${mib(r.idle.rssAddedBytes)} RSS, CPU ${pct(r.idle.cpuWith)} of a core (${pct(r.idle.cpuIdle)} without them)`,
   );
 }
 
