@@ -21,9 +21,10 @@ export default defineConfig({
     // Three files at a time on two cores: while one waits (a retry's backoff, a job, a socket),
     // the other two keep both cores busy. The slow suites start real processes: two at a time.
     maxWorkers: slow ? 2 : 3,
-    // The test workers' heaps sized as `npm start`'s is, and their old space started larger: with
-    // Node's defaults the workers spent about a tenth of the run's CPU collecting young objects
-    // and growing the heap a step at a time (bench/HISTORY.md, "2026-12-02, morning").
+    // The test workers' young generation sized as `npm start`'s is, and their old space started
+    // larger: a tenth less CPU over the run than with Node's defaults, whose small young
+    // generation and heap grown a step at a time collect more often (bench/HISTORY.md,
+    // "2026-12-02, morning: the test workers' heaps").
     execArgv: ['--max-semi-space-size=32', '--initial-old-space-size=256'],
     reporters: ['default'],
   },

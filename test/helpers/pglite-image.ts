@@ -30,7 +30,7 @@ export default async function setup(project: TestProject) {
     for (const template of ['template0', 'template1']) await db.query(`DROP DATABASE ${template}`);
     // A database in memory holds every page already: a buffer pool of PGlite's default 128 MB
     // only copies them, and preparing it (growing the WebAssembly memory past its initial 128 MB,
-    // zeroing the pool's tables) was half the 1.1-1.3 s of CPU that opening a database took.
+    // zeroing the pool's tables) was a third or more of the 1.2-1.5 s of CPU an open took.
     await db.query("ALTER SYSTEM SET shared_buffers = '16MB'");
     writeFileSync(file, Buffer.from(await (await pgliteImage(db)).arrayBuffer()));
   } finally {
