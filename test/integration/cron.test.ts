@@ -1,10 +1,10 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountHome, loginHome } from '../../src/layout.js';
 import { processStat } from '../../src/lib/process-start.js';
 import { CronFilesDriver } from '../../src/provisioning/cron/driver.js';
-import { STOPPED_RUN } from '../../src/provisioning/cron/runner.js';
+import { STOPPED_RUN, TERMINATED_RUN } from '../../src/provisioning/cron/runner.js';
 import { cronDriver } from '../../src/provisioning/drivers/index.js';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
@@ -153,6 +153,21 @@ describe.skipIf(!ready)(`cron jobs (${ready ? 'Debian cron' : `skipped: ${NO_DAE
     } finally {
       await driver.applyAccount({ ...spec, suspended: false });
     }
+  });
+
+  it('a run whose runner gets SIGTERM from anyone but a freeze fails, saying so without naming a freeze', async () => {
+    const home = loginHome(accountHome(t.dataDir, account.id));
+    const id = await job({ command: { shell: 'touch signalled-run.txt; exec sleep 300' }, timeout_s: 600 });
+    const runId = await run(id);
+    await eventually(async () => existsSync(path.join(home, 'signalled-run.txt')));
+    // The runner: `berth cron-run STATE JOB_ID …`, as root.
+    const runners = readdirSync('/proc').filter((pid) => {
+      const argv = read(`/proc/${pid}/cmdline`).split('\0');
+      return /^\d+$/.test(pid) && argv[argv.indexOf('cron-run') + 2] === id;
+    });
+    expect(runners).toHaveLength(1);
+    process.kill(Number(runners[0]), 'SIGTERM');
+    expect(await finished(id, runId)).toMatchObject({ status: 'failed', reason: TERMINATED_RUN });
   });
 
   it('a failing run keeps its exit code and output, reaches the webhook, and is mailed through the mail host', async () => {

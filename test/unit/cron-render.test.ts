@@ -58,6 +58,11 @@ describe('cron files', () => {
       timeout_s: 600,
       overlap: 'skip',
     });
+    // A freeze says so in the file before it stops a run (its reason depends on it).
+    expect(JSON.parse(renderJobFile({ ...spec, suspended: true, frozen: true }, spec.jobs[0]!))).toMatchObject({
+      suspended: true,
+      frozen: true,
+    });
   });
 });
 

@@ -11,6 +11,9 @@ const OUTPUT_TAIL_BYTES = 64 * 1024;
 const KILL_GRACE_MS = 5000;
 /** Why a run whose runner was sent SIGTERM failed: a freeze does that to a run that outlives its wait (drainRuns). */
 export const STOPPED_RUN = 'stopped: its runner was asked to end, as a move’s freeze does with a run that outlives its wait';
+/** The same, when the job's file says no freeze: the server shutting down, or its administrator. */
+export const TERMINATED_RUN =
+  'stopped: its runner was sent SIGTERM, not by a move’s freeze (the server shutting down, or its administrator)';
 /** What `flock -n` exits with when another run holds the lock. */
 const LOCK_BUSY = 75;
 
@@ -258,8 +261,15 @@ async function runLocked(
     } catch (err) {
       return await finish({ status: 'failed', reason: (err as Error).message.slice(0, 1000) });
     }
-    if (result.stopped)
-      return await finish({ status: 'failed', exit_code: result.code, output_tail: out.text(), reason: STOPPED_RUN });
+    if (result.stopped) {
+      // A freeze writes the job's file saying so before it stops a run; any other SIGTERM does not.
+      const frozen = await readFile(jobFile(state, jobId), 'utf8').then(
+        (t) => (JSON.parse(t) as CronJobFile).frozen === true,
+        () => false,
+      );
+      const reason = frozen ? STOPPED_RUN : TERMINATED_RUN;
+      return await finish({ status: 'failed', exit_code: result.code, output_tail: out.text(), reason });
+    }
     const status = result.timedOut ? 'timed_out' : result.code === 0 ? 'succeeded' : 'failed';
     return await finish({ status, exit_code: result.code, output_tail: out.text() });
   } finally {

@@ -91,6 +91,8 @@ export interface CronJobFile {
   user: string;
   home: string;
   suspended: boolean;
+  /** Written by a move's freeze before it stops the runs it waited for (drainRuns): why they ended. */
+  frozen?: true;
   command: CronCommand;
   timeout_s: number;
   overlap: 'skip' | 'allow';
@@ -135,6 +137,7 @@ export const renderJobFile = (spec: CronAccountSpec, job: CronJobSpec): string =
     user: spec.user,
     home: spec.home,
     suspended: spec.suspended,
+    frozen: spec.frozen || undefined,
     command: job.command,
     timeout_s: job.timeout_s,
     overlap: job.overlap,
