@@ -121,7 +121,9 @@ describe.skipIf(!available)(
       const cdp = await browser.newBrowserCDPSession();
       // Each live Chromium process's CPU seconds (a renderer's go when its context closes).
       const browserCpu = async () => {
-        const { processInfo } = (await cdp.send('SystemInfo.getProcessInfo')) as { processInfo: { id: number; cpuTime: number }[] };
+        const { processInfo } = (await cdp.send('SystemInfo.getProcessInfo')) as {
+          processInfo: { id: number; cpuTime: number }[];
+        };
         return new Map(processInfo.map((p) => [p.id, p.cpuTime * 1000]));
       };
       const serverCpu = () => {
