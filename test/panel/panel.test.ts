@@ -146,19 +146,20 @@ describe.skipIf(!available)(
         }
       };
       const costs: { cpu: number; clock: number }[] = [];
+      let least = Infinity;
       try {
-        while (costs.length < 5 && !costs.some((c) => Math.min(c.cpu, c.clock) < bound)) {
+        while (costs.length < 5 && least >= bound) {
           const reference = await loaded(`${base}${icon}`, async () => undefined);
           const page = await loaded(url, ready);
-          costs.push({ cpu: page.cpu - reference.cpu, clock: page.clock - reference.clock });
+          const cost = { cpu: page.cpu - reference.cpu, clock: page.clock - reference.clock };
+          costs.push(cost);
+          least = Math.min(least, cost.cpu, cost.clock);
         }
       } finally {
         await cdp.detach();
       }
-      return {
-        least: Math.min(...costs.map((c) => Math.min(c.cpu, c.clock))),
-        figures: costs.map((c) => `${Math.round(c.clock)} ms by the clock, ${Math.round(c.cpu)} ms of CPU`).join('; '),
-      };
+      const figures = costs.map((c) => `${Math.round(c.clock)} ms by the clock, ${Math.round(c.cpu)} ms of CPU`).join('; ');
+      return { least, figures };
     };
 
     /** axe-core's serious and critical findings on the page as it is. */

@@ -18,6 +18,12 @@ export const TERMINATED_RUN =
 const LOCK_BUSY = 75;
 
 export const jobFile = (state: string, jobId: string) => path.join(state, 'jobs', `${jobId}.json`);
+/** The job's file as the driver last wrote it; null once the job is deleted. */
+const readJob = (state: string, jobId: string) =>
+  readFile(jobFile(state, jobId), 'utf8').then(
+    (text) => JSON.parse(text) as CronJobFile,
+    () => null,
+  );
 export const runsDir = (state: string) => path.join(state, 'runs');
 
 /** Writes the run's record where the control plane (or the server's agent) collects it. */
@@ -228,10 +234,9 @@ async function runLocked(
   runId: string | undefined,
   unfrozen: boolean,
 ): Promise<CronRunRecord | null> {
-  const text = await readFile(jobFile(state, jobId), 'utf8').catch(() => null);
+  const job = await readJob(state, jobId);
   // A job deleted since cron read its file: nothing to run, nothing to record.
-  if (text === null) return null;
-  const job = JSON.parse(text) as CronJobFile;
+  if (job === null) return null;
   const run: CronRunRecord = {
     id: runId ?? newId('crn'),
     job_id: jobId,
@@ -263,11 +268,7 @@ async function runLocked(
     }
     if (result.stopped) {
       // A freeze writes the job's file saying so before it stops a run; any other SIGTERM does not.
-      const frozen = await readFile(jobFile(state, jobId), 'utf8').then(
-        (t) => (JSON.parse(t) as CronJobFile).frozen === true,
-        () => false,
-      );
-      const reason = frozen ? STOPPED_RUN : TERMINATED_RUN;
+      const reason = (await readJob(state, jobId))?.frozen ? STOPPED_RUN : TERMINATED_RUN;
       return await finish({ status: 'failed', exit_code: result.code, output_tail: out.text(), reason });
     }
     const status = result.timedOut ? 'timed_out' : result.code === 0 ? 'succeeded' : 'failed';
