@@ -47,8 +47,8 @@ export async function receiveStaged(dataDir: string, task: Received, input: () =
 
 /**
  * Whole the first time (every copy `replaced` goes), then only what changed (laid over `copy`,
- * the names gone removed), and checked against what the control plane holds: a copy that
- * differs fails the task. A whole copy is unpacked into `partial` and renamed into place, so a
+ * the names gone removed), and checked against what the control plane holds (when it says): a
+ * copy that differs fails the task. A whole copy is unpacked into `partial` and renamed into place, so a
  * crash leaves no half copy under the copy's name.
  */
 async function receiveInto(
@@ -73,10 +73,12 @@ async function receiveInto(
     }
     for (const name of task.gone ?? []) if (isInside(name)) await rm(path.join(copy, name), { recursive: true, force: true });
   }
+  const { expect } = task;
+  if (!expect) return;
   const held = listingTotals(await listTree([{ dir: copy, as: '' }]));
-  if (held.files !== task.expect.files || held.bytes !== task.expect.bytes)
+  if (held.files !== expect.files || held.bytes !== expect.bytes)
     throw new Error(
-      `the staged copy holds ${held.files} files (${held.bytes} bytes), not the ${task.expect.files} (${task.expect.bytes}) sent`,
+      `the staged copy holds ${held.files} files (${held.bytes} bytes), not the ${expect.files} (${expect.bytes}) sent`,
     );
 }
 

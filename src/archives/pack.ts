@@ -47,12 +47,13 @@ export function packArchive(
 
 /**
  * gzip's level for what a server and the control plane send each other to unpack at once (a
- * move's copy either way, a backup's files, packed again there at the backup's level): level 1
- * keeps most of what compressing text saves on a slow link, for less CPU than the default on a
- * server that serves meanwhile (in the move benchmark, levels 0, 1 and 6 moved the copy less
- * than the machine's noise).
+ * move's copy either way, a backup's files, packed again there at the backup's level): stored
+ * blocks. Level 1 deflates half-text files at about 65 MB/s on a core, slower than a link
+ * between a provider's servers carries them (1 Gbit/s and more): in the move benchmark, where the
+ * copy passes through the control plane in one pass, the source's agent packing at level 1 was
+ * the bottleneck (bench/HISTORY.md, 2026-12-02).
  */
-export const TRANSFER_LEVEL = 1;
+export const TRANSFER_LEVEL = 0;
 
 /**
  * `only`: the files and links of those archive names alone (every directory still comes): a

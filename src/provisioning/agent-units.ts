@@ -103,13 +103,15 @@ const PackFor = {
 /**
  * A move's copy received ahead of its cutover (`input`): whole, replacing what an earlier attempt
  * staged, or laid over the staged copy less `gone`; `only` names what the control plane packs.
- * `expect` is what the staged copy holds once received (its files and their bytes), checked there.
+ * `expect` is what the staged copy holds once received (its files and their bytes), checked there;
+ * a whole copy relayed as it leaves the old server has none (the control plane learns it as the
+ * agent does), and the send that follows it checks it.
  */
 const Received = {
   whole: Type.Boolean(),
   only: Type.Optional(PackNames),
   gone: Type.Optional(PackNames),
-  expect: Type.Object({ files: Type.Integer({ minimum: 0 }), bytes: Type.Number({ minimum: 0 }) }),
+  expect: Type.Optional(Type.Object({ files: Type.Integer({ minimum: 0 }), bytes: Type.Number({ minimum: 0 }) })),
 };
 
 /**

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listenAgents } from '../../src/app.js';
+import { Relay } from '../../src/modules/servers/relay.js';
 import { agentHarness } from '../helpers/agents.js';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { tarGz } from '../helpers/archives.js';
@@ -100,6 +101,7 @@ describe('moving an account', () => {
     expect(backup.status, backup.text).toBe(202);
     await eventually(async () => (await t.get(`/v1/backups/${backup.body.id}`)).body.status === 'completed');
 
+    const relayed = vi.spyOn(Relay.prototype, 'take');
     const moved = await t.post(`/v1/accounts/${account.id}/move`, {
       to: { web: b.server.id, mail: b.server.id, database: b.server.id },
       cutover: 'manual',
@@ -129,6 +131,9 @@ describe('moving an account', () => {
     // So are the messages, beside the mail domains it will serve there.
     const mailAhead = path.join(home(b.dataDir), 'mail', '.staged', name, box.body.id, 'Maildir', 'new');
     expect(readdirSync(mailAhead)).toEqual(['1700000000.M1P1.mx']);
+    // Both went on as they came from the source, in one pass through the control plane.
+    expect(relayed.mock.results.filter((r) => r.value !== undefined)).toHaveLength(2);
+    relayed.mockRestore();
     // A target that no longer holds it (swept, its disk replaced) is sent it whole at the final copy.
     rmSync(path.join(home(b.dataDir), 'mail', '.staged'), { recursive: true });
     // What changes until the freeze comes with the final copy; what is deleted is deleted there too.
@@ -280,6 +285,34 @@ describe('moving an account', () => {
       ['account.move.completed', 'account.move.cut_over', 'account.move.ready', 'account.move.started'].sort(),
     );
     expect((await t.post('/v1/backups', { account_id: account.id })).status).toBe(202);
+  });
+
+  it('sends the copy whole after its first pass when the target did not take it as it came from the source', async () => {
+    const a = await runningServer('127.0.0.23');
+    const b = await runningServer('127.0.0.24');
+    const account = await createAccount(t, (await createPlan(t)).id, undefined, {
+      placement: { web: a.server.id, mail: a.server.id, database: a.server.id },
+    });
+    const name = `${account.username}.example.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+    const site = await t.post('/v1/sites', { account_id: account.id, hostname: name });
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.status === 'active');
+    const deployed = await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
+      raw: tarGz([{ path: 'index.html', content: 'relayed or not' }]),
+      headers: { 'content-type': 'application/gzip' },
+    });
+    expect(deployed.status, deployed.text).toBe(202);
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'in_sync');
+    // The target's request for the relayed bytes finds none (as a retried one would).
+    const relayed = vi.spyOn(Relay.prototype, 'take').mockReturnValueOnce(undefined);
+    const moved = await t.post(`/v1/accounts/${account.id}/move`, { to: { web: b.server.id } });
+    expect(moved.status, moved.text).toBe(202);
+    const done = await ended(moved.body.id);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    expect(relayed).toHaveBeenCalledTimes(1);
+    relayed.mockRestore();
+    const files = path.join(b.dataDir, 'accounts', account.id, 'sites', site.body.id, 'current');
+    expect(readFileSync(path.join(files, 'index.html'), 'utf8')).toBe('relayed or not');
   });
 
   it('from the local server: what the control plane served itself goes to the target, and it serves none of it any more', async () => {

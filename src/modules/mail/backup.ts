@@ -15,6 +15,7 @@ import {
   copyFromServer,
   discardCopy,
   LOCAL_SERVER_ID,
+  type RelayTo,
   runAgentTask,
   sendCopy,
   sentAheadTo,
@@ -30,6 +31,8 @@ const CREDENTIALS = 'mail-credentials.json';
 const ALL = { limit: 1_000_000, afterId: null };
 /** A move's copy of the maildirs has been sent to the mail server it moves to (at least begun). */
 const sendingFile = (listings: string) => path.join(listings, 'mail.sending');
+/** What the mail server the account moves to holds of the maildirs' copy, as last sent (send-copy.ts). */
+const sentFile = (listings: string) => path.join(listings, 'mail.sent.json');
 /** The final copy of the maildirs is on the mail server the account moves to: landing puts it in place there. */
 const landingFile = (staging: string) => path.join(staging, 'mail.landing');
 
@@ -76,7 +79,16 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
     await copyFromServer(deps, serverId, task, path.join(staging, 'mail'), {
       maxBytes: transferLimit(await findAccountById(db, accountId)),
       keep: copy && { listingFile: path.join(copy.listings, 'mail.json'), verify: copy.final },
+      relay: copy && (await relayTo(accountId, copy)),
     });
+  }
+
+  /** Where a move's copy of the maildirs is relayed as it is fetched whole (copies.ts), if it goes on to another server. */
+  async function relayTo(accountId: string, copy: MoveCopy): Promise<RelayTo | undefined> {
+    const serverId = sentAheadTo(copy.to, 'mail');
+    if (!serverId) return undefined;
+    await writeFile(sendingFile(copy.listings), serverId, { mode: 0o600 });
+    return { serverId, task: { action: 'mail.receive', account_id: accountId }, sentFile: sentFile(copy.listings) };
   }
 
   /**
@@ -265,7 +277,7 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
       if (!server || !(await exists(files))) return;
       await writeFile(sendingFile(copy.listings), server, { mode: 0o600 });
       const task = { action: 'mail.receive' as const, account_id: accountId };
-      await sendCopy(deps, server, task, files, path.join(copy.listings, 'mail.sent.json'));
+      await sendCopy(deps, server, task, files, sentFile(copy.listings));
       if (copy.final) await writeFile(landingFile(staging), '', { mode: 0o600 });
     },
 

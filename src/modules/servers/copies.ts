@@ -1,13 +1,24 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { checkedHashes, checkedListing } from '../../archives/listing.js';
+import { checkedHashes, checkedListing, listTree } from '../../archives/listing.js';
 import { refreshCopy } from '../../archives/refresh.js';
 import type { Db } from '../../db/client.js';
 import type { Clock } from '../../lib/time.js';
 import { type AgentTask, PACK_ONLY_MAX } from '../../provisioning/agent-units.js';
-import { runAgentTask } from './tasks.js';
+import { writeFileAtomic } from '../../provisioning/atomic-write.js';
+import { Relay } from './relay.js';
+import type { ReceiveTask } from './send-copy.js';
+import { runAgentTask, type TaskOptions } from './tasks.js';
 
 type PackTask = Extract<AgentTask, { action: 'site.pack' | 'mail.pack' }>;
+
+/** Where a move's copy goes on to (send-copy.ts), relayed there as it arrives when it is fetched whole. */
+export interface RelayTo {
+  serverId: string;
+  task: ReceiveTask;
+  /** What `sendCopy` keeps of what that server holds: the copy here, once the relay got there. */
+  sentFile: string;
+}
 
 /** A listing is a few dozen bytes per file; this bounds what a server may send for one. */
 const LISTING_MAX_BYTES = 256 * 1024 * 1024;
@@ -25,14 +36,14 @@ export async function copyFromServer(
   serverId: string,
   task: PackTask,
   dest: string,
-  o: { maxBytes: number; keep?: { listingFile: string; verify: boolean } },
+  o: { maxBytes: number; keep?: { listingFile: string; verify: boolean }; relay?: RelayTo },
 ): Promise<void> {
-  const fetch = (names: string[] | null, into: string) =>
-    runAgentTask(deps.db, deps.clock, serverId, names && names.length <= PACK_ONLY_MAX ? { ...task, only: names } : task, {
-      file: into,
-      maxBytes: o.maxBytes,
-      unpack: true,
-    });
+  const fetch = (names: string[] | null, into: string) => {
+    const spec = names && names.length <= PACK_ONLY_MAX ? { ...task, only: names } : task;
+    const options = { file: into, maxBytes: o.maxBytes, unpack: true };
+    if (names === null && o.relay) return relayed(deps, { serverId, spec, options }, o.relay);
+    return runAgentTask(deps.db, deps.clock, serverId, spec, options);
+  };
   if (!o.keep) return fetch(null, dest);
   const file = `${dest}.listing.json`;
   /** What a listing or hashing task sends: JSON, read from `file`. */
@@ -49,4 +60,34 @@ export async function copyFromServer(
   } finally {
     await rm(file, { force: true });
   }
+}
+
+/**
+ * A whole copy fetched into `options.file` and, as it arrives, received by the server it goes on
+ * to (relay.ts): the first send ahead then finds nothing to send but checks what that server
+ * holds. Should that server fail or fall behind, the copy here still completes, and the send
+ * ahead sends it whole.
+ */
+async function relayed(
+  deps: { db: Db; clock: Clock },
+  from: { serverId: string; spec: PackTask; options: TaskOptions & { file: string } },
+  to: RelayTo,
+): Promise<void> {
+  // Whatever that server held is replaced: until the relay gets there, it is not known.
+  await rm(to.sentFile, { force: true });
+  const relay = new Relay();
+  const receiving = runAgentTask(deps.db, deps.clock, to.serverId, { ...to.task, whole: true }, { relay });
+  receiving.catch(() => relay.drop('the receiving server failed'));
+  try {
+    await runAgentTask(deps.db, deps.clock, from.serverId, from.spec, { ...from.options, relay });
+  } catch (err) {
+    relay.drop('the copy from the sending server failed');
+    await receiving.catch(() => undefined);
+    throw err;
+  }
+  const received = await receiving.then(
+    () => true,
+    () => false,
+  );
+  if (received) await writeFileAtomic(to.sentFile, JSON.stringify(await listTree([{ dir: from.options.file, as: '' }])), 0o600);
 }

@@ -10,6 +10,7 @@ import { newId } from '../../lib/ids.js';
 import { inPieces } from '../../lib/pieces.js';
 import type { Clock } from '../../lib/time.js';
 import type { AgentTask, AgentUnitSource } from '../../provisioning/agent-units.js';
+import { type Relay, relays } from './relay.js';
 import { findServerById } from './repo.js';
 import { agentReachable } from './status.js';
 import { wakeAgent } from './wake.js';
@@ -57,6 +58,8 @@ export interface TaskOptions {
   maxBytes?: number;
   unpack?: boolean;
   timeoutMs?: number;
+  /** A pack task's output passed on through it as well; a receive task's input taken from it (relay.ts). */
+  relay?: Relay;
 }
 
 /** The agent took the task and reported that it could not do it (not: a server away, or too slow). */
@@ -77,11 +80,12 @@ export async function runAgentTask(
   clock: Clock,
   serverId: string,
   spec: AgentTask,
-  { file, maxBytes, unpack = false, timeoutMs = TASK_TIMEOUT_MS }: TaskOptions = {},
+  { file, maxBytes, unpack = false, timeoutMs = TASK_TIMEOUT_MS, relay }: TaskOptions = {},
 ): Promise<void> {
   const id = newId('tsk');
   let announced = () => undefined as void;
   const unsubscribe = await db.listen(AGENT_TASKS_CHANNEL, (payload) => payload === id && announced());
+  if (relay) relays.set(id, relay);
   try {
     await db.transaction(async (tx) => {
       await tx.query('INSERT INTO agent_tasks (id, server_id, spec, file, max_bytes, unpack) VALUES ($1, $2, $3, $4, $5, $6)', [
@@ -100,6 +104,7 @@ export async function runAgentTask(
       if (!row) throw new Error('the task was lost');
       if (row.status === 'done') return;
       if (row.status === 'failed') throw new AgentTaskFailed(row.error ?? '');
+      if (relay && INPUTS.has(spec.action) && !relay.wanted) throw new Error('the relayed copy went on without this server');
       const server = await findServerById(db, serverId);
       if (!server || !agentReachable(server, clock.now())) throw new Error('the server is not online');
       if (Date.now() > deadline) throw new Error('the server did not finish in time');
@@ -112,6 +117,7 @@ export async function runAgentTask(
       });
     }
   } finally {
+    relays.delete(id);
     await unsubscribe();
     await db.query('DELETE FROM agent_tasks WHERE id = $1', [id]);
   }
@@ -154,16 +160,20 @@ const bounded = (max: number | null) => {
 /**
  * An archive the agent sends, unpacked into `dir` as it arrives, bounded as a stored output is
  * (past it: 413) and by its files' bytes (413 too); what the unpacking refuses is the agent's 422.
+ * A relay passes the bytes on to another server's agent as well.
  */
-async function unpackOutput(body: Readable, dir: string, maxBytes: number | null): Promise<void> {
+async function unpackOutput(body: Readable, dir: string, maxBytes: number | null, relay?: Relay): Promise<void> {
   const bytes = maxBytes ?? Number.POSITIVE_INFINITY;
-  const input = body.pipe(bounded(maxBytes));
+  const limited = body.pipe(bounded(maxBytes));
+  const input = relay ? limited.pipe(relay.tee()) : limited;
+  if (relay) limited.on('error', (err) => input.destroy(err));
   // An upload cut off half-way (the agent's connection lost) ends the unpacking, which removes `dir`.
   body.on('error', (err) => input.destroy(err));
   await unpackArchive({ stream: input }, 'tar.gz', dir, {
     bytes,
     ratio: Number.POSITIVE_INFINITY,
   }).catch((err: unknown) => {
+    relay?.drop('the copy from the sending server failed');
     if (err instanceof ArchiveTooLarge) throw payloadTooLarge(`The task's files exceed ${bytes} bytes.`, bytes);
     if (err instanceof ArchiveRefused)
       throw invalid([{ pointer: '', code: err.code, detail: err.detail }], `The task's archive was refused: ${err.detail}.`);
@@ -194,11 +204,17 @@ export const taskUnits: AgentUnitSource = {
     }
     return 'recorded';
   },
-  /** A task's input: the file the task names, or the directory it names packed (only its `only` names, if given). */
+  /**
+   * A task's input: what its relay passes on, the file the task names, or the directory it names
+   * packed (only its `only` names, if given).
+   */
   async artifact(db, serverId, key, name) {
     const task = await pendingTask(db, serverId, key);
     if (task === 'foreign') return 'foreign';
-    if (!task?.live || !task.file || name !== 'input' || !INPUTS.has(task.spec.action)) return undefined;
+    if (!task?.live || name !== 'input' || !INPUTS.has(task.spec.action)) return undefined;
+    const relay = relays.get(key);
+    if (relay) return relay.take();
+    if (!task.file) return undefined;
     const found = await stat(task.file).catch(() => null);
     if (!found?.isDirectory()) return found ? createReadStream(task.file) : undefined;
     const only = 'only' in task.spec && task.spec.only ? new Set(task.spec.only) : undefined;
@@ -210,7 +226,7 @@ export const taskUnits: AgentUnitSource = {
     if (task === 'foreign') return 'foreign';
     if (!task?.live || !task.file || name !== 'output' || !OUTPUTS.has(task.spec.action)) return undefined;
     if (task.unpack) {
-      await unpackOutput(body, task.file, task.max_bytes);
+      await unpackOutput(body, task.file, task.max_bytes, relays.get(key));
       return 'stored';
     }
     const partial = `${task.file}.partial`;

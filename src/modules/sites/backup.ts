@@ -93,7 +93,8 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
    * A site on another server, as served there (with what it wrote into its release since): once
    * its server has applied its latest change (the live release among it), its agent packs the
    * release and streams it here, into the staging the backup archives. What arrives is bounded
-   * by twice the account's disk quota: a server cannot fill the control plane's disk.
+   * by twice the account's disk quota: a server cannot fill the control plane's disk. A move's
+   * first copy goes on to the site's new server as it arrives.
    */
   async function packedOnServer(
     serverId: string,
@@ -113,6 +114,7 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
     await copyFromServer(deps, serverId, task, path.join(staging, 'sites', s.id), {
       maxBytes,
       keep: copy && { listingFile: path.join(copy.listings, `site-${s.id}.json`), verify: copy.final },
+      relay: copy && (await ahead.relayTo(site, copy)),
     });
   }
 

@@ -9,7 +9,7 @@ import { exists } from '../../lib/disk.js';
 import { newId } from '../../lib/ids.js';
 import { switchCurrent } from '../../provisioning/releases.js';
 import type { ServiceDeps } from '../deps.js';
-import { discardCopy, sendCopy, sentAheadTo } from '../servers/index.js';
+import { discardCopy, type RelayTo, sendCopy, sentAheadTo } from '../servers/index.js';
 import { goLive } from './deployments/job.js';
 import * as deployments from './deployments/repo.js';
 import * as repo from './repo.js';
@@ -66,6 +66,18 @@ export function sitesSentAhead(deps: ServiceDeps) {
   }
 
   return {
+    /** Where a site's copy is relayed as it is fetched whole (copies.ts), if it goes on to another server. */
+    async relayTo(site: repo.SiteRow, copy: MoveCopy): Promise<RelayTo | undefined> {
+      const serverId = sentAheadTo(copy.to, 'web');
+      if (!serverId) return undefined;
+      const task = { action: 'site.receive' as const, account_id: site.account_id, site_id: site.id };
+      return {
+        serverId,
+        task: { ...task, release: await releaseOf(copy.listings, site.id) },
+        sentFile: sentFile(copy.listings, site.id),
+      };
+    },
+
     async sendAhead(accountId: string, staging: string, copy: MoveCopy): Promise<void> {
       const server = sentAheadTo(copy.to, 'web');
       if (!server) return;
