@@ -48,10 +48,9 @@ export function packArchive(
 /**
  * gzip's level for what a server and the control plane send each other to unpack at once (a
  * move's copy either way, a backup's files, packed again there at the backup's level): stored
- * blocks. Level 1 deflates half-text files at about 65 MB/s on a core, slower than a link
- * between a provider's servers carries them (1 Gbit/s and more): in the move benchmark, where the
- * copy passes through the control plane in one pass, the source's agent packing at level 1 was
- * the bottleneck (bench/HISTORY.md, 2026-12-02).
+ * blocks. In the move benchmark, relayed in one pass, the source's agent packing half-text files
+ * at level 1 held the copy to one full core and 56 MB/s, against 80 stored (bench/HISTORY.md,
+ * "2026-12-02, afternoon"): less than a link between a provider's servers carries.
  */
 export const TRANSFER_LEVEL = 0;
 
