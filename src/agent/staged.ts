@@ -48,8 +48,8 @@ export async function receiveStaged(dataDir: string, task: Received, input: () =
 /**
  * Whole the first time (every copy `replaced` goes), then only what changed (laid over `copy`,
  * the names gone removed), and checked against what the control plane holds (when it says): a
- * copy that differs fails the task. A whole copy is unpacked into `partial` and renamed into place, so a
- * crash leaves no half copy under the copy's name.
+ * copy that differs fails the task. A whole copy is unpacked into `partial` and renamed into
+ * place, so a crash leaves no half copy under the copy's name.
  */
 async function receiveInto(
   at: { copy: string; partial: string; replaced: string[] },

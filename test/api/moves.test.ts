@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listenAgents } from '../../src/app.js';
 import { Relay } from '../../src/modules/servers/relay.js';
 import { agentHarness } from '../helpers/agents.js';
@@ -32,6 +32,8 @@ beforeAll(async () => {
   });
   url = `https://127.0.0.1:${await listenAgents(t.app, t.config)}`;
 });
+// A spy on the relay ends with its test, passed or not.
+afterEach(() => vi.restoreAllMocks());
 afterAll(async () => {
   for (const stop of stops) await stop();
   await t.close();
@@ -133,7 +135,6 @@ describe('moving an account', () => {
     expect(readdirSync(mailAhead)).toEqual(['1700000000.M1P1.mx']);
     // Both went on as they came from the source, in one pass through the control plane.
     expect(relayed.mock.results.filter((r) => r.value !== undefined)).toHaveLength(2);
-    relayed.mockRestore();
     // A target that no longer holds it (swept, its disk replaced) is sent it whole at the final copy.
     rmSync(path.join(home(b.dataDir), 'mail', '.staged'), { recursive: true });
     // What changes until the freeze comes with the final copy; what is deleted is deleted there too.
@@ -310,7 +311,6 @@ describe('moving an account', () => {
     const done = await ended(moved.body.id);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
     expect(relayed).toHaveBeenCalledTimes(1);
-    relayed.mockRestore();
     const files = path.join(b.dataDir, 'accounts', account.id, 'sites', site.body.id, 'current');
     expect(readFileSync(path.join(files, 'index.html'), 'utf8')).toBe('relayed or not');
   });

@@ -83,7 +83,10 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
     });
   }
 
-  /** Where a move's copy of the maildirs is relayed as it is fetched whole (copies.ts), if it goes on to another server. */
+  /**
+   * Where a move's copy of the maildirs is relayed as it is fetched whole (copies.ts), if it goes
+   * on to another server; that server is marked as sent to first, so a roll back discards there.
+   */
   async function relayTo(accountId: string, copy: MoveCopy): Promise<RelayTo | undefined> {
     const serverId = sentAheadTo(copy.to, 'mail');
     if (!serverId) return undefined;
