@@ -12,6 +12,7 @@ import { directoryBytes } from '../../src/lib/disk.js';
 import { newId } from '../../src/lib/ids.js';
 import { SYSTEM_TIME_ZONE } from '../../src/lib/time-zone.js';
 import { runAgentTask, type ServerRow, serverStatus } from '../../src/modules/servers/index.js';
+import { Relay } from '../../src/modules/servers/relay.js';
 import { statusCondition } from '../../src/modules/servers/status.js';
 import { pruneStaleTasks } from '../../src/modules/servers/tasks.js';
 import { AGENT_UNITS_CHANNEL } from '../../src/modules/servers/wake.js';
@@ -1021,6 +1022,32 @@ describe('placement and the agent’s units', () => {
     await eventually(async () => (await taskKeys()).includes(key));
     await t.db.query('DELETE FROM agent_tasks WHERE id = $1', [key]);
     expect(await outcome).toBe('the task was lost');
+  });
+
+  it('a receive task whose relayed copy went on without it fails its waiter at once, and its agent finds no bytes to fetch', async () => {
+    const a = await enrolledServer();
+    await poll(a.identity);
+    const relay = new Relay();
+    const site = { account_id: 'acc_00000000000000000000000000', site_id: 'sit_00000000000000000000000000' };
+    const outcome = runAgentTask(
+      t.db,
+      t.clock,
+      a.server.id,
+      { action: 'site.receive', ...site, release: 'dep_00000000000000000000000000', whole: true },
+      { relay },
+    ).then(
+      () => 'done',
+      (e: Error) => e.message,
+    );
+    const key: string = await eventually(
+      async () => (await poll(a.identity)).body?.units?.find((u: { kind: string }) => u.kind === 'task')?.key,
+    );
+    // Dropped before this server asked for the bytes (it fell behind): the copy went on without it.
+    relay.drop('the receiving server took no bytes for too long');
+    expect((await agentCall(url, a.identity, 'GET', `/agent/v1/units/task/${key}/artifacts/input`)).status).toBe(404);
+    // Not the task's ten minutes: the waiter's next look (a second at most) ends it.
+    expect(await outcome).toBe('the relayed copy went on without this server');
+    expect((await t.db.query('SELECT 1 FROM agent_tasks WHERE id = $1', [key])).rows).toHaveLength(0);
   });
 
   it('reports are refused for another server’s unit and for a generation never given, changing nothing', async () => {
