@@ -1,12 +1,8 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { hashNames, listTree } from '../archives/listing.js';
 import { type ArchivedDir, archiveStream, TRANSFER_LEVEL } from '../archives/pack.js';
 import { acmeChallengeDir, releaseDir, siteDir } from '../layout.js';
-import { inPieces } from '../lib/pieces.js';
 import type { AgentTask } from '../provisioning/agent-units.js';
 import type { CronDriver, DatabaseDriver } from '../provisioning/driver.js';
 import { liveRelease } from '../provisioning/releases.js';
@@ -60,15 +56,8 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
     await Promise.all([o.database.dump(task.database, dump), o.output(dump)]);
     return;
   }
-  const dir = path.join(o.dataDir, 'agent', 'tasks');
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const file = path.join(dir, `${path.basename(id)}.sql`);
-  try {
-    await pipeline(await o.input(), inPieces(2 ** 20), createWriteStream(file, { mode: 0o600 }));
-    await o.database.load(task.database, file);
-  } finally {
-    await rm(file, { force: true });
-  }
+  // Loaded as it arrives: a move's land waits for the transfer and the load at once, not in turn.
+  await o.database.load(task.database, await o.input());
 }
 
 /** What a pack task sends: the archive of `dirs`, of only some of their files, their listing or some files' hashes. */

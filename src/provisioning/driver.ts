@@ -1,4 +1,4 @@
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import type { CronAccountSpec, CronRunRecord } from './render/cron.js';
 import type { MailDomainSpec } from './render/mail.js';
 import type { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
@@ -67,8 +67,12 @@ export interface DatabaseDriver {
    * taken for a whole dump.
    */
   dump(database: string, out: Writable): Promise<void>;
-  /** Drops and re-creates the database, then loads a dump into it. */
-  load(database: DatabaseSpec, file: string): Promise<void>;
+  /**
+   * Drops and re-creates the database, then loads the dump read from `dump` as it arrives (an
+   * agent reads it from the control plane meanwhile). A dump that fails as it is read (cut off)
+   * fails the load: what was loaded of it stays until the next load, which drops it.
+   */
+  load(database: DatabaseSpec, dump: Readable): Promise<void>;
 }
 
 /**

@@ -243,4 +243,46 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
       await asAdmin(`DROP DATABASE \`${name}\``);
     }
   }, 60_000);
+
+  it('a dump is loaded as it is read; one cut off as it is read, or refused half-way, fails the load', async () => {
+    const driver = mariadbDriver();
+    const name = `lod${Date.now().toString(36)}`;
+    const spec = { name, charset: 'utf8mb4', collation: 'utf8mb4_unicode_ci' };
+    const rows = (from: number, to: number) =>
+      `INSERT INTO items VALUES ${Array.from({ length: to - from }, (_, i) => `(${from + i})`).join(',')};\n`;
+    const count = async () => (await asAdmin(`SELECT COUNT(*) FROM \`${name}\`.items`)).out.trim();
+    try {
+      const whole = new PassThrough();
+      const loading = driver.load(spec, whole);
+      whole.write('CREATE TABLE items (id INT PRIMARY KEY);\n');
+      whole.write(rows(0, 500));
+      whole.end(rows(500, 1000));
+      await loading;
+      expect(await count()).toBe('1000');
+
+      // The sender gone after whole statements: the client must not take that for the dump's end.
+      const cut = new PassThrough();
+      const cutLoad = driver.load(spec, cut);
+      cut.write('CREATE TABLE items (id INT PRIMARY KEY);\n');
+      cut.write(rows(0, 500));
+      await eventually(async () => (await count()) === '500');
+      cut.destroy(new Error('the control plane went away'));
+      await expect(cutLoad).rejects.toThrow(/input was cut off: the control plane went away/);
+
+      // The client exits at a refused statement while the dump still comes: its exit code, not an EPIPE.
+      const refused = new PassThrough();
+      const refusedLoad = driver.load(spec, refused);
+      refused.write('CREATE TABLE items (id INT PRIMARY KEY);\nINSERT INTO nowhere VALUES (1);\n');
+      const more = setInterval(() => refused.write(rows(0, 100).replace('items', 'items_later')), 10);
+      try {
+        await expect(refusedLoad).rejects.toThrow(
+          /^mariadb exited with 1: ERROR 1146 \(42S02\) at line 2: Table '\w+\.nowhere' doesn't exist$/,
+        );
+      } finally {
+        clearInterval(more);
+      }
+    } finally {
+      await asAdmin(`DROP DATABASE IF EXISTS \`${name}\``);
+    }
+  }, 60_000);
 });

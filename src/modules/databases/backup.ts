@@ -1,4 +1,4 @@
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type BackupPart, type MoveCopy, type PartServers, RestoreRefused, type StagedPart } from '../../contribution.js';
@@ -43,7 +43,7 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
     if (serverId === LOCAL_SERVER_ID)
       return {
         dump: (database: string, file: string) => driver.dump(database, createWriteStream(file, { mode: 0o600 })),
-        load: (d: DatabaseSpec, file: string) => driver.load(d, file),
+        load: (d: DatabaseSpec, file: string) => driver.load(d, createReadStream(file)),
       };
     return {
       dump: (database: string, file: string) =>

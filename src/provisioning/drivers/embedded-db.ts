@@ -1,10 +1,10 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { writeFileIfChanged } from '../atomic-write.js';
 import type { DatabaseDriver } from '../driver.js';
-import { renderDatabaseState, type DatabaseAccountSpec } from '../render/mariadb.js';
+import { renderDatabaseState, type DatabaseAccountSpec, type DatabaseSpec } from '../render/mariadb.js';
 
 /**
  * Renders each account's statements into `<dataDir>/rendered/db/<prefix>.sql` (mode 0600: they
@@ -42,5 +42,8 @@ export class EmbeddedDatabaseDriver implements DatabaseDriver {
     await finished(out.end(`-- ${database}: the embedded driver has no database server, so no rows\n`), { readable: false });
   }
 
-  async load(): Promise<void> {}
+  /** Nothing to load into; the dump is read through, so that its sender finishes. */
+  async load(_database: DatabaseSpec, dump: Readable): Promise<void> {
+    await finished(dump.resume());
+  }
 }

@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { createReadStream } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import mysql, { type Connection, type RowDataPacket } from 'mysql2/promise';
@@ -189,18 +188,20 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
     );
   }
 
-  async load(database: DatabaseSpec, file: string): Promise<void> {
+  async load(database: DatabaseSpec, dump: Readable): Promise<void> {
     await this.session(async (c) => {
       await c.query(sql.dropDatabase(database.name));
       await c.query(sql.createDatabase(database));
     });
-    await this.run(this.options.clientBin, [`--database=${sql.dumpName(database.name)}`], { stdin: createReadStream(file) });
+    await this.run(this.options.clientBin, [`--database=${sql.dumpName(database.name)}`], { stdin: dump });
   }
 
   /**
    * Runs a MariaDB client tool as the administrative account; its stderr becomes the error. Its
    * output is ended only once it exited well, and destroyed otherwise; a reader that goes away
-   * ends the tool (which would wait on a full pipe).
+   * ends the tool (which would wait on a full pipe). An input that fails as it is read ends the
+   * tool before its stdin closes, and fails the run: the client would take that end for the
+   * dump's and exit well.
    */
   private async run(bin: string, args: string[], io: { stdin?: Readable; stdout?: Writable }): Promise<void> {
     const { host, port, user, password } = this.login;
@@ -210,7 +211,18 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
     });
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr = (stderr + s).slice(-2000)));
-    if (io.stdin && child.stdin) io.stdin.pipe(child.stdin);
+    let inputFailed: Error | undefined;
+    const input = io.stdin;
+    if (input && child.stdin) {
+      input.once('error', (err) => {
+        inputFailed = err;
+        child.kill('SIGKILL');
+      });
+      // A tool that exits early (a refused statement) closes its stdin: its exit code tells, and
+      // the rest of the input is not read.
+      child.stdin.on('error', () => input.destroy());
+      input.pipe(child.stdin);
+    }
     const out = io.stdout;
     if (out && child.stdout) {
       child.stdout.pipe(out, { end: false });
@@ -223,8 +235,11 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
       out?.destroy(err as Error);
       throw err;
     });
+    if (inputFailed) throw new Error(`${bin}'s input was cut off: ${inputFailed.message}`);
     if (code !== 0) {
-      const err = new Error(`${bin} exited with ${code}: ${stderr.trim() || 'no message'}`);
+      // The client prints a refused statement before its error: a dump's rows, not for a message.
+      const reason = /^ERROR .*$/m.exec(stderr)?.[0] ?? stderr.trim();
+      const err = new Error(`${bin} exited with ${code}: ${reason || 'no message'}`);
       out?.destroy(err);
       throw err;
     }
