@@ -192,6 +192,9 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
     await this.session(async (c) => {
       await c.query(sql.dropDatabase(database.name));
       await c.query(sql.createDatabase(database));
+    }).catch((err: unknown) => {
+      dump.destroy(); // not to be read: its sender is not left waiting
+      throw err;
     });
     await this.run(this.options.clientBin, [`--database=${sql.dumpName(database.name)}`], { stdin: dump });
   }
@@ -218,8 +221,7 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
         inputFailed = err;
         child.kill('SIGKILL');
       });
-      // A tool that exits early (a refused statement) closes its stdin: its exit code tells, and
-      // the rest of the input is not read.
+      // A tool that exits early (a refused statement) closes its stdin: its exit code tells.
       child.stdin.on('error', () => input.destroy());
       input.pipe(child.stdin);
     }
@@ -231,10 +233,13 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
     const code = await new Promise<number | null>((resolve, reject) => {
       child.on('error', reject);
       child.on('close', resolve);
-    }).catch((err: unknown) => {
-      out?.destroy(err as Error);
-      throw err;
-    });
+    })
+      // What is left of the input (a tool that ended early) is read by nobody: its sender is not kept waiting.
+      .finally(() => input?.destroy())
+      .catch((err: unknown) => {
+        out?.destroy(err as Error);
+        throw err;
+      });
     if (inputFailed) throw new Error(`${bin}'s input was cut off: ${inputFailed.message}`);
     if (code !== 0) {
       // The client prints a refused statement before its error: a dump's rows, not for a message.
