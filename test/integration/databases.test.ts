@@ -281,6 +281,7 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
       } finally {
         clearInterval(more);
       }
+      expect(refused.destroyed).toBe(true);
     } finally {
       await asAdmin(`DROP DATABASE IF EXISTS \`${name}\``);
     }

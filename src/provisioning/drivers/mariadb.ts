@@ -189,14 +189,17 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
   }
 
   async load(database: DatabaseSpec, dump: Readable): Promise<void> {
-    await this.session(async (c) => {
-      await c.query(sql.dropDatabase(database.name));
-      await c.query(sql.createDatabase(database));
-    }).catch((err: unknown) => {
-      dump.destroy(); // not to be read: its sender is not left waiting
-      throw err;
-    });
-    await this.run(this.options.clientBin, [`--database=${sql.dumpName(database.name)}`], { stdin: dump });
+    try {
+      await this.session(async (c) => {
+        await c.query(sql.dropDatabase(database.name));
+        await c.query(sql.createDatabase(database));
+      });
+      await this.run(this.options.clientBin, [`--database=${sql.dumpName(database.name)}`], { stdin: dump });
+    } finally {
+      // What is left of it (a load that failed, or a client that stopped early) is read by
+      // nobody: its sender is not kept waiting.
+      dump.destroy();
+    }
   }
 
   /**
@@ -233,13 +236,10 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
     const code = await new Promise<number | null>((resolve, reject) => {
       child.on('error', reject);
       child.on('close', resolve);
-    })
-      // What is left of the input (a tool that ended early) is read by nobody: its sender is not kept waiting.
-      .finally(() => input?.destroy())
-      .catch((err: unknown) => {
-        out?.destroy(err as Error);
-        throw err;
-      });
+    }).catch((err: unknown) => {
+      out?.destroy(err as Error);
+      throw err;
+    });
     if (inputFailed) throw new Error(`${bin}'s input was cut off: ${inputFailed.message}`);
     if (code !== 0) {
       // The client prints a refused statement before its error: a dump's rows, not for a message.
