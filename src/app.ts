@@ -138,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       runWorkers: config.jobs,
       pollingIntervalSeconds: config.jobPollMs / 1000,
       leaseMs: config.jobLeaseMs,
+      retryDelaySeconds: config.jobRetryS,
       onError: (err) => app.log.error({ err }, 'job queue error'),
       observer: metrics.jobs,
       log: (fields, message) => app.log.info(fields, message),

@@ -126,6 +126,8 @@ const ConfigSchema = Type.Object({
   jobPollMs: Type.Integer({ minimum: 500, maximum: 3_600_000 }),
   // How long a job's lease lasts without its process renewing it (then another process resumes it).
   jobLeaseMs: Type.Integer({ minimum: 1000, maximum: 600_000 }),
+  // A failed job's first retry waits this long (up to twice, jittered); each next one twice as long.
+  jobRetryS: Type.Integer({ minimum: 1, maximum: 3600 }),
   // Crash tests: the move steps after whose work the process kills itself, once each (see moves/runner.ts).
   crashAfterMoveSteps: Type.Array(Type.String({ pattern: '^[a-z_]+$' })),
   nameservers: Type.Array(Type.String({ minLength: 1 })),
@@ -193,6 +195,7 @@ const ENV_NAMES: Record<string, string> = {
   moveConcurrency: 'BERTH_MOVE_CONCURRENCY',
   jobPollMs: 'BERTH_JOB_POLL_MS',
   jobLeaseMs: 'BERTH_JOB_LEASE_MS',
+  jobRetryS: 'BERTH_JOB_RETRY_S',
   crashAfterMoveSteps: 'BERTH_CRASH_AFTER_MOVE_STEPS (step names, comma-separated)',
   webIpv4: 'BERTH_WEB_IPV4',
   webIpv6: 'BERTH_WEB_IPV6',
@@ -329,6 +332,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     moveConcurrency: int(env, 'BERTH_MOVE_CONCURRENCY', 2),
     jobPollMs: int(env, 'BERTH_JOB_POLL_MS', 2_000),
     jobLeaseMs: int(env, 'BERTH_JOB_LEASE_MS', 15_000),
+    jobRetryS: int(env, 'BERTH_JOB_RETRY_S', 5),
     crashAfterMoveSteps: list(env.BERTH_CRASH_AFTER_MOVE_STEPS),
     nameservers: list(env.BERTH_NAMESERVERS || 'ns1.berth.invalid,ns2.berth.invalid'),
     webIpv4: env.BERTH_WEB_IPV4 || null,

@@ -97,6 +97,8 @@ export class PgBossQueue implements JobQueue {
       onError: (err: unknown) => void;
       pollingIntervalSeconds?: number;
       leaseMs?: number;
+      /** A failed job's first retry waits 1–2 × this (pg-boss's jittered backoff), doubling after; 5 s unless set. */
+      retryDelaySeconds?: number;
       observer?: JobObserver;
       /** One line when a job starts and one when it ends: queue, resource, duration, outcome, request id. */
       log?: (fields: Record<string, unknown>, message: string) => void;
@@ -168,7 +170,7 @@ export class PgBossQueue implements JobQueue {
       name,
       policy: UNIT_KEYS[name] ? 'short' : 'standard',
       retryLimit: 5,
-      retryDelay: 5,
+      retryDelay: this.opts.retryDelaySeconds ?? 5,
       retryBackoff: true,
       expireInSeconds: 15 * 60,
     };

@@ -76,6 +76,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     // A cheap argon2id: the cost is the production default's business, not the tests'.
     BERTH_MAIL_HASH_MEMORY_KIB: '1024',
     BERTH_MAIL_HASH_TIME_COST: '1',
+    // Failed applies come back in a second or two, not five to ten: the tests wait on them.
+    BERTH_JOB_RETRY_S: '1',
     // One sealing key for every test app, so two apps on one database read each other's secrets.
     BERTH_SECRET_KEY: 'MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=',
     ...opts.env,
