@@ -227,13 +227,18 @@ export async function daemon(name: 'powerdns' | 'nginx' | 'postfix' | 'opendkim'
     name
   ];
   const target = (daemonEnv?.[port] ?? '').replace(/^https?:\/\//, '').split(':');
-  // Until the port answers (start) or refuses (stop).
+  // Until the port answers (start) or refuses (stop). Each probe closes its connection at once: one
+  // left open holds a worker of the daemon. Seen: Postfix, reloaded by the apply that came back
+  // meanwhile, started no second smtpd beside the one the probe held, and the test's own SMTP
+  // conversation got no greeting until that one gave up.
   for (let i = 0; i < 100; i++) {
+    const s = net.connect(Number(target[1]), target[0] as string);
     const open = await new Promise<boolean>((resolve) => {
-      const s = net.connect(Number(target[1]), target[0] as string, () => resolve(true));
+      s.on('connect', () => resolve(true));
       s.on('error', () => resolve(false));
       s.setTimeout(500, () => resolve(false));
     });
+    s.destroy();
     if (open === (action === 'start') && !(pid && alive(pid))) return;
     await new Promise((r) => setTimeout(r, 100));
   }
