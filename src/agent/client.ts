@@ -1,6 +1,6 @@
-import type { IncomingMessage } from 'node:http';
 import { request } from 'node:https';
 import type { Readable } from 'node:stream';
+import { stallGuard } from '../lib/stall-guard.js';
 import type { AgentUnit } from '../provisioning/agent-units.js';
 import type { Identity } from './state.js';
 
@@ -90,14 +90,27 @@ const refusal = (path: string, status: number | undefined, chunks: Buffer[]) => 
   return new Error(`${path}: ${status} ${(typeof detail === 'string' ? detail : text).slice(0, 500)}`);
 };
 
-/** A GET whose answer is streamed (an artifact): the response once it is a 200, else an error with the problem's detail. */
-export function agentDownload(url: string, creds: Credentials, path: string, signal?: AbortSignal): Promise<IncomingMessage> {
+/**
+ * A GET whose answer is streamed (an artifact): the response's body once it is a 200, else an
+ * error with the problem's detail. The body fails when the control plane sends nothing for
+ * `idleMs` while it is read, not while its reader holds bytes back (a dump's load, an unpack).
+ */
+export function agentDownload(
+  url: string,
+  creds: Credentials,
+  path: string,
+  o: { signal?: AbortSignal; idleMs?: number } = {},
+): Promise<Readable> {
+  const idleMs = o.idleMs ?? 60_000;
   return new Promise((resolve, reject) => {
     const req = request(
       new URL(path, url),
-      { method: 'GET', ca: creds.ca_pem, key: creds.key_pem, cert: creds.certificate_pem, signal, timeout: 60_000 },
+      { method: 'GET', ca: creds.ca_pem, key: creds.key_pem, cert: creds.certificate_pem, signal: o.signal, timeout: idleMs },
       (res) => {
-        if (res.statusCode === 200) return resolve(res);
+        if (res.statusCode === 200) {
+          req.setTimeout(0);
+          return resolve(stallGuard(res, idleMs, `${path} from ${url}`));
+        }
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => reject(refusal(path, res.statusCode, chunks)));
