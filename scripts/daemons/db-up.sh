@@ -37,7 +37,7 @@ for _ in $(seq 1 600); do
 done
 wait_port "$address" "$port" MariaDB 600
 mariadb --no-defaults --socket="$dir/mariadb/mariadb.sock" -uroot -e \
-  "CREATE USER 'berth'@'127.0.0.0/255.0.0.0' IDENTIFIED BY '$password'; GRANT ALL PRIVILEGES ON *.* TO 'berth'@'127.0.0.0/255.0.0.0' WITH GRANT OPTION;"
+  "CREATE OR REPLACE USER 'berth'@'127.0.0.0/255.0.0.0' IDENTIFIED BY '$password'; GRANT ALL PRIVILEGES ON *.* TO 'berth'@'127.0.0.0/255.0.0.0' WITH GRANT OPTION;"
 
 cat >db.env <<CONF
 BERTH_DRIVER_DB=mariadb
