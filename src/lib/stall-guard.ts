@@ -2,10 +2,10 @@ import { Readable } from 'node:stream';
 
 /**
  * `source` read through, failing ("`what`: no bytes for N s") when it sends nothing for `idleMs`
- * while its reader waits for bytes, or ("`what`: cut off") when it closes before its end. The clock runs only while the reader asks for more: a reader that
- * takes its time over what it has (a database loading a dump, an index built at a table's end)
- * is never timed out, as a socket's idle timeout would time it out, since no bytes arrive while
- * the reader holds them back.
+ * while its reader waits for bytes, or ("`what`: cut off") when it closes before its end. The
+ * clock runs only while the reader asks for more. A socket's idle timeout also runs while the
+ * reader holds bytes back (no bytes arrive then), and so timed out a reader that takes its time
+ * over what it has: a database busy with a statement of the dump it loads.
  */
 export function stallGuard(source: Readable, idleMs: number, what: string): Readable {
   let timer: NodeJS.Timeout | undefined;
