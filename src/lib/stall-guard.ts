@@ -2,8 +2,8 @@ import { Readable } from 'node:stream';
 
 /**
  * `source` read through, failing ("`what`: no bytes for N s") when it sends nothing for `idleMs`
- * while its reader waits for bytes, or ("`what`: cut off") when it closes before its end. The
- * clock runs only while the reader asks for more. A socket's idle timeout also runs while the
+ * while its reader waits for bytes, or with the source's own error (a response cut off is an
+ * "aborted"). The clock runs only while the reader asks for more. A socket's idle timeout also runs while the
  * reader holds bytes back (no bytes arrive then), and so timed out a reader that takes its time
  * over what it has: a database busy with a statement of the dump it loads.
  */
@@ -42,10 +42,6 @@ export function stallGuard(source: Readable, idleMs: number, what: string): Read
     out.push(null);
   });
   source.on('error', (err) => out.destroy(err));
-  source.on('close', () => {
-    // Closed without an end or an error: nothing more will come.
-    if (!source.readableEnded && !out.destroyed) out.destroy(new Error(`${what}: cut off`));
-  });
   source.pause();
   return out;
 }

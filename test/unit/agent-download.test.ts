@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -33,14 +34,14 @@ afterEach(() => {
 });
 
 /** A listener answering every GET with `send`, and the URL it listens at. */
-async function listener(send: (res: import('node:http').ServerResponse) => void): Promise<string> {
+async function listener(send: (res: ServerResponse) => void): Promise<string> {
   server = https.createServer(tls, (_req, res) => send(res));
   await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
   return `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 /** `count` chunks, each written once the one before drained. */
-async function sendChunks(res: import('node:http').ServerResponse, count: number, end = true) {
+async function sendChunks(res: ServerResponse, count: number, end = true) {
   res.writeHead(200, { 'content-type': 'application/octet-stream' });
   for (let i = 0; i < count; i++) if (!res.write(CHUNK)) await new Promise((r) => res.once('drain', r));
   if (end) res.end();
