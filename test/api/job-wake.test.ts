@@ -1,12 +1,14 @@
 import { afterEach, expect, it } from 'vitest';
 import type { Db } from '../../src/db/client.js';
+import { QUEUE_NAMES } from '../../src/jobs/names.js';
 import { PgBossQueue } from '../../src/jobs/queue.js';
-import { eventually } from '../helpers/app.js';
+import { createTestApp, eventually } from '../helpers/app.js';
 import { freshDb } from '../helpers/db.js';
 
 /**
- * The jobs' fallback to NOTIFY: once per polling interval the process asks which of its queues
- * have due jobs and wakes their workers, instead of every worker fetching on its own.
+ * When jobs run. The fallback to NOTIFY: once per polling interval the process asks which of its
+ * queues have due jobs and wakes their workers, instead of every worker fetching on its own. And a
+ * failed job's retry, after the delay the queue was given (BERTH_JOB_RETRY_S).
  */
 const POLL_S = 0.5;
 let cleanup: (() => Promise<void>)[] = [];
@@ -59,4 +61,40 @@ it('an idle process asks once per interval, not once per worker', async () => {
   expect(seen.filter(isFetch).length).toBeLessThanOrEqual(1);
   expect(seen.filter(isScan).length).toBeGreaterThan(0);
   expect(seen.filter(isScan).length).toBeLessThanOrEqual(9);
+}, 60_000);
+
+it('a failed job waits the retry delay it was given, one to two times it, before it runs again', async () => {
+  const fresh = await freshDb();
+  const queue = new PgBossQueue(fresh.db, { runWorkers: true, retryDelaySeconds: 7, onError: () => undefined });
+  cleanup.push(async () => {
+    await queue.stop();
+    await fresh.db.close();
+    await fresh.drop();
+  });
+  await queue.start();
+  await queue.work('housekeeping', async () => {
+    throw new Error('failing on purpose');
+  });
+  await queue.send(fresh.db, 'housekeeping', {});
+  // The handler fails as it starts: the retry's start, counted from the run's, is the wait.
+  const retry = await eventually(async () => {
+    const { rows } = await fresh.db.query<{ retry_delay: number; wait_s: number }>(
+      `SELECT retry_delay, EXTRACT(EPOCH FROM start_after - started_on)::float AS wait_s
+       FROM pgboss.job WHERE name = 'housekeeping' AND state = 'retry'`,
+    );
+    return rows[0];
+  });
+  expect(retry.retry_delay).toBe(7);
+  expect(retry.wait_s).toBeGreaterThanOrEqual(7);
+  expect(retry.wait_s).toBeLessThanOrEqual(15);
+}, 60_000);
+
+it("the app's queues take BERTH_JOB_RETRY_S", async () => {
+  const t = await createTestApp({ env: { BERTH_JOB_RETRY_S: '9' } });
+  cleanup.push(() => t.close());
+  const { rows } = await t.db.query<{ retry_delay: number }>(
+    'SELECT DISTINCT retry_delay FROM pgboss.queue WHERE name = ANY($1)',
+    [QUEUE_NAMES],
+  );
+  expect(rows).toEqual([{ retry_delay: 9 }]);
 }, 60_000);
