@@ -1,4 +1,4 @@
-import { constants, existsSync, type Stats } from 'node:fs';
+import { constants, type Dirent, existsSync, type Stats } from 'node:fs';
 import { lstat, open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -147,7 +147,7 @@ class TarPacker {
       const inside = PROC_FD ? `/proc/self/fd/${handle.fd}` : at;
       if (PROC_FD && given && (await readlink(inside)) !== at) throw elsewhere();
       this.member({ type: 'Directory', path: name ? `${name}/` : './', mode: st.mode, size: 0, mtimeMs: st.mtimeMs });
-      const names = ((await readdir(inside).catch(gone)) ?? []).sort();
+      const names = this.toLook(name, (await readdir(inside, { withFileTypes: true }).catch(gone)) ?? []);
       for (let i = 0; i < names.length; i += STAT_SLICE) {
         const slice = names.slice(i, i + STAT_SLICE);
         // A slice at a time, not one by one: each lstat is a round trip to libuv's thread pool.
@@ -157,6 +157,16 @@ class TarPacker {
     } finally {
       await handle.close();
     }
+  }
+
+  /**
+   * A directory's names to look at, sorted. With `only`, the files and links not wanted are left
+   * out before any `lstat` (their type is the directory's to tell): a few changed files among
+   * thousands cost a few `lstat`s, not thousands (a move's final copy, while the account is frozen).
+   */
+  private toLook(name: string, entries: Dirent[]): string[] {
+    const unwanted = (e: Dirent) => (e.isFile() || e.isSymbolicLink()) && !this.wanted(name ? `${name}/${e.name}` : e.name);
+    return (this.only ? entries.filter((e) => !unwanted(e)) : entries).map((e) => e.name).sort();
   }
 
   /**
