@@ -84,12 +84,17 @@ export function sitesSentAhead(deps: ServiceDeps) {
       for (const site of await sitesOf(accountId)) {
         const files = path.join(staging, 'sites', site.id);
         if (!(await exists(files))) continue;
-        const landing = await send(server, site, files, copy);
-        if (!copy.final) continue;
-        const release = releaseDir(siteDir(config.dataDir, accountId, site.id), landing.release);
-        await rm(release, { recursive: true, force: true });
-        await linkedCopy(files, release);
-        await writeFile(landingFile(staging, site.id), JSON.stringify(landing), { mode: 0o600 });
+        if (!copy.final) {
+          await send(server, site, files, copy);
+          continue;
+        }
+        // The release kept here is linked while the copy goes on: both only read the staging, and
+        // the account is frozen until both are done.
+        const release = releaseDir(siteDir(config.dataDir, accountId, site.id), await releaseOf(copy.listings, site.id));
+        const [sent, linked] = await Promise.allSettled([send(server, site, files, copy), linkedCopy(files, release)]);
+        if (sent.status === 'rejected') throw sent.reason;
+        if (linked.status === 'rejected') throw linked.reason;
+        await writeFile(landingFile(staging, site.id), JSON.stringify(sent.value), { mode: 0o600 });
       }
     },
 
