@@ -3,9 +3,9 @@ import { Readable } from 'node:stream';
 /**
  * `source` read through, failing ("`what`: no bytes for N s") when it sends nothing for `idleMs`
  * while its reader waits for bytes, or with the source's own error (a response cut off is an
- * "aborted"). The clock runs only while the reader asks for more. A socket's idle timeout also runs while the
- * reader holds bytes back (no bytes arrive then), and so timed out a reader that takes its time
- * over what it has: a database busy with a statement of the dump it loads.
+ * "aborted"). The clock runs only while the reader asks for more. A socket's idle timeout also
+ * runs while the reader holds bytes back (no bytes arrive then), and so timed out a reader that
+ * takes its time over what it has: a database busy with a statement of the dump it loads.
  */
 export function stallGuard(source: Readable, idleMs: number, what: string): Readable {
   let timer: NodeJS.Timeout | undefined;

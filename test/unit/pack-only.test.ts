@@ -23,15 +23,15 @@ it('packs a few names of thousands with a look at each directory and those names
     mkdirSync(path.join(root, `d${d}`));
     for (let f = 0; f < 100; f++) writeFileSync(path.join(root, `d${d}`, `f${f}.html`), `${d}/${f}`);
   }
-  const names: { type: string; size: number }[] = [];
-  const packing = packArchive(root, [{ dir: root, as: '' }], (e) => names.push(e), {
+  const entries: { type: string; size: number }[] = [];
+  const packing = packArchive(root, [{ dir: root, as: '' }], (e) => entries.push(e), {
     only: new Set(['d3/f7.html', 'd9/f99.html']),
   });
   let bytes = 0;
   for await (const chunk of packing) bytes += chunk.length;
   expect(bytes).toBeGreaterThan(0);
-  expect(names.filter((e) => e.type === 'File')).toHaveLength(2);
-  expect(names.filter((e) => e.type === 'Directory')).toHaveLength(11);
+  expect(entries.filter((e) => e.type === 'File')).toHaveLength(2);
+  expect(entries.filter((e) => e.type === 'Directory')).toHaveLength(11);
   // The ten directories and the two files; every one of the thousand files before.
   expect(looked.length).toBeLessThanOrEqual(12);
 });

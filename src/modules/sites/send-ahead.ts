@@ -59,8 +59,7 @@ export function sitesSentAhead(deps: ServiceDeps) {
     return id;
   }
 
-  async function send(server: string, site: repo.SiteRow, files: string, copy: MoveCopy): Promise<Landing> {
-    const release = await releaseOf(copy.listings, site.id);
+  async function send(server: string, site: repo.SiteRow, files: string, copy: MoveCopy, release: string): Promise<Landing> {
     const task = { action: 'site.receive' as const, account_id: site.account_id, site_id: site.id, release };
     return { release, ...(await sendCopy(deps, server, task, files, sentFile(copy.listings, site.id))) };
   }
@@ -84,14 +83,15 @@ export function sitesSentAhead(deps: ServiceDeps) {
       for (const site of await sitesOf(accountId)) {
         const files = path.join(staging, 'sites', site.id);
         if (!(await exists(files))) continue;
+        const release = await releaseOf(copy.listings, site.id);
         if (!copy.final) {
-          await send(server, site, files, copy);
+          await send(server, site, files, copy, release);
           continue;
         }
         // The release kept here is linked while the copy goes on: both only read the staging, and
         // the account is frozen until both are done.
-        const release = releaseDir(siteDir(config.dataDir, accountId, site.id), await releaseOf(copy.listings, site.id));
-        const [sent, linked] = await Promise.allSettled([send(server, site, files, copy), linkedCopy(files, release)]);
+        const kept = releaseDir(siteDir(config.dataDir, accountId, site.id), release);
+        const [sent, linked] = await Promise.allSettled([send(server, site, files, copy, release), linkedCopy(files, kept)]);
         if (sent.status === 'rejected') throw sent.reason;
         if (linked.status === 'rejected') throw linked.reason;
         await writeFile(landingFile(staging, site.id), JSON.stringify(sent.value), { mode: 0o600 });
