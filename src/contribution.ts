@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import type { Listing } from './archives/listing.js';
 import type { ArchivedDir } from './archives/pack.js';
 import type { Unpacked } from './archives/unpack.js';
 import type { Queryable } from './db/client.js';
@@ -76,7 +77,15 @@ export interface StagedPart {
   dirs: ArchivedDir[];
   /** Its counts for the backup's `contents`. */
   contents: Record<string, number>;
+  /** In a move's final copy: what it verified of the staging (`Copied`). */
+  copied?: Copied;
 }
+
+/**
+ * The listings of a move's final copy in the staging, as verified against the frozen source, by
+ * their directory under the staging: sending the copy on needs no walk of it (the freeze waits).
+ */
+export type Copied = Record<string, Listing>;
 
 /**
  * A module's part of an account's backup and restore (`include` names it): the backups module
@@ -109,7 +118,7 @@ export interface BackupPart {
    * ready to go live there at the cutover), so that landing it moves no bytes. Running it again
    * sends only what changed.
    */
-  sendAhead?(accountId: string, staging: string, copy: MoveCopy): Promise<void>;
+  sendAhead?(accountId: string, staging: string, copy: MoveCopy, copied?: Copied): Promise<void>;
   /** In the cutover's transaction: what was sent ahead is what the resources use where they go. */
   cutOver?(tx: Queryable, accountId: string, staging: string): Promise<void>;
   /** A move that rolls back: what was sent ahead goes from the servers it was sent to. */

@@ -114,13 +114,18 @@ export function checkedListing(value: unknown): Listing {
   return value;
 }
 
-/** Names of `listing` whose file under `dir` has another size, or is missing: what a finished copy must not have. */
-export async function differences(dir: string, listing: Listing): Promise<string[]> {
-  const names = Object.keys(listing);
+/**
+ * A finished copy under `dir` checked against `listing`: the names whose file has another size,
+ * or is missing (what it must not have), and the listing of the files and links it holds by those
+ * names (what `listTree` gives of a copy that holds no other name: no second walk of it).
+ */
+export async function differences(dir: string, listing: Listing): Promise<{ wrong: string[]; held: Listing }> {
   const wrong: string[] = [];
-  await inSlices(names, async (n) => {
+  const held: Listing = {};
+  await inSlices(Object.keys(listing), async (n) => {
     const st = await lstat(path.join(dir, n)).catch(() => null);
     if (!st || (st.isFile() && st.size !== listing[n]?.[0])) wrong.push(n);
+    else if (st.isFile() || st.isSymbolicLink()) held[n] = [st.size, st.mtimeMs];
   });
-  return wrong.sort();
+  return { wrong: wrong.sort(), held };
 }

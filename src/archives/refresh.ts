@@ -24,9 +24,10 @@ export interface RefreshOptions {
  * only the names whose size or modification time differ from the last refresh's listing (and,
  * with `hashes`, whose content differs where the size is the same), and what the source no
  * longer has is removed. The listing is taken before the fetch, so a file
- * that changes while it is fetched differs from it next time and is fetched again.
+ * that changes while it is fetched differs from it next time and is fetched again. With `verify`,
+ * returns the copy's own listing, as checked (it holds only the names of `now` then); else null.
  */
-export async function refreshCopy(o: RefreshOptions): Promise<void> {
+export async function refreshCopy(o: RefreshOptions): Promise<Listing | null> {
   const before = await readListing(o.listingFile);
   if (!before) {
     await rm(o.dest, { recursive: true, force: true });
@@ -52,10 +53,10 @@ export async function refreshCopy(o: RefreshOptions): Promise<void> {
   }
   // Whole or not at all: a process killed as it writes leaves the last listing, never half of one.
   await writeFileAtomic(o.listingFile, JSON.stringify(o.now), 0o600);
-  if (o.verify) {
-    const wrong = await differences(o.dest, o.now);
-    if (wrong.length > 0) throw new Error(`the copy differs from the source in ${wrong.length} files (${wrong[0]} first)`);
-  }
+  if (!o.verify) return null;
+  const { wrong, held } = await differences(o.dest, o.now);
+  if (wrong.length > 0) throw new Error(`the copy differs from the source in ${wrong.length} files (${wrong[0]} first)`);
+  return held;
 }
 
 /**

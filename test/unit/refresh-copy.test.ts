@@ -46,9 +46,12 @@ const tree = (dir: string): Record<string, string> => {
   return out;
 };
 
-/** A refresh of `dest` from `src` on this machine, recording what each fetch asked for (and, with `hashed`, each hashing). */
+/**
+ * A refresh of `dest` from `src` on this machine, recording what each fetch asked for (and, with
+ * `hashed`, each hashing). Verified, what it returns is the copy's listing, as a walk gives it.
+ */
 async function refresh(asked: (string[] | null)[], verify = false, hashed?: string[][]) {
-  await refreshCopy({
+  const held = await refreshCopy({
     hashes: hashed
       ? (names) => {
           hashed.push(names);
@@ -68,6 +71,7 @@ async function refresh(asked: (string[] | null)[], verify = false, hashed?: stri
     },
     verify,
   });
+  expect(held).toEqual(verify ? await listTree([{ dir: dest, as: '' }]) : null);
 }
 
 describe('a copy kept up to date (a move’s)', () => {

@@ -2,9 +2,17 @@ import { createWriteStream } from 'node:fs';
 import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import type { Listing } from '../../archives/listing.js';
 import { archiveStream } from '../../archives/pack.js';
 import { systemCaller } from '../../auth/caller.js';
-import { type BackupPart, type MoveCopy, type PartServers, RestoreRefused, type StagedPart } from '../../contribution.js';
+import {
+  type BackupPart,
+  type Copied,
+  type MoveCopy,
+  type PartServers,
+  RestoreRefused,
+  type StagedPart,
+} from '../../contribution.js';
 import { mailRoot } from '../../layout.js';
 import { exists } from '../../lib/disk.js';
 import { findAccountById, transferLimit } from '../accounts/index.js';
@@ -74,9 +82,9 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
     names: string[],
     staging: string,
     copy?: MoveCopy,
-  ): Promise<void> {
+  ): Promise<Listing | null> {
     const task = { action: 'mail.pack' as const, account_id: accountId, domains: names };
-    await copyFromServer(deps, serverId, task, path.join(staging, 'mail'), {
+    return copyFromServer(deps, serverId, task, path.join(staging, 'mail'), {
       maxBytes: transferLimit(await findAccountById(db, accountId)),
       keep: copy && { listingFile: path.join(copy.listings, 'mail.json'), verify: copy.final },
       relay: copy && (await relayTo(accountId, copy)),
@@ -208,9 +216,11 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
       const names = [...new Set(mailboxes.map((r) => r.domain_name))];
       const server = from?.mail ?? (await mailServerOf(accountId));
       const dirs = [];
+      const copied: Copied = {};
       // No mail domain with a mailbox: nothing to pack there (an archive of nothing is no archive).
       if (server !== LOCAL_SERVER_ID) {
-        if (names.length) await packedOnServer(server, accountId, names, staging, copy);
+        const held = names.length ? await packedOnServer(server, accountId, names, staging, copy) : null;
+        if (held) copied.mail = held;
       } else
         for (const name of names) {
           const dir = mailRoot(config.dataDir, accountId, name);
@@ -220,7 +230,8 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
         emails: (await Promise.all(mailboxes.map((r) => presentAddress(config.dataDir, r)))) as Mailbox[],
         email_forwarders: (await Promise.all(forwarders.map((r) => presentAddress(config.dataDir, r)))) as Forwarder[],
       };
-      return { manifest: { ...manifest }, dirs, contents: { emails: mailboxes.length, email_forwarders: forwarders.length } };
+      const contents = { emails: mailboxes.length, email_forwarders: forwarders.length };
+      return { manifest: { ...manifest }, dirs, contents, copied };
     },
 
     async restore(accountId: string, manifest: MailManifest, staging: string): Promise<void> {
@@ -274,13 +285,13 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
       });
     },
 
-    async sendAhead(accountId: string, staging: string, copy: MoveCopy): Promise<void> {
+    async sendAhead(accountId: string, staging: string, copy: MoveCopy, copied?: Copied): Promise<void> {
       const server = sentAheadTo(copy.to, 'mail');
       const files = path.join(staging, 'mail');
       if (!server || !(await exists(files))) return;
       await writeFile(sendingFile(copy.listings), server, { mode: 0o600 });
       const task = { action: 'mail.receive' as const, account_id: accountId };
-      await sendCopy(deps, server, task, files, sentFile(copy.listings));
+      await sendCopy(deps, server, task, files, sentFile(copy.listings), copied?.mail);
       if (copy.final) await writeFile(landingFile(staging), '', { mode: 0o600 });
     },
 

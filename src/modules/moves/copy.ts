@@ -48,8 +48,9 @@ export async function stageCopy(
   try {
     for (const part of parts) {
       const staged = await part.stage(o.accountId, o.staging, o.from, copy);
-      for (const d of staged.dirs)
-        await refreshCopy({
+      const copied = { ...staged.copied };
+      for (const d of staged.dirs) {
+        const held = await refreshCopy({
           dest: path.join(o.staging, d.as),
           listingFile: path.join(o.listings, `here-${d.as.replaceAll('/', '_')}.json`),
           now: await listTree([{ dir: d.dir, as: '' }]),
@@ -57,7 +58,9 @@ export async function stageCopy(
           hashes: (names) => hashNames([{ dir: d.dir, as: '' }], names),
           verify: o.final,
         });
-      const sent = part.sendAhead?.(o.accountId, o.staging, copy);
+        if (held) copied[d.as] = held;
+      }
+      const sent = part.sendAhead?.(o.accountId, o.staging, copy, copied);
       sent?.catch(() => undefined); // told below, once everything has settled
       if (sent) sending.push(sent);
       await countAdded();

@@ -1,6 +1,6 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { checkedHashes, checkedListing, listTree } from '../../archives/listing.js';
+import { checkedHashes, checkedListing, type Listing, listTree } from '../../archives/listing.js';
 import { refreshCopy } from '../../archives/refresh.js';
 import type { Db } from '../../db/client.js';
 import type { Clock } from '../../lib/time.js';
@@ -37,14 +37,17 @@ export async function copyFromServer(
   task: PackTask,
   dest: string,
   o: { maxBytes: number; keep?: { listingFile: string; verify: boolean }; relay?: RelayTo },
-): Promise<void> {
+): Promise<Listing | null> {
   const fetch = (names: string[] | null, into: string) => {
     const spec = names && names.length <= PACK_ONLY_MAX ? { ...task, only: names } : task;
     const options = { file: into, maxBytes: o.maxBytes, unpack: true };
     if (names === null && o.relay) return relayed(deps, { serverId, spec, options }, o.relay);
     return runAgentTask(deps.db, deps.clock, serverId, spec, options);
   };
-  if (!o.keep) return fetch(null, dest);
+  if (!o.keep) {
+    await fetch(null, dest);
+    return null;
+  }
   const file = `${dest}.listing.json`;
   /** What a listing or hashing task sends: JSON, read from `file`. */
   const answer = async (spec: PackTask) => {
@@ -56,7 +59,7 @@ export async function copyFromServer(
   await mkdir(path.dirname(file), { recursive: true });
   try {
     const now = checkedListing(await answer({ ...task, list: true }));
-    await refreshCopy({ dest, listingFile: o.keep.listingFile, now, fetch, hashes, verify: o.keep.verify });
+    return await refreshCopy({ dest, listingFile: o.keep.listingFile, now, fetch, hashes, verify: o.keep.verify });
   } finally {
     await rm(file, { force: true });
   }

@@ -1,5 +1,5 @@
 import { readFile, rm } from 'node:fs/promises';
-import { changedSince, checkedListing, listingTotals, listTree } from '../../archives/listing.js';
+import { changedSince, checkedListing, type Listing, listingTotals, listTree } from '../../archives/listing.js';
 import type { Db } from '../../db/client.js';
 import type { Clock } from '../../lib/time.js';
 import { type AgentTask, PACK_ONLY_MAX } from '../../provisioning/agent-units.js';
@@ -24,8 +24,9 @@ export const sentAheadTo = (to: Partial<Record<Role, string>>, role: Role): stri
  * (a move's copy, ahead of the cutover): whole the first time, then only what changed since the
  * listing of what was sent last (kept in `sentFile`), and checked there against the totals of
  * what is here; changes the server cannot take are sent whole at once. A failed send forgets that
- * listing: what the server holds is not known then, and the next send is whole. Returns the
- * totals sent.
+ * listing: what the server holds is not known then, and the next send is whole. `held`, the
+ * listing of `files` if it is known (a final copy's, as verified), spares a walk of it. Returns
+ * the totals sent.
  */
 export async function sendCopy(
   deps: { db: Db; clock: Clock },
@@ -33,8 +34,9 @@ export async function sendCopy(
   task: ReceiveTask,
   files: string,
   sentFile: string,
+  held?: Listing,
 ): Promise<{ files: number; bytes: number }> {
-  const now = await listTree([{ dir: files, as: '' }]);
+  const now = held ?? (await listTree([{ dir: files, as: '' }]));
   const before = await readFile(sentFile, 'utf8').catch(() => null);
   const since = before === null ? null : changedSince(checkedListing(JSON.parse(before)), now);
   const expect = listingTotals(now);

@@ -1,8 +1,10 @@
 import path from 'node:path';
 import { linkedCopy } from '../../archives/linked-copy.js';
+import type { Listing } from '../../archives/listing.js';
 import { systemCaller } from '../../auth/caller.js';
 import {
   type BackupPart,
+  type Copied,
   type MoveCopy,
   type PartServers,
   RestoreRefused,
@@ -102,16 +104,16 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
     maxBytes: number,
     staging: string,
     copy?: MoveCopy,
-  ): Promise<void> {
+  ): Promise<Listing | null> {
     const deadline = Date.now() + DEPLOYMENT_WAIT_MS;
     let site = await repo.findSiteById(db, s.id);
     while (site?.sync_state === 'pending' && Date.now() < deadline) {
       await pause(200);
       site = await repo.findSiteById(db, s.id);
     }
-    if (!site?.current_deployment_id) return;
+    if (!site?.current_deployment_id) return null;
     const task = { action: 'site.pack' as const, account_id: s.account_id, site_id: s.id, release: site.current_deployment_id };
-    await copyFromServer(deps, serverId, task, path.join(staging, 'sites', s.id), {
+    return copyFromServer(deps, serverId, task, path.join(staging, 'sites', s.id), {
       maxBytes,
       keep: copy && { listingFile: path.join(copy.listings, `site-${s.id}.json`), verify: copy.final },
       relay: copy && (await ahead.relayTo(site, copy)),
@@ -128,16 +130,18 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
       const server = from?.web ?? account?.web_server_id ?? LOCAL_SERVER_ID;
       const maxBytes = transferLimit(account);
       const dirs = [];
+      const copied: Copied = {};
       for (const s of rows) {
         if (!s.current_deployment_id) continue;
         if (server !== LOCAL_SERVER_ID) {
-          await packedOnServer(server, s, maxBytes, staging, copy);
+          const held = await packedOnServer(server, s, maxBytes, staging, copy);
+          if (held) copied[`sites/${s.id}`] = held;
           continue;
         }
         const dir = releaseDir(siteDir(config.dataDir, s.account_id, s.id), s.current_deployment_id);
         if (await exists(dir)) dirs.push({ dir, as: `sites/${s.id}` });
       }
-      return { manifest: { sites: rows.map(toSite) }, dirs, contents: { sites: rows.length } };
+      return { manifest: { sites: rows.map(toSite) }, dirs, contents: { sites: rows.length }, copied };
     },
 
     async restore(accountId: string, manifest: SitesManifest, staging: string, unpacked: UnpackedUnder): Promise<void> {

@@ -1,8 +1,9 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { linkedCopy } from '../../archives/linked-copy.js';
+import type { Listing } from '../../archives/listing.js';
 import { systemCaller } from '../../auth/caller.js';
-import type { MoveCopy } from '../../contribution.js';
+import type { Copied, MoveCopy } from '../../contribution.js';
 import type { Queryable } from '../../db/client.js';
 import { releaseDir, siteDir } from '../../layout.js';
 import { exists } from '../../lib/disk.js';
@@ -59,9 +60,9 @@ export function sitesSentAhead(deps: ServiceDeps) {
     return id;
   }
 
-  async function send(server: string, site: repo.SiteRow, files: string, copy: MoveCopy, release: string): Promise<Landing> {
+  async function send(server: string, site: repo.SiteRow, copy: MoveCopy, release: string, files: string, held?: Listing) {
     const task = { action: 'site.receive' as const, account_id: site.account_id, site_id: site.id, release };
-    return { release, ...(await sendCopy(deps, server, task, files, sentFile(copy.listings, site.id))) };
+    return { release, ...(await sendCopy(deps, server, task, files, sentFile(copy.listings, site.id), held)) };
   }
 
   return {
@@ -77,7 +78,7 @@ export function sitesSentAhead(deps: ServiceDeps) {
       };
     },
 
-    async sendAhead(accountId: string, staging: string, copy: MoveCopy): Promise<void> {
+    async sendAhead(accountId: string, staging: string, copy: MoveCopy, copied?: Copied): Promise<void> {
       const server = sentAheadTo(copy.to, 'web');
       if (!server) return;
       for (const site of await sitesOf(accountId)) {
@@ -85,13 +86,14 @@ export function sitesSentAhead(deps: ServiceDeps) {
         if (!(await exists(files))) continue;
         const release = await releaseOf(copy.listings, site.id);
         if (!copy.final) {
-          await send(server, site, files, copy, release);
+          await send(server, site, copy, release, files);
           continue;
         }
         // The release kept here is linked while the copy goes on: both only read the staging, and
         // the account is frozen until both are done.
         const kept = releaseDir(siteDir(config.dataDir, accountId, site.id), release);
-        const [sent, linked] = await Promise.allSettled([send(server, site, files, copy, release), linkedCopy(files, kept)]);
+        const sending = send(server, site, copy, release, files, copied?.[`sites/${site.id}`]);
+        const [sent, linked] = await Promise.allSettled([sending, linkedCopy(files, kept)]);
         if (sent.status === 'rejected') throw sent.reason;
         if (linked.status === 'rejected') throw linked.reason;
         await writeFile(landingFile(staging, site.id), JSON.stringify(sent.value), { mode: 0o600 });
