@@ -117,12 +117,23 @@ export function checkedListing(value: unknown): Listing {
 /**
  * A finished copy under `dir` checked against `listing`: the names whose file has another size,
  * or is missing (what it must not have), and the listing of the files and links it holds by those
- * names (what `listTree` gives of a copy that holds no other name: no second walk of it).
+ * names (what `listTree` gives of a copy that holds no other name: no second walk of it). `walked`,
+ * what a walk of `dir` found of the names nothing wrote since, spares looking at those again.
  */
-export async function differences(dir: string, listing: Listing): Promise<{ wrong: string[]; held: Listing }> {
+export async function differences(
+  dir: string,
+  listing: Listing,
+  walked: Listing = {},
+): Promise<{ wrong: string[]; held: Listing }> {
   const wrong: string[] = [];
   const held: Listing = {};
   await inSlices(Object.keys(listing), async (n) => {
+    const seen = walked[n];
+    if (seen) {
+      if (seen[0] === listing[n]?.[0]) held[n] = seen;
+      else wrong.push(n);
+      return;
+    }
     const st = await lstat(path.join(dir, n)).catch(() => null);
     if (!st || (st.isFile() && st.size !== listing[n]?.[0])) wrong.push(n);
     else if (st.isFile() || st.isSymbolicLink()) held[n] = [st.size, st.mtimeMs];

@@ -29,6 +29,8 @@ export interface RefreshOptions {
  */
 export async function refreshCopy(o: RefreshOptions): Promise<Listing | null> {
   const before = await readListing(o.listingFile);
+  /** What the copy held before the fetch, of the names the fetch does not write. */
+  let kept: Listing | undefined;
   if (!before) {
     await rm(o.dest, { recursive: true, force: true });
     await mkdir(o.dest, { recursive: true });
@@ -36,9 +38,15 @@ export async function refreshCopy(o: RefreshOptions): Promise<Listing | null> {
   } else {
     // What is gone, by what the copy holds: a name fetched after the last listing was taken is
     // in the copy and not in that listing.
-    for (const name of Object.keys(await listTree([{ dir: o.dest, as: '' }])))
-      if (!(name in o.now)) await rm(path.join(o.dest, name), { recursive: true, force: true });
-    const changed = await differingContent(o, changedSince(before, o.now).changed);
+    kept = await listTree([{ dir: o.dest, as: '' }]);
+    for (const name of Object.keys(kept))
+      if (!(name in o.now)) {
+        await rm(path.join(o.dest, name), { recursive: true, force: true });
+        delete kept[name];
+      }
+    const candidates = changedSince(before, o.now).changed;
+    for (const name of candidates) delete kept[name]; // fetched again, or given the source's time
+    const changed = await differingContent(o, candidates);
     if (changed.length > 0) {
       const into = `${o.dest}.changes`;
       await rm(into, { recursive: true, force: true });
@@ -54,7 +62,7 @@ export async function refreshCopy(o: RefreshOptions): Promise<Listing | null> {
   // Whole or not at all: a process killed as it writes leaves the last listing, never half of one.
   await writeFileAtomic(o.listingFile, JSON.stringify(o.now), 0o600);
   if (!o.verify) return null;
-  const { wrong, held } = await differences(o.dest, o.now);
+  const { wrong, held } = await differences(o.dest, o.now, kept);
   if (wrong.length > 0) throw new Error(`the copy differs from the source in ${wrong.length} files (${wrong[0]} first)`);
   return held;
 }

@@ -173,6 +173,13 @@ describe('a copy kept up to date (a move’s)', () => {
     await expect(copy).rejects.toThrow('the copy differs from the source in 4 files (a/b/deep.txt first)');
   });
 
+  it('fails its verification when a file the copy kept was cut short or lost since it was fetched', async () => {
+    await refresh([]);
+    writeFileSync(path.join(dest, 'index.php'), 'short');
+    rmSync(path.join(dest, 'a', 'b', 'deep.txt'));
+    await expect(refresh([], true)).rejects.toThrow('the copy differs from the source in 2 files (a/b/deep.txt first)');
+  });
+
   it('refuses a listing that names a path outside', () => {
     expect(() => checkedListing({ '../etc/passwd': [1, 1] })).toThrow(/outside/);
     expect(() => checkedListing({ '/etc/passwd': [1, 1] })).toThrow(/outside/);
