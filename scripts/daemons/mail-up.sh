@@ -147,6 +147,10 @@ data_directory = $dir/postfix/data
 mail_owner = postfix
 myhostname = mx.berth.test
 mydestination =
+# No local delivery, so no local aliases (the defaults, hash:/etc/aliases and NIS, log an error
+# and a warning at every smtpd start on a machine without them).
+alias_maps =
+alias_database =
 # Postfix takes only an interface's own address here (127.0.0.11 is routed to lo, not its
 # address); each service below binds ADDRESS itself.
 inet_interfaces = loopback-only
