@@ -50,7 +50,7 @@ export function changedSince(before: Listing, now: Listing): { changed: string[]
     const [a, b] = [before[n], now[n]];
     return !a || !b || a[0] !== b[0] || a[1] !== b[1];
   });
-  return { changed, gone: Object.keys(before).filter((n) => !(n in now)) };
+  return { changed, gone: Object.keys(before).filter((n) => !Object.hasOwn(now, n)) };
 }
 
 /** The SHA-256 (hex) of some listed names' files. */
@@ -128,7 +128,7 @@ export async function differences(
   const wrong: string[] = [];
   const held: Listing = {};
   await inSlices(Object.keys(listing), async (n) => {
-    const seen = walked[n];
+    const seen = Object.hasOwn(walked, n) ? walked[n] : undefined;
     if (seen) {
       if (seen[0] === listing[n]?.[0]) held[n] = seen;
       else wrong.push(n);

@@ -40,7 +40,7 @@ export async function refreshCopy(o: RefreshOptions): Promise<Listing | null> {
     // in the copy and not in that listing.
     kept = await listTree([{ dir: o.dest, as: '' }]);
     for (const name of Object.keys(kept))
-      if (!(name in o.now)) {
+      if (!Object.hasOwn(o.now, name)) {
         await rm(path.join(o.dest, name), { recursive: true, force: true });
         delete kept[name];
       }

@@ -180,6 +180,16 @@ describe('a copy kept up to date (a move’s)', () => {
     await expect(refresh([], true)).rejects.toThrow('the copy differs from the source in 2 files (a/b/deep.txt first)');
   });
 
+  it('takes names an object already has (toString, constructor) as any other: changed, verified, gone', async () => {
+    writeFileSync(path.join(src, 'toString'), 'one');
+    writeFileSync(path.join(src, 'constructor'), 'two');
+    await refresh([]);
+    writeFileSync(path.join(src, 'toString'), 'three');
+    rmSync(path.join(src, 'constructor'));
+    await refresh([], true);
+    expect(tree(dest)).toEqual(tree(src));
+  });
+
   it('refuses a listing that names a path outside', () => {
     expect(() => checkedListing({ '../etc/passwd': [1, 1] })).toThrow(/outside/);
     expect(() => checkedListing({ '/etc/passwd': [1, 1] })).toThrow(/outside/);
