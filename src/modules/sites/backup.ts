@@ -22,7 +22,7 @@ import type { DeploymentsService } from './deployments/service.js';
 import * as repo from './repo.js';
 import { toSite } from './representation.js';
 import type { Site } from './schemas.js';
-import { LANDS, sitesSentAhead } from './send-ahead.js';
+import { LANDS, sitesSentAhead, stagedAs } from './send-ahead.js';
 import type { SitesService } from './service.js';
 
 const ALL = { limit: 1_000_000, afterId: null };
@@ -113,7 +113,7 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
     }
     if (!site?.current_deployment_id) return null;
     const task = { action: 'site.pack' as const, account_id: s.account_id, site_id: s.id, release: site.current_deployment_id };
-    return copyFromServer(deps, serverId, task, path.join(staging, 'sites', s.id), {
+    return copyFromServer(deps, serverId, task, path.join(staging, stagedAs(s.id)), {
       maxBytes,
       keep: copy && { listingFile: path.join(copy.listings, `site-${s.id}.json`), verify: copy.final },
       relay: copy && (await ahead.relayTo(site, copy)),
@@ -135,18 +135,18 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
         if (!s.current_deployment_id) continue;
         if (server !== LOCAL_SERVER_ID) {
           const held = await packedOnServer(server, s, maxBytes, staging, copy);
-          if (held) copied[`sites/${s.id}`] = held;
+          if (held) copied[stagedAs(s.id)] = held;
           continue;
         }
         const dir = releaseDir(siteDir(config.dataDir, s.account_id, s.id), s.current_deployment_id);
-        if (await exists(dir)) dirs.push({ dir, as: `sites/${s.id}` });
+        if (await exists(dir)) dirs.push({ dir, as: stagedAs(s.id) });
       }
       return { manifest: { sites: rows.map(toSite) }, dirs, contents: { sites: rows.length }, copied };
     },
 
     async restore(accountId: string, manifest: SitesManifest, staging: string, unpacked: UnpackedUnder): Promise<void> {
       for (const s of manifest.sites ?? []) {
-        const files = path.join(staging, 'sites', s.id);
+        const files = path.join(staging, stagedAs(s.id));
         if (!(await exists(files))) continue; // nothing was live
         let site = (await repo.findSiteById(db, s.id)) ?? (await repo.findSiteByHostname(db, s.hostname));
         if (site && site.account_id !== accountId)
@@ -159,13 +159,13 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
           const row = await repo.findSiteById(db, id);
           return row && row.status !== 'provisioning' ? row : undefined;
         });
-        await deployed(site, await deployments.deployDirectory(system, site.id, files, unpacked(`sites/${s.id}`)));
+        await deployed(site, await deployments.deployDirectory(system, site.id, files, unpacked(stagedAs(s.id))));
       }
     },
 
     async land(accountId: string, staging: string): Promise<void> {
       for (const site of await repo.listSites(db, system, { account_id: accountId }, ALL)) {
-        const files = path.join(staging, 'sites', site.id);
+        const files = path.join(staging, stagedAs(site.id));
         if (!LANDS.includes(site.status)) continue;
         if (!(await ahead.landedAhead(site, staging)) && (await exists(files))) await deployFiles(site, files);
       }

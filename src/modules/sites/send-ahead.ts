@@ -26,6 +26,9 @@ interface Landing {
   bytes: number;
 }
 
+/** Where a site's files are in a backup's or a move's staging, and their name in its archive. */
+export const stagedAs = (siteId: string) => `sites/${siteId}`;
+
 const landingFile = (staging: string, siteId: string) => path.join(staging, 'sites', `${siteId}.landing.json`);
 /** The release a site's copy is sent ahead as, chosen once per copy. */
 const releaseFile = (listings: string, siteId: string) => path.join(listings, `site-${siteId}.release`);
@@ -82,7 +85,7 @@ export function sitesSentAhead(deps: ServiceDeps) {
       const server = sentAheadTo(copy.to, 'web');
       if (!server) return;
       for (const site of await sitesOf(accountId)) {
-        const files = path.join(staging, 'sites', site.id);
+        const files = path.join(staging, stagedAs(site.id));
         if (!(await exists(files))) continue;
         const release = await releaseOf(copy.listings, site.id);
         if (!copy.final) {
@@ -92,7 +95,7 @@ export function sitesSentAhead(deps: ServiceDeps) {
         // The release kept here is linked while the copy goes on: both only read the staging, and
         // the account is frozen until both are done.
         const kept = releaseDir(siteDir(config.dataDir, accountId, site.id), release);
-        const sending = send(server, site, copy, release, files, copied?.[`sites/${site.id}`]);
+        const sending = send(server, site, copy, release, files, copied?.[stagedAs(site.id)]);
         const [sent, linked] = await Promise.allSettled([sending, linkedCopy(files, kept)]);
         if (sent.status === 'rejected') throw sent.reason;
         if (linked.status === 'rejected') throw linked.reason;
