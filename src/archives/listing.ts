@@ -18,11 +18,18 @@ export const Listing = Type.Record(Type.String({ minLength: 1, maxLength: 4096 }
 export type Listing = Static<typeof Listing>;
 
 /**
+ * An empty record by file name (a listing, hashes), without a prototype: a file named
+ * `__proto__` is then a name like any other, where assigning it to an object's key would set
+ * the object's prototype and lose the name. Its JSON is a plain object's.
+ */
+const byName = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
+
+/**
  * The listing of `dirs`, under their archive names. Links are listed, never followed; an entry
  * removed while it is listed is left out, as a pack leaves it out.
  */
 export async function listTree(dirs: ArchivedDir[]): Promise<Listing> {
-  const listing: Listing = {};
+  const listing: Listing = byName();
   const walk = async (dir: string, name: string): Promise<void> => {
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
     await inSlices(entries, async (e) => {
@@ -67,7 +74,7 @@ const OPEN_FILE = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLO
  * its place) is left out too, and the file itself is never followed.
  */
 export async function hashNames(dirs: ArchivedDir[], names: string[]): Promise<Hashes> {
-  const hashes: Hashes = {};
+  const hashes: Hashes = byName();
   const roots = await Promise.all(dirs.map(async (d) => ({ ...d, real: await realpath(d.dir).catch(() => null) })));
   roots.sort((a, b) => b.as.length - a.as.length); // the most specific directory first
   const hashOne = async (name: string) => {
@@ -123,10 +130,10 @@ export function checkedListing(value: unknown): Listing {
 export async function differences(
   dir: string,
   listing: Listing,
-  walked: Listing = {},
+  walked: Listing = byName(),
 ): Promise<{ wrong: string[]; held: Listing }> {
   const wrong: string[] = [];
-  const held: Listing = {};
+  const held: Listing = byName();
   await inSlices(Object.keys(listing), async (n) => {
     const seen = Object.hasOwn(walked, n) ? walked[n] : undefined;
     if (seen) {

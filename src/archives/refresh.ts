@@ -82,7 +82,7 @@ async function differingContent(o: RefreshOptions, changed: string[]): Promise<s
   });
   if (sameSize.length === 0) return changed;
   const [theirs, ours] = await Promise.all([o.hashes(sameSize), hashNames([{ dir: o.dest, as: '' }], sameSize)]);
-  const same = new Set(sameSize.filter((n) => theirs[n] !== undefined && theirs[n] === ours[n]));
+  const same = new Set(sameSize.filter((n) => Object.hasOwn(theirs, n) && theirs[n] === ours[n]));
   await inSlices([...same], async (name) => {
     const at = (o.now[name]?.[1] ?? 0) / 1000;
     await utimes(path.join(o.dest, name), at, at);

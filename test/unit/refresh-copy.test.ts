@@ -35,16 +35,14 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-/** Every file and link under `dir` with its content (a link: where it points). */
-const tree = (dir: string): Record<string, string> => {
-  const out: Record<string, string> = {};
-  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
-    const p = path.join(dir, name);
-    if (lstatSync(p).isDirectory()) continue;
-    out[name] = lstatSync(p).isSymbolicLink() ? `-> ${readlinkSync(p)}` : readFileSync(p, 'utf8');
-  }
-  return out;
-};
+/** Every file and link under `dir` with its content (a link: where it points); not by assignment, which would lose a name `__proto__`. */
+const tree = (dir: string): Record<string, string> =>
+  Object.fromEntries(
+    (readdirSync(dir, { recursive: true }) as string[])
+      .map((name) => path.join(dir, name))
+      .filter((p) => !lstatSync(p).isDirectory())
+      .map((p) => [path.relative(dir, p), lstatSync(p).isSymbolicLink() ? `-> ${readlinkSync(p)}` : readFileSync(p, 'utf8')]),
+  );
 
 /**
  * A refresh of `dest` from `src` on this machine, recording what each fetch asked for (and, with
@@ -186,6 +184,24 @@ describe('a copy kept up to date (a move’s)', () => {
     await refresh([]);
     writeFileSync(path.join(src, 'toString'), 'three');
     rmSync(path.join(src, 'constructor'));
+    await refresh([], true);
+    expect(tree(dest)).toEqual(tree(src));
+  });
+
+  it('takes a file named __proto__ as any other: listed, changed, compared by hash, verified, gone', async () => {
+    writeFileSync(path.join(src, '__proto__'), 'one');
+    const listed = await listTree([{ dir: src, as: '' }]);
+    expect(Object.keys(listed)).toContain('__proto__');
+    expect(Object.keys(checkedListing(JSON.parse(JSON.stringify(listed))))).toContain('__proto__');
+    await refresh([]);
+    expect(Object.entries(tree(dest))).toContainEqual(['__proto__', 'one']);
+    writeFileSync(path.join(src, '__proto__'), 'two');
+    utimesSync(path.join(src, '__proto__'), 1, 1);
+    const hashed: string[][] = [];
+    await refresh([], true, hashed);
+    expect(hashed).toEqual([['__proto__']]);
+    expect(tree(dest)).toEqual(tree(src));
+    rmSync(path.join(src, '__proto__'));
     await refresh([], true);
     expect(tree(dest)).toEqual(tree(src));
   });
