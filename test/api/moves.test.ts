@@ -94,6 +94,8 @@ describe('moving an account', () => {
     writeFileSync(path.join(siteFiles(a.dataDir), 'upload.txt'), 'written on a');
     writeFileSync(path.join(siteFiles(a.dataDir), 'old.txt'), 'deleted on a before the freeze');
     writeFileSync(path.join(siteFiles(a.dataDir), 'same-size.txt'), 'AAAA');
+    // A name that an object's key cannot hold (it would set the object's prototype).
+    writeFileSync(path.join(siteFiles(a.dataDir), '__proto__'), 'first');
     writeFileSync(path.join(siteFiles(a.dataDir), 'large.bin'), randomBytes(2 * 2 ** 20));
     const maildir = (dir: string) => path.join(home(dir), 'mail', name, box.body.id, 'Maildir');
     await eventually(async () => existsSync(maildir(a.dataDir)));
@@ -142,6 +144,7 @@ describe('moving an account', () => {
     writeFileSync(path.join(siteFiles(a.dataDir), 'late.txt'), 'written while ready');
     // Two of the same size, compared by their hashes: one rewritten otherwise, one only touched.
     writeFileSync(path.join(siteFiles(a.dataDir), 'same-size.txt'), 'BBBB');
+    writeFileSync(path.join(siteFiles(a.dataDir), '__proto__'), 'rewritten');
     const touched = new Date(Date.now() + 60_000);
     utimesSync(path.join(siteFiles(a.dataDir), 'index.html'), touched, touched);
     rmSync(path.join(siteFiles(a.dataDir), 'old.txt'));
@@ -257,6 +260,7 @@ describe('moving an account', () => {
     expect(readFileSync(path.join(siteFiles(b.dataDir), 'upload.txt'), 'utf8')).toBe('rewritten on a');
     expect(readFileSync(path.join(siteFiles(b.dataDir), 'late.txt'), 'utf8')).toBe('written while ready');
     expect(readFileSync(path.join(siteFiles(b.dataDir), 'same-size.txt'), 'utf8')).toBe('BBBB');
+    expect(readFileSync(path.join(siteFiles(b.dataDir), '__proto__'), 'utf8')).toBe('rewritten');
     expect(statSync(path.join(siteFiles(b.dataDir), 'large.bin')).size).toBe(2 * 2 ** 20);
     expect(readFileSync(path.join(siteFiles(b.dataDir), 'index.html'), 'utf8')).toBe('served');
     expect(existsSync(path.join(siteFiles(b.dataDir), 'old.txt'))).toBe(false);
