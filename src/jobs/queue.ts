@@ -89,6 +89,8 @@ export class PgBossQueue implements JobQueue {
   private readonly pollSeconds: number;
   /** pg-boss's statements and our handlers under way: stop() waits for them (see there). */
   private busy = 0;
+  /** stop() stopped waiting with some of those still under way (see there). */
+  private leftRunning = false;
 
   constructor(
     private readonly db: Db,
@@ -102,12 +104,24 @@ export class PgBossQueue implements JobQueue {
       observer?: JobObserver;
       /** One line when a job starts and one when it ends: queue, resource, duration, outcome, request id. */
       log?: (fields: Record<string, unknown>, message: string) => void;
+      /** How long stop() waits for the jobs under way; 8 s unless set (within the process's 10 s to stop). */
+      stopWaitMs?: number;
     },
   ) {
     // Multi-statement DDL (pg-boss's own migrations) goes through exec; the rest is parameterised.
     const exec = {
-      executeSql: (text: string, values: unknown[] = []) =>
-        this.counted(() => (values.length ? db.query(text, values) : db.exec(text))),
+      executeSql: (text: string, values: unknown[] = []) => {
+        const run = this.counted(() => (values.length ? db.query(text, values) : db.exec(text)));
+        // A job left running by stop() ends on a database its owner may have closed, and pg-boss
+        // records its end without waiting for or catching it: a failure is reported, not left
+        // unhandled, and answers no result (pg-boss counts nothing affected). The job stays
+        // active until its lease lapses and another process resumes it.
+        if (!this.leftRunning) return run;
+        return run.catch((err: unknown) => {
+          opts.onError(err);
+          return undefined as unknown as Awaited<typeof run>;
+        });
+      },
     };
     this.boss = new PgBoss({ db: exec, schedule: opts.runWorkers, supervise: opts.runWorkers, migrate: true });
     this.reclaimer = periodic(() => this.reclaimLost(), this.leaseMs / 5, opts.onError);
@@ -277,12 +291,14 @@ export class PgBossQueue implements JobQueue {
     await this.dueScan.stop();
     await this.unlisten?.();
     // Within the process's 10 s to stop: a step still running after 8 s is left to be resumed.
-    const deadline = Date.now() + 8_000;
-    await this.boss.stop({ graceful: true, wait: true, close: false, timeout: 8_000 });
+    const waitMs = this.opts.stopWaitMs ?? 8_000;
+    const deadline = Date.now() + waitMs;
+    await this.boss.stop({ graceful: true, wait: true, close: false, timeout: waitMs });
     // pg-boss waits only for the jobs its workers hold: a fetch under way when it stopped can
     // still hand a worker a job, which then runs (and is completed) after stop() returned, on a
     // database its owner may have closed. Wait for those too.
     while (this.busy > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    this.leftRunning = this.busy > 0;
   }
 
   private async counted<T>(fn: () => Promise<T>): Promise<T> {

@@ -7,8 +7,9 @@ import { freshDb } from '../helpers/db.js';
 
 /**
  * When jobs run. The fallback to NOTIFY: once per polling interval the process asks which of its
- * queues have due jobs and wakes their workers, instead of every worker fetching on its own. And a
- * failed job's retry, after the delay the queue was given (BERTH_JOB_RETRY_S).
+ * queues have due jobs and wakes their workers, instead of every worker fetching on its own. A
+ * failed job's retry, after the delay the queue was given (BERTH_JOB_RETRY_S). And a job still
+ * running when its process stops.
  */
 const POLL_S = 0.5;
 let cleanup: (() => Promise<void>)[] = [];
@@ -97,4 +98,26 @@ it("the app's queues take BERTH_JOB_RETRY_S", async () => {
     [QUEUE_NAMES],
   );
   expect(rows).toEqual([{ retry_delay: 9 }]);
+}, 60_000);
+
+it('a job still running when the queue has stopped waiting ends on a closed database: reported, never an unhandled rejection', async () => {
+  const fresh = await freshDb();
+  const errors: unknown[] = [];
+  const queue = new PgBossQueue(fresh.db, { runWorkers: true, stopWaitMs: 100, onError: (err) => errors.push(err) });
+  await queue.start();
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let running = false;
+  await queue.work('housekeeping', async () => {
+    running = true;
+    await held;
+  });
+  await queue.send(fresh.db, 'housekeeping', {});
+  await eventually(async () => running || undefined);
+  await queue.stop();
+  await fresh.db.close();
+  // pg-boss records the job's end without waiting for it: on the closed database that fails.
+  release();
+  await eventually(async () => errors.length > 0 || undefined);
+  await fresh.drop();
 }, 60_000);
