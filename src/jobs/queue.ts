@@ -112,10 +112,10 @@ export class PgBossQueue implements JobQueue {
     const exec = {
       executeSql: (text: string, values: unknown[] = []) => {
         const run = this.counted(() => (values.length ? db.query(text, values) : db.exec(text)));
-        // A job left running by stop() ends on a database its owner may have closed, and pg-boss
-        // records its end without waiting for or catching it: a failure is reported, not left
-        // unhandled, and answers no result (pg-boss counts nothing affected). The job stays
-        // active until its lease lapses and another process resumes it.
+        // A job left running by stop() (pg-boss failed it as it stopped: it is retried) ends on a
+        // database its owner may have closed, and pg-boss records that end without waiting for
+        // or catching it: a failure is reported, not left unhandled, and answers no result
+        // (pg-boss counts nothing affected).
         if (!this.leftRunning) return run;
         return run.catch((err: unknown) => {
           opts.onError(err);
