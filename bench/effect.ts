@@ -59,7 +59,6 @@ export async function effectBench(s: Target) {
   const series = () => ({ answered: [] as number[], effect: [] as number[] });
   const counted = { dns: series(), site: series(), mailbox: series() };
   const warmup = { dns: series(), site: series(), mailbox: series() };
-  let out = warmup;
   const measure = async (
     into: ReturnType<typeof series>,
     write: () => Promise<Record<string, any>>,
@@ -73,7 +72,7 @@ export async function effectBench(s: Target) {
     return r;
   };
   for (let i = 0; i < WARMUP + ROUNDS; i++) {
-    if (i === WARMUP) out = counted;
+    const out = i < WARMUP ? warmup : counted;
     const content = `198.51.100.${(i % 250) + 1}`;
     await measure(
       out.dns,

@@ -54,7 +54,7 @@ export function listingTotals(listing: Listing): Unpacked {
 /** What differs from `before` in `now`: names to copy again (new or changed) and names gone. */
 export function changedSince(before: Listing, now: Listing): { changed: string[]; gone: string[] } {
   const changed = Object.keys(now).filter((n) => {
-    const [a, b] = [before[n], now[n]];
+    const [a, b] = [Object.hasOwn(before, n) ? before[n] : undefined, now[n]];
     return !a || !b || a[0] !== b[0] || a[1] !== b[1];
   });
   return { changed, gone: Object.keys(before).filter((n) => !Object.hasOwn(now, n)) };

@@ -29,7 +29,7 @@ interface Landing {
 /** Where a site's files are in a backup's or a move's staging, and their name in its archive. */
 export const stagedAs = (siteId: string) => `sites/${siteId}`;
 
-const landingFile = (staging: string, siteId: string) => path.join(staging, 'sites', `${siteId}.landing.json`);
+const landingFile = (staging: string, siteId: string) => path.join(staging, `${stagedAs(siteId)}.landing.json`);
 /** The release a site's copy is sent ahead as, chosen once per copy. */
 const releaseFile = (listings: string, siteId: string) => path.join(listings, `site-${siteId}.release`);
 /** What the target holds of a site's copy, as last sent. */
