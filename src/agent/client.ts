@@ -122,9 +122,27 @@ export function agentDownload(
   });
 }
 
-/** A PUT whose body is streamed (a task's output); resolves once the listener stored it (204). */
-export function agentUpload(url: string, creds: Credentials, path: string, body: Readable): Promise<void> {
+/**
+ * A PUT whose body is streamed (a task's output); resolves once the listener stored it (204).
+ * It fails when the control plane takes no bytes for `idleMs` while the body has some to send,
+ * or gives no answer for as long once all are sent. The clock stops while the body's maker has
+ * nothing yet: a socket's idle timeout also ran then, and so failed a dump waiting on a lock.
+ */
+export function agentUpload(
+  url: string,
+  creds: Credentials,
+  path: string,
+  body: Readable,
+  o: { idleMs?: number } = {},
+): Promise<void> {
+  const idleMs = o.idleMs ?? 60_000;
   return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const stop = () => clearTimeout(timer);
+    const arm = (what: string) => {
+      stop();
+      timer = setTimeout(() => req.destroy(new Error(`${path} to ${url}: ${what} for ${idleMs / 1000} s`)), idleMs);
+    };
     const req = request(
       new URL(path, url),
       {
@@ -132,32 +150,42 @@ export function agentUpload(url: string, creds: Credentials, path: string, body:
         ca: creds.ca_pem,
         key: creds.key_pem,
         cert: creds.certificate_pem,
-        timeout: 60_000,
         headers: { 'content-type': 'application/octet-stream' },
         // A connection of its own: one refused mid-body (413) is closed, never pooled for the next call.
         agent: false,
       },
       (res) => {
+        stop();
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           if (res.statusCode === 204) return resolve();
-          body.unpipe(req);
           body.destroy();
           req.destroy();
           reject(refusal(path, res.statusCode, chunks));
         });
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`no answer from ${url} in time`)));
     req.on('error', (err) => {
+      stop();
       // The body's maker learns it too: a dump writing into it would wait on a full pipe, holding
       // its transaction (and the locks a DROP DATABASE waits for) until its server times it out.
-      body.unpipe(req);
       body.destroy(err);
       reject(err);
     });
     body.on('error', (err) => req.destroy(err));
-    body.pipe(req);
+    body.on('data', (chunk: Buffer) => {
+      if (req.write(chunk)) return;
+      body.pause();
+      arm('took no bytes');
+    });
+    req.on('drain', () => {
+      stop();
+      body.resume();
+    });
+    body.on('end', () => {
+      req.end();
+      arm('no answer');
+    });
   });
 }
