@@ -1,16 +1,9 @@
 import type { ServerResponse } from 'node:http';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agentDownload } from '../../src/agent/client.js';
-import {
-  createCertificateAuthority,
-  signWithCertificateAuthority,
-  type CertificateAuthority,
-} from '../../src/tls/internal-ca.js';
-import { generateKey } from '../../src/tls/keys.js';
+import { httpsListener } from '../helpers/https-listener.js';
 
 /**
  * An agent's download of an artifact over HTTPS (the control plane's listener stands in for a
@@ -19,26 +12,10 @@ import { generateKey } from '../../src/tls/keys.js';
  */
 const IDLE_MS = 300;
 const CHUNK = Buffer.alloc(64 * 1024, 7);
-let ca: CertificateAuthority;
-let tls: { key: string; cert: string };
-let server: https.Server | undefined;
-
-beforeAll(async () => {
-  ca = await createCertificateAuthority('test', new Date());
-  const key = await generateKey();
-  tls = { key, cert: await signWithCertificateAuthority(ca, ['127.0.0.1'], key, new Date()) };
-});
-afterEach(() => {
-  server?.closeAllConnections();
-  server?.close();
-});
+const control = httpsListener();
 
 /** A listener answering every GET with `send`, and the URL it listens at. */
-async function listener(send: (res: ServerResponse) => void): Promise<string> {
-  server = https.createServer(tls, (_req, res) => send(res));
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  return `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+const listener = (send: (res: ServerResponse) => void) => control.listen((_req, res) => send(res));
 
 /** `count` chunks, each written once the one before drained. */
 async function sendChunks(res: ServerResponse, count: number, end = true) {
@@ -67,14 +44,14 @@ async function read(body: NodeJS.ReadableStream, holdMs = 0): Promise<number> {
 describe('agentDownload', () => {
   it('a reader that holds bytes back for many times the idle bound still reads every byte', async () => {
     const url = await listener((res) => void sendChunks(res, 64));
-    const body = await agentDownload(url, { ca_pem: ca.certificate_pem }, '/artifact', { idleMs: IDLE_MS });
+    const body = await agentDownload(url, { ca_pem: control.ca().certificate_pem }, '/artifact', { idleMs: IDLE_MS });
     // The sender is held back meanwhile (the socket idle, both ways), as a socket's idle timeout would not allow.
     expect(await read(body, 5 * IDLE_MS)).toBe(64 * CHUNK.length);
   });
 
   it('a sender that stops while the reader waits fails the read, saying so', async () => {
     const url = await listener((res) => void sendChunks(res, 2, false));
-    const body = await agentDownload(url, { ca_pem: ca.certificate_pem }, '/artifact', { idleMs: IDLE_MS });
+    const body = await agentDownload(url, { ca_pem: control.ca().certificate_pem }, '/artifact', { idleMs: IDLE_MS });
     await expect(read(body)).rejects.toThrow(`/artifact from ${url}: no bytes for 0.3 s`);
   });
 
@@ -82,7 +59,7 @@ describe('agentDownload', () => {
     const url = await listener((res) => {
       void sendChunks(res, 2, false).then(() => res.socket?.destroy());
     });
-    const body = await agentDownload(url, { ca_pem: ca.certificate_pem }, '/artifact', { idleMs: 60_000 });
+    const body = await agentDownload(url, { ca_pem: control.ca().certificate_pem }, '/artifact', { idleMs: 60_000 });
     await expect(read(body)).rejects.toThrow();
   });
 });

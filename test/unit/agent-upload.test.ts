@@ -1,15 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agentUpload } from '../../src/agent/client.js';
-import {
-  createCertificateAuthority,
-  signWithCertificateAuthority,
-  type CertificateAuthority,
-} from '../../src/tls/internal-ca.js';
-import { generateKey } from '../../src/tls/keys.js';
+import { httpsListener } from '../helpers/https-listener.js';
 
 /**
  * An agent's upload of a task's output over HTTPS (the control plane's listener stands in for a
@@ -18,26 +11,7 @@ import { generateKey } from '../../src/tls/keys.js';
  */
 const IDLE_MS = 300;
 const CHUNK = Buffer.alloc(64 * 1024, 7);
-let ca: CertificateAuthority;
-let tls: { key: string; cert: string };
-let server: https.Server | undefined;
-
-beforeAll(async () => {
-  ca = await createCertificateAuthority('test', new Date());
-  const key = await generateKey();
-  tls = { key, cert: await signWithCertificateAuthority(ca, ['127.0.0.1'], key, new Date()) };
-});
-afterEach(() => {
-  server?.closeAllConnections();
-  server?.close();
-});
-
-/** A listener handing every request to `take`, and the URL it listens at. */
-async function listener(take: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-  server = https.createServer(tls, take);
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  return `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+const control = httpsListener();
 
 /** Reads the whole body, then answers 204 (stored); the bytes it read, through `got`. */
 const storing = (got: (bytes: number) => void) => (req: IncomingMessage, res: ServerResponse) => {
@@ -58,12 +32,12 @@ const endless = () =>
   });
 
 const upload = (url: string, body: Readable) =>
-  agentUpload(url, { ca_pem: ca.certificate_pem }, '/output', body, { idleMs: IDLE_MS });
+  agentUpload(url, { ca_pem: control.ca().certificate_pem }, '/output', body, { idleMs: IDLE_MS });
 
 describe('agentUpload', () => {
   it('a body whose maker has nothing for many times the idle bound (a dump waiting on a lock) is still sent whole', async () => {
     let stored = -1;
-    const url = await listener(storing((bytes) => (stored = bytes)));
+    const url = await control.listen(storing((bytes) => (stored = bytes)));
     const body = new PassThrough();
     const sent = upload(url, body);
     body.write(CHUNK);
@@ -74,19 +48,19 @@ describe('agentUpload', () => {
   });
 
   it('a control plane that takes no bytes while there are some fails the upload, saying so, and ends the body', async () => {
-    const url = await listener((req) => req.pause());
+    const url = await control.listen((req) => req.pause());
     const body = endless();
     await expect(upload(url, body)).rejects.toThrow(`/output to ${url}: took no bytes for 0.3 s`);
     expect(body.destroyed).toBe(true);
   });
 
   it('a control plane that takes every byte but gives no answer fails the upload, saying so', async () => {
-    const url = await listener((req) => req.resume());
+    const url = await control.listen((req) => req.resume());
     await expect(upload(url, Readable.from([CHUNK, CHUNK]))).rejects.toThrow(`/output to ${url}: no answer for 0.3 s`);
   });
 
   it("a refusal's detail is the error, and the body is ended", async () => {
-    const url = await listener((req, res) => {
+    const url = await control.listen((req, res) => {
       req.resume();
       res.writeHead(413, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ detail: 'too large' }));
     });
