@@ -159,6 +159,7 @@ export function agentUpload(
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
+          stop(); // a refusal may come while bytes are still sent
           if (res.statusCode === 204) return resolve();
           body.destroy();
           req.destroy();
