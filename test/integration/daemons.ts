@@ -256,6 +256,9 @@ const run = (file: string, args: string[], input?: string) =>
     const child = execFile(file, args, { timeout: 30_000 }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
+    // A program may exit without reading its input (ssh refusing a login): the pipe's EPIPE is
+    // not the run's result, its exit code is.
+    child.stdin?.on('error', () => undefined);
     child.stdin?.end(input ?? '');
   });
 
