@@ -13,7 +13,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { dropPageCache, flush } from './disk.js';
 import { lagDuring, memory, send } from './probes.js';
-import { median, spread } from './stats.js';
+import { pairedFigure } from './stats.js';
 
 const MB = Number(process.env.BENCH_BACKUP_MB ?? 500);
 const FILE_BYTES = 100 * 1024;
@@ -175,12 +175,7 @@ export async function backupBench(t: BackupTarget, rounds: number) {
     peakAboveIdle: after.peak - idle.rss,
     lag,
     cold,
-    restored: restored && {
-      tarMs: median(restored.each.map((p) => p.tarMs)),
-      berthMs: median(restored.each.map((p) => p.berthMs)),
-      ratio: spread(restored.each.map((p) => p.tarMs / p.berthMs)),
-      pairs: RESTORE_PAIRS,
-    },
+    restored: restored && pairedFigure(restored.each),
   };
 }
 

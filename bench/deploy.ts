@@ -11,7 +11,7 @@ import { request } from 'node:http';
 import path from 'node:path';
 import { flush } from './disk.js';
 import { lagDuring, memory } from './probes.js';
-import { median, spread } from './stats.js';
+import { pairedFigure } from './stats.js';
 
 const FILES = Number(process.env.BENCH_DEPLOY_FILES ?? 10_000);
 const FILE_BYTES = 10 * 1024;
@@ -120,10 +120,7 @@ export async function deployBench(t: DeployTarget, scratch: string) {
   return {
     mb,
     files: FILES,
-    tarMs: median(pairs.map((p) => p.tarMs)),
-    berthMs: median(pairs.map((p) => p.berthMs)),
-    ratio: spread(pairs.map((p) => p.tarMs / p.berthMs)),
-    pairs: PAIRS,
+    ...pairedFigure(pairs),
     peakAboveIdle: after.peak - idle.rss,
     lag,
   };
