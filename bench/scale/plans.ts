@@ -11,23 +11,23 @@ export interface Statement {
   params: unknown[];
 }
 
-const recording = <Q extends Queryable>(q: Q, seen: Statement[]): Q =>
+const recording = <Q extends Queryable>(q: Q, record: (s: Statement) => void): Q =>
   new Proxy(q, {
     get(target, prop, receiver) {
       if (prop === 'query')
         return (text: string, params: unknown[] = []) => {
-          seen.push({ text, params });
+          record({ text, params });
           return target.query(text, params);
         };
       if (prop === 'transaction')
-        return <T>(fn: (tx: Queryable) => Promise<T>) => (target as unknown as Db).transaction((tx) => fn(recording(tx, seen)));
+        return <T>(fn: (tx: Queryable) => Promise<T>) => (target as unknown as Db).transaction((tx) => fn(recording(tx, record)));
       const value = Reflect.get(target, prop, receiver) as unknown;
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
 
-/** The db, recording every statement run through it (or a transaction of it) into `seen`. */
-export const recordingDb = (db: Db, seen: Statement[]): Db => recording(db, seen);
+/** The db, handing every statement run through it (or a transaction of it) to `record`. */
+export const recordingDb = (db: Db, record: (s: Statement) => void): Db => recording(db, record);
 
 interface PlanNode {
   'Node Type': string;

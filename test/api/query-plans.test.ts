@@ -24,7 +24,7 @@ describe('query plans of the scale benchmark', () => {
   beforeAll(async () => {
     const fresh = await freshDb();
     await grow(fresh.db, size);
-    t = await createTestApp({ db: recordingDb(fresh.db, seen), jobs: false });
+    t = await createTestApp({ db: recordingDb(fresh.db, (s) => seen.push(s)), jobs: false });
     resellerToken = await createToken(t, { principal: { kind: 'reseller', id: SCALE_RESELLER } });
     close = async () => {
       await t.close();
