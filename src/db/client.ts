@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { keyedMutex } from '../lib/mutex.js';
@@ -242,7 +243,20 @@ class PgliteDb implements Db {
   }
 }
 
+/**
+ * V8 frees the WebAssembly code a process no longer runs (a function's baseline code once its
+ * optimized code replaces it). On Node 24 that freeing at times aborts the process in a check of
+ * V8's own JIT page registry (nodejs/node#64500, "jit_page_->allocations_.erase(addr) == 1"), and
+ * PGlite is the WebAssembly it frees: six API test files freed 1,865 pieces of code between them.
+ * Kept instead, it costs at most a spare copy of PGlite's compiled code, which a process compiles
+ * once and shares between its databases (bench/HISTORY.md, "2026-12-04, night").
+ */
+function keepWasmCode() {
+  setFlagsFromString('--no-wasm-code-gc');
+}
+
 async function createPglite(dir?: string, image?: Blob): Promise<PGlite> {
+  keepWasmCode();
   const db = await PGlite.create(dir, { loadDataDir: image, parsers: { [TIMESTAMPTZ_OID]: pgTimestampToRfc3339 } });
   // A new WAL segment is 16 MB of zeros by default, written in 8 kB pieces into a file that
   // PGlite's in-memory file system grows (and copies) a little at a time: the transaction that
