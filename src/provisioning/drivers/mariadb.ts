@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import mysql, { type Connection, type RowDataPacket } from 'mysql2/promise';
+import { tiedSpawn } from '../../lib/tied-spawn.js';
 import type { DatabaseDriver } from '../driver.js';
 import { DATABASE_PRIVILEGES, grantPattern, sql, type DatabaseAccountSpec, type DatabaseSpec } from '../render/mariadb.js';
 
@@ -207,11 +207,11 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
    * output is ended only once it exited well, and destroyed otherwise; a reader that goes away
    * ends the tool (which would wait on a full pipe). An input that fails as it is read ends the
    * tool before its stdin closes, and fails the run: the client would take that end for the
-   * dump's and exit well.
+   * dump's and exit well. The tool dies with this process (tied-spawn.ts).
    */
   private async run(bin: string, args: string[], io: { stdin?: Readable; stdout?: Writable }): Promise<void> {
     const { host, port, user, password } = this.login;
-    const child = spawn(bin, ['--no-defaults', `--host=${host}`, `--port=${port}`, `--user=${user}`, ...args], {
+    const child = tiedSpawn(bin, ['--no-defaults', `--host=${host}`, `--port=${port}`, `--user=${user}`, ...args], {
       env: { PATH: process.env.PATH, MYSQL_PWD: password },
       stdio: [io.stdin ? 'pipe' : 'ignore', io.stdout ? 'pipe' : 'ignore', 'pipe'],
     });
