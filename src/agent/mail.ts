@@ -1,10 +1,11 @@
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { ArchivedDir } from '../archives/pack.js';
 import { unpackArchive } from '../archives/unpack.js';
 import { accountHome, mailRoot } from '../layout.js';
 import { exists } from '../lib/disk.js';
+import { removeTree } from '../lib/remove-tree.js';
 import type { AgentMailSpec, AgentUnit } from '../provisioning/agent-units.js';
 import type { MailDriver } from '../provisioning/driver.js';
 import { stagedMail } from './staged.js';
@@ -73,11 +74,11 @@ export async function unpackMail(
     const staged = stagedMail(dataDir, account);
     if (!(await exists(staged))) throw new Error('no copy of the maildirs is staged on this server');
     await placeMailboxes(dataDir, account, staged, task.mailboxes, { emptyMissing: false });
-    await rm(staged, { recursive: true, force: true });
+    await removeTree(staged);
     return;
   }
   const partial = path.join(accountHome(dataDir, account), `.mail-restore-${path.basename(taskId)}`);
-  await rm(partial, { recursive: true, force: true });
+  await removeTree(partial);
   try {
     // The control plane's own backup: no ratio; its size was bounded when it was made.
     await unpackArchive({ stream: await input() }, 'tar.gz', partial, {
@@ -86,7 +87,7 @@ export async function unpackMail(
     });
     await placeMailboxes(dataDir, account, partial, task.mailboxes, { emptyMissing: true });
   } finally {
-    await rm(partial, { recursive: true, force: true });
+    await removeTree(partial);
   }
 }
 
@@ -103,7 +104,7 @@ async function placeMailboxes(
     const to = path.join(mailRoot(dataDir, account, m.domain), path.basename(m.id));
     const held = await exists(copy);
     if (!held && !o.emptyMissing) continue;
-    await rm(to, { recursive: true, force: true });
+    await removeTree(to);
     if (!held) continue;
     await mkdir(path.dirname(to), { recursive: true });
     await rename(copy, to);

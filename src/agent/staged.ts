@@ -1,10 +1,11 @@
-import { readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { readdir, rename, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { isInside, listingTotals, listTree } from '../archives/listing.js';
 import { moveInto } from '../archives/refresh.js';
 import { unpackArchive } from '../archives/unpack.js';
 import { accountHome, siteDir } from '../layout.js';
+import { removeTree } from '../lib/remove-tree.js';
 import type { AgentTask } from '../provisioning/agent-units.js';
 
 type Received = Extract<AgentTask, { action: 'site.receive' | 'mail.receive' }>;
@@ -58,20 +59,20 @@ async function receiveInto(
 ): Promise<void> {
   const { copy, partial } = at;
   if (task.whole) {
-    await rm(partial, { recursive: true, force: true });
+    await removeTree(partial);
     await unpack(await input(), partial);
-    for (const other of at.replaced) await rm(other, { recursive: true, force: true });
+    for (const other of at.replaced) await removeTree(other);
     await rename(partial, copy);
   } else {
     const changes = `${copy}.changes`;
-    await rm(changes, { recursive: true, force: true });
+    await removeTree(changes);
     try {
       await unpack(await input(), changes);
       await moveInto(changes, copy);
     } finally {
-      await rm(changes, { recursive: true, force: true });
+      await removeTree(changes);
     }
-    for (const name of task.gone ?? []) if (isInside(name)) await rm(path.join(copy, name), { recursive: true, force: true });
+    for (const name of task.gone ?? []) if (isInside(name)) await removeTree(path.join(copy, name));
   }
   const { expect } = task;
   if (!expect) return;
@@ -94,11 +95,11 @@ const listStaged = async (staged: string) =>
 export async function discardStaged(dataDir: string, task: Discard): Promise<void> {
   const home = accountHome(dataDir, path.basename(task.account_id));
   if (task.action === 'mail.discard') {
-    for (const dir of stagedMailDirs(dataDir, task.account_id)) await rm(dir, { recursive: true, force: true });
+    for (const dir of stagedMailDirs(dataDir, task.account_id)) await removeTree(dir);
     return removeEmpty(path.dirname(stagedMail(dataDir, task.account_id)), home);
   }
   const site = siteOf(dataDir, task);
-  await rm(stagedDir(site), { recursive: true, force: true });
+  await removeTree(stagedDir(site));
   return removeEmpty(site, home);
 }
 
@@ -120,7 +121,7 @@ export async function sweepStaged(dataDir: string, keptMs: number, now = Date.no
     for (const dir of copies) {
       const found = await stat(dir).catch(() => null);
       if (!found || now - found.mtimeMs < keptMs) continue;
-      await rm(dir, { recursive: true, force: true });
+      await removeTree(dir);
       await removeEmpty(path.dirname(dir), home);
     }
   }

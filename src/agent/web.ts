@@ -1,9 +1,10 @@
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { unpackArchive } from '../archives/unpack.js';
 import { accountHome, currentLink, releaseDir, releasesDir, siteDir } from '../layout.js';
 import { exists } from '../lib/disk.js';
+import { removeTree } from '../lib/remove-tree.js';
 import type { AgentSiteSpec } from '../provisioning/agent-units.js';
 import type { PhpDriver, WebDriver } from '../provisioning/driver.js';
 import { liveRelease, pruneReleasesExcept, switchCurrent } from '../provisioning/releases.js';
@@ -30,7 +31,7 @@ async function syncRelease(o: SiteUnitDeps, spec: AgentSiteSpec, dir: string): P
     let files = stagedCopy(dir, release);
     if (!(await exists(files))) {
       files = path.join(releasesDir(dir), `.partial-${path.basename(release)}`);
-      await rm(files, { recursive: true, force: true });
+      await removeTree(files);
       // The control plane checked the upload against the plan's limits; its own archive has no ratio.
       await unpackArchive({ stream: await o.fetchRelease(spec, release) }, 'tar.gz', files, {
         bytes: Number.MAX_SAFE_INTEGER,
@@ -56,7 +57,7 @@ export async function applySiteUnit(o: SiteUnitDeps, spec: AgentSiteSpec): Promi
   if (spec.removed) {
     await web.removeSite(spec.site_id);
     if (spec.prune) await php.prunePools(spec.username, spec.php_versions);
-    await rm(dir, { recursive: true, force: true });
+    await removeTree(dir);
     return;
   }
   await mkdir(releasesDir(dir), { recursive: true });

@@ -1,6 +1,7 @@
-import { readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { accountHome } from '../layout.js';
+import { removeTree } from '../lib/remove-tree.js';
 import type { AgentUnit, AgentWithdrawal } from '../provisioning/agent-units.js';
 import type { AgentDrivers } from './drivers.js';
 import { withdrawMail } from './mail.js';
@@ -42,7 +43,6 @@ export async function withdrawAccount(
 async function removeFiles(home: string, roles: string[]): Promise<void> {
   const names = await readdir(home).catch(() => []);
   for (const name of names)
-    if (name === 'mail' ? roles.includes('mail') : roles.includes('web'))
-      await rm(path.join(home, name), { recursive: true, force: true });
-  if ((await readdir(home).catch(() => ['?'])).length === 0) await rm(home, { recursive: true, force: true });
+    if (name === 'mail' ? roles.includes('mail') : roles.includes('web')) await removeTree(path.join(home, name));
+  if ((await readdir(home).catch(() => ['?'])).length === 0) await removeTree(home);
 }

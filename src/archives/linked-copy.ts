@@ -1,5 +1,6 @@
-import { chmod, link, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { chmod, link, mkdir, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { removeTree } from '../lib/remove-tree.js';
 import { inSlices } from '../lib/slices.js';
 import { checkLinksInside } from './unpack.js';
 
@@ -24,12 +25,12 @@ export async function linkedCopy(src: string, dest: string): Promise<void> {
       if (e.isFile() || e.isSymbolicLink()) await link(a, b);
     });
   };
-  await rm(dest, { recursive: true, force: true });
+  await removeTree(dest);
   try {
     await walk(src, dest);
     if (links > 0) await checkLinksInside(dest, dest);
   } catch (err) {
-    await rm(dest, { recursive: true, force: true });
+    await removeTree(dest);
     throw err;
   }
 }

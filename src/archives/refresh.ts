@@ -1,5 +1,6 @@
-import { lstat, mkdir, readFile, rename, rm, utimes } from 'node:fs/promises';
+import { lstat, mkdir, readFile, rename, utimes } from 'node:fs/promises';
 import path from 'node:path';
+import { removeTree } from '../lib/remove-tree.js';
 import { inSlices } from '../lib/slices.js';
 import { writeFileAtomic } from '../provisioning/atomic-write.js';
 import { changedSince, checkedListing, differences, type Hashes, hashNames, type Listing, listTree } from './listing.js';
@@ -32,7 +33,7 @@ export async function refreshCopy(o: RefreshOptions): Promise<Listing | null> {
   /** What the copy held before the fetch, of the names the fetch does not write. */
   let kept: Listing | undefined;
   if (!before) {
-    await rm(o.dest, { recursive: true, force: true });
+    await removeTree(o.dest);
     await mkdir(o.dest, { recursive: true });
     await o.fetch(null, o.dest);
   } else {
@@ -41,7 +42,7 @@ export async function refreshCopy(o: RefreshOptions): Promise<Listing | null> {
     kept = await listTree([{ dir: o.dest, as: '' }]);
     for (const name of Object.keys(kept))
       if (!Object.hasOwn(o.now, name)) {
-        await rm(path.join(o.dest, name), { recursive: true, force: true });
+        await removeTree(path.join(o.dest, name));
         delete kept[name];
       }
     const candidates = changedSince(before, o.now).changed;
@@ -49,13 +50,13 @@ export async function refreshCopy(o: RefreshOptions): Promise<Listing | null> {
     const changed = await differingContent(o, candidates);
     if (changed.length > 0) {
       const into = `${o.dest}.changes`;
-      await rm(into, { recursive: true, force: true });
+      await removeTree(into);
       await mkdir(into, { recursive: true });
       try {
         await o.fetch(changed, into);
         await moveInto(into, o.dest);
       } finally {
-        await rm(into, { recursive: true, force: true });
+        await removeTree(into);
       }
     }
   }
@@ -100,7 +101,7 @@ export async function moveInto(from: string, to: string): Promise<void> {
   for (const name of Object.keys(await listTree([{ dir: from, as: '' }]))) {
     const target = path.join(to, name);
     await mkdir(path.dirname(target), { recursive: true });
-    await rm(target, { recursive: true, force: true }); // a directory in its place, once
+    await removeTree(target); // a directory in its place, once
     await rename(path.join(from, name), target);
   }
 }

@@ -1,10 +1,11 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, readdir, readlink, realpath, rm } from 'node:fs/promises';
+import { mkdir, readdir, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import yauzl from 'yauzl';
 import { messageOf } from '../lib/errors.js';
+import { removeTree } from '../lib/remove-tree.js';
 import { fileWriter, WriteFailed, type FileWriter } from './file-writer.js';
 import { tarReader, TarInvalid } from './tar-reader.js';
 
@@ -114,7 +115,7 @@ export async function unpackArchive(
     if (links > 0) await checkLinksInside(dest, dest);
     return { files, bytes };
   } catch (err) {
-    await rm(dest, { recursive: true, force: true });
+    await removeTree(dest);
     throw err;
   }
 }

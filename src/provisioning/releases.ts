@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { currentLink, releasesDir } from '../layout.js';
+import { removeTree } from '../lib/remove-tree.js';
 
 /** A site's live release, the same way on every web server. */
 
@@ -29,5 +30,5 @@ export const liveRelease = (site: string): Promise<string | null> =>
 /** Every release of the site but `keep` goes (an agent keeps only the live one). */
 export async function pruneReleasesExcept(site: string, keep: string | null): Promise<void> {
   const entries = await readdir(releasesDir(site)).catch(() => [] as string[]);
-  for (const name of entries) if (name !== keep) await rm(path.join(releasesDir(site), name), { recursive: true, force: true });
+  for (const name of entries) if (name !== keep) await removeTree(path.join(releasesDir(site), name));
 }

@@ -1,4 +1,3 @@
-import { rm } from 'node:fs/promises';
 import { type Caller, requireKind, requireWritable } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
@@ -9,6 +8,7 @@ import { conflict, forbidden, invalid, notFound, quotaExceeded } from '../../lib
 import { newId } from '../../lib/ids.js';
 import { checkVersion, staleVersion } from '../../lib/if-match.js';
 import { mergeFields } from '../../lib/merge-patch.js';
+import { removeTree } from '../../lib/remove-tree.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
 import { toOperation, type CancelHandler } from '../operations/index.js';
@@ -339,7 +339,7 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
       await ops.transition(db, op.id, ['queued', 'running'], { status: 'running', progress: 10 });
       // The account's files (mailboxes and site releases included) and its backup archives go
       // now; its zones, mail maps and server blocks below.
-      await rm(accountHome(config.dataDir, op.resource_id), { recursive: true, force: true });
+      await removeTree(accountHome(config.dataDir, op.resource_id));
       for (const remove of removals) await remove(op.resource_id);
       await db.transaction(async (tx) => {
         const account = await repo.findAccountById(tx, op.resource_id, true);

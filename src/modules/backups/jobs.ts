@@ -1,9 +1,9 @@
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { bytesUnder, packArchive } from '../../archives/pack.js';
 import type { BackupPart } from '../../contribution.js';
 import { byteProgress } from '../../lib/byte-progress.js';
 import { publicMessage } from '../../lib/errors.js';
+import { removeTree } from '../../lib/remove-tree.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
 import { stageBackup } from './contents.js';
@@ -39,7 +39,7 @@ export function backupJobs(deps: ServiceDeps, storage: BackupStorage, parts: rea
     let staged: StagedArchive | null = null;
     let failure: unknown = null;
     try {
-      await rm(staging, { recursive: true, force: true });
+      await removeTree(staging);
       const { dirs, contents } = await stageBackup(db, parts, backup, staging);
       let files = 0;
       // Progress: the bytes of the files packed against the bytes of all of them (5-95 %; 100 once stored).
@@ -61,7 +61,7 @@ export function backupJobs(deps: ServiceDeps, storage: BackupStorage, parts: rea
     } catch (err) {
       failure = err;
     } finally {
-      await rm(staging, { recursive: true, force: true });
+      await removeTree(staging);
     }
 
     const recorded = await db.transaction(async (tx) => {

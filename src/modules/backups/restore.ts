@@ -1,4 +1,4 @@
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, Writable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -6,6 +6,7 @@ import { unpackArchive } from '../../archives/unpack.js';
 import { RestoreRefused, type BackupPart, type BackupPartName, type UnpackedUnder } from '../../contribution.js';
 import { byteProgress } from '../../lib/byte-progress.js';
 import { publicMessage } from '../../lib/errors.js';
+import { removeTree } from '../../lib/remove-tree.js';
 import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
 import * as repo from './repo.js';
@@ -26,7 +27,7 @@ export async function unpackBackup(
 ): Promise<UnpackedUnder> {
   const damaged = () =>
     new RestoreRefused('checksum_mismatch', 'The archive does not match its SHA-256: it is damaged and was not restored.');
-  await rm(staging, { recursive: true, force: true });
+  await removeTree(staging);
   const digest = digestingStream();
   const archive = storage.read(backup.storage_key);
   const counted = counter();
@@ -92,7 +93,7 @@ export function restoreJobs(deps: ServiceDeps, storage: BackupStorage, parts: re
     } catch (err) {
       failure = err;
     } finally {
-      await rm(staging, { recursive: true, force: true });
+      await removeTree(staging);
     }
     await db.transaction(async (tx) => {
       const error =

@@ -15,6 +15,7 @@ import {
 } from '../../contribution.js';
 import { mailRoot } from '../../layout.js';
 import { exists } from '../../lib/disk.js';
+import { removeTree } from '../../lib/remove-tree.js';
 import { findAccountById, transferLimit } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as domains from '../domains/index.js';
@@ -160,7 +161,7 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
    */
   const putMailboxBack = (domainId: string, from: string, to: string) =>
     withMailDomain(db, domainId, async () => {
-      await rm(to, { recursive: true, force: true });
+      await removeTree(to);
       if (await exists(from)) await copyMailbox(from, to);
     });
 

@@ -1,10 +1,11 @@
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bytesUnder } from '../../archives/pack.js';
 import type { AccountShare, BackupPart, PartServers } from '../../contribution.js';
 import { JOBS } from '../../jobs/names.js';
 import { periodic } from '../../jobs/periodic.js';
 import { publicMessage } from '../../lib/errors.js';
+import { removeTree } from '../../lib/remove-tree.js';
 import { type AccountMoves, findAccountById } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { type RoleRecords, serverAddresses, type ServerRecords } from '../domains/index.js';
@@ -107,8 +108,8 @@ export function moveRunner(
 
   /** The staging and its listings removed (after the land, or a roll back). */
   const removeCopy = async (move: repo.MoveRow) => {
-    await rm(stagingOf(move), { recursive: true, force: true });
-    await rm(listingsOf(move), { recursive: true, force: true });
+    await removeTree(stagingOf(move));
+    await removeTree(listingsOf(move));
   };
 
   /** The records of the moved web and mail roles, from where to where they point. */
@@ -166,8 +167,8 @@ export function moveRunner(
     async copy(move) {
       // From a backup there is no source to copy from while it serves: the final copy unpacks it.
       if (move.from_backup) return;
-      await rm(stagingOf(move), { recursive: true, force: true });
-      await rm(listingsOf(move), { recursive: true, force: true });
+      await removeTree(stagingOf(move));
+      await removeTree(listingsOf(move));
       // Progress in bytes: what has arrived in the staging, against the account's measured disk use.
       const total = await deps.diskInUse(move.account_id);
       await repo.updateMove(db, move.id, { bytes_total: total, bytes_copied: 0 });

@@ -1,7 +1,8 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { accountHome, currentLink, releasesDir, siteDir } from '../../layout.js';
 import { publicMessage } from '../../lib/errors.js';
+import { removeTree } from '../../lib/remove-tree.js';
 import { applyUnit } from '../../provisioning/apply-unit.js';
 import type { PhpDriver, WebDriver } from '../../provisioning/driver.js';
 import type { SiteSpec } from '../../provisioning/render/nginx.js';
@@ -99,7 +100,7 @@ export function webReconciler(deps: ServiceDeps, driver: WebDriver, php: PhpDriv
     // The account's last site of a PHP version takes that version's pool with it.
     await prunePools(unit, await sites.phpVersionsOfAccount(db, unit.account_id));
     await ops.transition(db, op.id, ['running'], { status: 'running', progress: 50 });
-    await rm(dirOf(unit), { recursive: true, force: true });
+    await removeTree(dirOf(unit));
     // No apply of this site runs beside this one (the unit lock below), so none can write its
     // server block again after the removal above.
     await db.transaction((tx) => settleRemoval(tx, unit));

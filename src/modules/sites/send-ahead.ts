@@ -1,4 +1,4 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { linkedCopy } from '../../archives/linked-copy.js';
 import type { Listing } from '../../archives/listing.js';
@@ -8,6 +8,7 @@ import type { Queryable } from '../../db/client.js';
 import { releaseDir, siteDir } from '../../layout.js';
 import { exists } from '../../lib/disk.js';
 import { newId } from '../../lib/ids.js';
+import { removeTree } from '../../lib/remove-tree.js';
 import { switchCurrent } from '../../provisioning/releases.js';
 import type { ServiceDeps } from '../deps.js';
 import { discardCopy, type RelayTo, sendCopy, sentAheadTo } from '../servers/index.js';
@@ -133,7 +134,7 @@ export function sitesSentAhead(deps: ServiceDeps) {
       for (const site of await sitesOf(accountId)) {
         const release = await readFile(releaseFile(copy.listings, site.id), 'utf8').catch(() => null);
         if (!release) continue;
-        await rm(releaseDir(siteDir(config.dataDir, accountId, site.id), release), { recursive: true, force: true });
+        await removeTree(releaseDir(siteDir(config.dataDir, accountId, site.id), release));
         await discardCopy(deps, server, { action: 'site.discard', account_id: accountId, site_id: site.id });
       }
     },

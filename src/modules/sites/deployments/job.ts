@@ -1,7 +1,7 @@
-import { rm } from 'node:fs/promises';
 import type { Queryable } from '../../../db/client.js';
 import type { JobQueue } from '../../../jobs/queue.js';
 import { releaseDir, siteDir } from '../../../layout.js';
+import { removeTree } from '../../../lib/remove-tree.js';
 import { switchCurrent } from '../../../provisioning/releases.js';
 import type { ServiceDeps } from '../../deps.js';
 import * as ops from '../../operations/index.js';
@@ -64,6 +64,6 @@ export function deploymentJob(deps: ServiceDeps) {
       await ops.transition(tx, op.id, ['running'], { status: 'succeeded', progress: 100, error: null });
       return old;
     });
-    for (const id of pruned) await rm(releaseDir(dir, id), { recursive: true, force: true });
+    for (const id of pruned) await removeTree(releaseDir(dir, id));
   };
 }

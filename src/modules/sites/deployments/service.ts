@@ -18,6 +18,7 @@ import { JOBS } from '../../../jobs/names.js';
 import { releaseDir, siteDir, stagingDir } from '../../../layout.js';
 import { conflict, invalid, notFound, payloadTooLarge, quotaExceeded } from '../../../lib/errors.js';
 import { isId, newId } from '../../../lib/ids.js';
+import { removeTree } from '../../../lib/remove-tree.js';
 import type { PhpDriver } from '../../../provisioning/driver.js';
 import { type AccountRow, limitsOf, notMoving, notMovingNow, writableAccount } from '../../accounts/index.js';
 import type { ServiceDeps } from '../../deps.js';
@@ -148,7 +149,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
         unpacked = await unpackArchive(source, format, staging, { bytes: quota, ratio: UPLOAD_MAX_RATIO });
         await keep(account, staging, releaseDir(dir, id), unpacked.bytes, await used);
       } catch (err) {
-        await rm(staging, { recursive: true, force: true });
+        await removeTree(staging);
         throw refusal(err, maxBytes, quota);
       } finally {
         await rm(`${staging}.upload`, { force: true });
@@ -162,7 +163,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
         file_count: unpacked.files,
       };
       return startSwitch(caller, site, id, created).catch(async (err: unknown) => {
-        await rm(releaseDir(dir, id), { recursive: true, force: true });
+        await removeTree(releaseDir(dir, id));
         throw err;
       });
     },
@@ -194,7 +195,7 @@ export function deploymentsService(deps: ServiceDeps, sitesSvc: SitesService, ph
         file_count: count,
       };
       return startSwitch(caller, site, id, created).catch(async (err: unknown) => {
-        await rm(releaseDir(dir, id), { recursive: true, force: true });
+        await removeTree(releaseDir(dir, id));
         throw err;
       });
     },

@@ -1,0 +1,52 @@
+import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { removeTree } from '../../src/lib/remove-tree.js';
+
+const made: string[] = [];
+afterEach(() => {
+  for (const dir of made.splice(0)) void removeTree(dir);
+});
+
+/** A tree of nested directories and files, with a link to a directory outside it. */
+function tree(): { root: string; outside: string } {
+  const base = mkdtempSync(path.join(tmpdir(), 'berth-remove-tree-'));
+  made.push(base);
+  const root = path.join(base, 'tree');
+  const outside = path.join(base, 'outside');
+  mkdirSync(path.join(root, 'a', 'b'), { recursive: true });
+  mkdirSync(outside);
+  writeFileSync(path.join(outside, 'kept'), 'kept');
+  for (const dir of ['', 'a', 'a/b']) writeFileSync(path.join(root, dir, 'file'), 'x');
+  symlinkSync(outside, path.join(root, 'a', 'link'));
+  return { root, outside };
+}
+
+it('removes a whole tree, and only the link to a directory outside it, not what the link names', async () => {
+  const { root, outside } = tree();
+  await removeTree(root);
+  expect(existsSync(root)).toBe(false);
+  expect(existsSync(path.join(outside, 'kept'))).toBe(true);
+});
+
+it('takes a path where nothing is as done, as rm -rf does', async () => {
+  const { root } = tree();
+  await expect(removeTree(path.join(root, 'nothing-here'))).resolves.toBeUndefined();
+});
+
+it('removes trees asked for at once, and says why one cannot be removed', async () => {
+  const trees = [tree(), tree(), tree()];
+  const { outside } = tree();
+  const removals = [
+    ...trees.map(({ root }) => removeTree(root)),
+    removeTree(path.join(outside, 'kept', 'under-a-file')),
+    // A directory whose entries the kernel refuses to unlink, even to root.
+    removeTree('/proc/self/fdinfo'),
+  ];
+  const settled = await Promise.allSettled(removals);
+  expect(settled.slice(0, 3).map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+  expect(settled[3]).toMatchObject({ status: 'rejected', reason: { code: 'ENOTDIR' } });
+  expect(settled[4]).toMatchObject({ status: 'rejected', reason: { code: 'EPERM' } });
+  for (const { root } of trees) expect(existsSync(root)).toBe(false);
+});
