@@ -8,11 +8,20 @@ interface Waiter {
   reject: (err: Error) => void;
 }
 
-/** One thread for the whole process, started at the first tree and idle (not holding the process open) between them. */
-let thread: { worker: Worker; waiting: Map<number, Waiter> } | null = null;
+/**
+ * One thread for the whole process, started for a tree and ended after a minute with none (about
+ * 8 MB while it lives); it does not hold the process open while idle.
+ */
+interface RemovalThread {
+  worker: Worker;
+  waiting: Map<number, Waiter>;
+  idle?: NodeJS.Timeout;
+}
+let thread: RemovalThread | null = null;
 let nextId = 0;
+const KEPT_FOR_MS = 60_000;
 
-function removalThread(): NonNullable<typeof thread> {
+function removalThread(): RemovalThread {
   if (thread) return thread;
   const worker = new Worker(WORKER, { execArgv: [] });
   const waiting = new Map<number, Waiter>();
@@ -20,19 +29,27 @@ function removalThread(): NonNullable<typeof thread> {
     for (const w of waiting.values()) w.reject(err);
     waiting.clear();
   };
+  const entry: RemovalThread = { worker, waiting };
   worker.on('message', ({ id, failure }: { id: number; failure?: { code: string; message: string } }) => {
     const waiter = waiting.get(id);
     waiting.delete(id);
-    if (waiting.size === 0) worker.unref();
+    if (waiting.size === 0) {
+      worker.unref();
+      entry.idle = setTimeout(() => {
+        // Out of reach first: a tree asked for from now on starts a new thread.
+        if (thread === entry) thread = null;
+        void worker.terminate();
+      }, KEPT_FOR_MS).unref();
+    }
     if (failure) waiter?.reject(Object.assign(new Error(failure.message), { code: failure.code }));
     else waiter?.resolve();
   });
   worker.on('error', settleAll);
   worker.on('exit', () => {
-    if (thread?.worker === worker) thread = null;
+    if (thread === entry) thread = null;
     settleAll(new Error('the removal thread has stopped'));
   });
-  thread = { worker, waiting };
+  thread = entry;
   return thread;
 }
 
@@ -47,7 +64,8 @@ function removalThread(): NonNullable<typeof thread> {
 export async function removeTree(target: string): Promise<void> {
   const found = await lstat(target).catch(() => null);
   if (!found?.isDirectory()) return rm(target, { recursive: true, force: true });
-  const { worker, waiting } = removalThread();
+  const { worker, waiting, idle } = removalThread();
+  clearTimeout(idle);
   const id = ++nextId;
   worker.ref();
   return new Promise<void>((resolve, reject) => {

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { removeTree } from '../../src/lib/remove-tree.js';
 
 const made: string[] = [];
@@ -49,4 +49,18 @@ it('removes trees asked for at once, and says why one cannot be removed', async 
   expect(settled[3]).toMatchObject({ status: 'rejected', reason: { code: 'ENOTDIR' } });
   expect(settled[4]).toMatchObject({ status: 'rejected', reason: { code: 'EPERM' } });
   for (const { root } of trees) expect(existsSync(root)).toBe(false);
+});
+
+it('ends its thread after a minute without trees, and removes the next tree on a new one', async () => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  try {
+    await removeTree(tree().root);
+    vi.advanceTimersByTime(60_000);
+    // Asked for while the idle thread is told to end.
+    const { root } = tree();
+    await removeTree(root);
+    expect(existsSync(root)).toBe(false);
+  } finally {
+    vi.useRealTimers();
+  }
 });
