@@ -8,15 +8,15 @@ interface Waiter {
   reject: (err: Error) => void;
 }
 
-/**
- * One thread for the whole process, started for a tree and ended after a minute with none (about
- * 8 MB while it lives); it does not hold the process open while idle.
- */
 interface RemovalThread {
   worker: Worker;
   waiting: Map<number, Waiter>;
   idle?: NodeJS.Timeout;
 }
+/**
+ * One thread for the whole process, started for a tree and ended after a minute with none (about
+ * 8 MB while it lives); it does not hold the process open while idle.
+ */
 let thread: RemovalThread | null = null;
 let nextId = 0;
 const KEPT_FOR_MS = 60_000;

@@ -5,8 +5,8 @@ import { afterEach, expect, it, vi } from 'vitest';
 import { removeTree } from '../../src/lib/remove-tree.js';
 
 const made: string[] = [];
-afterEach(() => {
-  for (const dir of made.splice(0)) void removeTree(dir);
+afterEach(async () => {
+  await Promise.all(made.splice(0).map(removeTree));
 });
 
 /** A tree of nested directories and files, with a link to a directory outside it. */
@@ -41,13 +41,13 @@ it('removes trees asked for at once, and says why one cannot be removed', async 
   const removals = [
     ...trees.map(({ root }) => removeTree(root)),
     removeTree(path.join(outside, 'kept', 'under-a-file')),
-    // A directory whose entries the kernel refuses to unlink, even to root.
+    // A directory whose entries the kernel refuses to unlink, to root too.
     removeTree('/proc/self/fdinfo'),
   ];
   const settled = await Promise.allSettled(removals);
   expect(settled.slice(0, 3).map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
   expect(settled[3]).toMatchObject({ status: 'rejected', reason: { code: 'ENOTDIR' } });
-  expect(settled[4]).toMatchObject({ status: 'rejected', reason: { code: 'EPERM' } });
+  expect(settled[4]).toMatchObject({ status: 'rejected', reason: { code: expect.stringMatching(/^(EPERM|EACCES)$/) } });
   for (const { root } of trees) expect(existsSync(root)).toBe(false);
 });
 
