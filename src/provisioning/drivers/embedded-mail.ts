@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { mutex } from '../../lib/mutex.js';
+import { removeTree } from '../../lib/remove-tree.js';
 import { inSlices } from '../../lib/slices.js';
 import { writeFileIfChanged } from '../atomic-write.js';
 import type { MailDriver } from '../driver.js';
@@ -132,7 +133,7 @@ export class EmbeddedMailDriver implements MailDriver {
   async removeDomain(name: string, root: string, options: { keepMaps: boolean }): Promise<void> {
     await rm(root, MAILDIRS);
     if (options.keepMaps) return;
-    await rm(this.domainDir(name), { recursive: true, force: true });
+    await removeTree(this.domainDir(name));
     await rm(this.keyFile(name), { force: true });
     await this.join(path.basename(name), null);
   }

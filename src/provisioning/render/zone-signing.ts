@@ -1,7 +1,8 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { dsContent, dsOf } from '../../lib/dnssec/ds.js';
+import { removeTree } from '../../lib/remove-tree.js';
 import { runCommand } from '../../lib/run-command.js';
 import type { ZoneSigning } from './zone-file.js';
 
@@ -67,6 +68,6 @@ export async function signZoneFile(name: string, text: string, signing: ZoneSign
     );
     return await readFile(signed, 'utf8');
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await removeTree(dir);
   }
 }
