@@ -1,4 +1,5 @@
-import { lstat, rm } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 
 const WORKER = new URL('./remove-tree-worker.mjs', import.meta.url);
@@ -54,16 +55,25 @@ function removalThread(): RemovalThread {
 }
 
 /**
- * Removes a file or a directory tree, as `rm -rf` does (nothing there is not an error); a
- * directory on a thread of its own, one call after another. Node's recursive `rm` starts every
- * entry's calls at once: for a release of 5,120 files it queued thousands on libuv's four
- * threads, so the process's other file calls, gzip and DNS lookups waited up to 90 ms behind
- * them, and the walk held the event loop up to 60 ms (bench/HISTORY.md, "2026-12-05"). Not
- * rm(1): starting a process from a server of 450 MB held its event loop 20–30 ms.
+ * Whether a directory holding `entries` goes on the thread: one with a directory in it, or more
+ * than a few names. Node's `rm` of a few files makes a few calls at once, and starting the
+ * thread (cold after a minute unused) took 60 ms, on paths such as a zone's signing and a move's
+ * final copy.
+ */
+export const onThread = (entries: Dirent[]): boolean => entries.length > 64 || entries.some((e) => e.isDirectory());
+
+/**
+ * Removes a file or a directory tree, as `rm -rf` does (nothing there is not an error); a tree
+ * on a thread of its own, one call after another. Node's recursive `rm` starts every entry's
+ * calls at once: for a release of 5,120 files it queued thousands on libuv's four threads, so
+ * the process's other file calls, gzip and DNS lookups waited up to 90 ms behind them, and the
+ * walk held the event loop up to 60 ms (bench/HISTORY.md, "2026-12-05"). Not rm(1): starting a
+ * process from a server of 450 MB held its event loop 20–30 ms.
  */
 export async function removeTree(target: string): Promise<void> {
-  const found = await lstat(target).catch(() => null);
-  if (!found?.isDirectory()) return rm(target, { recursive: true, force: true });
+  // Not a directory (a file, a link, nothing): ENOTDIR or ENOENT, and Node's rm does the rest.
+  const entries = await readdir(target, { withFileTypes: true }).catch(() => null);
+  if (!entries || !onThread(entries)) return rm(target, { recursive: true, force: true });
   const { worker, waiting, idle } = removalThread();
   clearTimeout(idle);
   const id = ++nextId;

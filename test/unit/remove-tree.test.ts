@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it, vi } from 'vitest';
-import { removeTree } from '../../src/lib/remove-tree.js';
+import { onThread, removeTree } from '../../src/lib/remove-tree.js';
 
 const made: string[] = [];
 afterEach(async () => {
@@ -63,4 +63,15 @@ it('ends its thread after a minute without trees, and removes the next tree on a
   } finally {
     vi.useRealTimers();
   }
+});
+
+it("leaves a few files without a directory among them to Node's rm, and hands a tree or many names to the thread", async () => {
+  const { root, outside } = tree();
+  const list = (dir: string) => readdirSync(dir, { withFileTypes: true });
+  expect(onThread(list(outside))).toBe(false);
+  expect(onThread(list(root))).toBe(true);
+  for (let i = 0; i < 64; i++) writeFileSync(path.join(outside, `f${i}`), 'x');
+  expect(onThread(list(outside))).toBe(true);
+  await removeTree(outside);
+  expect(existsSync(outside)).toBe(false);
 });
