@@ -25,8 +25,8 @@ const proofs = (tokens: { token: string; key_authorization?: string }[]) =>
   tokens.map((p) => ({ type: 'http-01' as const, identifier: '', token: p.token, keyAuthorization: p.key_authorization ?? '' }));
 
 /**
- * One task. A database's dump is streamed to the control plane as the local driver makes it; a
- * dump fetched from it is kept under the agent's own directory (0600: it holds the account's
+ * One task. A database's dump is streamed to the control plane as the local driver makes it (its
+ * tables' checksums sent as JSON); a dump fetched from it is kept under the agent's own directory (0600: it holds the account's
  * data) only while it is loaded. A site's live release is packed as it is
  * now, with what the site wrote into it since; an account's maildirs are packed, or put back; a
  * move's copy of a site or of the maildirs is received ahead of its cutover, or discarded.
@@ -56,6 +56,8 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
     await Promise.all([o.database.dump(task.database, dump), o.output(dump)]);
     return;
   }
+  if (task.action === 'database.checksum')
+    return o.output(Readable.from([JSON.stringify(await o.database.checksums(task.database))]));
   // Loaded as it arrives: a move's land waits for the transfer and the load at once, not in turn.
   await o.database.load(task.database, await o.input());
 }

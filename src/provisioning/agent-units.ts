@@ -115,9 +115,9 @@ const Received = {
 };
 
 /**
- * Work done once on the server: a database dumped into the task's `output` artifact, or loaded
- * from its `input` artifact; a site's live release or an account's maildirs packed into
- * `output` (or listed, or only some of their files packed: `PackFor`), maildirs put back from `input`;
+ * Work done once on the server: a database dumped into the task's `output` artifact (or its
+ * tables' checksums sent there, JSON), or loaded from its `input` artifact; a site's live release
+ * or an account's maildirs packed into `output` (or listed, or only some of their files packed: `PackFor`), maildirs put back from `input`;
  * a move's copy of a site or of the maildirs staged here ahead of its cutover from `input` (or
  * discarded), the maildirs then put in place from it; ACME HTTP-01 proofs placed where its web server
  * serves them, or taken away, for a certificate of a site it serves; a cron job's run started now.
@@ -125,6 +125,7 @@ const Received = {
 export const AgentTask = Type.Union([
   Type.Object({ action: Type.Literal('database.dump'), database: Type.String({ minLength: 1, maxLength: 80 }) }),
   Type.Object({ action: Type.Literal('database.load'), database: DatabaseSpec }),
+  Type.Object({ action: Type.Literal('database.checksum'), database: Type.String({ minLength: 1, maxLength: 80 }) }),
   Type.Object({ action: Type.Literal('site.pack'), account_id: Key, site_id: Key, release: Key, ...PackFor }),
   Type.Object({ action: Type.Literal('site.receive'), account_id: Key, site_id: Key, release: Key, ...Received }),
   Type.Object({ action: Type.Literal('site.discard'), account_id: Key, site_id: Key }),

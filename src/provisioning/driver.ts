@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { CronAccountSpec, CronRunRecord } from './render/cron.js';
 import type { MailDomainSpec } from './render/mail.js';
-import type { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
+import type { DatabaseAccountSpec, DatabaseSpec, TableChecksums } from './render/mariadb.js';
 import type { SiteSpec } from './render/nginx.js';
 import type { PhpPoolSpec } from './render/php-fpm.js';
 import type { SshAccountSpec, SshLogin } from './render/ssh.js';
@@ -73,6 +73,8 @@ export interface DatabaseDriver {
    * fails the load: what was loaded of it stays until the next load, which drops it.
    */
   load(database: DatabaseSpec, dump: Readable): Promise<void>;
+  /** Each table's checksum: a move compares its frozen source's with its target's once the dump is loaded there. */
+  checksums(database: string): Promise<TableChecksums>;
 }
 
 /**

@@ -437,6 +437,7 @@ describe('a database server that refuses', () => {
           measure: async () => new Map(),
           dump: async () => undefined,
           load: async () => undefined,
+          checksums: async () => ({ version: 'broken', tables: {} }),
         },
       },
     });

@@ -1,6 +1,11 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgBossQueue } from '../../src/jobs/queue.js';
+import { databasesBackupPart } from '../../src/modules/databases/backup.js';
 import { nativePasswordHash } from '../../src/modules/databases/rules.js';
 import { MariaDbDatabaseDriver } from '../../src/provisioning/drivers/mariadb.js';
 import { eventually, type TestApp } from '../helpers/app.js';
@@ -166,6 +171,52 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
     // The trigger came back with the rows.
     expect((await run("INSERT INTO items VALUES (4, 'scone', 1); SELECT name FROM items WHERE id = 4")).out.trim()).toBe('SCONE');
   }, 180_000);
+
+  it('a move’s land loads the frozen dump and compares each table with the source’s checksum: one that differs fails it', async () => {
+    const d = (await t.post('/v1/databases', { account_id: account.id, name: `${account.username}_moving` })).body;
+    await inSync(`/v1/databases/${d.id}`);
+    const filled = await asAdmin(
+      `CREATE TABLE \`${d.name}\`.orders (id int PRIMARY KEY, total decimal(8,2)); ` +
+        `INSERT INTO \`${d.name}\`.orders VALUES (1, 9.50), (2, 3.10); ` +
+        `CREATE TABLE \`${d.name}\`.\`odd\`\`name.x\` (k varchar(10)); INSERT INTO \`${d.name}\`.\`odd\`\`name.x\` VALUES ('a')`,
+    );
+    expect(filled.ok, filled.err).toBe(true);
+    const part = databasesBackupPart(
+      t.db,
+      t.clock,
+      new PgBossQueue(t.db, { runWorkers: false, onError: () => undefined }),
+      mariadbDriver(),
+    );
+    const staging = mkdtempSync(path.join(tmpdir(), 'berth-move-db-'));
+    try {
+      await part.stage(account.id, staging, undefined, { listings: path.join(staging, 'listings'), final: true, to: {} });
+      const recorded = path.join(staging, 'databases', `${d.name}.checksums.json`);
+      const sums = JSON.parse(readFileSync(recorded, 'utf8'));
+      expect(Object.keys(sums.tables).sort()).toEqual(['odd`name.x', 'orders']);
+      const orders = (await asAdmin(`CHECKSUM TABLE \`${d.name}\`.orders`)).out.trim().split('\t')[1];
+      expect(sums.tables.orders).toBe(orders);
+
+      // Rows changed after the dump (what a frozen source never has) are not what the dump loads back.
+      await asAdmin(`UPDATE \`${d.name}\`.orders SET total = 0`);
+      await part.land(account.id, staging);
+      expect((await asAdmin(`SELECT SUM(total) FROM \`${d.name}\`.orders`)).out.trim()).toBe('12.60');
+
+      writeFileSync(recorded, JSON.stringify({ ...sums, tables: { ...sums.tables, orders: '1' } }));
+      await expect(part.land(account.id, staging)).rejects.toThrow(
+        `the database ${d.name} differs on its new server after its load (CHECKSUM TABLE of orders)`,
+      );
+      writeFileSync(recorded, JSON.stringify({ ...sums, tables: { orders: sums.tables.orders } }));
+      await expect(part.land(account.id, staging)).rejects.toThrow('(CHECKSUM TABLE of odd`name.x)');
+      // What a server sent that is no record of checksums is refused, not compared.
+      writeFileSync(recorded, JSON.stringify({ tables: [] }));
+      await expect(part.land(account.id, staging)).rejects.toThrow('the table checksums are not checksums');
+      // The target's checksums are not kept.
+      expect(readdirSync(path.join(staging, 'databases')).filter((f) => f.endsWith('.loaded'))).toEqual([]);
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+      await t.request('DELETE', `/v1/databases/${d.id}`);
+    }
+  }, 60_000);
 
   it('termination drops every database and user of the account', async () => {
     const doomed = await createAccount(t, (await createPlan(t)).id);

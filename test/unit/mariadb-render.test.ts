@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { differingTables } from '../../src/modules/databases/backup.js';
 import { nativePasswordHash } from '../../src/modules/databases/rules.js';
 import { grantTarget, quoteName, quoteString, renderDatabaseState, sql, userAt } from '../../src/provisioning/render/mariadb.js';
 
@@ -45,5 +46,32 @@ describe('MariaDB statements', () => {
       /unsafe password hash/,
     );
     expect(() => sql.createDatabase({ name: 'alice_x', charset: 'utf8mb4', collation: 'x; DROP' })).toThrow(/unsafe collation/);
+  });
+
+  it('quote a table’s name whole, whatever the account named it', () => {
+    expect(sql.checksumTable('alice_shop', 'wp_posts')).toBe('CHECKSUM TABLE `alice_shop`.`wp_posts`');
+    expect(sql.checksumTable('alice_shop', 'a`b.c; DROP')).toBe('CHECKSUM TABLE `alice_shop`.`a``b.c; DROP`');
+    for (const bad of ['', 'a\0b', 'x'.repeat(65)])
+      expect(() => sql.checksumTable('alice_shop', bad), bad).toThrow(/unsafe table name/);
+    expect(() => sql.checksumTable('alice`x', 't')).toThrow(/unsafe name/);
+  });
+});
+
+describe('a move’s table checksums', () => {
+  const sums = (tables: Record<string, string | null>, version = '10.11.19-MariaDB') => ({ version, tables });
+
+  it('name each table whose checksum differs, or that one side lacks, by its own name', () => {
+    expect(differingTables(sums({ a: '1', b: null }), sums({ b: null, a: '1' }))).toEqual([]);
+    expect(differingTables(sums({ a: '1', b: '2', c: '3' }), sums({ a: '1', b: '9', d: '4' }))).toEqual(['b', 'c', 'd']);
+    expect(differingTables(sums({ a: '1' }), sums({ a: null }))).toEqual(['a']);
+    // Names that are an object's inherited keys are tables as any other (as JSON.parse gives them).
+    const odd = JSON.parse('{"__proto__": "1", "constructor": "2"}') as Record<string, string>;
+    expect(differingTables(sums(odd), sums({}))).toEqual(['__proto__', 'constructor']);
+    expect(differingTables(sums(odd), sums(JSON.parse('{"constructor": "2", "__proto__": "1"}')))).toEqual([]);
+  });
+
+  it('between servers of different versions, compare only which tables there are', () => {
+    expect(differingTables(sums({ a: '1', b: '2' }), sums({ a: '5', b: '2' }, '11.4.2-MariaDB'))).toEqual([]);
+    expect(differingTables(sums({ a: '1', b: '2' }), sums({ a: '5' }, '11.4.2-MariaDB'))).toEqual(['b']);
   });
 });

@@ -1,13 +1,14 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Value } from 'typebox/value';
 import { type BackupPart, type MoveCopy, type PartServers, RestoreRefused, type StagedPart } from '../../contribution.js';
 import type { Db } from '../../db/client.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { exists } from '../../lib/disk.js';
 import type { Clock } from '../../lib/time.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
-import type { DatabaseSpec } from '../../provisioning/render/mariadb.js';
+import { type DatabaseSpec, TableChecksums } from '../../provisioning/render/mariadb.js';
 import { findAccountById, lockBelowLimit, transferLimit } from '../accounts/index.js';
 import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
 import * as repo from './repo.js';
@@ -23,6 +24,22 @@ interface DatabasesManifest {
 
 const CREDENTIALS = 'database-credentials.json';
 const dumpFile = (staging: string, name: string) => path.join(staging, 'databases', `${name}.sql`);
+/** A move's record of the source's tables as dumped, frozen (`.loaded`: the target's once the dump is loaded there). */
+const checksumFile = (staging: string, name: string) => path.join(staging, 'databases', `${name}.checksums.json`);
+/** A few dozen bytes per table. */
+const CHECKSUMS_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The tables whose checksums differ, or that one side lacks; between servers of different
+ * versions, only those that one side lacks.
+ */
+export function differingTables(source: TableChecksums, target: TableChecksums): string[] {
+  const [a, b] = [new Map(Object.entries(source.tables)), new Map(Object.entries(target.tables))];
+  const compared = source.version === target.version;
+  return [...new Set([...a.keys(), ...b.keys()])]
+    .filter((t) => !a.has(t) || !b.has(t) || (compared && a.get(t) !== b.get(t)))
+    .sort();
+}
 
 /**
  * Databases in backups: a consistent dump of each (`mariadb-dump
@@ -44,6 +61,8 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
       return {
         dump: (database: string, file: string) => driver.dump(database, createWriteStream(file, { mode: 0o600 })),
         load: (d: DatabaseSpec, file: string) => driver.load(d, createReadStream(file)),
+        checksums: async (database: string, file: string) =>
+          writeFile(file, JSON.stringify(await driver.checksums(database)), { mode: 0o600 }),
       };
     return {
       dump: (database: string, file: string) =>
@@ -56,7 +75,35 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
           { action: 'database.load', database: { name: d.name, charset: d.charset, collation: d.collation } },
           { file },
         ),
+      checksums: (database: string, file: string) =>
+        runAgentTask(db, clock, serverId, { action: 'database.checksum', database }, { file, maxBytes: CHECKSUMS_MAX_BYTES }),
     };
+  }
+
+  /**
+   * A move's databases as loaded on the target, table by table against the source's as it was
+   * dumped, frozen (`CHECKSUM TABLE`). The dump is loaded after the cutover (the freeze
+   * before it holds the dump alone), so a difference fails the land, which runs again, loading the
+   * dump again: the account is served by the target only once its tables match. A move from a
+   * backup has nothing frozen to compare with.
+   */
+  async function verifyLoaded(accountId: string, databases: { name: string }[], staging: string): Promise<void> {
+    const server = await serverOf(accountId);
+    for (const d of databases) {
+      const source = checksumFile(staging, d.name);
+      if (!(await exists(source))) continue;
+      const loaded = `${source}.loaded`;
+      await server.checksums(d.name, loaded);
+      try {
+        const differ = differingTables(await readChecksums(source), await readChecksums(loaded));
+        if (differ.length)
+          throw new Error(
+            `the database ${d.name} differs on its new server after its load (CHECKSUM TABLE of ${differ.slice(0, 5).join(', ')})`,
+          );
+      } finally {
+        await rm(loaded, { force: true });
+      }
+    }
   }
 
   /** Each database's dump in `staging` loaded on the account's server, once its databases and users exist there. */
@@ -81,7 +128,11 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
       const users = await repo.listOfAccount(db, 'database_users', accountId);
       await mkdir(path.join(staging, 'databases'), { recursive: true });
       // A move dumps once, frozen: a dump made while the source serves would be made again whole.
-      if (!copy || copy.final) for (const d of databases) await server.dump(d.name, dumpFile(staging, d.name));
+      if (!copy || copy.final)
+        for (const d of databases) {
+          await server.dump(d.name, dumpFile(staging, d.name));
+          if (copy) await server.checksums(d.name, checksumFile(staging, d.name));
+        }
       await writeFile(
         path.join(staging, CREDENTIALS),
         JSON.stringify(Object.fromEntries(users.map((u) => [u.id, u.password_hash]))),
@@ -161,7 +212,17 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
 
     async land(accountId: string, staging: string): Promise<void> {
       const account = await findAccountById(db, accountId);
-      if (account) await loadDumps(account, await repo.listOfAccount(db, 'databases', accountId), staging);
+      if (!account) return;
+      const databases = await repo.listOfAccount(db, 'databases', accountId);
+      await loadDumps(account, databases, staging);
+      await verifyLoaded(accountId, databases, staging);
     },
   };
+}
+
+/** What a server sent as its checksums, or refused as such. */
+async function readChecksums(file: string): Promise<TableChecksums> {
+  const value: unknown = JSON.parse(await readFile(file, 'utf8'));
+  if (!Value.Check(TableChecksums, value)) throw new Error('the table checksums are not checksums');
+  return value;
 }

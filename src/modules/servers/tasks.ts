@@ -40,7 +40,7 @@ const TASK_TIMEOUT_MS = 30 * 60_000;
 const TASK_LEASE_S = 15;
 
 /** The tasks whose agent sends bytes back (`output`), and those it is sent bytes for (`input`). */
-const OUTPUTS = new Set<AgentTask['action']>(['database.dump', 'site.pack', 'mail.pack']);
+const OUTPUTS = new Set<AgentTask['action']>(['database.dump', 'database.checksum', 'site.pack', 'mail.pack']);
 const INPUTS = new Set<AgentTask['action']>(['database.load', 'mail.unpack', 'site.receive', 'mail.receive']);
 
 /** The channel a finished task's report is announced on: its payload is the task's id. */

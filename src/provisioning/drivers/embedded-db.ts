@@ -4,7 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { writeFileIfChanged } from '../atomic-write.js';
 import type { DatabaseDriver } from '../driver.js';
-import { renderDatabaseState, type DatabaseAccountSpec, type DatabaseSpec } from '../render/mariadb.js';
+import { renderDatabaseState, type DatabaseAccountSpec, type DatabaseSpec, type TableChecksums } from '../render/mariadb.js';
 
 /**
  * Renders each account's statements into `<dataDir>/rendered/db/<prefix>.sql` (mode 0600: they
@@ -45,5 +45,10 @@ export class EmbeddedDatabaseDriver implements DatabaseDriver {
   /** Nothing to load into; the dump is read through, so that its sender finishes. */
   async load(_database: DatabaseSpec, dump: Readable): Promise<void> {
     await finished(dump.resume());
+  }
+
+  /** No tables, anywhere. */
+  async checksums(): Promise<TableChecksums> {
+    return { version: this.name, tables: {} };
   }
 }

@@ -3,7 +3,14 @@ import { finished } from 'node:stream/promises';
 import mysql, { type Connection, type RowDataPacket } from 'mysql2/promise';
 import { tiedSpawn } from '../../lib/tied-spawn.js';
 import type { DatabaseDriver } from '../driver.js';
-import { DATABASE_PRIVILEGES, grantPattern, sql, type DatabaseAccountSpec, type DatabaseSpec } from '../render/mariadb.js';
+import {
+  DATABASE_PRIVILEGES,
+  grantPattern,
+  sql,
+  type DatabaseAccountSpec,
+  type DatabaseSpec,
+  type TableChecksums,
+} from '../render/mariadb.js';
 
 export interface MariaDbOptions {
   /** `mysql://user:password@host:port`: an administrative account (all privileges, GRANT OPTION). */
@@ -200,6 +207,24 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
       // nobody: its sender is not kept waiting.
       dump.destroy();
     }
+  }
+
+  async checksums(database: string): Promise<TableChecksums> {
+    return this.session(async (c) => {
+      const [tables] = await c.query<RowDataPacket[]>(
+        "SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED')",
+        [sql.dumpName(database)],
+      );
+      const sums = new Map<string, string | null>();
+      for (const t of tables) {
+        const name = String(t.name);
+        const [rows] = await c.query<RowDataPacket[]>(sql.checksumTable(database, name));
+        const sum = rows[0]?.Checksum as string | number | null | undefined;
+        sums.set(name, sum === null || sum === undefined ? null : String(sum));
+      }
+      const [version] = await c.query<RowDataPacket[]>('SELECT VERSION() AS version');
+      return { version: String(version[0]?.version), tables: Object.fromEntries(sums) };
+    });
   }
 
   /**

@@ -23,6 +23,17 @@ export const DatabaseAccountSpec = Type.Object({
 });
 export type DatabaseAccountSpec = Static<typeof DatabaseAccountSpec>;
 
+/**
+ * A database's tables, each with its `CHECKSUM TABLE` (null where its engine gives none), and the
+ * server's version: a checksum is compared only with one the same version computed (MariaDB
+ * changed how some columns are stored, and so summed, between versions).
+ */
+export const TableChecksums = Type.Object({
+  version: Type.String({ maxLength: 200 }),
+  tables: Type.Record(Type.String({ maxLength: 64 }), Type.Union([Type.String({ maxLength: 40 }), Type.Null()])),
+});
+export type TableChecksums = Static<typeof TableChecksums>;
+
 /** The database-level privileges, as the API names them (`LOCK_TABLES` is SQL's `LOCK TABLES`). */
 export const DATABASE_PRIVILEGES = [
   'SELECT',
@@ -75,6 +86,9 @@ export const grantTarget = (database: string): string => `\`${grantPattern(datab
 /** A database name as GRANT stores it (`alice\_shop`): what a grant found on the server is compared with. */
 export const grantPattern = (database: string): string => checked(database, NAME, 'name').replace(/_/g, '\\_');
 
+/** Any name MariaDB takes for a table (at most 64 characters, none of them NUL). */
+const TABLE = /^[^\0]{1,64}$/u;
+
 const PATTERN = /^[A-Za-z0-9_\\%$-]{1,200}$/;
 
 /** The API's privilege names in SQL: `ALL` → `ALL PRIVILEGES`, `LOCK_TABLES` → `LOCK TABLES`. */
@@ -100,6 +114,9 @@ export const sql = {
   /** Revokes a grant found on the server, by the pattern it was stored with (maybe a wildcard one). */
   revokeFound: (pattern: string, username: string, host: string) =>
     `REVOKE ALL PRIVILEGES ON \`${checked(pattern, PATTERN, 'grant pattern')}\`.* FROM ${userAt(username, host)}`,
+  /** A table's checksum; the table's name, the account's own choice, quoted whole (a backquote doubled). */
+  checksumTable: (database: string, table: string) =>
+    `CHECKSUM TABLE ${quoteName(database)}.\`${checked(table, TABLE, 'table name').replace(/`/g, '``')}\``,
   /** A database name as a command-line argument of the client tools (checked, so never an option). */
   dumpName: (name: string) => checked(name, NAME, 'name'),
 };
