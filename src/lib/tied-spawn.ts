@@ -5,6 +5,27 @@ import { existsSync } from 'node:fs';
 const SETPRIV = process.platform === 'linux' ? ['/usr/bin/setpriv', '/bin/setpriv'].find((f) => existsSync(f)) : undefined;
 
 /**
+ * Run between setpriv and the tool: the kernel sends the signal only for a parent that dies after
+ * setpriv asked for it, so one that died before (the tool's parent is then another process) ends
+ * here, 125, before the tool starts. A constant script: the pid and the tool come as its arguments.
+ */
+const PARENT_CHECK = 'test "$PPID" = "$1" || { echo "its parent is gone" >&2; exit 125; }; shift; exec "$@"';
+
+/** setpriv's arguments that start `file` tied to the process `parent`. */
+export const tiedArgs = (file: string, args: readonly string[], parent: number): string[] => [
+  '--pdeathsig',
+  'KILL',
+  '--',
+  '/bin/sh',
+  '-c',
+  PARENT_CHECK,
+  'tied',
+  String(parent),
+  file,
+  ...args,
+];
+
+/**
  * Starts a tool that must not outlive this process: through `setpriv --pdeathsig KILL`, which
  * asks the kernel to kill the tool when its parent dies. Without it, a `mariadb` client loading
  * a dump for an agent that was killed reads what is left in its pipe, takes the pipe's end for
@@ -12,8 +33,8 @@ const SETPRIV = process.platform === 'linux' ? ['/usr/bin/setpriv', '/bin/setpri
  * Where setpriv is absent the tool starts on its own, as before.
  */
 export function tiedSpawn(file: string, args: readonly string[], options: SpawnOptions): ChildProcess {
-  return SETPRIV ? spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', file, ...args], options) : spawn(file, args, options);
+  return SETPRIV ? spawn(SETPRIV, tiedArgs(file, args, process.pid), options) : spawn(file, args, options);
 }
 
-/** Whether `tiedSpawn` ties its tools to this process here (tests say why they skip). */
-export const tiesChildren = SETPRIV !== undefined;
+/** setpriv's path where `tiedSpawn` ties its tools to this process; undefined elsewhere (tests say why they skip). */
+export const setprivPath = SETPRIV;
