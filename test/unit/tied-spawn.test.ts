@@ -15,7 +15,7 @@ const MODULE = fileURLToPath(new URL('../../src/lib/tied-spawn.ts', import.meta.
 
 /** A parent that starts one `sleep` through tiedSpawn and one plainly, and prints their pids. */
 const PARENT = `
-  import { spawn, spawnSync } from 'node:child_process';
+  import { spawn } from 'node:child_process';
   import { tiedSpawn } from ${JSON.stringify(MODULE)};
   const tied = tiedSpawn('sleep', ['60'], { stdio: 'ignore' });
   const plain = spawn('sleep', ['60'], { stdio: 'ignore' });

@@ -87,8 +87,11 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
    * dump again: the account is served by the target only once its tables match. A move from a
    * backup has nothing frozen to compare with.
    */
-  async function verifyLoaded(accountId: string, databases: { name: string }[], staging: string): Promise<void> {
-    const server = await serverOf(accountId);
+  async function verifyLoaded(
+    server: Awaited<ReturnType<typeof serverOf>>,
+    databases: { name: string }[],
+    staging: string,
+  ): Promise<void> {
     for (const d of databases) {
       const source = checksumFile(staging, d.name);
       if (!(await exists(source))) continue;
@@ -106,17 +109,21 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
     }
   }
 
-  /** Each database's dump in `staging` loaded on the account's server, once its databases and users exist there. */
+  /**
+   * Each database's dump in `staging` loaded on the account's server, once its databases and
+   * users exist there; that server is returned.
+   */
   async function loadDumps(
     account: { id: string; username: string },
     databases: Pick<DatabaseSpec, 'name' | 'charset' | 'collation'>[],
     staging: string,
-  ): Promise<void> {
+  ) {
     await apply({ account_id: account.id, username: account.username });
     const server = await serverOf(account.id);
     await db.withSessionLock(`database.apply:${account.id}`, async () => {
       for (const d of databases) if (await exists(dumpFile(staging, d.name))) await server.load(d, dumpFile(staging, d.name));
     });
+    return server;
   }
 
   return {
@@ -214,8 +221,7 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
       const account = await findAccountById(db, accountId);
       if (!account) return;
       const databases = await repo.listOfAccount(db, 'databases', accountId);
-      await loadDumps(account, databases, staging);
-      await verifyLoaded(accountId, databases, staging);
+      await verifyLoaded(await loadDumps(account, databases, staging), databases, staging);
     },
   };
 }
