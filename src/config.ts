@@ -84,7 +84,6 @@ const ConfigSchema = Type.Object({
     // The host part of every user Berth makes ('user'@'<host>').
     userHost: Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9.:%_-]+$' }),
     dumpBin: Path,
-    clientBin: Path,
   }),
   // The provider's mail host, for mail Berth sends itself (cron jobs' notifications), and its sender.
   smtp: Type.Object({
@@ -186,7 +185,7 @@ const ENV_NAMES: Record<string, string> = {
   certificateSchedulerMs: 'BERTH_CERTIFICATE_SCHEDULER_MS',
   mailServer:
     'BERTH_MAIL_MAPS_DIR / BERTH_MAIL_OWNER (uid:gid) / BERTH_POSTFIX_CONFIG_DIR / BERTH_DOVECOT_CONF / BERTH_OPENDKIM_PID / BERTH_MAIL_RELAY_PORT',
-  mariadb: 'BERTH_MARIADB_URL / BERTH_MARIADB_USER_HOST / BERTH_MARIADB_DUMP / BERTH_MARIADB_CLIENT',
+  mariadb: 'BERTH_MARIADB_URL / BERTH_MARIADB_USER_HOST / BERTH_MARIADB_DUMP',
   databaseMeterMs: 'BERTH_DATABASE_METER_MS',
   usageMeterMs: 'BERTH_USAGE_METER_MS',
   resyncMs: 'BERTH_RESYNC_MS',
@@ -314,7 +313,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       url: env.BERTH_MARIADB_URL || null,
       userHost: env.BERTH_MARIADB_USER_HOST || '%',
       dumpBin: env.BERTH_MARIADB_DUMP || 'mariadb-dump',
-      clientBin: env.BERTH_MARIADB_CLIENT || 'mariadb',
     },
     php: {
       versions: env.BERTH_PHP_VERSIONS ? list(env.BERTH_PHP_VERSIONS) : null,

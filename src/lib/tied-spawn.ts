@@ -27,9 +27,9 @@ export const tiedArgs = (file: string, args: readonly string[], parent: number):
 
 /**
  * Starts a tool that must not outlive this process: through `setpriv --pdeathsig KILL`, which
- * asks the kernel to kill the tool when its parent dies. Without it, a `mariadb` client loading
- * a dump for an agent that was killed reads what is left in its pipe, takes the pipe's end for
- * the dump's and runs those statements while the restarted agent loads the same dump again.
+ * asks the kernel to kill the tool when its parent dies. Without it, a `mariadb-dump` started
+ * for an agent that was killed keeps its transaction open (and waits on any lock it waits on)
+ * until it next writes to the pipe nobody reads.
  * Where setpriv is absent the tool starts on its own, as before.
  */
 export function tiedSpawn(file: string, args: readonly string[], options: SpawnOptions): ChildProcess {

@@ -63,7 +63,6 @@ it('a server message that quotes a statement shows no password hash', async () =
     url: `mysql://berth:x@127.0.0.1:${port}`,
     userHost: '%',
     dumpBin: 'false',
-    clientBin: 'false',
   });
   const spec = {
     prefix: 'alice_',

@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import mysql, { type Connection, type RowDataPacket } from 'mysql2/promise';
+import mysql, { type Connection, type QueryError, type RowDataPacket } from 'mysql2/promise';
 import { tiedSpawn } from '../../lib/tied-spawn.js';
 import type { DatabaseDriver } from '../driver.js';
 import {
@@ -11,6 +11,7 @@ import {
   type DatabaseSpec,
   type TableChecksums,
 } from '../render/mariadb.js';
+import { DumpStatements } from './dump-statements.js';
 
 export interface MariaDbOptions {
   /** `mysql://user:password@host:port`: an administrative account (all privileges, GRANT OPTION). */
@@ -18,7 +19,6 @@ export interface MariaDbOptions {
   /** The host part of every user Berth makes. */
   userHost: string;
   dumpBin: string;
-  clientBin: string;
 }
 
 /** What `ALL` amounts to, as the server names the privileges. */
@@ -49,8 +49,8 @@ function loginOf(url: string): Login {
  * Reconciles accounts onto a MariaDB server through an administrative connection (mysql2): it
  * reads what exists under the account's prefix (information_schema, mysql.user) and issues only
  * the statements that make it equal to the spec, so applying twice changes nothing. Passwords
- * reach the server only as hashes. Backups use `mariadb-dump` and `mariadb` with the password
- * in the environment, never on a command line or on disk.
+ * reach the server only as hashes. Backups and moves dump with `mariadb-dump`, the password in
+ * its environment (never on a command line or on disk), and load through a connection of this process.
  */
 export class MariaDbDatabaseDriver implements DatabaseDriver {
   readonly name = 'mariadb';
@@ -201,11 +201,67 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
         await c.query(sql.dropDatabase(database.name));
         await c.query(sql.createDatabase(database));
       });
-      await this.run(this.options.clientBin, [`--database=${sql.dumpName(database.name)}`], { stdin: dump });
+      await this.runStatements(database.name, dump);
     } finally {
-      // What is left of it (a load that failed, or a client that stopped early) is read by
-      // nobody: its sender is not kept waiting.
+      // What is left of it (a load that failed) is read by nobody: its sender is not kept waiting.
       dump.destroy();
+    }
+  }
+
+  /**
+   * A dump's statements (dump-statements.ts), run in turn on a connection of this process to the
+   * database: each piece's while the next is read and split. Their bytes go as they came
+   * (character set binary, the dump's own `SET NAMES` telling the server how to read them), never
+   * formatted (`queryFormat`: no `?` is a placeholder). The first one refused ends the load, and
+   * so does an input that fails as it is read.
+   */
+  private async runStatements(name: string, dump: Readable): Promise<void> {
+    const c = await mysql.createConnection({
+      ...this.login,
+      database: sql.dumpName(name),
+      charset: 'BINARY',
+      // Without session tracking, mysql2 does not switch to encoding the statements by what the
+      // dump's `SET NAMES` sets (it would encode them again); nor may the server ask for a local file.
+      flags: ['-SESSION_TRACK', '-LOCAL_FILES'],
+      connectTimeout: 10_000,
+      multipleStatements: false,
+      queryFormat: (statement: string) => statement,
+    });
+    const statements = new DumpStatements();
+    let count = 0;
+    let refused: Error | undefined;
+    let inputFailed: Error | undefined;
+    dump.once('error', (err) => (inputFailed = err));
+    const run = async (batch: string[]) => {
+      for (const statement of batch) {
+        count++;
+        await c.query(statement).catch((err: QueryError) => {
+          const code = err.errno ? `ERROR ${err.errno} (${err.sqlState}): ` : '';
+          throw new Error(`the dump's statement ${count} was refused: ${code}${err.message}`);
+        });
+      }
+    };
+    let running: Promise<void> = Promise.resolve();
+    try {
+      for await (const chunk of dump) {
+        const batch = statements.push(chunk as Buffer);
+        if (batch.length === 0) continue;
+        await running;
+        running = run(batch);
+        running.catch((err: Error) => {
+          refused = err;
+          dump.destroy(); // read no further
+        });
+      }
+      await running;
+      await run(statements.end());
+    } catch (err) {
+      await running.catch(() => undefined);
+      if (refused) throw refused;
+      if (inputFailed) throw new Error(`the dump's input was cut off: ${inputFailed.message}`);
+      throw err;
+    } finally {
+      await c.end().catch(() => c.destroy());
     }
   }
 
@@ -230,49 +286,31 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
   /**
    * Runs a MariaDB client tool as the administrative account; its stderr becomes the error. Its
    * output is ended only once it exited well, and destroyed otherwise; a reader that goes away
-   * ends the tool (which would wait on a full pipe). An input that fails as it is read ends the
-   * tool before its stdin closes, and fails the run: the client would take that end for the
-   * dump's and exit well. The tool dies with this process (tied-spawn.ts).
+   * ends the tool (which would wait on a full pipe). The tool dies with this process (tied-spawn.ts).
    */
-  private async run(bin: string, args: string[], io: { stdin?: Readable; stdout?: Writable }): Promise<void> {
+  private async run(bin: string, args: string[], io: { stdout: Writable }): Promise<void> {
     const { host, port, user, password } = this.login;
     const child = tiedSpawn(bin, ['--no-defaults', `--host=${host}`, `--port=${port}`, `--user=${user}`, ...args], {
       env: { PATH: process.env.PATH, MYSQL_PWD: password },
-      stdio: [io.stdin ? 'pipe' : 'ignore', io.stdout ? 'pipe' : 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr = (stderr + s).slice(-2000)));
-    let inputFailed: Error | undefined;
-    const input = io.stdin;
-    if (input && child.stdin) {
-      input.once('error', (err) => {
-        inputFailed = err;
-        child.kill('SIGKILL');
-      });
-      // A tool that exits early (a refused statement) closes its stdin: its exit code tells.
-      child.stdin.on('error', () => input.destroy());
-      input.pipe(child.stdin);
-    }
     const out = io.stdout;
-    if (out && child.stdout) {
-      child.stdout.pipe(out, { end: false });
-      out.on('close', () => child.kill());
-    }
+    child.stdout?.pipe(out, { end: false });
+    out.on('close', () => child.kill());
     const code = await new Promise<number | null>((resolve, reject) => {
       child.on('error', reject);
       child.on('close', resolve);
     }).catch((err: unknown) => {
-      out?.destroy(err as Error);
+      out.destroy(err as Error);
       throw err;
     });
-    if (inputFailed) throw new Error(`${bin}'s input was cut off: ${inputFailed.message}`);
     if (code !== 0) {
-      // The client prints a refused statement before its error: a dump's rows, not for a message.
-      const reason = /^ERROR .*$/m.exec(stderr)?.[0] ?? stderr.trim();
-      const err = new Error(`${bin} exited with ${code}: ${reason || 'no message'}`);
-      out?.destroy(err);
+      const err = new Error(`${bin} exited with ${code}: ${stderr.trim() || 'no message'}`);
+      out.destroy(err);
       throw err;
     }
-    if (out) await finished(out.end(), { readable: false });
+    await finished(out.end(), { readable: false });
   }
 }
