@@ -156,6 +156,9 @@ function running(...args: string[]): boolean {
 /** The MariaDB tool `bin` running against server `s`'s MariaDB with `arg` among its arguments. */
 const mariadbTool = (bin: string, s: Hosting, arg: string) => () =>
   Promise.resolve(running(bin, `--port=${s.db!.BERTH_IT_MARIADB!.split(':')[1]}`, arg));
+/** Whether server `s`'s MariaDB holds a session in `database`: the agent's load, open while it loads (the probe's own has none). */
+const loadingOn = (s: Hosting, database: string) => async () =>
+  (await mariadbSql(s.db!, `SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '${database}'`)).trim() !== '0';
 
 /** The move of `accountId` to server b (its database too, `withDatabase`), started; `move()` reads it. */
 async function moveToB(accountId: string, withDatabase = false) {
@@ -284,7 +287,7 @@ describe('a move whose process is killed (SIGKILL) in the middle of a step', () 
         title:
           "the target's agent, while it loads the database: started again, it loads it again from the start and the move completes",
         username: 'killloadtgt',
-        tool: (database: string) => mariadbTool('mariadb', b, `--database=${database}`),
+        tool: (database: string) => loadingOn(b, database),
         step: 'land',
         kill: async () => {
           await killAgent(b);
