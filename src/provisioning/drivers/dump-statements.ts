@@ -32,7 +32,7 @@ const SPECIAL = [SQUOTE, DQUOTE, BACKTICK, HASH, DASH, SLASH];
  * The statements of a `mariadb-dump`, split as the `mariadb` client splits its input, so that they
  * can be sent one by one over a connection of this process (drivers/mariadb.ts): that client
  * parses a dump a byte at a time and waits for each statement's answer before parsing the next,
- * which doubled a load's time (bench/HISTORY.md, "2026-12-05, afternoon").
+ * which made a load take 1.4–1.9 times as long (bench/HISTORY.md, "2026-12-05, afternoon").
  *
  * A statement ends at the delimiter (`;`, or what a `DELIMITER` line sets, as a dump's triggers
  * and routines do) outside quotes (`'` and `"` with backslash escapes, `` ` ``) and comments

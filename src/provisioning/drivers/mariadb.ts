@@ -196,6 +196,7 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
   }
 
   async load(database: DatabaseSpec, dump: Readable): Promise<void> {
+    dump.on('error', () => undefined); // told by the load (`errored`), whenever it comes
     try {
       await this.session(async (c) => {
         await c.query(sql.dropDatabase(database.name));
@@ -230,8 +231,6 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
     const statements = new DumpStatements();
     let count = 0;
     let refused: Error | undefined;
-    let inputFailed: Error | undefined;
-    dump.once('error', (err) => (inputFailed = err));
     const run = async (batch: string[]) => {
       for (const statement of batch) {
         count++;
@@ -258,7 +257,7 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
     } catch (err) {
       await running.catch(() => undefined);
       if (refused) throw refused;
-      if (inputFailed) throw new Error(`the dump's input was cut off: ${inputFailed.message}`);
+      if (dump.errored) throw new Error(`the dump's input was cut off: ${dump.errored.message}`);
       throw err;
     } finally {
       await c.end().catch(() => c.destroy());
