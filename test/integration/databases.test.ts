@@ -337,6 +337,7 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
       await asAdmin(`DROP DATABASE IF EXISTS \`${name}\``);
     }
   }, 60_000);
+
   it('a dump of routines, triggers, events, views and awkward strings loads back the same', async () => {
     const driver = mariadbDriver();
     const [from, to] = [`rtf${Date.now().toString(36)}`, `rtt${Date.now().toString(36)}`];

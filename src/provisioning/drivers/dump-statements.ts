@@ -206,10 +206,10 @@ export class DumpStatements {
   }
 
   /**
-   * What the byte at `at` starts: the delimiter, a quoted part (its state set), a comment (its
-   * state set), or nothing (`'text'`); undefined when the bytes that tell are still to come.
+   * What the byte at `at` starts: the delimiter, a comment (its state set), or the statement's
+   * text, a quoted part among it (its state set); undefined when the bytes that tell are still to come.
    */
-  private opening(d: Buffer, at: number, final: boolean): 'delimiter' | 'quote' | 'comment' | 'text' | undefined {
+  private opening(d: Buffer, at: number, final: boolean): 'delimiter' | 'comment' | 'text' | undefined {
     const n = d.length;
     const c = d[at] as number;
     const wanted = (count: number) => at + count < n || final;
@@ -220,7 +220,7 @@ export class DumpStatements {
     }
     if (c === SQUOTE || c === DQUOTE || c === BACKTICK) {
       this.in = c === SQUOTE ? In.Single : c === DQUOTE ? In.Double : In.Backtick;
-      return 'quote';
+      return 'text';
     }
     if (c === HASH) {
       this.in = In.LineComment;
