@@ -93,6 +93,8 @@ export type Copied = Record<string, Listing>;
  */
 export interface BackupPart {
   name: BackupPartName;
+  /** The role whose servers hold its data: a move carries the part only when that role moves. */
+  role?: keyof PartServers;
   /**
    * Writes its generated files (secrets mode 0600) into `staging`, taking what servers hold from
    * the account's servers, or from the servers `from` names (a move copies from its source, and

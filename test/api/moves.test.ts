@@ -460,6 +460,51 @@ describe('moving an account', () => {
     await eventually(async () => !existsSync(home(a.dataDir)));
   });
 
+  it('of its web role alone, from a backup: its mail stays where it is, as it is, with what came after the backup', async () => {
+    const a = await runningServer('127.0.0.35');
+    const b = await runningServer('127.0.0.36');
+    const account = await createAccount(t, (await createPlan(t)).id, undefined, {
+      placement: { web: a.server.id, mail: LOCAL, database: LOCAL },
+    });
+    const name = `${account.username}.example.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
+    const site = await t.post('/v1/sites', { account_id: account.id, hostname: name });
+    const box = await t.post('/v1/emails', { address: `info@${name}`, password: 'a long enough passphrase', quota_mb: 10 });
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.status === 'active');
+    const deployed = await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
+      raw: tarGz([{ path: 'index.html', content: 'backed up' }]),
+      headers: { 'content-type': 'application/gzip' },
+    });
+    expect(deployed.status, deployed.text).toBe(202);
+    const current = (dir: string) => path.join(dir, 'accounts', account.id, 'sites', site.body.id, 'current');
+    const maildir = path.join(t.config.dataDir, 'accounts', account.id, 'mail', name, box.body.id, 'Maildir');
+    await eventually(async () => existsSync(path.join(current(a.dataDir), 'index.html')) && existsSync(maildir));
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'in_sync');
+    writeFileSync(path.join(maildir, 'new', '1700000000.M1P1.mx'), 'Subject: backed up\r\n\r\nhello\r\n');
+    const backup = await t.post('/v1/backups', { account_id: account.id, include: ['sites', 'emails'] });
+    expect(backup.status, backup.text).toBe(202);
+    await eventually(async () => (await t.get(`/v1/backups/${backup.body.id}`)).body.status === 'completed');
+    // Delivered after the backup, on the mail server that stays.
+    writeFileSync(path.join(maildir, 'new', '1700000001.M1P1.mx'), 'Subject: later\r\n\r\nhello\r\n');
+    const kept = statSync(path.join(maildir, 'new', '1700000000.M1P1.mx')).ino;
+
+    await a.stop();
+    const moved = await t.post(`/v1/accounts/${account.id}/move`, { to: { web: b.server.id }, from_backup: backup.body.id });
+    expect(moved.status, moved.text).toBe(202);
+    const done = await ended(moved.body.id);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    await eventually(async () => existsSync(path.join(current(b.dataDir), 'index.html')));
+    expect((await t.get(`/v1/accounts/${account.id}`)).body.placement).toEqual({
+      web: b.server.id,
+      mail: LOCAL,
+      database: LOCAL,
+    });
+    // The mailbox was neither put back from the backup nor copied: the same files, the later one too.
+    expect(readdirSync(path.join(maildir, 'new')).sort()).toEqual(['1700000000.M1P1.mx', '1700000001.M1P1.mx']);
+    expect(statSync(path.join(maildir, 'new', '1700000000.M1P1.mx')).ino).toBe(kept);
+    a.start();
+  });
+
   it('canceled before its cutover, leaves the account where it was, as it was, and nothing on the target', async () => {
     const a = await runningServer('127.0.0.23');
     const b = await runningServer('127.0.0.24');

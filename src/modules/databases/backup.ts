@@ -128,6 +128,7 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
 
   return {
     name: 'databases',
+    role: 'database',
 
     async stage(accountId: string, staging: string, from?: PartServers, copy?: MoveCopy): Promise<StagedPart> {
       const databases = await repo.listOfAccount(db, 'databases', accountId);

@@ -203,6 +203,7 @@ export function mailBackupPart(deps: ServiceDeps): BackupPart {
 
   return {
     name: 'emails',
+    role: 'mail',
 
     async stage(accountId: string, staging: string, from?: PartServers, copy?: MoveCopy): Promise<StagedPart> {
       const filter = { account_id: accountId };

@@ -93,9 +93,15 @@ export function moveRunner(
   /** What the copy after the freeze compares with: the source as the last copy listed it. */
   const listingsOf = (move: repo.MoveRow) => `${stagingOf(move)}.listings`;
 
+  /**
+   * The parts whose role moves: the others' data stays where it is, untouched (a move of the web
+   * role alone, even from a backup, leaves the mail and the databases as they are).
+   */
+  const partsOf = (move: repo.MoveRow) => o.parts.filter((p) => p.role && move.to_servers[p.role]);
+
   /** The account copied from the servers it leaves, into the staging (`final`: only what changed, verified). */
   async function copyOnce(move: repo.MoveRow, final: boolean): Promise<void> {
-    const bytes = await stageCopy(o.parts, {
+    const bytes = await stageCopy(partsOf(move), {
       accountId: move.account_id,
       from: move.from_servers,
       to: move.to_servers,
@@ -194,7 +200,7 @@ export function moveRunner(
 
     async cutover(move) {
       await db.transaction(async (tx) => {
-        for (const part of o.parts) await part.cutOver?.(tx, move.account_id, stagingOf(move));
+        for (const part of partsOf(move)) await part.cutOver?.(tx, move.account_id, stagingOf(move));
         await o.accounts.place(tx, move.account_id, move.id, move.to_servers);
         await repo.updateMove(tx, move.id, { status: 'cutting_over', cut_over_at: clock.now().toISOString() });
         await moveEvent(tx, 'account.move.cut_over', (await repo.findMoveById(tx, move.id)) as repo.MoveRow);
@@ -202,7 +208,7 @@ export function moveRunner(
     },
 
     async land(move) {
-      for (const part of o.parts) await part.land(move.account_id, stagingOf(move));
+      for (const part of partsOf(move)) await part.land(move.account_id, stagingOf(move));
       await o.records.repoint(move.account_id, await roleRecords(move));
     },
 
@@ -264,7 +270,7 @@ export function moveRunner(
     const canceled = failure instanceof Canceled;
     await o.records.restoreTtl(move.account_id, await roleRecords(move), move.lowered_ttls);
     const copy = { listings: listingsOf(move), final: false, to: move.to_servers };
-    for (const part of o.parts) await part.discardAhead?.(move.account_id, copy);
+    for (const part of partsOf(move)) await part.discardAhead?.(move.account_id, copy);
     await removeCopy(move);
     const error = canceled
       ? null

@@ -122,6 +122,7 @@ export function sitesBackupPart(deps: ServiceDeps, sites: SitesService, deployme
 
   return {
     name: 'sites',
+    role: 'web',
 
     async stage(accountId: string, staging: string, from?: PartServers, copy?: MoveCopy): Promise<StagedPart> {
       await settledDeployments(accountId);
