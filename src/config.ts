@@ -129,6 +129,8 @@ const ConfigSchema = Type.Object({
   jobRetryS: Type.Integer({ minimum: 1, maximum: 3600 }),
   // Crash tests: the move steps after whose work the process kills itself, once each (see moves/runner.ts).
   crashAfterMoveSteps: Type.Array(Type.String({ pattern: '^[a-z_]+$' })),
+  // Crash tests: the move steps halfway through which it does so (after their first effect).
+  crashInsideMoveSteps: Type.Array(Type.String({ pattern: '^[a-z_]+$' })),
   nameservers: Type.Array(Type.String({ minLength: 1 })),
   webIpv4: Type.Union([Type.String({ format: 'ipv4' }), Type.Null()]),
   webIpv6: Type.Union([Type.String({ format: 'ipv6' }), Type.Null()]),
@@ -196,6 +198,7 @@ const ENV_NAMES: Record<string, string> = {
   jobLeaseMs: 'BERTH_JOB_LEASE_MS',
   jobRetryS: 'BERTH_JOB_RETRY_S',
   crashAfterMoveSteps: 'BERTH_CRASH_AFTER_MOVE_STEPS (step names, comma-separated)',
+  crashInsideMoveSteps: 'BERTH_CRASH_INSIDE_MOVE_STEPS (step names, comma-separated)',
   webIpv4: 'BERTH_WEB_IPV4',
   webIpv6: 'BERTH_WEB_IPV6',
   mailHost: 'BERTH_MAIL_HOST',
@@ -332,6 +335,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jobLeaseMs: int(env, 'BERTH_JOB_LEASE_MS', 15_000),
     jobRetryS: int(env, 'BERTH_JOB_RETRY_S', 5),
     crashAfterMoveSteps: list(env.BERTH_CRASH_AFTER_MOVE_STEPS),
+    crashInsideMoveSteps: list(env.BERTH_CRASH_INSIDE_MOVE_STEPS),
     nameservers: list(env.BERTH_NAMESERVERS || 'ns1.berth.invalid,ns2.berth.invalid'),
     webIpv4: env.BERTH_WEB_IPV4 || null,
     webIpv6: env.BERTH_WEB_IPV6 || null,

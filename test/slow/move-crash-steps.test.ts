@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it, onTestFinished } from 'vitest';
 import { MOVE_STEPS } from '../../src/modules/moves/schemas.js';
@@ -13,7 +13,8 @@ import { startAgentProcess, startServer, waitReady } from '../helpers/server-pro
 /**
  * A move whose three processes are killed with SIGKILL after every one of its steps: the control
  * plane kills itself once each step has done its work and before it is recorded
- * (BERTH_CRASH_AFTER_MOVE_STEPS), so the step runs a second time when it is started again; each
+ * (BERTH_CRASH_AFTER_MOVE_STEPS), and halfway through the steps with more than one effect
+ * (BERTH_CRASH_INSIDE_MOVE_STEPS), so the step runs a second time when it is started again; each
  * time the test kills the source's and the target's agents too and starts all three again. The
  * move still completes: the target serves the site's files and holds the mailbox's message, once,
  * and (where MariaDB servers can be started here, one per server) every row of the account's
@@ -25,6 +26,8 @@ const { tempDir, started } = kit;
 const servers = hostingServers(kit);
 const noMariadb = servers.skipped;
 const ROWS = 100;
+/** The steps with a point halfway through them (moves/runner.ts, `crashPoint`). */
+const INSIDE = ['freeze', 'land', 'thaw'];
 
 /** The files under `dir` (at any depth) whose content is `text`. */
 function filesHolding(dir: string, text: string): string[] {
@@ -36,7 +39,7 @@ function filesHolding(dir: string, text: string): string[] {
 
 // On PGlite in its data directory, or (the slow suite's PostgreSQL run) on a database of its own
 // there, whose connections die with the process.
-it(`a move whose control plane and both agents are killed (SIGKILL) after each of its steps completes: the target serves the site and holds the message${noMariadb ? '' : ' and every row of the database'} once, the source keeps nothing${noMariadb ? ` (the database skipped: ${noMariadb})` : ''}`, async () => {
+it(`a move whose control plane and both agents are killed (SIGKILL) after each of its steps completes and halfway through three: the target serves the site and holds the message${noMariadb ? '' : ' and every row of the database'} once, the source keeps nothing${noMariadb ? ` (the database skipped: ${noMariadb})` : ''}`, async () => {
   const [port, agentPort] = [await freePort(), await freePort()];
   const call = apiOf(port, OPERATOR);
   const controlDir = tempDir();
@@ -48,6 +51,7 @@ it(`a move whose control plane and both agents are killed (SIGKILL) after each o
     BERTH_AGENT_LISTEN: `127.0.0.1:${agentPort}`,
     BERTH_MOVE_TTL_S: '5',
     BERTH_CRASH_AFTER_MOVE_STEPS: MOVE_STEPS.join(','),
+    BERTH_CRASH_INSIDE_MOVE_STEPS: INSIDE.join(','),
     // A killed process's move job is resumed a second after its last renewal rather than fifteen.
     BERTH_JOB_LEASE_MS: '1000',
   };
@@ -126,7 +130,17 @@ it(`a move whose control plane and both agents are killed (SIGKILL) after each o
   const steps = (await move()).steps as { name: string; state: string }[];
   expect(steps.map((st) => `${st.name}: ${st.state}`)).toEqual(MOVE_STEPS.map((name) => `${name}: done`));
   expect(MOVE_STEPS.filter((step) => !existsSync(path.join(controlDir, `crashed-after-${step}`)))).toEqual([]);
-  expect(crashes).toBe(MOVE_STEPS.length);
+  expect(INSIDE.filter((step) => !existsSync(path.join(controlDir, `crashed-inside-${step}`)))).toEqual([]);
+  expect(crashes).toBe(MOVE_STEPS.length + INSIDE.length);
+  // Steps run twice told once: one cutover, at one time, after the one freeze.
+  const ended = await move();
+  const events = async (type: string) =>
+    ((await call('GET', `/v1/events?type=${type}&resource_id=${ended.id}`)).body.data as unknown[]).length;
+  expect([await events('account.move.cut_over'), await events('account.move.completed')]).toEqual([1, 1]);
+  // Each time is the first run's: before the process that ran it killed itself.
+  const killedAt = (marker: string) => statSync(path.join(controlDir, marker)).mtimeMs;
+  expect(Date.parse(ended.frozen_at)).toBeLessThanOrEqual(killedAt('crashed-inside-freeze'));
+  expect(Date.parse(ended.cut_over_at)).toBeLessThanOrEqual(killedAt('crashed-after-cutover'));
 
   // The target serves the account, the message is there once; the source holds nothing of it.
   expect((await call('GET', `/v1/accounts/${account.id}`)).body.placement).toMatchObject({ web: b.id, mail: b.id });

@@ -160,10 +160,13 @@ export function moveRunner(
     },
 
     async freeze(move) {
-      await db.transaction(async (tx) => {
-        await o.accounts.freeze(tx, move.account_id, move.id, clock.now());
-        await repo.updateMove(tx, move.id, { status: 'freezing', frozen_at: clock.now().toISOString() });
-      });
+      // A run after a crash keeps the time the account was first frozen.
+      if (!move.frozen_at)
+        await db.transaction(async (tx) => {
+          await o.accounts.freeze(tx, move.account_id, move.id, clock.now());
+          await repo.updateMove(tx, move.id, { status: 'freezing', frozen_at: clock.now().toISOString() });
+        });
+      await crashPoint('freeze', 'inside');
       // The final copy waits until the source serves the account frozen: what it took until then is
       // in it. A move from a backup does not wait for a source that is away.
       if (move.from_backup) return;
@@ -199,6 +202,8 @@ export function moveRunner(
     },
 
     async cutover(move) {
+      // One transaction: a run after a crash finds it committed (no second event, the same time).
+      if (move.cut_over_at) return;
       await db.transaction(async (tx) => {
         for (const part of partsOf(move)) await part.cutOver?.(tx, move.account_id, stagingOf(move));
         await o.accounts.place(tx, move.account_id, move.id, move.to_servers);
@@ -208,7 +213,10 @@ export function moveRunner(
     },
 
     async land(move) {
-      for (const part of partsOf(move)) await part.land(move.account_id, stagingOf(move));
+      for (const [i, part] of partsOf(move).entries()) {
+        await part.land(move.account_id, stagingOf(move));
+        if (i === 0) await crashPoint('land', 'inside');
+      }
       await o.records.repoint(move.account_id, await roleRecords(move));
     },
 
@@ -216,6 +224,7 @@ export function moveRunner(
       // Served again only once the target serves what was landed: its sites have their releases.
       await untilApplied(move.account_id, move.to_servers, LANDED_WAIT_MS, 'the target did not apply what was landed');
       await db.transaction((tx) => o.accounts.freeze(tx, move.account_id, move.id, null));
+      await crashPoint('thaw', 'inside');
       await removeCopy(move);
     },
 
@@ -305,14 +314,16 @@ export function moveRunner(
   }
 
   /**
-   * Crash tests (BERTH_CRASH_AFTER_MOVE_STEPS): the process kills itself (SIGKILL, as a power cut
-   * would stop it) once a named step has done its work (`forward`: set the forwarding up) and
-   * before it is recorded as done, so the process started again runs the step a second time.
-   * Once per step and data directory (a marker file): the second run goes on.
+   * Crash tests: the process kills itself (SIGKILL, as a power cut would stop it) once a step
+   * named in BERTH_CRASH_AFTER_MOVE_STEPS has done its work (`forward`: set the forwarding up) and
+   * before it is recorded as done, or halfway through one named in BERTH_CRASH_INSIDE_MOVE_STEPS
+   * (`freeze`: frozen, the source not yet serving it so; `land`: its first part landed; `thaw`:
+   * thawed, the copy not yet removed), so the process started again runs the step a second time.
+   * Once per point and data directory (a marker file): the second run goes on.
    */
-  async function crashPoint(step: MoveStepName): Promise<void> {
-    if (!config.crashAfterMoveSteps.includes(step)) return;
-    const marked = await writeFile(path.join(config.dataDir, `crashed-after-${step}`), '', { flag: 'wx' }).then(
+  async function crashPoint(step: MoveStepName, where: 'after' | 'inside' = 'after'): Promise<void> {
+    if (!(where === 'after' ? config.crashAfterMoveSteps : config.crashInsideMoveSteps).includes(step)) return;
+    const marked = await writeFile(path.join(config.dataDir, `crashed-${where}-${step}`), '', { flag: 'wx' }).then(
       () => true,
       () => false,
     );
