@@ -319,6 +319,13 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
       cut.destroy(new Error('the control plane went away'));
       await expect(cutLoad).rejects.toThrow(/^the dump's input was cut off: the control plane went away$/);
 
+      // The sender gone before the load reads anything (while it re-creates the database): told
+      // the same way, not an error nobody listens to.
+      const early = new PassThrough();
+      const earlyLoad = driver.load(spec, early);
+      early.destroy(new Error('the control plane went away first'));
+      await expect(earlyLoad).rejects.toThrow(/^the dump's input was cut off: the control plane went away first$/);
+
       // A refused statement ends the load while the dump still comes, and nothing more is read.
       const refused = new PassThrough();
       const refusedLoad = driver.load(spec, refused);
