@@ -53,13 +53,14 @@ export async function runTask(o: TaskDeps, id: string, task: AgentTask): Promise
   if (task.action === 'database.dump') {
     // Sent as it is made; cut off if it fails, and the control plane keeps nothing of it then.
     const dump = new PassThrough();
-    await Promise.all([o.database.dump(task.database, dump), o.output(dump)]);
+    await Promise.all([o.database.dump(task.database, dump, task.except), o.output(dump)]);
     return;
   }
+  if (task.action === 'database.discard') return o.database.removeAccount(`${task.username}_`);
   if (task.action === 'database.checksum')
     return o.output(Readable.from([JSON.stringify(await o.database.checksums(task.database))]));
   // Loaded as it arrives: a move's land waits for the transfer and the load at once, not in turn.
-  await o.database.load(task.database, await o.input());
+  await o.database.load(task.database, await o.input(), task.partial);
 }
 
 /** What a pack task sends: the archive of `dirs`, of only some of their files, their listing or some files' hashes. */

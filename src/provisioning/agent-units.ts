@@ -100,6 +100,9 @@ const PackFor = {
   only: Type.Optional(PackNames),
 };
 
+/** Tables of a database (a partial dump's or load's, DatabaseDriver). */
+const TableNames = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100_000 });
+
 /**
  * A move's copy received ahead of its cutover (`input`): whole, replacing what an earlier attempt
  * staged, or laid over the staged copy less `gone`; `only` names what the control plane packs.
@@ -116,15 +119,26 @@ const Received = {
 
 /**
  * Work done once on the server: a database dumped into the task's `output` artifact (or its
- * tables' checksums sent there, JSON), or loaded from its `input` artifact; a site's live release
+ * tables' checksums sent there, JSON), or loaded from its `input` artifact (in part, `partial`:
+ * a move's final copy of what changed), or an account's databases sent ahead by a move dropped
+ * (`database.discard`: the move rolled back); a site's live release
  * or an account's maildirs packed into `output` (or listed, or only some of their files packed: `PackFor`), maildirs put back from `input`;
  * a move's copy of a site or of the maildirs staged here ahead of its cutover from `input` (or
  * discarded), the maildirs then put in place from it; ACME HTTP-01 proofs placed where its web server
  * serves them, or taken away, for a certificate of a site it serves; a cron job's run started now.
  */
 export const AgentTask = Type.Union([
-  Type.Object({ action: Type.Literal('database.dump'), database: Type.String({ minLength: 1, maxLength: 80 }) }),
-  Type.Object({ action: Type.Literal('database.load'), database: DatabaseSpec }),
+  Type.Object({
+    action: Type.Literal('database.dump'),
+    database: Type.String({ minLength: 1, maxLength: 80 }),
+    except: Type.Optional(TableNames),
+  }),
+  Type.Object({
+    action: Type.Literal('database.load'),
+    database: DatabaseSpec,
+    partial: Type.Optional(Type.Object({ drop: TableNames })),
+  }),
+  Type.Object({ action: Type.Literal('database.discard'), username: Username }),
   Type.Object({ action: Type.Literal('database.checksum'), database: Type.String({ minLength: 1, maxLength: 80 }) }),
   Type.Object({ action: Type.Literal('site.pack'), account_id: Key, site_id: Key, release: Key, ...PackFor }),
   Type.Object({ action: Type.Literal('site.receive'), account_id: Key, site_id: Key, release: Key, ...Received }),

@@ -64,16 +64,22 @@ export interface DatabaseDriver {
    * A consistent dump of one database written to `out` as it is made (an agent streams it to the
    * control plane meanwhile), and `out` ended once the dump succeeded, resolving when `out` has
    * finished: a failed one destroys `out` with its error, so that what was sent of it is never
-   * taken for a whole dump.
+   * taken for a whole dump. With `except`, a dump of the tables only (with their triggers), less
+   * the tables and views it names: what a move's final copy sends of what changed.
    */
-  dump(database: string, out: Writable): Promise<void>;
+  dump(database: string, out: Writable, except?: readonly string[]): Promise<void>;
   /**
    * Drops and re-creates the database, then loads the dump read from `dump` as it arrives (an
    * agent reads it from the control plane meanwhile). A dump that fails as it is read (cut off)
-   * fails the load: what was loaded of it stays until the next load, which drops it.
+   * fails the load: what was loaded of it stays until the next load, which drops it. With
+   * `partial`, the database is kept (made if missing): the tables `drop` names are dropped and the
+   * dump's tables replace their namesakes.
    */
-  load(database: DatabaseSpec, dump: Readable): Promise<void>;
-  /** Each table's checksum: a move compares its frozen source's with its target's once the dump is loaded there. */
+  load(database: DatabaseSpec, dump: Readable, partial?: { drop: readonly string[] }): Promise<void>;
+  /**
+   * Each table's checksum and definition (TableChecksums): a move compares its frozen source's
+   * with its target's, before its final copy and once the dump is loaded there.
+   */
   checksums(database: string): Promise<TableChecksums>;
 }
 

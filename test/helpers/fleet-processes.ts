@@ -73,7 +73,7 @@ export async function enrolledServer(
   server: { name: string; roles: string[]; ipv4: string },
   env: Record<string, string> = {},
 ) {
-  const created = await call('POST', '/v1/servers', { ...server, capacity: { accounts: 10 } });
+  const created = await call('POST', '/v1/servers', { ...server, capacity: { accounts: 50 } });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const dataDir = kit.tempDir();
   const enrolment = kit.started(startAgentProcess((created.body.enrolment.command as string).split(' ').slice(2), dataDir, env));

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgBossQueue } from '../../src/jobs/queue.js';
-import { databasesBackupPart } from '../../src/modules/databases/backup.js';
+import { changedTables, databasesBackupPart } from '../../src/modules/databases/backup.js';
 import { nativePasswordHash } from '../../src/modules/databases/rules.js';
 import { MariaDbDatabaseDriver } from '../../src/provisioning/drivers/mariadb.js';
 import { eventually, type TestApp } from '../helpers/app.js';
@@ -43,6 +43,27 @@ const mariadbDriver = () =>
     userHost: '%',
     dumpBin: 'mariadb-dump',
   });
+const q = (name: string) => `\`${name}\``;
+
+/** A database with a table of awkward strings and bytes, a view, a trigger, two routines and an event (its client script). */
+const awkwardDatabase = (name: string) =>
+  [
+    `CREATE DATABASE ${q(name)} CHARACTER SET utf8mb4;`,
+    `USE ${q(name)};`,
+    'CREATE TABLE `semi;colon` (id INT PRIMARY KEY, t TEXT, b BLOB, n VARCHAR(20) CHARACTER SET latin1);',
+    // Quotes, backslashes, delimiters, comment markers, line breaks, NUL, four-byte UTF-8, latin1.
+    "INSERT INTO `semi;colon` VALUES (1, 'it''s; -- not # a /* comment */ \\\\ \"q\" `b`', 0x00FF80273B, 0x636166E9), " +
+      "(2, 'line\\nbreak\\r\\ttab\\0nul', NULL, NULL), (3, CONVERT(0x636166C3A920E29895F09D849E USING utf8mb4), '', '');",
+    'CREATE VIEW totals AS SELECT COUNT(*) AS n FROM `semi;colon`;',
+    // The client's own DELIMITER, for bodies that hold semicolons.
+    'DELIMITER //',
+    "CREATE TRIGGER stamp BEFORE INSERT ON `semi;colon` FOR EACH ROW BEGIN SET NEW.t = CONCAT(NEW.t, ';x'); SET NEW.n = 'trig'; END//",
+    "CREATE PROCEDURE tally(OUT c INT) BEGIN SELECT COUNT(*) INTO c FROM `semi;colon`; SELECT 'a;b' INTO @s; END//",
+    'DELIMITER ;',
+    'CREATE FUNCTION twice(x INT) RETURNS INT DETERMINISTIC RETURN x * 2;',
+    "CREATE EVENT tick ON SCHEDULE EVERY 1 DAY DISABLE DO UPDATE `semi;colon` SET n = 'tick';",
+  ].join('\n');
+
 const asAdmin = (sql: string) => mariadb(decodeURIComponent(admin!.username), decodeURIComponent(admin!.password), sql);
 
 describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: ${NO_DAEMONS})`}`, () => {
@@ -348,25 +369,7 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
   it('a dump of routines, triggers, events, views and awkward strings loads back the same', async () => {
     const driver = mariadbDriver();
     const [from, to] = [`rtf${Date.now().toString(36)}`, `rtt${Date.now().toString(36)}`];
-    const q = (name: string) => `\`${name}\``;
-    // The client's own DELIMITER, for bodies that hold semicolons.
-    const made = await asAdmin(
-      [
-        `CREATE DATABASE ${q(from)} CHARACTER SET utf8mb4;`,
-        `USE ${q(from)};`,
-        'CREATE TABLE `semi;colon` (id INT PRIMARY KEY, t TEXT, b BLOB, n VARCHAR(20) CHARACTER SET latin1);',
-        // Quotes, backslashes, delimiters, comment markers, line breaks, NUL, four-byte UTF-8, latin1.
-        "INSERT INTO `semi;colon` VALUES (1, 'it''s; -- not # a /* comment */ \\\\ \"q\" `b`', 0x00FF80273B, 0x636166E9), " +
-          "(2, 'line\\nbreak\\r\\ttab\\0nul', NULL, NULL), (3, CONVERT(0x636166C3A920E29895F09D849E USING utf8mb4), '', '');",
-        'CREATE VIEW totals AS SELECT COUNT(*) AS n FROM `semi;colon`;',
-        'DELIMITER //',
-        "CREATE TRIGGER stamp BEFORE INSERT ON `semi;colon` FOR EACH ROW BEGIN SET NEW.t = CONCAT(NEW.t, ';x'); SET NEW.n = 'trig'; END//",
-        "CREATE PROCEDURE tally(OUT c INT) BEGIN SELECT COUNT(*) INTO c FROM `semi;colon`; SELECT 'a;b' INTO @s; END//",
-        'DELIMITER ;',
-        'CREATE FUNCTION twice(x INT) RETURNS INT DETERMINISTIC RETURN x * 2;',
-        "CREATE EVENT tick ON SCHEDULE EVERY 1 DAY DISABLE DO UPDATE `semi;colon` SET n = 'tick';",
-      ].join('\n'),
-    );
+    const made = await asAdmin(awkwardDatabase(from));
     expect(made.ok, made.err).toBe(true);
     const shape = async (db: string) =>
       (
@@ -403,6 +406,91 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
       expect(ran.out.trim().split('\n')).toEqual(['3\ta;b\t42', 'z;x\ttrig']);
     } finally {
       await asAdmin(`DROP DATABASE IF EXISTS ${q(from)}; DROP DATABASE IF EXISTS ${q(to)}`);
+    }
+  }, 60_000);
+
+  it('a copy loaded ahead is told unchanged; each kind of change is told, and a dump of what changed, loaded in part, makes it the same', async () => {
+    const driver = mariadbDriver();
+    const name = `ahd${Date.now().toString(36)}`;
+    const spec = { name, charset: 'utf8mb4', collation: 'utf8mb4_unicode_ci' };
+    const dumpOf = async (except?: string[]) => {
+      const out = new PassThrough();
+      const chunks: Buffer[] = [];
+      out.on('data', (c: Buffer) => chunks.push(c));
+      await driver.dump(name, out, except);
+      return Buffer.concat(chunks);
+    };
+    const load = (dump: Buffer, partial?: { drop: string[] }) => driver.load(spec, PassThrough.from([dump]), partial);
+    const run = async (sql: string) => {
+      const r = await asAdmin(`USE ${q(name)};\n${sql}`);
+      expect(r.ok, r.err).toBe(true);
+      return r.out;
+    };
+    const rows = async () =>
+      run(
+        'SELECT id, HEX(t), HEX(b), HEX(n) FROM `semi;colon` ORDER BY id; SELECT * FROM `-plain.x` ORDER BY k; SELECT * FROM still; SHOW TABLES',
+      );
+    try {
+      expect((await asAdmin(awkwardDatabase(name))).ok).toBe(true);
+      await run(
+        'CREATE TABLE `-plain.x` (k INT PRIMARY KEY, v TEXT); INSERT INTO `-plain.x` VALUES (1, "a"), (2, "b"); CREATE TABLE gone (k INT); CREATE TABLE still (k INT); INSERT INTO still VALUES (1)',
+      );
+      // The copy loaded ahead (here: dumped, dropped and loaded again under its name): the same.
+      const ahead = await dumpOf();
+      const before = await driver.checksums(name);
+      await load(ahead);
+      const target = await driver.checksums(name);
+      expect(changedTables(before, target)).toEqual({
+        changed: [],
+        except: ['-plain.x', 'gone', 'semi;colon', 'still', 'totals'],
+        drop: [],
+      });
+
+      // The source changes: a row, a trigger, an index, a table added and one dropped.
+      await run(
+        [
+          'UPDATE `-plain.x` SET v = "c" WHERE k = 2',
+          'DROP TABLE gone',
+          'CREATE TABLE added (k INT); INSERT INTO added VALUES (7)',
+          'DROP TRIGGER stamp',
+          "CREATE TRIGGER stamp BEFORE INSERT ON `semi;colon` FOR EACH ROW SET NEW.n = 'other'",
+        ].join(';\n'),
+      );
+      const source = await driver.checksums(name);
+      const plan = changedTables(source, target);
+      expect(plan).toEqual({ changed: ['-plain.x', 'added', 'semi;colon'], except: ['still', 'totals'], drop: ['gone'] });
+      await run('ALTER TABLE added ADD INDEX (k)');
+      expect(changedTables(await driver.checksums(name), source)?.changed).toEqual(['added']);
+      // A routine changed: only a whole dump will do.
+      await run('CREATE FUNCTION thrice(x INT) RETURNS INT DETERMINISTIC RETURN x * 3');
+      expect(changedTables(await driver.checksums(name), target)).toBeNull();
+      await run('DROP FUNCTION thrice');
+
+      const final = await driver.checksums(name);
+      const { except, drop } = changedTables(final, target)!;
+      const partial = await dumpOf(except);
+      expect(partial.toString('latin1')).toMatch(/CREATE TABLE `added`/);
+      expect(partial.toString('latin1')).not.toMatch(/TABLE `still`|TABLE `gone`|VIEW `totals`|PROCEDURE|EVENT/);
+      const wanted = await rows();
+      // Back to the copy loaded ahead; then what changed, loaded in part.
+      await load(ahead);
+      expect(await rows()).not.toBe(wanted);
+      await load(partial, { drop });
+      expect(await rows()).toBe(wanted);
+      const landed = await driver.checksums(name);
+      expect(changedTables(final, landed)).toEqual({
+        changed: [],
+        except: ['-plain.x', 'added', 'semi;colon', 'still', 'totals'],
+        drop: [],
+      });
+      expect(landed).toEqual(final);
+      // The routines, the event and the view loaded ahead are still there, and work.
+      expect((await run('CALL tally(@c); SELECT @c, twice(21); SELECT n FROM totals')).trim().split('\n')).toEqual([
+        '3\t42',
+        '3',
+      ]);
+    } finally {
+      await asAdmin(`DROP DATABASE IF EXISTS ${q(name)}`);
     }
   }, 60_000);
 });

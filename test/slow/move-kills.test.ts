@@ -161,9 +161,9 @@ const loadingOn = (s: Hosting, database: string) => async () =>
   (await mariadbSql(s.db!, `SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '${database}'`)).trim() !== '0';
 
 /** The move of `accountId` to server b (its database too, `withDatabase`), started; `move()` reads it. */
-async function moveToB(accountId: string, withDatabase = false) {
+async function moveToB(accountId: string, withDatabase = false, cutover: 'auto' | 'manual' = 'auto') {
   const to = { web: b.id, mail: b.id, ...(withDatabase && { database: b.id }) };
-  const started = await call('POST', `/v1/accounts/${accountId}/move`, { to });
+  const started = await call('POST', `/v1/accounts/${accountId}/move`, { to, cutover });
   expect(started.status, JSON.stringify(started.body)).toBe(202);
   const move = async () => (await call('GET', `/v1/moves/${started.body.id}`)).body;
   const stepIs = async (step: string, state: string) =>
@@ -263,13 +263,22 @@ describe('a move whose process is killed (SIGKILL) in the middle of a step', () 
   }, 600_000);
 
   describe.skipIf(noMariadb)(`its database (${noMariadb ? `skipped: ${noMariadb}` : 'a MariaDB per server'})`, () => {
+    /**
+     * A row of the source's table changed once the copy was loaded on the target (the move, manual,
+     * ready), then the cutover asked for: the final copy dumps that table again, and the land loads it.
+     */
+    const changedAfterTheCopy = async (database: string, m: Awaited<ReturnType<typeof moveToB>>) => {
+      await until(async () => (await m.move()).status === 'ready', 300_000, 100);
+      await mariadbSql(a.db!, `UPDATE \`${database}\`.kept SET v = 'changed' WHERE k = 1`);
+      expect((await call('POST', `/v1/moves/${m.id}/cutover`, {})).status).toBe(200);
+    };
     const cases = [
       {
         title:
-          "the source's agent, while it dumps the database in the final copy: started again, it dumps it again and the move completes",
+          "the source's agent, while it dumps the database for the copy: started again, it dumps it again and the move completes",
         username: 'killdumpsrc',
         tool: (database: string) => mariadbTool('mariadb-dump', a, database),
-        step: 'final_copy',
+        step: 'copy',
         kill: async () => {
           await killAgent(a);
           startAgent(a);
@@ -277,16 +286,28 @@ describe('a move whose process is killed (SIGKILL) in the middle of a step', () 
       },
       {
         title:
-          'the control plane, while the source dumps the database in the final copy: started again, the final copy runs again and the move completes',
+          'the control plane, while the source dumps the database for the copy: started again, the copy runs again and the move completes',
         username: 'killdumpcp',
         tool: (database: string) => mariadbTool('mariadb-dump', a, database),
-        step: 'final_copy',
+        step: 'copy',
         kill: restartControlPlane,
       },
       {
         title:
-          "the target's agent, while it loads the database: started again, it loads it again from the start and the move completes",
+          "the target's agent, while it loads the copy of the database ahead: started again, it is handed the load again and the move completes",
+        username: 'killaheadtgt',
+        tool: (database: string) => loadingOn(b, database),
+        step: 'copy',
+        kill: async () => {
+          await killAgent(b);
+          startAgent(b);
+        },
+      },
+      {
+        title:
+          "the target's agent, while it lands what changed of the database since the copy: started again, it loads it again from the start and the move completes",
         username: 'killloadtgt',
+        before: changedAfterTheCopy,
         tool: (database: string) => loadingOn(b, database),
         step: 'land',
         kill: async () => {
@@ -301,16 +322,37 @@ describe('a move whose process is killed (SIGKILL) in the middle of a step', () 
         async (ctx) => {
           if (process.env.TEST_DATABASE_URL) ctx.skip();
           const { account, database, onlyOnB } = await accountOnA(c.username, true);
-          const m = await moveToB(account.id, true);
+          const m = await moveToB(account.id, true, c.before ? 'manual' : 'auto');
+          await c.before?.(database!, m);
           // Killed once the tool is seen running, its step under way.
-          await until(c.tool(database!), 120_000, 5);
-          expect(await m.stepIs(c.step, 'running')).toBe(true);
+          const tool = c.tool(database!);
+          await until(async () => (await m.stepIs(c.step, 'running')) && (await tool()), 120_000, 5);
           await c.kill();
           const ended = await m.ended();
           expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
           await onlyOnB();
+          if (c.before)
+            expect((await mariadbSql(b.db!, `SELECT v FROM \`${database}\`.kept WHERE k = 1`)).trim()).toBe('changed');
         },
         600_000,
       );
+
+    it('canceled once its database was loaded on the target ahead: the target holds nothing of it, the source all of it', async (ctx) => {
+      if (process.env.TEST_DATABASE_URL) ctx.skip();
+      const { account, database } = await accountOnA('cancelahead', true);
+      const started = await call('POST', `/v1/accounts/${account.id}/move`, {
+        to: { web: b.id, mail: b.id, database: b.id },
+        cutover: 'manual',
+      });
+      expect(started.status, JSON.stringify(started.body)).toBe(202);
+      const move = async () => (await call('GET', `/v1/moves/${started.body.id}`)).body;
+      await until(async () => (await move()).status === 'ready', 300_000, 100);
+      const rows = `SELECT COUNT(*) FROM \`${database}\`.kept`;
+      expect((await mariadbSql(b.db!, rows)).trim()).toBe(`${ROWS}`);
+      expect((await call('POST', `/v1/moves/${started.body.id}/cancel`, {})).status).toBe(200);
+      await until(async () => (await move()).status === 'canceled', 300_000, 100);
+      expect((await mariadbSql(b.db!, `SHOW DATABASES LIKE '${database}'`)).trim()).toBe('');
+      expect((await mariadbSql(a.db!, rows)).trim()).toBe(`${ROWS}`);
+    }, 600_000);
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { differingTables } from '../../src/modules/databases/backup.js';
+import { changedTables, differingTables } from '../../src/modules/databases/backup.js';
 import { nativePasswordHash } from '../../src/modules/databases/rules.js';
 import { grantTarget, quoteName, quoteString, renderDatabaseState, sql, userAt } from '../../src/provisioning/render/mariadb.js';
 
@@ -51,9 +51,16 @@ describe('MariaDB statements', () => {
   it('quote a table’s name whole, whatever the account named it', () => {
     expect(sql.checksumTable('alice_shop', 'wp_posts')).toBe('CHECKSUM TABLE `alice_shop`.`wp_posts`');
     expect(sql.checksumTable('alice_shop', 'a`b.c; DROP')).toBe('CHECKSUM TABLE `alice_shop`.`a``b.c; DROP`');
-    for (const bad of ['', 'a\0b', 'x'.repeat(65)])
-      expect(() => sql.checksumTable('alice_shop', bad), bad).toThrow(/unsafe table name/);
+    expect(sql.showCreate('TRIGGER', 'alice_shop', 'a`b')).toBe('SHOW CREATE TRIGGER `alice_shop`.`a``b`');
+    expect(sql.dropTable('alice_shop', 'a`b')).toBe('DROP TABLE IF EXISTS `alice_shop`.`a``b`');
+    // An option's value is taken whole: a name that starts with `-` or holds a dot stays a name.
+    expect(sql.ignoreTable('alice_shop', '--all.x')).toBe('--ignore-table=alice_shop.--all.x');
+    for (const bad of ['', 'a\0b', 'x'.repeat(65)]) {
+      expect(() => sql.checksumTable('alice_shop', bad), bad).toThrow(/unsafe object name/);
+      expect(() => sql.ignoreTable('alice_shop', bad), bad).toThrow(/unsafe table name/);
+    }
     expect(() => sql.checksumTable('alice`x', 't')).toThrow(/unsafe name/);
+    expect(() => sql.ignoreTable('-alice', 't')).toThrow(/unsafe name/);
   });
 });
 
@@ -73,5 +80,57 @@ describe('a move’s table checksums', () => {
   it('between servers of different versions, compare only which tables there are', () => {
     expect(differingTables(sums({ a: '1', b: '2' }), sums({ a: '5', b: '2' }, '11.4.2-MariaDB'))).toEqual([]);
     expect(differingTables(sums({ a: '1', b: '2' }), sums({ a: '5' }, '11.4.2-MariaDB'))).toEqual(['b']);
+  });
+
+  describe('what a move’s final copy dumps of a database its target already holds a copy of', () => {
+    const OBJECTS = 'a'.repeat(64);
+    const fingerprint = (tables: Record<string, [string | null, string]>, o: { version?: string; objects?: string } = {}) => ({
+      version: o.version ?? '10.11.19-MariaDB',
+      tables: Object.fromEntries(Object.entries(tables).map(([t, [sum]]) => [t, sum])),
+      definitions: Object.fromEntries(Object.entries(tables).map(([t, [, definition]]) => [t, definition.repeat(64)])),
+      views: ['v'],
+      objects: 'objects' in o ? o.objects : OBJECTS,
+    });
+
+    it('the tables whose rows or definition differ or that the target lacks; the rest and the views left out; what the source lacks dropped', () => {
+      const source = fingerprint({
+        same: ['1', 'a'],
+        rows: ['2', 'a'],
+        altered: ['3', 'a'],
+        added: ['4', 'a'],
+        unsummed: [null, 'a'],
+      });
+      const target = fingerprint({
+        same: ['1', 'a'],
+        rows: ['9', 'a'],
+        altered: ['3', 'b'],
+        gone: ['5', 'a'],
+        unsummed: [null, 'a'],
+      });
+      expect(changedTables(source, target)).toEqual({
+        changed: ['added', 'altered', 'rows', 'unsummed'],
+        except: ['same', 'v'],
+        drop: ['gone'],
+      });
+      // A table without a checksum is never taken for the same.
+      expect(changedTables(source, source)).toEqual({
+        changed: ['unsummed'],
+        except: ['added', 'altered', 'rows', 'same', 'v'],
+        drop: [],
+      });
+    });
+
+    it('a whole dump where the versions, the views, routines or events differ, or a side does not describe them', () => {
+      const source = fingerprint({ t: ['1', 'a'] });
+      expect(changedTables(source, fingerprint({ t: ['1', 'a'] }, { version: '11.4.2-MariaDB' }))).toBeNull();
+      expect(changedTables(source, fingerprint({ t: ['1', 'a'] }, { objects: 'b'.repeat(64) }))).toBeNull();
+      expect(
+        changedTables(
+          fingerprint({ t: ['1', 'a'] }, { objects: undefined }),
+          fingerprint({ t: ['1', 'a'] }, { objects: undefined }),
+        ),
+      ).toBeNull();
+      expect(changedTables(source, { version: source.version, tables: { t: '1' } })).toBeNull();
+    });
   });
 });

@@ -10,7 +10,7 @@ import type { Clock } from '../../lib/time.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
 import { type DatabaseSpec, TableChecksums } from '../../provisioning/render/mariadb.js';
 import { findAccountById, lockBelowLimit, transferLimit } from '../accounts/index.js';
-import { LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
+import { discardCopy, LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
 import * as repo from './repo.js';
 import { databaseEvent, presentUser, toDatabase } from './representation.js';
 import type { Database, DatabaseUser } from './schemas.js';
@@ -24,10 +24,17 @@ interface DatabasesManifest {
 
 const CREDENTIALS = 'database-credentials.json';
 const dumpFile = (staging: string, name: string) => path.join(staging, 'databases', `${name}.sql`);
-/** A move's record of the source's tables as dumped, frozen (`.loaded`: the target's once the dump is loaded there). */
+/**
+ * A move's record of the source's tables, frozen (`.target`: the copy's on the target, before the
+ * final copy; `.loaded`: the target's once the final copy is loaded there).
+ */
 const checksumFile = (staging: string, name: string) => path.join(staging, 'databases', `${name}.checksums.json`);
-/** A few dozen bytes per table. */
-const CHECKSUMS_MAX_BYTES = 16 * 1024 * 1024;
+/** A move's final copy of a database in part (`partial`: the tables the target drops; the dump holds the changed ones). */
+const partialFile = (staging: string, name: string) => path.join(staging, 'databases', `${name}.partial.json`);
+/** A move's record that its copy's databases may be on the target before the cutover (to drop if it rolls back). */
+const aheadFile = (listings: string) => path.join(listings, 'databases-ahead');
+/** About a hundred bytes per table. */
+const CHECKSUMS_MAX_BYTES = 32 * 1024 * 1024;
 
 /**
  * The tables whose checksums differ, or that one side lacks; between servers of different
@@ -39,6 +46,32 @@ export function differingTables(source: TableChecksums, target: TableChecksums):
   return [...new Set([...a.keys(), ...b.keys()])]
     .filter((t) => !a.has(t) || !b.has(t) || (compared && a.get(t) !== b.get(t)))
     .sort();
+}
+
+/**
+ * What a move's final copy needs to dump of a database loaded on its target ahead of the freeze,
+ * from the frozen source's checksums and the target's: `changed`, the tables whose rows or
+ * definition (with triggers) differ or that the target lacks; `except`, what the dump leaves out
+ * (the tables the same on both sides, and the views); `drop`, the target's tables the source no
+ * longer has. Null when only a whole dump will do: the servers' versions differ, the views,
+ * routines or events differ, or a side did not describe them.
+ */
+export function changedTables(
+  source: TableChecksums,
+  target: TableChecksums,
+): { changed: string[]; except: string[]; drop: string[] } | null {
+  if (source.version !== target.version || !source.definitions || !target.definitions) return null;
+  if (source.objects === undefined || source.objects !== target.objects) return null;
+  const [sums, theirs] = [new Map(Object.entries(source.tables)), new Map(Object.entries(target.tables))];
+  const [defined, theirDefined] = [new Map(Object.entries(source.definitions)), new Map(Object.entries(target.definitions))];
+  const same = (t: string) =>
+    sums.get(t) !== null && sums.get(t) === theirs.get(t) && defined.has(t) && defined.get(t) === theirDefined.get(t);
+  const tables = [...sums.keys()].sort();
+  return {
+    changed: tables.filter((t) => !same(t)),
+    except: [...tables.filter(same), ...(source.views ?? [])],
+    drop: [...theirs.keys()].filter((t) => !sums.has(t)).sort(),
+  };
 }
 
 /**
@@ -59,24 +92,37 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
     const serverId = from?.database ?? account?.database_server_id ?? LOCAL_SERVER_ID;
     if (serverId === LOCAL_SERVER_ID)
       return {
-        dump: (database: string, file: string) => driver.dump(database, createWriteStream(file, { mode: 0o600 })),
-        load: (d: DatabaseSpec, file: string) => driver.load(d, createReadStream(file)),
+        dump: (database: string, file: string, except?: string[]) =>
+          driver.dump(database, createWriteStream(file, { mode: 0o600 }), except),
+        load: (d: DatabaseSpec, file: string, partial?: { drop: string[] }) => driver.load(d, createReadStream(file), partial),
         checksums: async (database: string, file: string) =>
           writeFile(file, JSON.stringify(await driver.checksums(database)), { mode: 0o600 }),
+        discard: (username: string) => driver.removeAccount(`${username}_`),
       };
     return {
-      dump: (database: string, file: string) =>
-        runAgentTask(db, clock, serverId, { action: 'database.dump', database }, { file, maxBytes: transferLimit(account) }),
-      load: (d: DatabaseSpec, file: string) =>
+      dump: (database: string, file: string, except?: string[]) =>
         runAgentTask(
           db,
           clock,
           serverId,
-          { action: 'database.load', database: { name: d.name, charset: d.charset, collation: d.collation } },
+          { action: 'database.dump', database, ...(except && { except }) },
+          { file, maxBytes: transferLimit(account) },
+        ),
+      load: (d: DatabaseSpec, file: string, partial?: { drop: string[] }) =>
+        runAgentTask(
+          db,
+          clock,
+          serverId,
+          {
+            action: 'database.load',
+            database: { name: d.name, charset: d.charset, collation: d.collation },
+            ...(partial && { partial }),
+          },
           { file },
         ),
       checksums: (database: string, file: string) =>
         runAgentTask(db, clock, serverId, { action: 'database.checksum', database }, { file, maxBytes: CHECKSUMS_MAX_BYTES }),
+      discard: (username: string) => discardCopy({ db, clock }, serverId, { action: 'database.discard', username }),
     };
   }
 
@@ -121,9 +167,45 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
     await apply({ account_id: account.id, username: account.username });
     const server = await serverOf(account.id);
     await db.withSessionLock(`database.apply:${account.id}`, async () => {
-      for (const d of databases) if (await exists(dumpFile(staging, d.name))) await server.load(d, dumpFile(staging, d.name));
+      for (const d of databases) {
+        if (!(await exists(dumpFile(staging, d.name)))) continue;
+        const partial = (await exists(partialFile(staging, d.name)))
+          ? (JSON.parse(await readFile(partialFile(staging, d.name), 'utf8')) as { drop: string[] })
+          : undefined;
+        await server.load(d, dumpFile(staging, d.name), partial);
+      }
     });
     return server;
+  }
+
+  /**
+   * A move's final copy of a database, its source frozen: its checksums (which the land verifies
+   * the target's against), and a dump of what differs from the copy loaded on the target ahead
+   * (`changedTables`; a whole one where that cannot be told), or none where nothing does.
+   */
+  async function finalDump(
+    accountId: string,
+    name: string,
+    server: Awaited<ReturnType<typeof serverOf>>,
+    copy: MoveCopy,
+    staging: string,
+  ): Promise<void> {
+    const source = checksumFile(staging, name);
+    const target = `${source}.target`;
+    const to = copy.to.database;
+    await Promise.all([
+      server.checksums(name, source),
+      to && (await serverOf(accountId, { database: to })).checksums(name, target),
+    ]);
+    const plan = to ? changedTables(await readChecksums(source), await readChecksums(target)) : null;
+    await rm(target, { force: true });
+    if (!plan) {
+      await rm(partialFile(staging, name), { force: true });
+      return server.dump(name, dumpFile(staging, name));
+    }
+    await writeFile(partialFile(staging, name), JSON.stringify({ drop: plan.drop }), { mode: 0o600 });
+    if (plan.changed.length === 0 && plan.drop.length === 0) await rm(dumpFile(staging, name), { force: true });
+    else await server.dump(name, dumpFile(staging, name), plan.except);
   }
 
   return {
@@ -135,12 +217,11 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
       const server = await serverOf(accountId, from);
       const users = await repo.listOfAccount(db, 'database_users', accountId);
       await mkdir(path.join(staging, 'databases'), { recursive: true });
-      // A move dumps once, frozen: a dump made while the source serves would be made again whole.
-      if (!copy || copy.final)
-        for (const d of databases) {
-          await server.dump(d.name, dumpFile(staging, d.name));
-          if (copy) await server.checksums(d.name, checksumFile(staging, d.name));
-        }
+      // A move's first copy is loaded on the target while the source serves (`sendAhead`); its
+      // final copy dumps only what changed since.
+      for (const d of databases)
+        if (copy?.final) await finalDump(accountId, d.name, server, copy, staging);
+        else await server.dump(d.name, dumpFile(staging, d.name));
       await writeFile(
         path.join(staging, CREDENTIALS),
         JSON.stringify(Object.fromEntries(users.map((u) => [u.id, u.password_hash]))),
@@ -223,6 +304,25 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
       if (!account) return;
       const databases = await repo.listOfAccount(db, 'databases', accountId);
       await verifyLoaded(await loadDumps(account, databases, staging), databases, staging);
+    },
+
+    /**
+     * A move's first copy loaded on the target while the source serves, so that the final copy
+     * dumps only what changed since. Nothing uses it there before the cutover: the account's
+     * users are made there only once it is placed there.
+     */
+    async sendAhead(accountId: string, staging: string, copy: MoveCopy): Promise<void> {
+      if (copy.final || !copy.to.database) return;
+      const target = await serverOf(accountId, { database: copy.to.database });
+      await writeFile(aheadFile(copy.listings), '', { mode: 0o600 });
+      for (const d of await repo.listOfAccount(db, 'databases', accountId))
+        if (await exists(dumpFile(staging, d.name))) await target.load(d, dumpFile(staging, d.name));
+    },
+
+    async discardAhead(accountId: string, copy: MoveCopy): Promise<void> {
+      const account = await findAccountById(db, accountId);
+      if (!account || !copy.to.database || !(await exists(aheadFile(copy.listings)))) return;
+      await (await serverOf(accountId, { database: copy.to.database })).discard(account.username);
     },
   };
 }

@@ -63,13 +63,14 @@ export async function sendCopy(
 const DISCARD_WAIT_MS = 60_000;
 
 /**
- * What `sendCopy` sent discarded on its server (a move that rolls back). A server away keeps it,
+ * What a move sent ahead to a server (by `sendCopy`, or a database's dump loaded there) discarded
+ * there when the move rolls back. A server away keeps it,
  * under what it does not serve: the roll back does not wait for it longer than a minute.
  */
 export async function discardCopy(
   deps: { db: Db; clock: Clock },
   serverId: string,
-  task: Extract<AgentTask, { action: 'site.discard' | 'mail.discard' }>,
+  task: Extract<AgentTask, { action: 'site.discard' | 'mail.discard' | 'database.discard' }>,
 ): Promise<void> {
   await runAgentTask(deps.db, deps.clock, serverId, task, { timeoutMs: DISCARD_WAIT_MS }).catch(() => undefined);
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import mysql, { type Connection, type QueryError, type RowDataPacket } from 'mysql2/promise';
@@ -12,6 +13,9 @@ import {
   type TableChecksums,
 } from '../render/mariadb.js';
 import { DumpStatements } from './dump-statements.js';
+
+/** The columns of a `SHOW CREATE` that a dump loaded on another server does not reproduce. */
+const NOT_COPIED = new Set(['Created', 'Database Collation']);
 
 export interface MariaDbOptions {
   /** `mysql://user:password@host:port`: an administrative account (all privileges, GRANT OPTION). */
@@ -187,20 +191,22 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
     return this.session((c) => this.sizes(c));
   }
 
-  async dump(database: string, out: Writable): Promise<void> {
+  async dump(database: string, out: Writable, except?: readonly string[]): Promise<void> {
+    const objects = except ? except.map((t) => sql.ignoreTable(database, t)) : ['--routines', '--events'];
     await this.run(
       this.options.dumpBin,
-      ['--single-transaction', '--routines', '--triggers', '--events', '--hex-blob', sql.dumpName(database)],
+      ['--single-transaction', '--triggers', '--hex-blob', ...objects, sql.dumpName(database)],
       { stdout: out },
     );
   }
 
-  async load(database: DatabaseSpec, dump: Readable): Promise<void> {
+  async load(database: DatabaseSpec, dump: Readable, partial?: { drop: readonly string[] }): Promise<void> {
     dump.on('error', () => undefined); // told by the load (`errored`), whenever it comes
     try {
       await this.session(async (c) => {
-        await c.query(sql.dropDatabase(database.name));
+        if (!partial) await c.query(sql.dropDatabase(database.name));
         await c.query(sql.createDatabase(database));
+        for (const table of partial?.drop ?? []) await c.query(sql.dropTable(database.name, table));
       });
       await this.runStatements(database.name, dump);
     } finally {
@@ -266,19 +272,60 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
 
   async checksums(database: string): Promise<TableChecksums> {
     return this.session(async (c) => {
-      const [tables] = await c.query<RowDataPacket[]>(
-        "SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED')",
-        [sql.dumpName(database)],
-      );
+      const schema = sql.dumpName(database);
+      /** The database's rows of an `information_schema` query: its columns `a` and `name`. */
+      const pairs = async (query: string) =>
+        (await c.query<RowDataPacket[]>(query, [schema]))[0].map((r) => [String(r.a), String(r.name)] as const);
+      /**
+       * The `SHOW CREATE` row of an object: its statement, SQL mode and character sets, less what a
+       * dump loaded elsewhere never keeps (a trigger's `Created` time) or the database's own
+       * collation (the API's, made the same on every server).
+       */
+      const created = async (kind: Parameters<typeof sql.showCreate>[0], name: string) => {
+        const [rows] = await c.query<RowDataPacket[]>(sql.showCreate(kind, database, name));
+        return JSON.stringify(Object.entries(rows[0] ?? {}).filter(([column]) => !NOT_COPIED.has(column)));
+      };
+      const sha256 = (parts: string[]) => createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+
       const sums = new Map<string, string | null>();
-      for (const t of tables) {
-        const name = String(t.name);
-        const [rows] = await c.query<RowDataPacket[]>(sql.checksumTable(database, name));
-        const sum = rows[0]?.Checksum as string | number | null | undefined;
-        sums.set(name, sum === null || sum === undefined ? null : String(sum));
+      const definitions = new Map<string, string>();
+      const views: string[] = [];
+      const objects: string[] = [];
+      let otherKind = false;
+      const triggers = new Map<string, string[]>();
+      for (const [table, name] of await pairs(
+        'SELECT EVENT_OBJECT_TABLE AS a, TRIGGER_NAME AS name FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? ORDER BY TRIGGER_NAME',
+      ))
+        triggers.set(table, [...(triggers.get(table) ?? []), await created('TRIGGER', name)]);
+      for (const [type, name] of await pairs(
+        'SELECT TABLE_TYPE AS a, TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME',
+      )) {
+        if (type === 'VIEW') {
+          views.push(name);
+          objects.push(await created('VIEW', name));
+        } else if (type === 'BASE TABLE' || type === 'SYSTEM VERSIONED') {
+          const [rows] = await c.query<RowDataPacket[]>(sql.checksumTable(database, name));
+          const sum = rows[0]?.Checksum as string | number | null | undefined;
+          sums.set(name, sum === null || sum === undefined ? null : String(sum));
+          definitions.set(name, sha256([await created('TABLE', name), ...(triggers.get(name) ?? [])]));
+        } else otherKind = true;
       }
+      for (const [type, name] of await pairs(
+        'SELECT ROUTINE_TYPE AS a, ROUTINE_NAME AS name FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ? ORDER BY ROUTINE_TYPE, ROUTINE_NAME',
+      ))
+        objects.push(await created(type === 'FUNCTION' ? 'FUNCTION' : 'PROCEDURE', name));
+      for (const [, name] of await pairs(
+        "SELECT 'EVENT' AS a, EVENT_NAME AS name FROM information_schema.EVENTS WHERE EVENT_SCHEMA = ? ORDER BY EVENT_NAME",
+      ))
+        objects.push(await created('EVENT', name));
       const [version] = await c.query<RowDataPacket[]>('SELECT VERSION() AS version');
-      return { version: String(version[0]?.version), tables: Object.fromEntries(sums) };
+      return {
+        version: String(version[0]?.version),
+        tables: Object.fromEntries(sums),
+        definitions: Object.fromEntries(definitions),
+        views,
+        ...(!otherKind && { objects: sha256(objects) }),
+      };
     });
   }
 

@@ -23,14 +23,24 @@ export const DatabaseAccountSpec = Type.Object({
 });
 export type DatabaseAccountSpec = Static<typeof DatabaseAccountSpec>;
 
+const TableName = Type.String({ maxLength: 64 });
+const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$' });
+
 /**
  * A database's tables, each with its `CHECKSUM TABLE` (null where its engine gives none), and the
  * server's version: a checksum is compared only with one the same version computed (MariaDB
- * changed how some columns are stored, and so summed, between versions).
+ * changed how some columns are stored, and so summed, between versions). What the checksums do
+ * not cover, for a move's final copy to tell which tables changed since a copy: each table's
+ * definition with its triggers (SHA-256 of their `SHOW CREATE`), the views' names, and one SHA-256
+ * of the views', routines' and events' `SHOW CREATE` (absent where the database holds another kind
+ * of table, a sequence: then no table can be told unchanged).
  */
 export const TableChecksums = Type.Object({
   version: Type.String({ maxLength: 200 }),
-  tables: Type.Record(Type.String({ maxLength: 64 }), Type.Union([Type.String({ maxLength: 40 }), Type.Null()])),
+  tables: Type.Record(TableName, Type.Union([Type.String({ maxLength: 40 }), Type.Null()])),
+  definitions: Type.Optional(Type.Record(TableName, Sha256)),
+  views: Type.Optional(Type.Array(TableName, { maxItems: 100_000 })),
+  objects: Type.Optional(Sha256),
 });
 export type TableChecksums = Static<typeof TableChecksums>;
 
@@ -89,6 +99,10 @@ export const grantPattern = (database: string): string => checked(database, NAME
 /** Any name MariaDB takes for a table (at most 64 characters, none of them NUL). */
 const TABLE = /^[^\0]{1,64}$/u;
 
+/** An object of a database (a table, view, trigger, routine or event), the account's own name quoted whole (a backquote doubled). */
+const quoteIn = (database: string, name: string) =>
+  `${quoteName(database)}.\`${checked(name, TABLE, 'object name').replace(/`/g, '``')}\``;
+
 const PATTERN = /^[A-Za-z0-9_\\%$-]{1,200}$/;
 
 /** The API's privilege names in SQL: `ALL` → `ALL PRIVILEGES`, `LOCK_TABLES` → `LOCK TABLES`. */
@@ -114,11 +128,15 @@ export const sql = {
   /** Revokes a grant found on the server, by the pattern it was stored with (maybe a wildcard one). */
   revokeFound: (pattern: string, username: string, host: string) =>
     `REVOKE ALL PRIVILEGES ON \`${checked(pattern, PATTERN, 'grant pattern')}\`.* FROM ${userAt(username, host)}`,
-  /** A table's checksum; the table's name, the account's own choice, quoted whole (a backquote doubled). */
-  checksumTable: (database: string, table: string) =>
-    `CHECKSUM TABLE ${quoteName(database)}.\`${checked(table, TABLE, 'table name').replace(/`/g, '``')}\``,
+  checksumTable: (database: string, table: string) => `CHECKSUM TABLE ${quoteIn(database, table)}`,
+  showCreate: (kind: 'TABLE' | 'VIEW' | 'TRIGGER' | 'PROCEDURE' | 'FUNCTION' | 'EVENT', database: string, name: string) =>
+    `SHOW CREATE ${kind} ${quoteIn(database, name)}`,
+  dropTable: (database: string, table: string) => `DROP TABLE IF EXISTS ${quoteIn(database, table)}`,
   /** A database name as a command-line argument of the client tools (checked, so never an option). */
   dumpName: (name: string) => checked(name, NAME, 'name'),
+  /** A table left out of a dump: an option whose value is taken whole (the name may start with `-`). */
+  ignoreTable: (database: string, table: string) =>
+    `--ignore-table=${checked(database, NAME, 'name')}.${checked(table, TABLE, 'table name')}`,
 };
 
 /**
