@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, uti
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listenAgents } from '../../src/app.js';
+import { markStep } from '../../src/modules/moves/repo.js';
 import { Relay } from '../../src/modules/servers/relay.js';
 import { agentHarness } from '../helpers/agents.js';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
@@ -543,6 +544,44 @@ describe('moving an account', () => {
     expect((await t.post(`/v1/moves/${moved.body.id}/cancel`, {})).status).toBe(409);
     expect((await t.post(`/v1/moves/${moved.body.id}/cutover`, {})).status).toBe(409);
     expect((await t.post('/v1/backups', { account_id: account.id })).status).toBe(202);
+  });
+
+  it('copied again after a crash, drops first what the earlier copy sent ahead: a second copy that fails leaves nothing on the target', async () => {
+    const a = await runningServer('127.0.0.25');
+    const b = await runningServer('127.0.0.26');
+    const account = await createAccount(t, (await createPlan(t)).id, undefined, {
+      placement: { web: a.server.id, mail: a.server.id, database: LOCAL },
+    });
+    const name = `${account.username}.example.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
+    expect((await t.post('/v1/emails', { address: `info@${name}`, password: 'a long enough passphrase' })).status).toBe(201);
+    const site = await t.post('/v1/sites', { account_id: account.id, hostname: name });
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.status === 'active');
+    const deployed = await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
+      raw: tarGz([{ path: 'index.html', content: 'sent ahead' }]),
+      headers: { 'content-type': 'application/gzip' },
+    });
+    expect(deployed.status, deployed.text).toBe(202);
+    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'in_sync');
+    const moved = await t.post(`/v1/accounts/${account.id}/move`, {
+      to: { web: b.server.id, mail: b.server.id },
+      cutover: 'manual',
+    });
+    expect((await ended(moved.body.id, ['ready', 'failed'])).status).toBe('ready');
+    const onTarget = path.join(b.dataDir, 'accounts', account.id);
+    expect(existsSync(path.join(onTarget, 'mail', '.staged'))).toBe(true);
+    expect(existsSync(path.join(onTarget, 'sites', site.body.id))).toBe(true);
+
+    // As a control plane killed while it copied leaves the move: the step running, the first
+    // copy's listings in place. Its second run fails: the source is away.
+    await markStep(t.db, moved.body.id, 'copy', 'running', t.clock.now());
+    await a.stop();
+    await t.db.query('UPDATE servers SET last_seen_at = $2 WHERE id = $1', [a.server.id, new Date(0)]);
+    expect((await t.post(`/v1/moves/${moved.body.id}/cutover`, {})).status).toBe(200);
+    const done = await ended(moved.body.id);
+    expect(done.status).toBe('failed');
+    expect(existsSync(onTarget)).toBe(false);
+    expect((await t.get(`/v1/accounts/${account.id}`)).body.placement.web).toBe(a.server.id);
   });
 
   it('drained, a server has its accounts moved off it, two at a time at most, takes no new one, and is decommissioned once empty', async () => {

@@ -118,6 +118,12 @@ export function moveRunner(
     await removeTree(listingsOf(move));
   };
 
+  /** What the copy sent on to the target before the cutover dropped there, by what its listings say was sent. */
+  async function discardSentAhead(move: repo.MoveRow): Promise<void> {
+    const copy = { listings: listingsOf(move), final: false, to: move.to_servers };
+    for (const part of partsOf(move)) await part.discardAhead?.(move.account_id, copy);
+  }
+
   /** The records of the moved web and mail roles, from where to where they point. */
   async function roleRecords(move: repo.MoveRow): Promise<RoleRecords[]> {
     const roles = [];
@@ -176,8 +182,11 @@ export function moveRunner(
     async copy(move) {
       // From a backup there is no source to copy from while it serves: the final copy unpacks it.
       if (move.from_backup) return;
-      await removeTree(stagingOf(move));
-      await removeTree(listingsOf(move));
+      // A run after a crash starts again from nothing. What an earlier run sent ahead is dropped
+      // first, while the listings still say what it was: a run that failed after removing them
+      // would leave it on the target.
+      await discardSentAhead(move);
+      await removeCopy(move);
       // Progress in bytes: what has arrived in the staging, against the account's measured disk use.
       const total = await deps.diskInUse(move.account_id);
       await repo.updateMove(db, move.id, { bytes_total: total, bytes_copied: 0 });
@@ -278,8 +287,7 @@ export function moveRunner(
   async function rollBack(move: repo.MoveRow, failure: unknown): Promise<void> {
     const canceled = failure instanceof Canceled;
     await o.records.restoreTtl(move.account_id, await roleRecords(move), move.lowered_ttls);
-    const copy = { listings: listingsOf(move), final: false, to: move.to_servers };
-    for (const part of partsOf(move)) await part.discardAhead?.(move.account_id, copy);
+    await discardSentAhead(move);
     await removeCopy(move);
     const error = canceled
       ? null
