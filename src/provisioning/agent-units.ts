@@ -4,7 +4,7 @@ import type { Db, Queryable } from '../db/client.js';
 import { ACCOUNT_USERNAME_PATTERN } from '../lib/account-username.js';
 import { type CronRunRecord, CronUnitSpec } from './render/cron.js';
 import { MailDomainContent } from './render/mail.js';
-import { DatabaseAccountSpec, DatabaseSpec } from './render/mariadb.js';
+import { DatabaseAccountSpec, DatabaseSpec, PartialLoad, TableNames } from './render/mariadb.js';
 import { SiteTls } from './render/nginx.js';
 import { PhpSettings } from './render/php-fpm.js';
 import { type SshLogin, SshUnitSpec } from './render/ssh.js';
@@ -100,9 +100,6 @@ const PackFor = {
   only: Type.Optional(PackNames),
 };
 
-/** Tables of a database (a partial dump's or load's, DatabaseDriver). */
-const TableNames = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100_000 });
-
 /**
  * A move's copy received ahead of its cutover (`input`): whole, replacing what an earlier attempt
  * staged, or laid over the staged copy less `gone`; `only` names what the control plane packs.
@@ -136,7 +133,7 @@ export const AgentTask = Type.Union([
   Type.Object({
     action: Type.Literal('database.load'),
     database: DatabaseSpec,
-    partial: Type.Optional(Type.Object({ drop: TableNames })),
+    partial: Type.Optional(PartialLoad),
   }),
   Type.Object({ action: Type.Literal('database.discard'), username: Username }),
   Type.Object({ action: Type.Literal('database.checksum'), database: Type.String({ minLength: 1, maxLength: 80 }) }),

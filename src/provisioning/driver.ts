@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { CronAccountSpec, CronRunRecord } from './render/cron.js';
 import type { MailDomainSpec } from './render/mail.js';
-import type { DatabaseAccountSpec, DatabaseSpec, TableChecksums } from './render/mariadb.js';
+import type { DatabaseAccountSpec, DatabaseSpec, PartialLoad, TableChecksums } from './render/mariadb.js';
 import type { SiteSpec } from './render/nginx.js';
 import type { PhpPoolSpec } from './render/php-fpm.js';
 import type { SshAccountSpec, SshLogin } from './render/ssh.js';
@@ -75,7 +75,7 @@ export interface DatabaseDriver {
    * `partial`, the database is kept (made if missing): the tables `drop` names are dropped and the
    * dump's tables replace their namesakes.
    */
-  load(database: DatabaseSpec, dump: Readable, partial?: { drop: readonly string[] }): Promise<void>;
+  load(database: DatabaseSpec, dump: Readable, partial?: PartialLoad): Promise<void>;
   /**
    * Each table's checksum and definition (TableChecksums): a move compares its frozen source's
    * with its target's, before its final copy and once the dump is loaded there.

@@ -8,7 +8,7 @@ import type { JobQueue } from '../../jobs/queue.js';
 import { exists } from '../../lib/disk.js';
 import type { Clock } from '../../lib/time.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
-import { type DatabaseSpec, TableChecksums } from '../../provisioning/render/mariadb.js';
+import { type DatabaseSpec, type PartialLoad, TableChecksums } from '../../provisioning/render/mariadb.js';
 import { findAccountById, lockBelowLimit, transferLimit } from '../accounts/index.js';
 import { discardCopy, LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
 import * as repo from './repo.js';
@@ -94,7 +94,7 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
       return {
         dump: (database: string, file: string, except?: string[]) =>
           driver.dump(database, createWriteStream(file, { mode: 0o600 }), except),
-        load: (d: DatabaseSpec, file: string, partial?: { drop: string[] }) => driver.load(d, createReadStream(file), partial),
+        load: (d: DatabaseSpec, file: string, partial?: PartialLoad) => driver.load(d, createReadStream(file), partial),
         checksums: async (database: string, file: string) =>
           writeFile(file, JSON.stringify(await driver.checksums(database)), { mode: 0o600 }),
         discard: (username: string) => driver.removeAccount(`${username}_`),
@@ -108,7 +108,7 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
           { action: 'database.dump', database, ...(except && { except }) },
           { file, maxBytes: transferLimit(account) },
         ),
-      load: (d: DatabaseSpec, file: string, partial?: { drop: string[] }) =>
+      load: (d: DatabaseSpec, file: string, partial?: PartialLoad) =>
         runAgentTask(
           db,
           clock,
@@ -170,7 +170,7 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
       for (const d of databases) {
         if (!(await exists(dumpFile(staging, d.name)))) continue;
         const partial = (await exists(partialFile(staging, d.name)))
-          ? (JSON.parse(await readFile(partialFile(staging, d.name), 'utf8')) as { drop: string[] })
+          ? (JSON.parse(await readFile(partialFile(staging, d.name), 'utf8')) as PartialLoad)
           : undefined;
         await server.load(d, dumpFile(staging, d.name), partial);
       }
@@ -203,7 +203,7 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
       await rm(partialFile(staging, name), { force: true });
       return server.dump(name, dumpFile(staging, name));
     }
-    await writeFile(partialFile(staging, name), JSON.stringify({ drop: plan.drop }), { mode: 0o600 });
+    await writeFile(partialFile(staging, name), JSON.stringify({ drop: plan.drop } satisfies PartialLoad), { mode: 0o600 });
     if (plan.changed.length === 0 && plan.drop.length === 0) await rm(dumpFile(staging, name), { force: true });
     else await server.dump(name, dumpFile(staging, name), plan.except);
   }

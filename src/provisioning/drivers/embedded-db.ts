@@ -1,20 +1,22 @@
-import { createHash } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { writeFileIfChanged } from '../atomic-write.js';
 import type { DatabaseDriver } from '../driver.js';
-import { renderDatabaseState, type DatabaseAccountSpec, type DatabaseSpec, type TableChecksums } from '../render/mariadb.js';
+import {
+  definitionsDigest,
+  renderDatabaseState,
+  type DatabaseAccountSpec,
+  type DatabaseSpec,
+  type TableChecksums,
+} from '../render/mariadb.js';
 
 /**
  * Renders each account's statements into `<dataDir>/rendered/db/<prefix>.sql` (mode 0600: they
  * hold password hashes) and applies nothing: there is no server, so every size is 0 and a dump
  * holds no rows.
  */
-/** The SHA-256 the MariaDB driver gives a database without views, routines or events. */
-const NOTHING = createHash('sha256').update('[]').digest('hex');
-
 export class EmbeddedDatabaseDriver implements DatabaseDriver {
   readonly name = 'embedded';
   private readonly dir: string;
@@ -53,6 +55,6 @@ export class EmbeddedDatabaseDriver implements DatabaseDriver {
 
   /** No tables, views, routines or events, anywhere. */
   async checksums(): Promise<TableChecksums> {
-    return { version: this.name, tables: {}, definitions: {}, views: [], objects: NOTHING };
+    return { version: this.name, tables: {}, definitions: {}, views: [], objects: definitionsDigest([]) };
   }
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import mysql, { type Connection, type QueryError, type RowDataPacket } from 'mysql2/promise';
@@ -6,10 +5,12 @@ import { tiedSpawn } from '../../lib/tied-spawn.js';
 import type { DatabaseDriver } from '../driver.js';
 import {
   DATABASE_PRIVILEGES,
+  definitionsDigest,
   grantPattern,
   sql,
   type DatabaseAccountSpec,
   type DatabaseSpec,
+  type PartialLoad,
   type TableChecksums,
 } from '../render/mariadb.js';
 import { DumpStatements } from './dump-statements.js';
@@ -200,7 +201,7 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
     );
   }
 
-  async load(database: DatabaseSpec, dump: Readable, partial?: { drop: readonly string[] }): Promise<void> {
+  async load(database: DatabaseSpec, dump: Readable, partial?: PartialLoad): Promise<void> {
     dump.on('error', () => undefined); // told by the load (`errored`), whenever it comes
     try {
       await this.session(async (c) => {
@@ -285,7 +286,6 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
         const [rows] = await c.query<RowDataPacket[]>(sql.showCreate(kind, database, name));
         return JSON.stringify(Object.entries(rows[0] ?? {}).filter(([column]) => !NOT_COPIED.has(column)));
       };
-      const sha256 = (parts: string[]) => createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 
       const sums = new Map<string, string | null>();
       const definitions = new Map<string, string>();
@@ -307,7 +307,7 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
           const [rows] = await c.query<RowDataPacket[]>(sql.checksumTable(database, name));
           const sum = rows[0]?.Checksum as string | number | null | undefined;
           sums.set(name, sum === null || sum === undefined ? null : String(sum));
-          definitions.set(name, sha256([await created('TABLE', name), ...(triggers.get(name) ?? [])]));
+          definitions.set(name, definitionsDigest([await created('TABLE', name), ...(triggers.get(name) ?? [])]));
         } else otherKind = true;
       }
       for (const [type, name] of await pairs(
@@ -324,7 +324,7 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
         tables: Object.fromEntries(sums),
         definitions: Object.fromEntries(definitions),
         views,
-        ...(!otherKind && { objects: sha256(objects) }),
+        ...(!otherKind && { objects: definitionsDigest(objects) }),
       };
     });
   }

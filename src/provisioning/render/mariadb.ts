@@ -3,6 +3,7 @@
  * spec. Every identifier and string is checked against a narrow pattern before it is quoted,
  * so a name that got past the API's rules still cannot change a statement's meaning.
  */
+import { createHash } from 'node:crypto';
 import { type Static, Type } from 'typebox';
 
 /** The statements below check each name against its narrow pattern before quoting it. */
@@ -25,6 +26,16 @@ export type DatabaseAccountSpec = Static<typeof DatabaseAccountSpec>;
 
 const TableName = Type.String({ maxLength: 64 });
 const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$' });
+
+/** Tables of a database, by name: what a partial dump leaves out, or a partial load drops. */
+export const TableNames = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100_000 });
+/** A move's final copy loaded in part: the database kept, the tables `drop` names dropped, the dump's loaded. */
+export const PartialLoad = Type.Object({ drop: TableNames });
+export type PartialLoad = Static<typeof PartialLoad>;
+
+/** The SHA-256 of `SHOW CREATE` rows taken together, as `TableChecksums` holds them (of none: a database without views, routines or events). */
+export const definitionsDigest = (rows: readonly string[]): string =>
+  createHash('sha256').update(JSON.stringify(rows)).digest('hex');
 
 /**
  * A database's tables, each with its `CHECKSUM TABLE` (null where its engine gives none), and the
