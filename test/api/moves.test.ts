@@ -61,6 +61,27 @@ async function ended(moveId: string, statuses = ['completed', 'failed', 'cancele
   });
 }
 
+/**
+ * An account placed by `placement`, with a domain whose mail is on, a mailbox `info@` on it, and
+ * a site whose deployment serves `index.html` (`content`), in sync.
+ */
+async function accountWithSite(placement: Record<string, string>, content: string) {
+  const account = await createAccount(t, (await createPlan(t)).id, undefined, { placement });
+  const name = `${account.username}.example.com`;
+  expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
+  const box = await t.post('/v1/emails', { address: `info@${name}`, password: 'a long enough passphrase', quota_mb: 10 });
+  expect(box.status, box.text).toBe(201);
+  const site = await t.post('/v1/sites', { account_id: account.id, hostname: name });
+  await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.status === 'active');
+  const deployed = await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
+    raw: tarGz([{ path: 'index.html', content }]),
+    headers: { 'content-type': 'application/gzip' },
+  });
+  expect(deployed.status, deployed.text).toBe(202);
+  await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'in_sync');
+  return { account, name, site: site.body as { id: string }, box: box.body as { id: string } };
+}
+
 const aRecords = async (name: string) =>
   ((await t.get(`/v1/domains/${name}/records?type=A`)).body.data as { name: string; content: string; ttl: number }[])
     .map((r) => `${r.name} ${r.content} ${r.ttl}`)
@@ -411,24 +432,14 @@ describe('moving an account', () => {
   it('from a backup, when the source is away: the backup’s files and messages go to the target, the source is withdrawn once back', async () => {
     const a = await runningServer('127.0.0.33');
     const b = await runningServer('127.0.0.34');
-    const account = await createAccount(t, (await createPlan(t)).id, undefined, {
-      placement: { web: a.server.id, mail: a.server.id, database: LOCAL },
-    });
-    const name = `${account.username}.example.com`;
-    expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
-    const site = await t.post('/v1/sites', { account_id: account.id, hostname: name });
-    const box = await t.post('/v1/emails', { address: `info@${name}`, password: 'a long enough passphrase', quota_mb: 10 });
-    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.status === 'active');
-    const deployed = await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
-      raw: tarGz([{ path: 'index.html', content: 'backed up' }]),
-      headers: { 'content-type': 'application/gzip' },
-    });
-    expect(deployed.status, deployed.text).toBe(202);
+    const { account, name, site, box } = await accountWithSite(
+      { web: a.server.id, mail: a.server.id, database: LOCAL },
+      'backed up',
+    );
     const home = (dir: string) => path.join(dir, 'accounts', account.id);
-    const current = (dir: string) => path.join(home(dir), 'sites', site.body.id, 'current');
-    const maildir = (dir: string) => path.join(home(dir), 'mail', name, box.body.id, 'Maildir');
+    const current = (dir: string) => path.join(home(dir), 'sites', site.id, 'current');
+    const maildir = (dir: string) => path.join(home(dir), 'mail', name, box.id, 'Maildir');
     await eventually(async () => existsSync(path.join(current(a.dataDir), 'index.html')) && existsSync(maildir(a.dataDir)));
-    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'in_sync');
     writeFileSync(path.join(maildir(a.dataDir), 'new', '1700000000.M1P1.a'), 'Subject: kept\r\n\r\nhello\r\n');
     const backup = await t.post('/v1/backups', { account_id: account.id, include: ['sites', 'emails'] });
     expect(backup.status, backup.text).toBe(202);
@@ -464,23 +475,10 @@ describe('moving an account', () => {
   it('of its web role alone, from a backup: its mail stays where it is, as it is, with what came after the backup', async () => {
     const a = await runningServer('127.0.0.35');
     const b = await runningServer('127.0.0.36');
-    const account = await createAccount(t, (await createPlan(t)).id, undefined, {
-      placement: { web: a.server.id, mail: LOCAL, database: LOCAL },
-    });
-    const name = `${account.username}.example.com`;
-    expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
-    const site = await t.post('/v1/sites', { account_id: account.id, hostname: name });
-    const box = await t.post('/v1/emails', { address: `info@${name}`, password: 'a long enough passphrase', quota_mb: 10 });
-    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.status === 'active');
-    const deployed = await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
-      raw: tarGz([{ path: 'index.html', content: 'backed up' }]),
-      headers: { 'content-type': 'application/gzip' },
-    });
-    expect(deployed.status, deployed.text).toBe(202);
-    const current = (dir: string) => path.join(dir, 'accounts', account.id, 'sites', site.body.id, 'current');
-    const maildir = path.join(t.config.dataDir, 'accounts', account.id, 'mail', name, box.body.id, 'Maildir');
+    const { account, name, site, box } = await accountWithSite({ web: a.server.id, mail: LOCAL, database: LOCAL }, 'backed up');
+    const current = (dir: string) => path.join(dir, 'accounts', account.id, 'sites', site.id, 'current');
+    const maildir = path.join(t.config.dataDir, 'accounts', account.id, 'mail', name, box.id, 'Maildir');
     await eventually(async () => existsSync(path.join(current(a.dataDir), 'index.html')) && existsSync(maildir));
-    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'in_sync');
     writeFileSync(path.join(maildir, 'new', '1700000000.M1P1.mx'), 'Subject: backed up\r\n\r\nhello\r\n');
     const backup = await t.post('/v1/backups', { account_id: account.id, include: ['sites', 'emails'] });
     expect(backup.status, backup.text).toBe(202);
@@ -549,20 +547,7 @@ describe('moving an account', () => {
   it('copied again after a crash, drops first what the earlier copy sent ahead: a second copy that fails leaves nothing on the target', async () => {
     const a = await runningServer('127.0.0.25');
     const b = await runningServer('127.0.0.26');
-    const account = await createAccount(t, (await createPlan(t)).id, undefined, {
-      placement: { web: a.server.id, mail: a.server.id, database: LOCAL },
-    });
-    const name = `${account.username}.example.com`;
-    expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
-    expect((await t.post('/v1/emails', { address: `info@${name}`, password: 'a long enough passphrase' })).status).toBe(201);
-    const site = await t.post('/v1/sites', { account_id: account.id, hostname: name });
-    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.status === 'active');
-    const deployed = await t.request('POST', `/v1/sites/${site.body.id}/deployments`, {
-      raw: tarGz([{ path: 'index.html', content: 'sent ahead' }]),
-      headers: { 'content-type': 'application/gzip' },
-    });
-    expect(deployed.status, deployed.text).toBe(202);
-    await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.sync_state === 'in_sync');
+    const { account, site } = await accountWithSite({ web: a.server.id, mail: a.server.id, database: LOCAL }, 'sent ahead');
     const moved = await t.post(`/v1/accounts/${account.id}/move`, {
       to: { web: b.server.id, mail: b.server.id },
       cutover: 'manual',
@@ -570,7 +555,7 @@ describe('moving an account', () => {
     expect((await ended(moved.body.id, ['ready', 'failed'])).status).toBe('ready');
     const onTarget = path.join(b.dataDir, 'accounts', account.id);
     expect(existsSync(path.join(onTarget, 'mail', '.staged'))).toBe(true);
-    expect(existsSync(path.join(onTarget, 'sites', site.body.id))).toBe(true);
+    expect(existsSync(path.join(onTarget, 'sites', site.id))).toBe(true);
 
     // As a control plane killed while it copied leaves the move: the step running, the first
     // copy's listings in place. Its second run fails: the source is away.
