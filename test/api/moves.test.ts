@@ -157,8 +157,10 @@ describe('moving an account', () => {
     // So are the messages, beside the mail domains it will serve there.
     const mailAhead = path.join(home(b.dataDir), 'mail', '.staged', name, box.body.id, 'Maildir', 'new');
     expect(readdirSync(mailAhead)).toEqual(['1700000000.M1P1.mx']);
-    // Both went on as they came from the source, in one pass through the control plane.
-    expect(relayed.mock.results.filter((r) => r.value !== undefined)).toHaveLength(2);
+    // Both went on as they came from the source, in one pass through the control plane, and so
+    // did the database's dump, loaded on the target as it came.
+    expect(relayed.mock.results.filter((r) => r.value !== undefined)).toHaveLength(3);
+    expect(existsSync(path.join(staged, 'databases', `${account.username}_shop.loaded`))).toBe(true);
     // A target that no longer holds it (swept, its disk replaced) is sent it whole at the final copy.
     rmSync(path.join(home(b.dataDir), 'mail', '.staged'), { recursive: true });
     // What changes until the freeze comes with the final copy; what is deleted is deleted there too.

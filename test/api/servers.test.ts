@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentCall, agentUpload } from '../../src/agent/client.js';
+import { agentCall, agentDownload, agentUpload } from '../../src/agent/client.js';
 import { enrol } from '../../src/agent/enrol.js';
 import { runAgent } from '../../src/agent/run.js';
 import type { Identity } from '../../src/agent/state.js';
@@ -12,7 +12,7 @@ import { listenAgents } from '../../src/app.js';
 import { directoryBytes } from '../../src/lib/disk.js';
 import { newId } from '../../src/lib/ids.js';
 import { SYSTEM_TIME_ZONE } from '../../src/lib/time-zone.js';
-import { runAgentTask, type ServerRow, serverStatus } from '../../src/modules/servers/index.js';
+import { relayedTask, runAgentTask, type ServerRow, serverStatus } from '../../src/modules/servers/index.js';
 import { Relay } from '../../src/modules/servers/relay.js';
 import { statusCondition } from '../../src/modules/servers/status.js';
 import { pruneStaleTasks } from '../../src/modules/servers/tasks.js';
@@ -1049,6 +1049,38 @@ describe('placement and the agent’s units', () => {
     // Not the task's ten minutes: the waiter's next look (a second at most) ends it.
     expect(await outcome).toBe('the relayed copy went on without this server');
     expect((await t.db.query('SELECT 1 FROM agent_tasks WHERE id = $1', [key])).rows).toHaveLength(0);
+  });
+
+  it('a dump relayed to another server’s load: the load reads the bytes as they arrive, and the dump is kept here as well', async () => {
+    const a = await enrolledServer();
+    const b = await enrolledServer();
+    await Promise.all([poll(a.identity), poll(b.identity)]);
+    const file = path.join(newAgentDir(), 'shop.sql');
+    const relayed = relayedTask(
+      { db: t.db, clock: t.clock },
+      { serverId: a.server.id, spec: { action: 'database.dump', database: 'x_db' }, options: { file } },
+      {
+        serverId: b.server.id,
+        spec: { action: 'database.load', database: { name: 'x_db', charset: 'utf8mb4', collation: 'utf8mb4_unicode_ci' } },
+      },
+    );
+    const taskOf = (identity: Identity) =>
+      eventually(async () => (await poll(identity)).body?.units?.find((u: { kind: string }) => u.kind === 'task')?.key as string);
+    const [dumpKey, loadKey] = await Promise.all([taskOf(a.identity), taskOf(b.identity)]);
+    const rows = Buffer.alloc(3 * 2 ** 20, 'INSERT INTO t VALUES (1);\n');
+    // The load's request is answered once the dump's bytes begin to arrive.
+    const [read] = await Promise.all([
+      agentDownload(url, b.identity, `/agent/v1/units/task/${loadKey}/artifacts/input`).then(text),
+      agentUpload(url, a.identity, `/agent/v1/units/task/${dumpKey}/artifacts/output`, Readable.from([rows])),
+    ]);
+    expect(read).toBe(rows.toString());
+    expect(readFileSync(file).equals(rows)).toBe(true);
+    for (const [identity, key] of [
+      [a.identity, dumpKey],
+      [b.identity, loadKey],
+    ] as const)
+      await agentCall(url, identity, 'POST', '/agent/v1/reports', { reports: [{ kind: 'task', key, generation: 1 }] });
+    expect(await relayed).toBe(true);
   });
 
   it('reports are refused for another server’s unit and for a generation never given, changing nothing', async () => {

@@ -7,10 +7,11 @@ import type { Db } from '../../db/client.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { exists } from '../../lib/disk.js';
 import type { Clock } from '../../lib/time.js';
+import type { AgentTask } from '../../provisioning/agent-units.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
 import { type DatabaseSpec, type PartialLoad, TableChecksums } from '../../provisioning/render/mariadb.js';
 import { findAccountById, lockBelowLimit, transferLimit } from '../accounts/index.js';
-import { discardCopy, LOCAL_SERVER_ID, runAgentTask } from '../servers/index.js';
+import { discardCopy, LOCAL_SERVER_ID, relayedTask, runAgentTask, sentAheadTo } from '../servers/index.js';
 import * as repo from './repo.js';
 import { databaseEvent, presentUser, toDatabase } from './representation.js';
 import type { Database, DatabaseUser } from './schemas.js';
@@ -31,10 +32,23 @@ const dumpFile = (staging: string, name: string) => path.join(staging, 'database
 const checksumFile = (staging: string, name: string) => path.join(staging, 'databases', `${name}.checksums.json`);
 /** A move's final copy of a database in part (`partial`: the tables the target drops; the dump holds the changed ones). */
 const partialFile = (staging: string, name: string) => path.join(staging, 'databases', `${name}.partial.json`);
+/** A move's record that a database's first copy was loaded on the target as it was dumped (`sendAhead` then has nothing to load). */
+const loadedFile = (staging: string, name: string) => path.join(staging, 'databases', `${name}.loaded`);
 /** A move's record that its copy's databases may be on the target before the cutover (to drop if it rolls back). */
 const aheadFile = (listings: string) => path.join(listings, 'databases-ahead');
 /** About a hundred bytes per table. */
 const CHECKSUMS_MAX_BYTES = 32 * 1024 * 1024;
+
+const dumpTask = (database: string, except?: string[]): AgentTask => ({
+  action: 'database.dump',
+  database,
+  ...(except && { except }),
+});
+const loadTask = (d: DatabaseSpec, partial?: PartialLoad): AgentTask => ({
+  action: 'database.load',
+  database: { name: d.name, charset: d.charset, collation: d.collation },
+  ...(partial && { partial }),
+});
 
 /**
  * The tables whose checksums differ, or that one side lacks; between servers of different
@@ -92,6 +106,7 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
     const serverId = from?.database ?? account?.database_server_id ?? LOCAL_SERVER_ID;
     if (serverId === LOCAL_SERVER_ID)
       return {
+        id: serverId,
         dump: (database: string, file: string, except?: string[]) =>
           driver.dump(database, createWriteStream(file, { mode: 0o600 }), except),
         load: (d: DatabaseSpec, file: string, partial?: PartialLoad) => driver.load(d, createReadStream(file), partial),
@@ -99,27 +114,14 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
           writeFile(file, JSON.stringify(await driver.checksums(database)), { mode: 0o600 }),
         discard: (username: string) => driver.removeAccount(`${username}_`),
       };
+    const dumps = { maxBytes: transferLimit(account) };
     return {
+      id: serverId,
+      dumps,
       dump: (database: string, file: string, except?: string[]) =>
-        runAgentTask(
-          db,
-          clock,
-          serverId,
-          { action: 'database.dump', database, ...(except && { except }) },
-          { file, maxBytes: transferLimit(account) },
-        ),
+        runAgentTask(db, clock, serverId, dumpTask(database, except), { file, ...dumps }),
       load: (d: DatabaseSpec, file: string, partial?: PartialLoad) =>
-        runAgentTask(
-          db,
-          clock,
-          serverId,
-          {
-            action: 'database.load',
-            database: { name: d.name, charset: d.charset, collation: d.collation },
-            ...(partial && { partial }),
-          },
-          { file },
-        ),
+        runAgentTask(db, clock, serverId, loadTask(d, partial), { file }),
       checksums: (database: string, file: string) =>
         runAgentTask(db, clock, serverId, { action: 'database.checksum', database }, { file, maxBytes: CHECKSUMS_MAX_BYTES }),
       discard: (username: string) => discardCopy({ db, clock }, serverId, { action: 'database.discard', username }),
@@ -179,6 +181,29 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
   }
 
   /**
+   * A move's first copy of a database, dumped while the source serves. Between two agents the
+   * target loads the dump as it arrives here (one pass, the load beside the dump); where that
+   * cannot be, or the target failed or fell behind, `sendAhead` loads it from here.
+   */
+  async function firstDump(
+    d: DatabaseSpec,
+    server: Awaited<ReturnType<typeof serverOf>>,
+    copy: MoveCopy,
+    staging: string,
+  ): Promise<void> {
+    const to = sentAheadTo(copy.to, 'database');
+    // Relayed between agents' tasks only: the local server dumps and loads in this process.
+    if (!to || !server.dumps) return server.dump(d.name, dumpFile(staging, d.name));
+    await writeFile(aheadFile(copy.listings), '', { mode: 0o600 });
+    const loaded = await relayedTask(
+      { db, clock },
+      { serverId: server.id, spec: dumpTask(d.name), options: { file: dumpFile(staging, d.name), ...server.dumps } },
+      { serverId: to, spec: loadTask(d) },
+    );
+    if (loaded) await writeFile(loadedFile(staging, d.name), '', { mode: 0o600 });
+  }
+
+  /**
    * A move's final copy of a database, its source frozen: its checksums (which the land verifies
    * the target's against), and a dump of what differs from the copy loaded on the target ahead
    * (`changedTables`; a whole one where that cannot be told), or none where nothing does.
@@ -221,6 +246,7 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
       // final copy dumps only what changed since.
       for (const d of databases)
         if (copy?.final) await finalDump(accountId, d.name, server, copy, staging);
+        else if (copy) await firstDump(d, server, copy, staging);
         else await server.dump(d.name, dumpFile(staging, d.name));
       await writeFile(
         path.join(staging, CREDENTIALS),
@@ -307,16 +333,17 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
     },
 
     /**
-     * A move's first copy loaded on the target while the source serves, so that the final copy
-     * dumps only what changed since. Nothing uses it there before the cutover: the account's
-     * users are made there only once it is placed there.
+     * A move's first copy loaded on the target while the source serves (unless loaded as it was
+     * dumped: `firstDump`), so that the final copy dumps only what changed since. Nothing uses it
+     * there before the cutover: the account's users are made there only once it is placed there.
      */
     async sendAhead(accountId: string, staging: string, copy: MoveCopy): Promise<void> {
       if (copy.final || !copy.to.database) return;
       const target = await serverOf(accountId, { database: copy.to.database });
       await writeFile(aheadFile(copy.listings), '', { mode: 0o600 });
       for (const d of await repo.listOfAccount(db, 'databases', accountId))
-        if (await exists(dumpFile(staging, d.name))) await target.load(d, dumpFile(staging, d.name));
+        if ((await exists(dumpFile(staging, d.name))) && !(await exists(loadedFile(staging, d.name))))
+          await target.load(d, dumpFile(staging, d.name));
     },
 
     async discardAhead(accountId: string, copy: MoveCopy): Promise<void> {

@@ -6,9 +6,8 @@ import type { Db } from '../../db/client.js';
 import type { Clock } from '../../lib/time.js';
 import { type AgentTask, PACK_ONLY_MAX } from '../../provisioning/agent-units.js';
 import { writeFileAtomic } from '../../provisioning/atomic-write.js';
-import { Relay } from './relay.js';
 import type { ReceiveTask } from './send-copy.js';
-import { runAgentTask, type TaskOptions } from './tasks.js';
+import { relayedTask, runAgentTask, type TaskOptions } from './tasks.js';
 
 type PackTask = Extract<AgentTask, { action: 'site.pack' | 'mail.pack' }>;
 
@@ -78,19 +77,6 @@ async function relayed(
 ): Promise<void> {
   // Whatever that server held is replaced: until the relay gets there, it is not known.
   await rm(to.sentFile, { force: true });
-  const relay = new Relay();
-  const receiving = runAgentTask(deps.db, deps.clock, to.serverId, { ...to.task, whole: true }, { relay });
-  receiving.catch(() => relay.drop('the receiving server failed'));
-  try {
-    await runAgentTask(deps.db, deps.clock, from.serverId, from.spec, { ...from.options, relay });
-  } catch (err) {
-    relay.drop('the copy from the sending server failed');
-    await receiving.catch(() => undefined);
-    throw err;
-  }
-  const received = await receiving.then(
-    () => true,
-    () => false,
-  );
+  const received = await relayedTask(deps, from, { serverId: to.serverId, spec: { ...to.task, whole: true } });
   if (received) await writeFileAtomic(to.sentFile, JSON.stringify(await listTree([{ dir: from.options.file, as: '' }])), 0o600);
 }

@@ -2,7 +2,7 @@
 export { findServerById, LOCAL_SERVER_ID, placementCandidates, type ServerRow } from './repo.js';
 export { ROLES, type Role } from './schemas.js';
 export { serverStatus, serverTimeZone } from './status.js';
-export { AgentTaskFailed, runAgentTask } from './tasks.js';
+export { AgentTaskFailed, relayedTask, runAgentTask } from './tasks.js';
 export { copyFromServer, type RelayTo } from './copies.js';
 export { discardCopy, type ReceiveTask, sentAheadTo, sendCopy } from './send-copy.js';
 export { handedToAgent, wakeAgent } from './wake.js';

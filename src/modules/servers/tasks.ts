@@ -10,7 +10,7 @@ import { newId } from '../../lib/ids.js';
 import { inPieces } from '../../lib/pieces.js';
 import type { Clock } from '../../lib/time.js';
 import type { AgentTask, AgentUnitSource } from '../../provisioning/agent-units.js';
-import { type Relay, relays } from './relay.js';
+import { Relay, relays } from './relay.js';
 import { findServerById } from './repo.js';
 import { agentReachable } from './status.js';
 import { wakeAgent } from './wake.js';
@@ -220,7 +220,7 @@ export const taskUnits: AgentUnitSource = {
     const only = 'only' in task.spec && task.spec.only ? new Set(task.spec.only) : undefined;
     return archiveStream(task.file, [{ dir: task.file, as: '' }], { only, level: TRANSFER_LEVEL });
   },
-  /** A task's output, unpacked as it comes, or written beside the file and renamed onto it once complete. */
+  /** A task's output, unpacked as it comes, or written beside the file and renamed onto it once complete; passed on through its relay as well. */
   async receive(db, serverId, key, name, body) {
     const task = await pendingTask(db, serverId, key);
     if (task === 'foreign') return 'foreign';
@@ -230,15 +230,47 @@ export const taskUnits: AgentUnitSource = {
       return 'stored';
     }
     const partial = `${task.file}.partial`;
+    const relay = relays.get(key);
+    const out = createWriteStream(partial, { mode: 0o600 });
     try {
-      await pipeline(body, bounded(task.max_bytes), inPieces(2 ** 20), createWriteStream(partial, { mode: 0o600 }));
+      const [limit, pieces] = [bounded(task.max_bytes), inPieces(2 ** 20)];
+      await (relay ? pipeline(body, limit, pieces, relay.tee(), out) : pipeline(body, limit, pieces, out));
       await rename(partial, task.file);
+    } catch (err) {
+      relay?.drop('the output from the sending server failed');
+      throw err;
     } finally {
       await rm(partial, { force: true });
     }
     return 'stored';
   },
 };
+
+/**
+ * A task's output brought here (`send.options.file`) and, as it arrives, passed on as the input
+ * of a task on another server (relay.ts): one pass through the control plane. Returns whether the
+ * receiving task took it all; should it fail or fall behind, the output here still completes.
+ */
+export async function relayedTask(
+  deps: { db: Db; clock: Clock },
+  send: { serverId: string; spec: AgentTask; options: TaskOptions },
+  receive: { serverId: string; spec: AgentTask },
+): Promise<boolean> {
+  const relay = new Relay();
+  const receiving = runAgentTask(deps.db, deps.clock, receive.serverId, receive.spec, { relay });
+  receiving.catch(() => relay.drop('the receiving server failed'));
+  try {
+    await runAgentTask(deps.db, deps.clock, send.serverId, send.spec, { ...send.options, relay });
+  } catch (err) {
+    relay.drop('the output from the sending server failed');
+    await receiving.catch(() => undefined);
+    throw err;
+  }
+  return receiving.then(
+    () => true,
+    () => false,
+  );
+}
 
 /** Deletes the tasks whose waiter has been gone as long as the longest wait. */
 export const pruneStaleTasks = (db: Queryable) =>
