@@ -190,8 +190,10 @@ export async function moveBench() {
     // in the staging, not with a client: a process started from this one holds the copy's relay.
     const checksum = async (on: NonNullable<typeof dbA>) => on.sql(DB_NAME, `CHECKSUM TABLE ${TABLES.join(', ')}`);
     if (dbA) {
+      // Written beside its name until whole (`.partial`), then renamed.
       const dump = path.join(t.config.dataDir, 'staging', `move-${move.id}`, 'databases', `${DB_NAME}.sql`);
-      await until(async () => existsSync(dump) && statSync(dump).size > 2 ** 20);
+      const arrived = (file: string) => (statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 2 ** 20;
+      await until(async () => arrived(`${dump}.partial`) || arrived(dump));
       await dbA.sql(DB_NAME, `UPDATE ${TABLES[0]} SET v = RANDOM_BYTES(1024) WHERE id % ${1 / (CHANGED * DB_TABLES)} = 0`);
     }
     const rowsLeft = dbA && (await checksum(dbA));
