@@ -1051,36 +1051,54 @@ describe('placement and the agent’s units', () => {
     expect((await t.db.query('SELECT 1 FROM agent_tasks WHERE id = $1', [key])).rows).toHaveLength(0);
   });
 
-  it('a dump relayed to another server’s load: the load reads the bytes as they arrive, and the dump is kept here as well', async () => {
+  /** A dump on one server relayed to a load on another, as a move's first copy of a database is. */
+  async function relayedDump(maxBytes?: number) {
     const a = await enrolledServer();
     const b = await enrolledServer();
     await Promise.all([poll(a.identity), poll(b.identity)]);
     const file = path.join(newAgentDir(), 'shop.sql');
     const relayed = relayedTask(
       { db: t.db, clock: t.clock },
-      { serverId: a.server.id, spec: { action: 'database.dump', database: 'x_db' }, options: { file } },
+      { serverId: a.server.id, spec: { action: 'database.dump', database: 'x_db' }, options: { file, maxBytes } },
       {
         serverId: b.server.id,
         spec: { action: 'database.load', database: { name: 'x_db', charset: 'utf8mb4', collation: 'utf8mb4_unicode_ci' } },
       },
     );
+    relayed.catch(() => undefined); // looked at once the agents have reported
     const taskOf = (identity: Identity) =>
       eventually(async () => (await poll(identity)).body?.units?.find((u: { kind: string }) => u.kind === 'task')?.key as string);
     const [dumpKey, loadKey] = await Promise.all([taskOf(a.identity), taskOf(b.identity)]);
     const rows = Buffer.alloc(3 * 2 ** 20, 'INSERT INTO t VALUES (1);\n');
     // The load's request is answered once the dump's bytes begin to arrive.
-    const [read] = await Promise.all([
+    const [read, sent] = await Promise.allSettled([
       agentDownload(url, b.identity, `/agent/v1/units/task/${loadKey}/artifacts/input`).then(text),
       agentUpload(url, a.identity, `/agent/v1/units/task/${dumpKey}/artifacts/output`, Readable.from([rows])),
     ]);
-    expect(read).toBe(rows.toString());
+    const report = (identity: Identity, key: string, error?: string) =>
+      agentCall(url, identity, 'POST', '/agent/v1/reports', { reports: [{ kind: 'task', key, generation: 1, error }] });
+    return { a, b, file, rows, read, sent, relayed, report, dumpKey, loadKey };
+  }
+
+  it('a dump relayed to another server’s load: the load reads the bytes as they arrive, and the dump is kept here as well', async () => {
+    const { a, b, file, rows, read, sent, relayed, report, dumpKey, loadKey } = await relayedDump();
+    expect(sent.status).toBe('fulfilled');
+    expect(read).toEqual({ status: 'fulfilled', value: rows.toString() });
     expect(readFileSync(file).equals(rows)).toBe(true);
-    for (const [identity, key] of [
-      [a.identity, dumpKey],
-      [b.identity, loadKey],
-    ] as const)
-      await agentCall(url, identity, 'POST', '/agent/v1/reports', { reports: [{ kind: 'task', key, generation: 1 }] });
+    await report(a.identity, dumpKey);
+    await report(b.identity, loadKey);
     expect(await relayed).toBe(true);
+  });
+
+  it('a relayed dump past its bound is refused (413) and not kept, and the load reading it fails', async () => {
+    const { a, b, file, read, sent, relayed, report, dumpKey, loadKey } = await relayedDump(2 ** 20);
+    expect(sent.status === 'rejected' && String(sent.reason)).toMatch(/413/);
+    expect(read.status).toBe('rejected');
+    expect(existsSync(file) || existsSync(`${file}.partial`)).toBe(false);
+    // Each agent reports its failure, as the real ones do.
+    await report(b.identity, loadKey, 'the input was cut off');
+    await report(a.identity, dumpKey, 'the control plane refused the dump');
+    await expect(relayed).rejects.toThrow(/refused the dump/);
   });
 
   it('reports are refused for another server’s unit and for a generation never given, changing nothing', async () => {
