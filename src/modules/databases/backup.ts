@@ -106,7 +106,6 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
     const serverId = from?.database ?? account?.database_server_id ?? LOCAL_SERVER_ID;
     if (serverId === LOCAL_SERVER_ID)
       return {
-        id: serverId,
         dump: (database: string, file: string, except?: string[]) =>
           driver.dump(database, createWriteStream(file, { mode: 0o600 }), except),
         load: (d: DatabaseSpec, file: string, partial?: PartialLoad) => driver.load(d, createReadStream(file), partial),
@@ -114,12 +113,17 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
           writeFile(file, JSON.stringify(await driver.checksums(database)), { mode: 0o600 }),
         discard: (username: string) => driver.removeAccount(`${username}_`),
       };
-    const dumps = { maxBytes: transferLimit(account) };
+    const maxBytes = transferLimit(account);
     return {
-      id: serverId,
-      dumps,
       dump: (database: string, file: string, except?: string[]) =>
-        runAgentTask(db, clock, serverId, dumpTask(database, except), { file, ...dumps }),
+        runAgentTask(db, clock, serverId, dumpTask(database, except), { file, maxBytes }),
+      /** Dumped into `file` and, as it arrives, loaded on the server `to` (relayed): whether it loaded it all. */
+      dumpLoadedOn: (d: DatabaseSpec, file: string, to: string) =>
+        relayedTask(
+          { db, clock },
+          { serverId, spec: dumpTask(d.name), options: { file, maxBytes } },
+          { serverId: to, spec: loadTask(d) },
+        ),
       load: (d: DatabaseSpec, file: string, partial?: PartialLoad) =>
         runAgentTask(db, clock, serverId, loadTask(d, partial), { file }),
       checksums: (database: string, file: string) =>
@@ -193,14 +197,10 @@ export function databasesBackupPart(db: Db, clock: Clock, jobs: JobQueue, driver
   ): Promise<void> {
     const to = sentAheadTo(copy.to, 'database');
     // Relayed between agents' tasks only: the local server dumps and loads in this process.
-    if (!to || !server.dumps) return server.dump(d.name, dumpFile(staging, d.name));
+    const relayed = server.dumpLoadedOn;
+    if (!to || !relayed) return server.dump(d.name, dumpFile(staging, d.name));
     await writeFile(aheadFile(copy.listings), '', { mode: 0o600 });
-    const loaded = await relayedTask(
-      { db, clock },
-      { serverId: server.id, spec: dumpTask(d.name), options: { file: dumpFile(staging, d.name), ...server.dumps } },
-      { serverId: to, spec: loadTask(d) },
-    );
-    if (loaded) await writeFile(loadedFile(staging, d.name), '', { mode: 0o600 });
+    if (await relayed(d, dumpFile(staging, d.name), to)) await writeFile(loadedFile(staging, d.name), '', { mode: 0o600 });
   }
 
   /**

@@ -231,9 +231,8 @@ export const taskUnits: AgentUnitSource = {
     }
     const partial = `${task.file}.partial`;
     const relay = relays.get(key);
-    const out = createWriteStream(partial, { mode: 0o600 });
     try {
-      const [limit, pieces] = [bounded(task.max_bytes), inPieces(2 ** 20)];
+      const [limit, pieces, out] = [bounded(task.max_bytes), inPieces(2 ** 20), createWriteStream(partial, { mode: 0o600 })];
       await (relay ? pipeline(body, limit, pieces, relay.tee(), out) : pipeline(body, limit, pieces, out));
       await rename(partial, task.file);
     } catch (err) {
