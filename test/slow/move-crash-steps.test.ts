@@ -14,7 +14,7 @@ import { startAgentProcess, startServer, waitReady } from '../helpers/server-pro
  * A move whose three processes are killed with SIGKILL after every one of its steps: the control
  * plane kills itself once each step has done its work and before it is recorded
  * (BERTH_CRASH_AFTER_MOVE_STEPS), and halfway through the steps with more than one effect
- * (BERTH_CRASH_INSIDE_MOVE_STEPS), so the step runs a second time when it is started again; each
+ * (BERTH_CRASH_INSIDE_MOVE_STEPS; the zones' TTLs between the account's two zones), so the step runs a second time when it is started again; each
  * time the test kills the source's and the target's agents too and starts all three again. The
  * move still completes: the target serves the site's files and holds the mailbox's message, once,
  * and (where MariaDB servers can be started here, one per server) every row of the account's
@@ -27,7 +27,10 @@ const servers = hostingServers(kit);
 const noMariadb = servers.skipped;
 const ROWS = 100;
 /** The steps with a point halfway through them (moves/runner.ts, `crashPoint`). */
-const INSIDE = ['freeze', 'land', 'thaw'];
+const INSIDE = ['lower_ttl', 'freeze', 'land', 'thaw', 'restore_ttl'];
+const [A_ADDRESS, B_ADDRESS] = ['127.0.0.41', '127.0.0.42'];
+/** The TTL of the zones' records: the least there is, so the forwarding after the cutover lasts a minute at most. */
+const TTL = 60;
 
 /** The files under `dir` (at any depth) whose content is `text`. */
 function filesHolding(dir: string, text: string): string[] {
@@ -39,7 +42,7 @@ function filesHolding(dir: string, text: string): string[] {
 
 // On PGlite in its data directory, or (the slow suite's PostgreSQL run) on a database of its own
 // there, whose connections die with the process.
-it(`a move whose control plane and both agents are killed (SIGKILL) after each of its steps completes and halfway through three: the target serves the site and holds the message${noMariadb ? '' : ' and every row of the database'} once, the source keeps nothing${noMariadb ? ` (the database skipped: ${noMariadb})` : ''}`, async () => {
+it(`a move whose control plane and both agents are killed (SIGKILL) after each of its steps completes and halfway through five: the target serves the site and holds the message, the zones point at it with their own TTLs${noMariadb ? '' : ' and every row of the database'} once, the source keeps nothing${noMariadb ? ` (the database skipped: ${noMariadb})` : ''}`, async () => {
   const [port, agentPort] = [await freePort(), await freePort()];
   const call = apiOf(port, OPERATOR);
   const controlDir = tempDir();
@@ -58,7 +61,7 @@ it(`a move whose control plane and both agents are killed (SIGKILL) after each o
   let server = started(startServer(controlDir, port, env));
   await waitReady(port, server);
 
-  const [a, b] = [await servers.start(call, 'host-a', '127.0.0.41'), await servers.start(call, 'host-b', '127.0.0.42')];
+  const [a, b] = [await servers.start(call, 'host-a', A_ADDRESS), await servers.start(call, 'host-b', B_ADDRESS)];
 
   const plan = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body;
   const account = (
@@ -70,11 +73,20 @@ it(`a move whose control plane and both agents are killed (SIGKILL) after each o
     })
   ).body;
   const domain = 'movesteps.example.com';
-  // No records (the empty template): none has its TTL lowered, so the source forwards for
-  // BERTH_MOVE_TTL_S after the cutover rather than for a record's old TTL.
-  expect(
-    (await call('POST', '/v1/domains', { account_id: account.id, name: domain, mail_enabled: true, template: 'empty' })).status,
-  ).toBe(201);
+  // Two zones, each with a record pointing at the source: the steps that change the zones one at a
+  // time (the TTLs lowered and restored) are killed between the first and the second.
+  const zones = [domain, 'movesteps-2.example.com'];
+  for (const name of zones) {
+    const made = await call('POST', '/v1/domains', {
+      account_id: account.id,
+      name,
+      mail_enabled: name === domain,
+      template: 'empty',
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const record = await call('POST', `/v1/domains/${name}/records`, { name: '@', type: 'A', content: A_ADDRESS, ttl: TTL });
+    expect(record.status, JSON.stringify(record.body)).toBe(201);
+  }
   const site = (await call('POST', '/v1/sites', { account_id: account.id, hostname: domain })).body;
   await until(async () => (await call('GET', `/v1/sites/${site.id}`)).body.status === 'active');
   const deployed = await call(
@@ -143,6 +155,13 @@ it(`a move whose control plane and both agents are killed (SIGKILL) after each o
   const killedAt = (marker: string) => statSync(path.join(controlDir, marker)).mtimeMs + 50;
   expect(Date.parse(ended.frozen_at)).toBeLessThanOrEqual(killedAt('crashed-inside-freeze'));
   expect(Date.parse(ended.cut_over_at)).toBeLessThanOrEqual(killedAt('crashed-after-cutover'));
+
+  // Each zone's record points at the target with its own TTL again: neither run of the steps
+  // killed halfway took a lowered TTL for the record's own.
+  for (const name of zones) {
+    const records = (await call('GET', `/v1/domains/${name}/records?type=A`)).body.data;
+    expect(records.map((r: { content: string; ttl: number }) => [r.content, r.ttl])).toEqual([[B_ADDRESS, TTL]]);
+  }
 
   // The target serves the account, the message is there once; the source holds nothing of it.
   expect((await call('GET', `/v1/accounts/${account.id}`)).body.placement).toMatchObject({ web: b.id, mail: b.id });

@@ -160,8 +160,12 @@ export function moveRunner(
     async lower_ttl(move) {
       // Each zone's old TTLs are recorded in the transaction that lowers them: a run after a crash
       // finds them lowered and recorded, and lowers the rest.
-      await o.records.lowerTtl(move.account_id, await roleRecords(move), config.moveTtlS, (tx, had) =>
-        repo.recordLoweredTtls(tx, move.id, had),
+      await o.records.lowerTtl(
+        move.account_id,
+        await roleRecords(move),
+        config.moveTtlS,
+        (tx, had) => repo.recordLoweredTtls(tx, move.id, had),
+        { afterZone: () => crashPoint('lower_ttl', 'inside') },
       );
     },
 
@@ -279,7 +283,9 @@ export function moveRunner(
 
     async restore_ttl(move) {
       const pointingAtTarget = (await roleRecords(move)).map((r) => ({ ...r, from: r.to }));
-      await o.records.restoreTtl(move.account_id, pointingAtTarget, move.lowered_ttls);
+      await o.records.restoreTtl(move.account_id, pointingAtTarget, move.lowered_ttls, {
+        afterZone: () => crashPoint('restore_ttl', 'inside'),
+      });
     },
   };
 
@@ -326,7 +332,8 @@ export function moveRunner(
    * named in BERTH_CRASH_AFTER_MOVE_STEPS has done its work (`forward`: set the forwarding up) and
    * before it is recorded as done, or halfway through one named in BERTH_CRASH_INSIDE_MOVE_STEPS
    * (`freeze`: frozen, the source not yet serving it so; `land`: its first part landed; `thaw`:
-   * thawed, the copy not yet removed), so the process started again runs the step a second time.
+   * thawed, the copy not yet removed; `lower_ttl` and `restore_ttl`: the account's first zone
+   * changed, not the others), so the process started again runs the step a second time.
    * Once per point and data directory (a marker file): the second run goes on.
    */
   async function crashPoint(step: MoveStepName, where: 'after' | 'inside' = 'after'): Promise<void> {

@@ -26,6 +26,11 @@ export interface RoleRecords {
   to: ServerAddresses;
 }
 
+/** What runs between an account's zones as they change one after the other. */
+interface ZoneSteps {
+  afterZone?: () => Promise<void>;
+}
+
 /**
  * The records of an account's zones that point at a server, as a move changes them: an A or AAAA
  * record is the mail role's when it is `mail.<domain>` (the template's mail host), else the web
@@ -37,13 +42,14 @@ export function serverRecords(deps: ServiceDeps) {
 
   /**
    * The A/AAAA records of `roles` that point at their source, each given the change `edit` makes,
-   * a zone at a time; `alongside` commits with each zone's change.
+   * a zone at a time; `alongside` commits with each zone's change, `afterZone` runs once it has
+   * committed (a crash test's point halfway through a move's step).
    */
   async function eachRecord(
     accountId: string,
     roles: RoleRecords[],
     edit: (e: StoredEntry, role: RoleRecords) => Partial<ZoneEntry> | null,
-    alongside?: (tx: Queryable) => Promise<void>,
+    o: ZoneSteps & { alongside?: (tx: Queryable) => Promise<void> } = {},
   ): Promise<void> {
     const account = (await findAccountById(deps.db, accountId)) as AccountRow;
     for (const zone of await domains.zonesOfAccount(deps.db, accountId)) {
@@ -63,8 +69,9 @@ export function serverRecords(deps: ServiceDeps) {
           });
           return { entries: next, changed, removed: [] };
         },
-        { alongside },
+        { alongside: o.alongside },
       );
+      await o.afterZone?.();
     }
   }
 
@@ -75,6 +82,7 @@ export function serverRecords(deps: ServiceDeps) {
       roles: RoleRecords[],
       ttl: number,
       record: (tx: Queryable, had: Record<string, number>) => Promise<void>,
+      o: ZoneSteps = {},
     ): Promise<void> {
       let had: Record<string, number> = {};
       await eachRecord(
@@ -85,9 +93,12 @@ export function serverRecords(deps: ServiceDeps) {
           had[e.id] = e.ttl;
           return { ttl };
         },
-        async (tx) => {
-          await record(tx, had);
-          had = {};
+        {
+          ...o,
+          alongside: async (tx) => {
+            await record(tx, had);
+            had = {};
+          },
         },
       );
     },
@@ -100,8 +111,8 @@ export function serverRecords(deps: ServiceDeps) {
       }),
 
     /** Gives the records (pointing at the roles' `from` now) that still exist the TTLs `had` holds (what lowerTtl returned). */
-    restoreTtl: (accountId: string, roles: RoleRecords[], had: Record<string, number>) =>
-      eachRecord(accountId, roles, (e) => (had[e.id] ? { ttl: had[e.id] } : null)),
+    restoreTtl: (accountId: string, roles: RoleRecords[], had: Record<string, number>, o: ZoneSteps = {}) =>
+      eachRecord(accountId, roles, (e) => (had[e.id] ? { ttl: had[e.id] } : null), o),
   };
 }
 export type ServerRecords = ReturnType<typeof serverRecords>;
