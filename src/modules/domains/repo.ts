@@ -99,20 +99,26 @@ export async function insertDomain(
   );
 }
 
-/** Writes the domain's fields with a new serial and bumps version and generation (a zone change). */
+/**
+ * A zone change's head, in one statement: the domain's fields with a new serial, version and
+ * generation bumped, and its SOA record's content; the domain as it leaves it, counted (undefined
+ * if its version moved: the caller's transaction is then rolled back, the SOA with it).
+ */
 export async function updateDomain(
   tx: Queryable,
   id: string,
   version: number,
-  f: DomainFields & { serial: number },
-): Promise<boolean> {
-  const r = await tx.query(
-    `UPDATE domains SET mail_enabled = $3, status = $4, serial = $5, dmarc_policy = $6, dmarc_rua = $7, catch_all = $8,
+  f: DomainFields & { serial: number; soa: string },
+): Promise<CountedDomainRow | undefined> {
+  const r = await tx.query<CountedDomainRow>(
+    `WITH soa AS (UPDATE dns_records SET content = $9, updated_at = now(), version = version + 1 WHERE domain_id = $1 AND type = 'SOA')
+     UPDATE domains d SET mail_enabled = $3, status = $4, serial = $5, dmarc_policy = $6, dmarc_rua = $7, catch_all = $8,
        generation = generation + 1, sync_state = 'pending', updated_at = now(), version = version + 1
-     WHERE id = $1 AND version = $2`,
-    [id, version, f.mail_enabled, f.status, f.serial, f.dmarc_policy, f.dmarc_rua, f.catch_all],
+     WHERE d.id = $1 AND d.version = $2
+     RETURNING ${COLUMNS}, ${records.recordCountOf('d.id')} AS record_count`,
+    [id, version, f.mail_enabled, f.status, f.serial, f.dmarc_policy, f.dmarc_rua, f.catch_all, f.soa],
   );
-  return r.rowCount === 1;
+  return r.rows[0];
 }
 
 /** The zone applied again as it is (a new generation, the same serial): a signed zone signed anew. */

@@ -81,12 +81,6 @@ export const deleteRecords = async (tx: Queryable, domainId: string, ids: string
       ).rows.map((r) => r.id)
     : [];
 
-export const setSoaContent = (tx: Queryable, domainId: string, content: string) =>
-  tx.query(
-    `UPDATE dns_records SET content = $2, updated_at = now(), version = version + 1 WHERE domain_id = $1 AND type = 'SOA'`,
-    [domainId, content],
-  );
-
 export async function listRecords(
   db: Queryable,
   domainId: string,
