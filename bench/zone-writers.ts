@@ -5,6 +5,7 @@
  * one-zone rate ÷ the sixteen-zone rate (goal ≥ 0.8) and the one-zone p99 ÷ its p50 (goal ≤ 3).
  * The benchmark servers' domains are `bench<n>.com`, one per account, with a plan of 20,000 records.
  */
+import { flush } from './disk.js';
 import { percentile } from './stats.js';
 
 const WRITERS = 16;
@@ -40,6 +41,8 @@ async function writer(t: Target, zone: string, until: number, latencies: number[
 }
 
 async function run(t: Target, zones: string[]): Promise<Run> {
+  // Each run on a settled disk: what the phase before wrote is not flushed under its commits.
+  flush();
   const latencies: number[] = [];
   const started = performance.now();
   const until = started + SECONDS * 1000;
