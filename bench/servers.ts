@@ -72,6 +72,11 @@ await db.query(`INSERT INTO sites (id, account_id, hostname, status) VALUES ($1,
 const releaseId = newId('dpl');
 await db.query(`INSERT INTO deployments (id, site_id, status, format) VALUES ($1, $2, 'live', 'tar.gz')`, [releaseId, siteId]);
 await db.query('UPDATE sites SET current_deployment_id = $2 WHERE id = $1', [siteId, releaseId]);
+// The feed's first event: the backup benchmark follows the feed from its newest.
+await db.query(
+  `INSERT INTO events (id, type, account_id, resource_type, resource_id, resource_version, data) VALUES ($1, 'site.created', $2, 'site', $3, 1, '{}')`,
+  [newId('evt'), ids[0], siteId],
+);
 const config = loadConfig({
   BERTH_LOG_LEVEL: 'silent',
   // Jobs run only where a benchmark needs them (backups); the list and deploy figures exclude them.
