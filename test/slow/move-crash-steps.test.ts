@@ -14,11 +14,13 @@ import { startAgentProcess, startServer, waitReady } from '../helpers/server-pro
  * A move whose three processes are killed with SIGKILL after every one of its steps: the control
  * plane kills itself once each step has done its work and before it is recorded
  * (BERTH_CRASH_AFTER_MOVE_STEPS), and halfway through the steps with more than one effect
- * (BERTH_CRASH_INSIDE_MOVE_STEPS; the zones' TTLs between the account's two zones), so the step runs a second time when it is started again; each
- * time the test kills the source's and the target's agents too and starts all three again. The
- * move still completes: the target serves the site's files and holds the mailbox's message, once,
- * and (where MariaDB servers can be started here, one per server) every row of the account's
- * database, once, for its user with the same password; the source holds nothing of the account.
+ * (BERTH_CRASH_INSIDE_MOVE_STEPS; the TTLs lowered and restored: between the account's two
+ * zones), so the step runs a second time when it is started again; each time the test kills the
+ * source's and the target's agents too and starts all three again. The move still completes: the
+ * target serves the site's files and holds the mailbox's message, once, and (where MariaDB servers
+ * can be started here, one per server) every row of the account's database, once, for its user
+ * with the same password; each zone's record points at the target with its own TTL again; the
+ * source holds nothing of the account.
  */
 const OPERATOR = 'move-crash-steps-operator-token-0123456789';
 const kit = processKit('berth-move-steps-');
