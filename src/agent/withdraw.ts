@@ -1,8 +1,5 @@
-import { readdir } from 'node:fs/promises';
-import path from 'node:path';
-import { accountHome } from '../layout.js';
-import { removeTree } from '../lib/remove-tree.js';
 import type { AgentUnit, AgentWithdrawal } from '../provisioning/agent-units.js';
+import { removeWithdrawnFiles } from '../provisioning/withdrawn-files.js';
 import type { AgentDrivers } from './drivers.js';
 import { withdrawMail } from './mail.js';
 
@@ -32,17 +29,5 @@ export async function withdrawAccount(
   }
   if (spec.roles.includes('mail')) await withdrawMail({ dataDir: o.dataDir, mail: o.drivers.mail }, spec.account_id, units);
   if (spec.roles.includes('database')) await o.drivers.database.removeAccount(`${spec.username}_`);
-  await removeFiles(accountHome(o.dataDir, spec.account_id), spec.roles);
-}
-
-/**
- * The account's files of the roles withdrawn: a web server's share is everything in its home but
- * `mail/`, a mail server's `mail/`. A server withdrawn from one role of two (a move of the
- * account's mail alone) keeps the other's; the home goes once nothing is left in it.
- */
-async function removeFiles(home: string, roles: string[]): Promise<void> {
-  const names = await readdir(home).catch(() => []);
-  for (const name of names)
-    if (name === 'mail' ? roles.includes('mail') : roles.includes('web')) await removeTree(path.join(home, name));
-  if ((await readdir(home).catch(() => ['?'])).length === 0) await removeTree(home);
+  await removeWithdrawnFiles(o.dataDir, spec.account_id, spec.roles);
 }

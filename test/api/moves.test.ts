@@ -394,7 +394,7 @@ describe('moving an account', () => {
     expect(readFileSync(here.passwd, 'utf8')).not.toContain(`@${name}`);
     expect(readFileSync(path.join(t.dataDir, 'rendered', 'mail', 'transport'), 'utf8')).toBe('');
     expect(existsSync(here.sql)).toBe(false);
-    expect(existsSync(here.maildir)).toBe(false);
+    expect(existsSync(path.join(t.dataDir, 'accounts', account.id))).toBe(false);
   });
 
   it('makes its final copy only once the source serves the account frozen: with its agent away, the move waits in its freeze', async () => {

@@ -6,6 +6,7 @@ import { JOBS } from '../../jobs/names.js';
 import { periodic } from '../../jobs/periodic.js';
 import { publicMessage } from '../../lib/errors.js';
 import { removeTree } from '../../lib/remove-tree.js';
+import { removeWithdrawnFiles } from '../../provisioning/withdrawn-files.js';
 import { type AccountMoves, findAccountById } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import { type RoleRecords, serverAddresses, type ServerRecords } from '../domains/index.js';
@@ -256,6 +257,7 @@ export function moveRunner(
         const target = share.role === 'database' ? null : here?.[share.role];
         if (target) await share.forwardLocal?.(move.account_id, target);
       }
+      await crashPoint('forward', 'inside');
       await db.transaction(async (tx) => {
         for (const [serverId, targets] of to)
           if (serverId !== LOCAL_SERVER_ID) await forwardAccount(tx, serverId, move.account_id, targets);
@@ -277,8 +279,10 @@ export function moveRunner(
         for (const [serverId, roles] of left)
           if (serverId !== LOCAL_SERVER_ID) await withdrawAccount(tx, serverId, account, roles);
       });
+      await crashPoint('cleanup', 'inside');
       const here = left.get(LOCAL_SERVER_ID) ?? [];
       for (const share of o.shares) if (here.includes(share.role)) await share.withdrawLocal(account);
+      await removeWithdrawnFiles(config.dataDir, account.id, here);
     },
 
     async restore_ttl(move) {
@@ -333,7 +337,9 @@ export function moveRunner(
    * before it is recorded as done, or halfway through one named in BERTH_CRASH_INSIDE_MOVE_STEPS
    * (`freeze`: frozen, the source not yet serving it so; `land`: its first part landed; `thaw`:
    * thawed, the copy not yet removed; `lower_ttl` and `restore_ttl`: the account's first zone
-   * changed, not the others), so the process started again runs the step a second time.
+   * changed, not the others; `forward`: the local server forwarding, the move not yet recorded
+   * so; `cleanup`: the other servers' withdrawals recorded, the local server's share not yet
+   * removed), so the process started again runs the step a second time.
    * Once per point and data directory (a marker file): the second run goes on.
    */
   async function crashPoint(step: MoveStepName, where: 'after' | 'inside' = 'after'): Promise<void> {

@@ -1,0 +1,118 @@
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { expect, it } from 'vitest';
+import { tarGz } from '../helpers/archives.js';
+import { PLAN_LIMITS } from '../helpers/fixtures.js';
+import { apiOf, enrolledServer, processKit, until } from '../helpers/fleet-processes.js';
+import { freePort } from '../helpers/ports.js';
+import { startServer, waitReady } from '../helpers/server-process.js';
+
+/**
+ * A move from the control plane's own server to an agent's, the control plane killed (SIGKILL)
+ * halfway through the two steps where its own server's part is an effect apart: `forward` (its
+ * web and mail servers proxying and relaying to the target, the move not yet recorded as
+ * forwarding) and `cleanup` (the other servers' withdrawals recorded, its own share of the
+ * account not yet removed). Started again, it runs each step a second time and the move
+ * completes: the target serves the site and holds the message once; the control plane serves
+ * nothing of the account and keeps none of its files. (move-crash-steps.test.ts kills the
+ * processes of a move between two agents between and inside its steps.)
+ */
+const OPERATOR = 'move-local-crash-operator-token-0123456789';
+const kit = processKit('berth-move-local-');
+const { tempDir, started } = kit;
+const INSIDE = ['forward', 'cleanup'];
+
+// Its processes keep PGlite in their data directories whatever the run, as move-crash.test.ts's.
+it('a move from the local server whose control plane is killed halfway through its forward and its cleanup completes: the target serves the account, the control plane nothing of it', async (ctx) => {
+  if (process.env.TEST_DATABASE_URL) ctx.skip();
+  const [port, agentPort] = [await freePort(), await freePort()];
+  const call = apiOf(port, OPERATOR);
+  const controlDir = tempDir();
+  const env = {
+    BERTH_BOOTSTRAP_TOKEN: OPERATOR,
+    BERTH_AGENT_LISTEN: `127.0.0.1:${agentPort}`,
+    // No records (the empty template): the forwarding lasts BERTH_MOVE_TTL_S after the cutover.
+    BERTH_MOVE_TTL_S: '5',
+    BERTH_CRASH_INSIDE_MOVE_STEPS: INSIDE.join(','),
+    // A killed process's move job is resumed a second after its last renewal rather than fifteen.
+    BERTH_JOB_LEASE_MS: '1000',
+  };
+  let server = started(startServer(controlDir, port, env));
+  await waitReady(port, server);
+  const b = await enrolledServer(call, kit, { name: 'host-b', roles: ['web', 'mail'], ipv4: '127.0.0.46' });
+
+  const plan = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body;
+  const account = (
+    await call('POST', '/v1/accounts', { username: 'movelocal', contact_email: 'a@example.com', plan_id: plan.id })
+  ).body;
+  const domain = 'movelocal.example.com';
+  const made = await call('POST', '/v1/domains', { account_id: account.id, name: domain, mail_enabled: true, template: 'empty' });
+  expect(made.status, JSON.stringify(made.body)).toBe(201);
+  const site = (await call('POST', '/v1/sites', { account_id: account.id, hostname: domain })).body;
+  await until(async () => (await call('GET', `/v1/sites/${site.id}`)).body.status === 'active');
+  const deployed = await call(
+    'POST',
+    `/v1/sites/${site.id}/deployments`,
+    undefined,
+    tarGz([{ path: 'index.html', content: 'kept' }]),
+  );
+  expect(deployed.status).toBe(202);
+  const box = await call('POST', '/v1/emails', { address: `info@${domain}`, password: 'a long enough passphrase' });
+  expect(box.status, JSON.stringify(box.body)).toBe(201);
+  const served = (dir: string) => path.join(dir, 'accounts', account.id, 'sites', site.id, 'current', 'index.html');
+  const maildir = (dir: string) => path.join(dir, 'accounts', account.id, 'mail', domain, box.body.id, 'Maildir');
+  const here = {
+    block: path.join(controlDir, 'rendered', 'web', 'sites', `${site.id}.conf`),
+    passwd: path.join(controlDir, 'rendered', 'mail', 'passwd'),
+    transport: path.join(controlDir, 'rendered', 'mail', 'transport'),
+  };
+  await until(async () => existsSync(served(controlDir)) && existsSync(path.join(maildir(controlDir), 'new')));
+  expect(readFileSync(here.passwd, 'utf8')).toContain(`info@${domain}`);
+  const message = `Subject: kept\r\n\r\nmessage ${Date.now()}\r\n`;
+  writeFileSync(path.join(maildir(controlDir), 'new', `${Date.now()}.M1P1.here`), message);
+
+  const moved = await call('POST', `/v1/accounts/${account.id}/move`, { to: { web: b.id, mail: b.id } });
+  expect(moved.status, JSON.stringify(moved.body)).toBe(202);
+  const move = async () => (await call('GET', `/v1/moves/${moved.body.id}`)).body;
+  let crashes = 0;
+  for (;;) {
+    const ended = await Promise.race([
+      server.exited.then(() => 'crashed' as const),
+      until(async () => {
+        const m = await move();
+        return ['completed', 'failed', 'canceled'].includes(m.status) ? m : null;
+      }, 120_000),
+    ]);
+    if (ended !== 'crashed') {
+      expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
+      break;
+    }
+    crashes++;
+    // Killed in the forward, its web server already proxies to the target; in the cleanup, it
+    // still holds the account's files.
+    if (crashes === 1) expect(readFileSync(here.block, 'utf8')).toContain('proxy_pass $scheme://127.0.0.46:$server_port;');
+    if (crashes === 2) expect(existsSync(served(controlDir))).toBe(true);
+    server = started(startServer(controlDir, port, env));
+    await waitReady(port, server);
+  }
+  expect(INSIDE.filter((step) => !existsSync(path.join(controlDir, `crashed-inside-${step}`)))).toEqual([]);
+  expect(crashes).toBe(INSIDE.length);
+  const events = async (type: string) =>
+    ((await call('GET', `/v1/events?type=${type}&resource_id=${moved.body.id}`)).body.data as unknown[]).length;
+  expect([await events('account.move.cut_over'), await events('account.move.completed')]).toEqual([1, 1]);
+
+  // The target serves the account, the message there once; nothing of it is served or kept here.
+  expect((await call('GET', `/v1/accounts/${account.id}`)).body.placement).toMatchObject({ web: b.id, mail: b.id });
+  await until(async () => existsSync(served(b.dataDir)));
+  expect(readFileSync(served(b.dataDir), 'utf8')).toBe('kept');
+  const messages = () =>
+    readdirSync(maildir(b.dataDir), { recursive: true, withFileTypes: true }).filter(
+      (e) => e.isFile() && readFileSync(path.join(e.parentPath, e.name), 'utf8') === message,
+    );
+  await until(async () => messages().length > 0);
+  expect(messages()).toHaveLength(1);
+  expect(existsSync(here.block)).toBe(false);
+  expect(readFileSync(here.passwd, 'utf8')).not.toContain(`@${domain}`);
+  expect(readFileSync(here.transport, 'utf8')).toBe('');
+  expect(existsSync(path.join(controlDir, 'accounts', account.id))).toBe(false);
+}, 300_000);
