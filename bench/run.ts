@@ -368,7 +368,7 @@ async function backups(label: string, databaseUrl: string | null) {
     );
     if (r.restored)
       console.log(
-        `  restore   ${REFERENCE} -x ${r.restored.tarMs.toFixed(0)} ms | berth (through the API, until its operation succeeded) ${r.restored.berthMs.toFixed(0)} ms (medians) | ratio ${r.restored.ratio.median.toFixed(2)} (median of ${r.restored.pairs} pairs; ${r.restored.ratio.min.toFixed(2)}–${r.restored.ratio.max.toFixed(2)}) (${label})`,
+        `  restore   ${REFERENCE} -x ${r.restored.tarMs.toFixed(0)} ms | berth (through the API, until its completed event) ${r.restored.berthMs.toFixed(0)} ms (medians) | ratio ${r.restored.ratio.median.toFixed(2)} (median of ${r.restored.pairs} pairs; ${r.restored.ratio.min.toFixed(2)}–${r.restored.ratio.max.toFixed(2)}) (${label})`,
       );
     return r;
   } finally {

@@ -282,7 +282,7 @@ export function moveRunner(
       await crashPoint('cleanup', 'inside');
       const here = left.get(LOCAL_SERVER_ID) ?? [];
       for (const share of o.shares) if (here.includes(share.role)) await share.withdrawLocal(account);
-      await removeWithdrawnFiles(config.dataDir, account.id, here);
+      if (here.length) await removeWithdrawnFiles(config.dataDir, account.id, here);
     },
 
     async restore_ttl(move) {
