@@ -40,6 +40,30 @@ export async function until<T>(fn: () => Promise<T>, timeoutMs = 90_000, everyMs
   }
 }
 
+/**
+ * A move followed to its end while its control plane kills itself at crash points: each time the
+ * process exits, `restart` (given the crashes so far) starts it again, with whatever else the test
+ * does then, and returns it. The ended move, and how many times the control plane died.
+ */
+export async function moveThroughCrashes(
+  move: () => Promise<Record<string, any>>,
+  server: { exited: Promise<unknown> },
+  restart: (crashes: number) => Promise<{ exited: Promise<unknown> }>,
+  timeoutMs: number,
+): Promise<{ ended: Record<string, any>; crashes: number }> {
+  for (let crashes = 0; ; crashes++) {
+    const ended = await Promise.race([
+      server.exited.then(() => null),
+      until(async () => {
+        const m = await move();
+        return ['completed', 'failed', 'canceled'].includes(m.status) ? m : null;
+      }, timeoutMs),
+    ]);
+    if (ended) return { ended, crashes };
+    server = await restart(crashes + 1);
+  }
+}
+
 export type ApiCall = (
   method: string,
   url: string,

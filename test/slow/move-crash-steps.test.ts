@@ -5,7 +5,7 @@ import { MOVE_STEPS } from '../../src/modules/moves/schemas.js';
 import { tarGz } from '../helpers/archives.js';
 import { emptyPostgresDb, onPostgres } from '../helpers/db.js';
 import { PLAN_LIMITS } from '../helpers/fixtures.js';
-import { apiOf, hostingServers, processKit, until } from '../helpers/fleet-processes.js';
+import { apiOf, hostingServers, moveThroughCrashes, processKit, until } from '../helpers/fleet-processes.js';
 import { mariadbSql, type MariadbEnv } from '../helpers/mariadb-servers.js';
 import { freePort } from '../helpers/ports.js';
 import { startAgentProcess, startServer, waitReady } from '../helpers/server-process.js';
@@ -60,7 +60,7 @@ it(`a move whose control plane and both agents are killed (SIGKILL) after each o
     // A killed process's move job is resumed a second after its last renewal rather than fifteen.
     BERTH_JOB_LEASE_MS: '1000',
   };
-  let server = started(startServer(controlDir, port, env));
+  const server = started(startServer(controlDir, port, env));
   await waitReady(port, server);
 
   const [a, b] = [await servers.start(call, 'host-a', A_ADDRESS), await servers.start(call, 'host-b', B_ADDRESS)];
@@ -114,32 +114,25 @@ it(`a move whose control plane and both agents are killed (SIGKILL) after each o
   const moved = await call('POST', `/v1/accounts/${account.id}/move`, { to });
   expect(moved.status, JSON.stringify(moved.body)).toBe(202);
   const move = async () => (await call('GET', `/v1/moves/${moved.body.id}`)).body;
-  let crashes = 0;
-  for (;;) {
-    const ended = await Promise.race([
-      server.exited.then(() => 'crashed' as const),
-      until(async () => {
-        const m = await move();
-        return ['completed', 'failed', 'canceled'].includes(m.status) ? m : null;
-      }, 300_000),
-    ]);
-    if (ended !== 'crashed') {
-      expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
-      break;
-    }
-    crashes++;
-    // The agents die too, wherever they were; then all three start again.
-    for (const s of [a, b]) s.agent.child.kill('SIGKILL');
-    await Promise.all([a.agent.exited, b.agent.exited]);
-    for (const s of [a, b]) s.agent = started(startAgentProcess(['run'], s.dataDir, s.env));
-    server = started(startServer(controlDir, port, env));
-    // A short step may complete (and kill the process again) before /readyz is first asked: that
-    // is the next crash, which the loop counts.
-    const restarted = server;
-    await waitReady(port, restarted).catch((e: unknown) => {
-      if (restarted.child.exitCode === null && restarted.child.signalCode === null) throw e;
-    });
-  }
+  const { ended: moveEnded, crashes } = await moveThroughCrashes(
+    move,
+    server,
+    async () => {
+      // The agents die too, wherever they were; then all three start again.
+      for (const s of [a, b]) s.agent.child.kill('SIGKILL');
+      await Promise.all([a.agent.exited, b.agent.exited]);
+      for (const s of [a, b]) s.agent = started(startAgentProcess(['run'], s.dataDir, s.env));
+      const restarted = started(startServer(controlDir, port, env));
+      // A short step may complete (and kill the process again) before /readyz is first asked: that
+      // is the next crash, which the loop counts.
+      await waitReady(port, restarted).catch((e: unknown) => {
+        if (restarted.child.exitCode === null && restarted.child.signalCode === null) throw e;
+      });
+      return restarted;
+    },
+    300_000,
+  );
+  expect(moveEnded.status, JSON.stringify(moveEnded.error)).toBe('completed');
   // Killed after every step (`forward` too: a move from a live source never skips it).
   const steps = (await move()).steps as { name: string; state: string }[];
   expect(steps.map((st) => `${st.name}: ${st.state}`)).toEqual(MOVE_STEPS.map((name) => `${name}: done`));

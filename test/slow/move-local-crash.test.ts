@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect, it } from 'vitest';
 import { tarGz } from '../helpers/archives.js';
 import { PLAN_LIMITS } from '../helpers/fixtures.js';
-import { apiOf, enrolledServer, processKit, until } from '../helpers/fleet-processes.js';
+import { apiOf, enrolledServer, moveThroughCrashes, processKit, until } from '../helpers/fleet-processes.js';
 import { freePort } from '../helpers/ports.js';
 import { startServer, waitReady } from '../helpers/server-process.js';
 
@@ -37,7 +37,7 @@ it('a move from the local server whose control plane is killed halfway through i
     // A killed process's move job is resumed a second after its last renewal rather than fifteen.
     BERTH_JOB_LEASE_MS: '1000',
   };
-  let server = started(startServer(controlDir, port, env));
+  const server = started(startServer(controlDir, port, env));
   await waitReady(port, server);
   const b = await enrolledServer(call, kit, { name: 'host-b', roles: ['web', 'mail'], ipv4: '127.0.0.46' });
 
@@ -74,27 +74,21 @@ it('a move from the local server whose control plane is killed halfway through i
   const moved = await call('POST', `/v1/accounts/${account.id}/move`, { to: { web: b.id, mail: b.id } });
   expect(moved.status, JSON.stringify(moved.body)).toBe(202);
   const move = async () => (await call('GET', `/v1/moves/${moved.body.id}`)).body;
-  let crashes = 0;
-  for (;;) {
-    const ended = await Promise.race([
-      server.exited.then(() => 'crashed' as const),
-      until(async () => {
-        const m = await move();
-        return ['completed', 'failed', 'canceled'].includes(m.status) ? m : null;
-      }, 120_000),
-    ]);
-    if (ended !== 'crashed') {
-      expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
-      break;
-    }
-    crashes++;
-    // Killed in the forward, its web server already proxies to the target; in the cleanup, it
-    // still holds the account's files.
-    if (crashes === 1) expect(readFileSync(here.block, 'utf8')).toContain('proxy_pass $scheme://127.0.0.46:$server_port;');
-    if (crashes === 2) expect(existsSync(served(controlDir))).toBe(true);
-    server = started(startServer(controlDir, port, env));
-    await waitReady(port, server);
-  }
+  const { ended, crashes } = await moveThroughCrashes(
+    move,
+    server,
+    async (crashes) => {
+      // Killed in the forward, its web server already proxies to the target; in the cleanup, it
+      // still holds the account's files.
+      if (crashes === 1) expect(readFileSync(here.block, 'utf8')).toContain('proxy_pass $scheme://127.0.0.46:$server_port;');
+      if (crashes === 2) expect(existsSync(served(controlDir))).toBe(true);
+      const restarted = started(startServer(controlDir, port, env));
+      await waitReady(port, restarted);
+      return restarted;
+    },
+    120_000,
+  );
+  expect(ended.status, JSON.stringify(ended.error)).toBe('completed');
   expect(INSIDE.filter((step) => !existsSync(path.join(controlDir, `crashed-inside-${step}`)))).toEqual([]);
   expect(crashes).toBe(INSIDE.length);
   const events = async (type: string) =>
