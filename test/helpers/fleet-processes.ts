@@ -1,8 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect } from 'vitest';
+import { type TarEntry, tarGz } from './archives.js';
 import { type MariadbEnv, noMariadbServers, startMariadb, stopDaemons } from './mariadb-servers.js';
 import { freePort } from './ports.js';
 import { startAgentProcess } from './server-process.js';
@@ -127,4 +128,55 @@ export function hostingServers(kit: ReturnType<typeof processKit>) {
     return { ...(await enrolledServer(call, kit, { name, roles, ipv4 }, db ?? {})), db };
   };
   return { skipped, start };
+}
+
+/** The files under `dir` (at any depth) whose content is `text`. */
+export function filesHolding(dir: string, text: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && readFileSync(path.join(e.parentPath, e.name), 'utf8') === text)
+    .map((e) => path.join(e.parentPath, e.name));
+}
+
+/**
+ * An account made through the API on plan `planId`, placed as `placement` says (the control
+ * plane's own server where it says nothing), with the domain `<username>.example.com` (mail on,
+ * no records: a move forwards for BERTH_MOVE_TTL_S, not for a record's TTL), a site serving
+ * index.html (holding the username) and `files`, and a mailbox info@ the domain. Once both are
+ * on the server whose data directory is `sourceDir`, a message is put in the mailbox there as
+ * its mail server would deliver it. `release` and `maildir` name the site's live files and the
+ * mailbox's Maildir under any server's data directory.
+ */
+export async function accountWithSite(
+  call: ApiCall,
+  o: { username: string; planId: string; sourceDir: string; placement?: Record<string, string>; files?: TarEntry[] },
+) {
+  const account = (
+    await call('POST', '/v1/accounts', {
+      username: o.username,
+      contact_email: 'a@example.com',
+      plan_id: o.planId,
+      ...(o.placement && { placement: o.placement }),
+    })
+  ).body;
+  expect(account.id, JSON.stringify(account)).toBeTruthy();
+  const domain = `${o.username}.example.com`;
+  const made = await call('POST', '/v1/domains', { account_id: account.id, name: domain, mail_enabled: true, template: 'empty' });
+  expect(made.status, JSON.stringify(made.body)).toBe(201);
+  const site = (await call('POST', '/v1/sites', { account_id: account.id, hostname: domain })).body;
+  await until(async () => (await call('GET', `/v1/sites/${site.id}`)).body.status === 'active');
+  const archive = tarGz([{ path: 'index.html', content: o.username }, ...(o.files ?? [])]);
+  const deployed = await call('POST', `/v1/sites/${site.id}/deployments`, undefined, archive);
+  expect(deployed.status, JSON.stringify(deployed.body)).toBe(202);
+  const box = await call('POST', '/v1/emails', { address: `info@${domain}`, password: 'a long enough passphrase' });
+  expect(box.status, JSON.stringify(box.body)).toBe(201);
+  const release = (dir: string) => path.join(dir, 'accounts', account.id, 'sites', site.id, 'current');
+  const maildir = (dir: string) => path.join(dir, 'accounts', account.id, 'mail', domain, box.body.id, 'Maildir');
+  const lastFile = o.files?.at(-1)?.path ?? 'index.html';
+  await until(
+    async () => existsSync(path.join(release(o.sourceDir), lastFile)) && existsSync(path.join(maildir(o.sourceDir), 'new')),
+  );
+  const message = `Subject: kept\r\n\r\n${o.username} ${Date.now()}\r\n`;
+  writeFileSync(path.join(maildir(o.sourceDir), 'new', `${Date.now()}.M1P1.source`), message);
+  return { account, domain, site, release, maildir, message };
 }

@@ -1,11 +1,18 @@
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it, onTestFinished } from 'vitest';
 import { MOVE_STEPS } from '../../src/modules/moves/schemas.js';
-import { tarGz } from '../helpers/archives.js';
 import { emptyPostgresDb, onPostgres } from '../helpers/db.js';
 import { PLAN_LIMITS } from '../helpers/fixtures.js';
-import { apiOf, hostingServers, moveThroughCrashes, processKit, until } from '../helpers/fleet-processes.js';
+import {
+  accountWithSite,
+  apiOf,
+  filesHolding,
+  hostingServers,
+  moveThroughCrashes,
+  processKit,
+  until,
+} from '../helpers/fleet-processes.js';
 import { mariadbSql, type MariadbEnv } from '../helpers/mariadb-servers.js';
 import { freePort } from '../helpers/ports.js';
 import { startAgentProcess, startServer, waitReady } from '../helpers/server-process.js';
@@ -34,14 +41,6 @@ const [A_ADDRESS, B_ADDRESS] = ['127.0.0.41', '127.0.0.42'];
 /** The TTL of the zones' records: the least there is, so the forwarding after the cutover lasts a minute at most. */
 const TTL = 60;
 
-/** The files under `dir` (at any depth) whose content is `text`. */
-function filesHolding(dir: string, text: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile() && readFileSync(path.join(e.parentPath, e.name), 'utf8') === text)
-    .map((e) => path.join(e.parentPath, e.name));
-}
-
 // On PGlite in its data directory, or (the slow suite's PostgreSQL run) on a database of its own
 // there, whose connections die with the process.
 it(`a move whose control plane and both agents are killed (SIGKILL) after each of its steps completes and halfway through five: the target serves the site and holds the message, the zones point at it with their own TTLs${noMariadb ? '' : ' and every row of the database'} once, the source keeps nothing${noMariadb ? ` (the database skipped: ${noMariadb})` : ''}`, async () => {
@@ -65,47 +64,23 @@ it(`a move whose control plane and both agents are killed (SIGKILL) after each o
 
   const [a, b] = [await servers.start(call, 'host-a', A_ADDRESS), await servers.start(call, 'host-b', B_ADDRESS)];
 
-  const plan = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body;
-  const account = (
-    await call('POST', '/v1/accounts', {
-      username: 'movesteps',
-      contact_email: 'a@example.com',
-      plan_id: plan.id,
-      placement: { web: a.id, mail: a.id, ...(a.db && { database: a.id }) },
-    })
-  ).body;
-  const domain = 'movesteps.example.com';
+  const planId = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body.id;
+  const { account, domain, release, maildir, message } = await accountWithSite(call, {
+    username: 'movesteps',
+    planId,
+    placement: { web: a.id, mail: a.id, ...(a.db && { database: a.id }) },
+    sourceDir: a.dataDir,
+  });
+  const served = (dir: string) => path.join(release(dir), 'index.html');
   // Two zones, each with a record pointing at the source: the steps that change the zones one at a
   // time (the TTLs lowered and restored) are killed between the first and the second.
   const zones = [domain, 'movesteps-2.example.com'];
+  const second = await call('POST', '/v1/domains', { account_id: account.id, name: zones[1], template: 'empty' });
+  expect(second.status, JSON.stringify(second.body)).toBe(201);
   for (const name of zones) {
-    const made = await call('POST', '/v1/domains', {
-      account_id: account.id,
-      name,
-      mail_enabled: name === domain,
-      template: 'empty',
-    });
-    expect(made.status, JSON.stringify(made.body)).toBe(201);
     const record = await call('POST', `/v1/domains/${name}/records`, { name: '@', type: 'A', content: A_ADDRESS, ttl: TTL });
     expect(record.status, JSON.stringify(record.body)).toBe(201);
   }
-  const site = (await call('POST', '/v1/sites', { account_id: account.id, hostname: domain })).body;
-  await until(async () => (await call('GET', `/v1/sites/${site.id}`)).body.status === 'active');
-  const deployed = await call(
-    'POST',
-    `/v1/sites/${site.id}/deployments`,
-    undefined,
-    tarGz([{ path: 'index.html', content: 'kept' }]),
-  );
-  expect(deployed.status).toBe(202);
-  const box = await call('POST', '/v1/emails', { address: `info@${domain}`, password: 'a long enough passphrase' });
-  expect(box.status, JSON.stringify(box.body)).toBe(201);
-  const served = (dir: string) => path.join(dir, 'accounts', account.id, 'sites', site.id, 'current', 'index.html');
-  const maildir = (dir: string) => path.join(dir, 'accounts', account.id, 'mail', domain, box.body.id, 'Maildir');
-  await until(async () => existsSync(served(a.dataDir)) && existsSync(path.join(maildir(a.dataDir), 'new')));
-  // A message as the source's mail server delivered it.
-  const message = `Subject: kept\r\n\r\nmessage ${Date.now()}\r\n`;
-  writeFileSync(path.join(maildir(a.dataDir), 'new', `${Date.now()}.M1P1.host-a`), message);
 
   // A database with a user, and rows in a table without a key: a row loaded twice would be seen.
   const appDb = a.db && (await accountDatabase(account.id, a.db));
@@ -161,7 +136,7 @@ it(`a move whose control plane and both agents are killed (SIGKILL) after each o
   // The target serves the account, the message is there once; the source holds nothing of it.
   expect((await call('GET', `/v1/accounts/${account.id}`)).body.placement).toMatchObject({ web: b.id, mail: b.id });
   await until(async () => existsSync(served(b.dataDir)));
-  expect(readFileSync(served(b.dataDir), 'utf8')).toBe('kept');
+  expect(readFileSync(served(b.dataDir), 'utf8')).toBe('movesteps');
   await until(async () => filesHolding(maildir(b.dataDir), message).length > 0);
   expect(filesHolding(maildir(b.dataDir), message)).toHaveLength(1);
   await until(async () => !readdirSync(path.join(a.dataDir, 'accounts')).includes(account.id));

@@ -1,11 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bytesUnder } from '../../src/archives/pack.js';
-import { tarGz } from '../helpers/archives.js';
 import { PLAN_LIMITS } from '../helpers/fixtures.js';
-import { type ApiCall, apiOf, hostingServers, processKit, until } from '../helpers/fleet-processes.js';
+import {
+  accountWithSite,
+  type ApiCall,
+  apiOf,
+  filesHolding,
+  hostingServers,
+  processKit,
+  until,
+} from '../helpers/fleet-processes.js';
 import { mariadbSql } from '../helpers/mariadb-servers.js';
 import { freePort } from '../helpers/ports.js';
 import { startAgentProcess, startServer, waitReady } from '../helpers/server-process.js';
@@ -79,40 +86,20 @@ const startAgent = (s: Hosting) => (s.agent = started(startAgentProcess(['run'],
  * `withDatabase`, a database of ROWS rows there as well.
  */
 async function accountOnA(name: string, withDatabase = false) {
-  const account = (
-    await call('POST', '/v1/accounts', {
-      username: name,
-      contact_email: 'a@example.com',
-      plan_id: planId,
-      placement: { web: a.id, mail: a.id, ...(withDatabase && { database: a.id }) },
-    })
-  ).body;
+  const { account, site, release, maildir, message } = await accountWithSite(call, {
+    username: name,
+    planId,
+    placement: { web: a.id, mail: a.id, ...(withDatabase && { database: a.id }) },
+    sourceDir: a.dataDir,
+    files: FILES,
+  });
   const database = withDatabase ? await databaseOnA(account.id, `${name}_app`) : null;
-  const domain = `${name}.example.com`;
-  // No records: the source forwards for BERTH_MOVE_TTL_S after the cutover, not for a record's TTL.
-  const made = await call('POST', '/v1/domains', { account_id: account.id, name: domain, mail_enabled: true, template: 'empty' });
-  expect(made.status).toBe(201);
-  const site = (await call('POST', '/v1/sites', { account_id: account.id, hostname: domain })).body;
-  await until(async () => (await call('GET', `/v1/sites/${site.id}`)).body.status === 'active');
-  const archive = tarGz([{ path: 'index.html', content: name }, ...FILES]);
-  expect((await call('POST', `/v1/sites/${site.id}/deployments`, undefined, archive)).status).toBe(202);
-  const box = (await call('POST', '/v1/emails', { address: `info@${domain}`, password: 'a long enough passphrase' })).body;
-  const release = (dir: string) => path.join(dir, 'accounts', account.id, 'sites', site.id, 'current');
-  const maildir = (dir: string) => path.join(dir, 'accounts', account.id, 'mail', domain, box.id, 'Maildir');
-  await until(async () => existsSync(path.join(release(a.dataDir), FILES[199]!.path)) && existsSync(`${maildir(a.dataDir)}/new`));
-  const message = `Subject: kept\r\n\r\n${name} ${Date.now()}\r\n`;
-  writeFileSync(path.join(maildir(a.dataDir), 'new', `${Date.now()}.M1P1.host-a`), message);
-
   /** The account placed on b, its site and message there (once), nothing of it on a. */
   const onlyOnB = async () => {
     await until(async () => readFileSync(path.join(release(b.dataDir), 'index.html'), 'utf8') === name);
     for (const f of FILES) expect(readFileSync(path.join(release(b.dataDir), f.path)).equals(f.content), f.path).toBe(true);
-    const messages = () =>
-      readdirSync(maildir(b.dataDir), { recursive: true, withFileTypes: true }).filter(
-        (e) => e.isFile() && readFileSync(path.join(e.parentPath, e.name), 'utf8') === message,
-      );
-    await until(async () => messages().length > 0);
-    expect(messages()).toHaveLength(1);
+    await until(async () => filesHolding(maildir(b.dataDir), message).length > 0);
+    expect(filesHolding(maildir(b.dataDir), message)).toHaveLength(1);
     await until(async () => !readdirSync(path.join(a.dataDir, 'accounts')).includes(account.id));
     expect((await call('GET', `/v1/accounts/${account.id}`)).body.placement).toMatchObject({ web: b.id, mail: b.id });
     if (database) {

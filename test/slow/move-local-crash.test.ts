@@ -1,9 +1,16 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import { tarGz } from '../helpers/archives.js';
 import { PLAN_LIMITS } from '../helpers/fixtures.js';
-import { apiOf, enrolledServer, moveThroughCrashes, processKit, until } from '../helpers/fleet-processes.js';
+import {
+  accountWithSite,
+  apiOf,
+  enrolledServer,
+  filesHolding,
+  moveThroughCrashes,
+  processKit,
+  until,
+} from '../helpers/fleet-processes.js';
 import { freePort } from '../helpers/ports.js';
 import { startServer, waitReady } from '../helpers/server-process.js';
 
@@ -41,35 +48,19 @@ it('a move from the local server whose control plane is killed halfway through i
   await waitReady(port, server);
   const b = await enrolledServer(call, kit, { name: 'host-b', roles: ['web', 'mail'], ipv4: '127.0.0.46' });
 
-  const plan = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body;
-  const account = (
-    await call('POST', '/v1/accounts', { username: 'movelocal', contact_email: 'a@example.com', plan_id: plan.id })
-  ).body;
-  const domain = 'movelocal.example.com';
-  const made = await call('POST', '/v1/domains', { account_id: account.id, name: domain, mail_enabled: true, template: 'empty' });
-  expect(made.status, JSON.stringify(made.body)).toBe(201);
-  const site = (await call('POST', '/v1/sites', { account_id: account.id, hostname: domain })).body;
-  await until(async () => (await call('GET', `/v1/sites/${site.id}`)).body.status === 'active');
-  const deployed = await call(
-    'POST',
-    `/v1/sites/${site.id}/deployments`,
-    undefined,
-    tarGz([{ path: 'index.html', content: 'kept' }]),
-  );
-  expect(deployed.status).toBe(202);
-  const box = await call('POST', '/v1/emails', { address: `info@${domain}`, password: 'a long enough passphrase' });
-  expect(box.status, JSON.stringify(box.body)).toBe(201);
-  const served = (dir: string) => path.join(dir, 'accounts', account.id, 'sites', site.id, 'current', 'index.html');
-  const maildir = (dir: string) => path.join(dir, 'accounts', account.id, 'mail', domain, box.body.id, 'Maildir');
+  const planId = (await call('POST', '/v1/plans', { name: 'p', ...PLAN_LIMITS })).body.id;
+  const { account, domain, site, release, maildir, message } = await accountWithSite(call, {
+    username: 'movelocal',
+    planId,
+    sourceDir: controlDir,
+  });
+  const served = (dir: string) => path.join(release(dir), 'index.html');
   const here = {
     block: path.join(controlDir, 'rendered', 'web', 'sites', `${site.id}.conf`),
     passwd: path.join(controlDir, 'rendered', 'mail', 'passwd'),
     transport: path.join(controlDir, 'rendered', 'mail', 'transport'),
   };
-  await until(async () => existsSync(served(controlDir)) && existsSync(path.join(maildir(controlDir), 'new')));
   expect(readFileSync(here.passwd, 'utf8')).toContain(`info@${domain}`);
-  const message = `Subject: kept\r\n\r\nmessage ${Date.now()}\r\n`;
-  writeFileSync(path.join(maildir(controlDir), 'new', `${Date.now()}.M1P1.here`), message);
 
   const moved = await call('POST', `/v1/accounts/${account.id}/move`, { to: { web: b.id, mail: b.id } });
   expect(moved.status, JSON.stringify(moved.body)).toBe(202);
@@ -98,13 +89,9 @@ it('a move from the local server whose control plane is killed halfway through i
   // The target serves the account, the message there once; nothing of it is served or kept here.
   expect((await call('GET', `/v1/accounts/${account.id}`)).body.placement).toMatchObject({ web: b.id, mail: b.id });
   await until(async () => existsSync(served(b.dataDir)));
-  expect(readFileSync(served(b.dataDir), 'utf8')).toBe('kept');
-  const messages = () =>
-    readdirSync(maildir(b.dataDir), { recursive: true, withFileTypes: true }).filter(
-      (e) => e.isFile() && readFileSync(path.join(e.parentPath, e.name), 'utf8') === message,
-    );
-  await until(async () => messages().length > 0);
-  expect(messages()).toHaveLength(1);
+  expect(readFileSync(served(b.dataDir), 'utf8')).toBe('movelocal');
+  await until(async () => filesHolding(maildir(b.dataDir), message).length > 0);
+  expect(filesHolding(maildir(b.dataDir), message)).toHaveLength(1);
   expect(existsSync(here.block)).toBe(false);
   expect(readFileSync(here.passwd, 'utf8')).not.toContain(`@${domain}`);
   expect(readFileSync(here.transport, 'utf8')).toBe('');
