@@ -80,25 +80,14 @@ async function killAndResume(holderEnv: Record<string, string>, open: () => Prom
   }
 }
 
-describe('a job whose process is killed', () => {
+// In the slow suite's PGlite run only (a data directory, or memory); its PostgreSQL run has the
+// test after this block.
+describe.skipIf(onPostgres())('a job whose process is killed', () => {
   it('is resumed within 30 s by the restarted process (PGlite data directory)', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'berth-crash-'));
     dirs.push(dataDir);
     await killAndResume({ BERTH_DATA_DIR: dataDir, DATABASE_URL: '' }, () => openDb({ databaseUrl: null, dataDir }), false);
   }, 120_000);
-
-  it.skipIf(!onPostgres())(
-    'is resumed within 30 s by another process on the same PostgreSQL database',
-    async () => {
-      const empty = await emptyPostgresDb();
-      try {
-        await killAndResume({ DATABASE_URL: empty.url }, () => openDb({ databaseUrl: empty.url, dataDir: '' }), true);
-      } finally {
-        await empty.drop();
-      }
-    },
-    120_000,
-  );
 
   it('is not taken from a live process, however long it runs', async () => {
     const db = await openDb({ databaseUrl: null, dataDir: '', inMemory: true });
@@ -135,3 +124,16 @@ describe('a job whose process is killed', () => {
     }
   }, 120_000);
 });
+
+it.skipIf(!onPostgres())(
+  'a job whose process is killed is resumed within 30 s by another process on the same PostgreSQL database',
+  async () => {
+    const empty = await emptyPostgresDb();
+    try {
+      await killAndResume({ DATABASE_URL: empty.url }, () => openDb({ databaseUrl: empty.url, dataDir: '' }), true);
+    } finally {
+      await empty.drop();
+    }
+  },
+  120_000,
+);

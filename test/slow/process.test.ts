@@ -22,7 +22,9 @@ function tempDir(): string {
   return d;
 }
 
-describe('server process', () => {
+// In the slow suite's PGlite run only: these processes keep PGlite in their data directories
+// whatever the run. Its PostgreSQL run has the test after this block.
+describe.skipIf(onPostgres())('server process', () => {
   it('first start creates the data dir, prints a generated operator token once, and stops cleanly on SIGTERM', async () => {
     const dataDir = path.join(tempDir(), 'data');
     const port = await freePort();
@@ -99,23 +101,6 @@ describe('server process', () => {
       .toBe('down');
   }, 120_000);
 
-  it.skipIf(!onPostgres())(
-    'several processes starting together on an empty PostgreSQL database all start',
-    async () => {
-      const empty = await emptyPostgresDb();
-      try {
-        const ports = [await freePort(), await freePort(), await freePort()];
-        const servers = ports.map((port) => start(tempDir(), port, { DATABASE_URL: empty.url, BERTH_BOOTSTRAP_TOKEN: OPERATOR }));
-        await Promise.all(ports.map((port, i) => waitReady(port, servers[i])));
-        for (const s of servers) s.child.kill('SIGTERM');
-        for (const s of servers) expect(await s.exited, s.output()).toBe(0);
-      } finally {
-        await empty.drop();
-      }
-    },
-    180_000,
-  );
-
   it('a bad configuration value exits 1 with a clear message', async () => {
     const s = start(tempDir(), 0, { BERTH_PORT: 'http' });
     // The tests' wait for readiness gives up with the process's words, not after its 150 s.
@@ -126,7 +111,24 @@ describe('server process', () => {
   }, 180_000);
 });
 
-describe('berth CLI', () => {
+it.skipIf(!onPostgres())(
+  'several server processes starting together on an empty PostgreSQL database all start',
+  async () => {
+    const empty = await emptyPostgresDb();
+    try {
+      const ports = [await freePort(), await freePort(), await freePort()];
+      const servers = ports.map((port) => start(tempDir(), port, { DATABASE_URL: empty.url, BERTH_BOOTSTRAP_TOKEN: OPERATOR }));
+      await Promise.all(ports.map((port, i) => waitReady(port, servers[i])));
+      for (const s of servers) s.child.kill('SIGTERM');
+      for (const s of servers) expect(await s.exited, s.output()).toBe(0);
+    } finally {
+      await empty.drop();
+    }
+  },
+  180_000,
+);
+
+describe.skipIf(onPostgres())('berth CLI', () => {
   it('migrate and token create --operator work against the data dir', () => {
     const dataDir = tempDir();
     const env = { ...process.env, BERTH_DATA_DIR: dataDir, DATABASE_URL: '' };
@@ -169,7 +171,7 @@ describe('berth CLI', () => {
   }, 120_000);
 });
 
-describe('PGlite directory lock', () => {
+describe.skipIf(onPostgres())('PGlite directory lock', () => {
   it('refuses a second holder and takes over a stale lock', () => {
     const dir = tempDir();
     const lock = acquireDirLock(dir);
