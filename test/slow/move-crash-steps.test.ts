@@ -41,8 +41,9 @@ const [A_ADDRESS, B_ADDRESS] = ['127.0.0.41', '127.0.0.42'];
 const TTL = 60;
 
 // Its processes keep PGlite in their data directories whatever the run, as move-crash.test.ts's:
-// the slow suite's PostgreSQL run would repeat it (about three minutes of CI) where the control plane's
-// transactions dying with its connections are crash-processes.test.ts's and job-crash.test.ts's.
+// the slow suite's PostgreSQL run would repeat it (about three minutes of CI), where the control
+// plane's transactions dying with its connections are crash-processes.test.ts's and
+// job-crash.test.ts's.
 it(`a move whose control plane and both agents are killed (SIGKILL) after each of its steps completes and halfway through five: the target serves the site and holds the message, the zones point at it with their own TTLs${noMariadb ? '' : ' and every row of the database'} once, the source keeps nothing${noMariadb ? ` (the database skipped: ${noMariadb})` : ''}`, async (ctx) => {
   if (process.env.TEST_DATABASE_URL) ctx.skip();
   const [port, agentPort] = [await freePort(), await freePort()];
