@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan, createToken } from '../helpers/fixtures.js';
 import { installed } from '../helpers/installed.js';
-import { parentDnsServer } from '../helpers/parent-dns.js';
+import { parentDnsServer, type ParentDsRecord } from '../helpers/parent-dns.js';
 
 /**
  * DNSSEC on the embedded DNS driver (SPEC §19): the zone file signed with BIND's
@@ -119,8 +119,19 @@ describe('DNSSEC', () => {
       await eventually(async () => /CDS\s+0 0 0 00/.test(readFileSync(zoneFile(name), 'utf8')));
       expect(readFileSync(zoneFile(name), 'utf8')).toMatch(/CDNSKEY\s+0 3 0 AA==/);
       expect((await t.post(`/v1/domains/${name}/dnssec/check`)).body.status).toBe('pending_disable');
+      // Gone from the parent, the DS may still be in resolvers' caches for its TTL (3,600 s here);
+      // seen again meanwhile (the registrar undid it), the wait starts over once it is gone.
+      const check = async () => (await t.post(`/v1/domains/${name}/dnssec/check`)).body.status;
       parent.published.delete(name);
-      expect((await t.post(`/v1/domains/${name}/dnssec/check`)).body.status).toBe('disabled');
+      expect(await check()).toBe('pending_disable');
+      t.clock.advance(1_800_000);
+      parent.published.set(name, ds);
+      expect(await check()).toBe('pending_disable');
+      parent.published.delete(name);
+      t.clock.advance(1_800_000);
+      expect(await check()).toBe('pending_disable');
+      t.clock.advance(3_600_000);
+      expect(await check()).toBe('disabled');
       await eventually(async () => !readFileSync(zoneFile(name), 'utf8').includes('RRSIG'));
 
       const events = (
@@ -131,6 +142,38 @@ describe('DNSSEC', () => {
       expect(events.sort()).toEqual(
         ['domain.dnssec.active', 'domain.dnssec.disabled', 'domain.dnssec.updated', 'domain.dnssec.updated'].sort(),
       );
+    },
+  );
+
+  it.skipIf(!signzone)(
+    'keeps a zone whose DS was just removed at the registrar signed for the TTL it was seen with, then unsigns it',
+    async () => {
+      const name = 'cached-ds.com';
+      const check = async () => (await t.post(`/v1/domains/${name}/dnssec/check`)).body.status;
+      expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+      expect((await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: true } })).status).toBe(202);
+      const signed = await eventually(async () => {
+        const d = await dnssecOf(name);
+        return d.status === 'pending_ds' && d;
+      });
+      const [ds] = signed.ds_records as ParentDsRecord[];
+      parent.published.set(name, ds!);
+      expect(await check()).toBe('active');
+      // The registrar removes the DS, then the zone is disabled: resolvers may hold the DS for 3,600 s.
+      parent.published.delete(name);
+      const off = async () => t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: false } });
+      const first = await off();
+      expect(first.status, first.text).toBe(202);
+      expect(first.body.status).toBe('pending_disable');
+      // Asked again meanwhile, the wait does not start over.
+      t.clock.advance(1_800_000);
+      expect((await off()).body.status).toBe('pending_disable');
+      t.clock.advance(1_799_000);
+      expect(await check()).toBe('pending_disable');
+      expect(readFileSync(zoneFile(name), 'utf8')).toContain('RRSIG');
+      t.clock.advance(1_000);
+      expect(await check()).toBe('disabled');
+      await eventually(async () => !readFileSync(zoneFile(name), 'utf8').includes('RRSIG'));
     },
   );
 

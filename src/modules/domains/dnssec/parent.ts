@@ -14,8 +14,8 @@ function skipName(msg: Buffer, at: number): number {
   }
 }
 
-/** A DS record as the parent publishes it (any digest type). */
-export type ParentDs = Omit<Ds, 'digest_type'> & { digest_type: number };
+/** A DS record as the parent publishes it (any digest type), and the TTL (seconds) it was answered with. */
+export type ParentDs = Omit<Ds, 'digest_type'> & { digest_type: number; ttl: number };
 
 /** The DS records in a DNS answer to a DS query. */
 function dsInAnswer(msg: Buffer): ParentDs[] {
@@ -25,6 +25,7 @@ function dsInAnswer(msg: Buffer): ParentDs[] {
   for (let i = 0; i < answers; i++) {
     at = skipName(msg, at);
     const type = msg.readUInt16BE(at);
+    const ttl = msg.readUInt32BE(at + 4);
     const length = msg.readUInt16BE(at + 8);
     const rdata = msg.subarray(at + 10, at + 10 + length);
     at += 10 + length;
@@ -34,6 +35,7 @@ function dsInAnswer(msg: Buffer): ParentDs[] {
       algorithm: rdata.readUInt8(2),
       digest_type: rdata.readUInt8(3),
       digest: rdata.subarray(4).toString('hex').toUpperCase(),
+      ttl,
     });
   }
   return found;

@@ -15,6 +15,10 @@ export interface DnssecRow {
   denial: 'nsec' | 'nsec3';
   publish_cds: boolean;
   parent_ds_seen_at: string | null;
+  /** The longest TTL (seconds) the parent's DS was seen with. */
+  parent_ds_ttl: number | null;
+  /** When the parent was first seen without the DS, while the zone waits to be unsigned. */
+  parent_ds_gone_at: string | null;
   signed_at: string | null;
   error: { code: string; detail: string } | null;
   updated_at: string;
@@ -60,7 +64,12 @@ export async function insertDnssec(
 export async function updateDnssec(
   tx: Queryable,
   domainId: string,
-  f: Partial<Pick<DnssecRow, 'status' | 'denial' | 'publish_cds' | 'parent_ds_seen_at' | 'signed_at' | 'error'>>,
+  f: Partial<
+    Pick<
+      DnssecRow,
+      'status' | 'denial' | 'publish_cds' | 'parent_ds_seen_at' | 'parent_ds_ttl' | 'parent_ds_gone_at' | 'signed_at' | 'error'
+    >
+  >,
 ): Promise<void> {
   const fields = Object.entries(f);
   if (fields.length === 0) return;

@@ -35,7 +35,7 @@ export function dnssecRoutes(app: App, domains: DomainsService, svc: DnssecServi
         operationId: 'updateDomainDnssec',
         summary: 'Sign or unsign the zone',
         description:
-          "Answers 202 with the state and its `domain.dnssec.update` operation, which ends when the zone is served as asked. Enabling makes a key (Berth keeps it, sealed), signs the zone (NSEC3 as RFC 9276 has it by default) and waits in `pending_ds` for the DS at the parent (`check`); it needs the zone's NS records to name this provider's name servers (409 `not_authoritative`). The algorithm of a signed zone cannot change (409 `invalid_state`: disable first). Disabling asks the parent (`BERTH_DNSSEC_RESOLVER`) for a DS first: none, and the zone is unsigned at once; one, and it is a 409 `ds_still_published`, unless `force: true`, which publishes the CDS/CDNSKEY delete records (RFC 8078) and keeps the zone signed (`pending_disable`) until `check` sees the DS gone. Events `domain.dnssec.updated`, `domain.dnssec.disabled`, `domain.dnssec.error`.",
+          "Answers 202 with the state and its `domain.dnssec.update` operation, which ends when the zone is served as asked. Enabling makes a key (Berth keeps it, sealed), signs the zone (NSEC3 as RFC 9276 has it by default) and waits in `pending_ds` for the DS at the parent (`check`); it needs the zone's NS records to name this provider's name servers (409 `not_authoritative`). The algorithm of a signed zone cannot change (409 `invalid_state`: disable first). Disabling asks the parent (`BERTH_DNSSEC_RESOLVER`) for a DS first. One for the zone's key, and it is a 409 `ds_still_published`, unless `force: true`, which publishes the CDS/CDNSKEY delete records (RFC 8078) and keeps the zone signed (`pending_disable`) until `check` sees the DS gone for its TTL. None, and the zone is unsigned at once if the DS was never seen there (`parent_ds_seen_at` null); otherwise resolvers may still hold it, and the zone waits in `pending_disable` as well. Events `domain.dnssec.updated`, `domain.dnssec.disabled`, `domain.dnssec.error`.",
         body: PutDnssec,
         response: { 202: Type.Ref('DomainDnssec') },
         'x-errors': ['ds_still_published', 'not_authoritative', 'invalid_state'],
@@ -52,7 +52,7 @@ export function dnssecRoutes(app: App, domains: DomainsService, svc: DnssecServi
         operationId: 'checkDomainDnssec',
         summary: 'Look for the DS at the parent',
         description:
-          'Asks the parent (through `BERTH_DNSSEC_RESOLVER`) for the DS records of the zone: `pending_ds` turns `active` (`domain.dnssec.active`) once one of them is for the zone’s key, and `pending_disable` unsigns the zone once none is left (`domain.dnssec.disabled`). `parent_ds_seen_at` records the last time the DS was seen.',
+          'Asks the parent (through `BERTH_DNSSEC_RESOLVER`) for the DS records of the zone: `pending_ds` turns `active` (`domain.dnssec.active`) once one of them is for the zone’s key, and `pending_disable` unsigns the zone (`domain.dnssec.disabled`) once none has been left for the longest TTL the DS was seen with (a day where it was never read): until then a resolver may hold the DS and refuse the unsigned zone’s answers. That time counts from the first request that found the DS gone. `parent_ds_seen_at` records the last time the DS was seen.',
         response: state,
       },
     },

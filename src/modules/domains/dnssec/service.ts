@@ -23,6 +23,26 @@ import type { DomainDnssec, PutDnssec } from './schemas.js';
 const OPERATION = 'domain.dnssec.update';
 /** Signatures last 30 days (provisioning/render/zone-signing.ts); a zone is signed anew once 23 have passed. */
 const RESIGN_AFTER_MS = 23 * 86_400_000;
+/** How long a resolver may hold a DS whose TTL was never read: a day, the DS TTL of .com and most TLDs. */
+const DS_TTL_UNKNOWN_S = 86_400;
+
+/**
+ * When the parent was first seen without the zone's DS (`now`, if this is the first time), and
+ * whether a resolver may still hold it then: for the longest TTL it was seen with after that. A
+ * DS never seen is held by none.
+ */
+function dsGone(row: repo.DnssecRow, now: Date): { goneAt: string; cached: boolean } {
+  const goneAt = row.parent_ds_gone_at ? new Date(row.parent_ds_gone_at) : now;
+  const cachedUntil = goneAt.getTime() + (row.parent_ds_ttl ?? DS_TTL_UNKNOWN_S) * 1000;
+  return { goneAt: goneAt.toISOString(), cached: row.parent_ds_seen_at !== null && now.getTime() < cachedUntil };
+}
+
+/** What seeing the zone's own DS at the parent records. */
+const dsSeen = (row: repo.DnssecRow, published: ParentDs[], now: Date) => ({
+  parent_ds_seen_at: now.toISOString(),
+  parent_ds_ttl: Math.max(row.parent_ds_ttl ?? 0, ...published.map((d) => d.ttl)),
+  parent_ds_gone_at: null,
+});
 
 /** What a backup keeps of a signed zone. */
 export interface SavedDnssec {
@@ -136,6 +156,18 @@ export function dnssecService(deps: ServiceDeps, domainsSvc: DomainsService) {
   const unsign = (domain: domains.DomainRow) =>
     change(domain, (tx) => repo.deleteDnssec(tx, domain.id), 'domain.dnssec.disabled');
 
+  /**
+   * A zone being unsigned whose DS the parent no longer publishes: unsigned once no resolver may
+   * hold the DS (a validating one would find the zone's answers bogus until then); before, the
+   * time it was first seen gone is kept and the zone stays signed.
+   */
+  async function unsignOnceUncached(domain: domains.DomainRow, row: repo.DnssecRow): Promise<DomainDnssec> {
+    const { goneAt, cached } = dsGone(row, deps.clock.now());
+    if (!cached) return unsign(domain);
+    if (!row.parent_ds_gone_at) await repo.updateDnssec(db, domain.id, { parent_ds_gone_at: goneAt });
+    return present(domain);
+  }
+
   return {
     async get(caller: Caller, ref: string): Promise<DomainDnssec> {
       return present(await domainsSvc.load(caller, ref));
@@ -165,7 +197,7 @@ export function dnssecService(deps: ServiceDeps, domainsSvc: DomainsService) {
               return repo.updateDnssec(
                 tx,
                 domain.id,
-                current?.status === 'pending_disable' ? { ...settings, status: 'pending_ds' } : settings,
+                current?.status === 'pending_disable' ? { ...settings, status: 'pending_ds', parent_ds_gone_at: null } : settings,
               );
             const inserted = await repo.insertDnssec(
               tx,
@@ -191,14 +223,19 @@ export function dnssecService(deps: ServiceDeps, domainsSvc: DomainsService) {
             'ds_still_published',
             `The parent zone still publishes a DS for ${domain.name}: remove it at the registrar first, or pass force: true to publish the CDS/CDNSKEY delete records and unsign once the DS is gone.`,
           );
-        result =
-          published.length === 0 || !ours
-            ? await unsign(domain)
-            : await change(
-                domain,
-                (tx) => repo.updateDnssec(tx, domain.id, { status: 'pending_disable' }),
-                'domain.dnssec.updated',
-              );
+        const now = deps.clock.now();
+        const gone = dsGone(current, now);
+        // The parent's DS asked away (RFC 8078), or gone but perhaps still in resolvers' caches:
+        // signed until `check` sees it gone for its TTL. A DS for another key: unsigned at once.
+        const waits =
+          published.length > 0 ? ours && dsSeen(current, published, now) : gone.cached && { parent_ds_gone_at: gone.goneAt };
+        result = waits
+          ? await change(
+              domain,
+              (tx) => repo.updateDnssec(tx, domain.id, { status: 'pending_disable', ...waits }),
+              'domain.dnssec.updated',
+            )
+          : await unsign(domain);
       }
       return result as DomainDnssec & { operation: { id: string } };
     },
@@ -209,15 +246,15 @@ export function dnssecService(deps: ServiceDeps, domainsSvc: DomainsService) {
       const current = await repo.findDnssec(db, domain.id);
       if (!current) return present(domain);
       const { published, ours } = await atParent(domain);
-      if (current.status === 'pending_disable' && published.length === 0) return unsign(domain);
+      if (current.status === 'pending_disable' && published.length === 0) return unsignOnceUncached(domain, current);
       if (!ours) return present(domain);
       return db.transaction(async (tx) => {
-        const now = deps.clock.now().toISOString();
+        const seen = dsSeen(current, published, deps.clock.now());
         if (current.status !== 'pending_ds') {
-          await repo.updateDnssec(tx, domain.id, { parent_ds_seen_at: now });
+          await repo.updateDnssec(tx, domain.id, seen);
           return present(domain, tx);
         }
-        await repo.updateDnssec(tx, domain.id, { parent_ds_seen_at: now, status: 'active' });
+        await repo.updateDnssec(tx, domain.id, { ...seen, status: 'active' });
         return dnssecEvent(tx, domain, 'domain.dnssec.active');
       });
     },
