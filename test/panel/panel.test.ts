@@ -495,6 +495,7 @@ describe.skipIf(!available)(
         await page.getByRole('button', { name: 'Unsign once the parent removes the DS' }).click();
         await status.getByText('pending_disable').waitFor();
         expect((await t.get(`/v1/domains/${name}/dnssec`)).body.status).toBe('pending_disable');
+        await page.getByText(/^Signed until the parent has been without the DS for its TTL/).waitFor();
 
         const schedule = page.getByRole('form', { name: 'Schedule a record' });
         await schedule.getByLabel(/^At/).fill('2030-01-15T10:30');

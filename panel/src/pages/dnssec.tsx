@@ -7,7 +7,8 @@ import { Problem } from '../ui.js';
 /**
  * A zone's DNSSEC: signed on request, the DS records to hand to the registrar, the parent asked
  * whether it publishes them; unsigned, which the API refuses while the DS is published unless
- * forced (the zone then asks the parent to remove it, RFC 8078, and stays signed until it has).
+ * forced (the zone then asks the parent to remove it, RFC 8078, and stays signed until it has,
+ * and for the DS's TTL after, while resolvers may still hold it).
  */
 export function DnssecSection({ name }: { name: string }) {
   const { berth } = useBerth();
@@ -45,6 +46,12 @@ export function DnssecSection({ name }: { name: string }) {
         DNSSEC: <strong>{s.status}</strong>
         {s.error && ` (${s.error.detail})`}
       </p>
+      {s.status === 'pending_disable' && (
+        <p>
+          Signed until the parent has been without the DS for its TTL, as long as resolvers may hold it: look for the DS at the
+          parent then.
+        </p>
+      )}
       {s.ds_records.length > 0 && (
         <>
           <p>The DS records to give the registrar:</p>
