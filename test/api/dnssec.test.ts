@@ -177,6 +177,27 @@ describe('DNSSEC', () => {
     },
   );
 
+  it.skipIf(!signzone)('waits a week at most, whatever TTL the DS was seen with', async () => {
+    const name = 'long-ds.com';
+    const check = async () => (await t.post(`/v1/domains/${name}/dnssec/check`)).body.status;
+    expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+    expect((await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: true } })).status).toBe(202);
+    const signed = await eventually(async () => {
+      const d = await dnssecOf(name);
+      return d.status === 'pending_ds' && d;
+    });
+    parent.published.set(name, { ...(signed.ds_records[0] as ParentDsRecord), ttl: 30 * 86_400 });
+    expect(await check()).toBe('active');
+    parent.published.delete(name);
+    expect((await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: false } })).body.status).toBe(
+      'pending_disable',
+    );
+    t.clock.advance(7 * 86_400_000 - 1_000);
+    expect(await check()).toBe('pending_disable');
+    t.clock.advance(1_000);
+    expect(await check()).toBe('disabled');
+  });
+
   it.skipIf(!signzone)('comes back with its key when the zone is restored from a backup', async () => {
     const name = 'kept-key.com';
     expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);

@@ -6,7 +6,15 @@ export interface ParentDsRecord {
   algorithm: number;
   digest_type: number;
   digest: string;
+  /** The TTL it is answered with: 3,600 s unless given. */
+  ttl?: number;
 }
+
+const u32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+};
 
 /**
  * Plays a signed zone's parent: a UDP server on 127.0.0.1 that answers DS queries with what
@@ -34,7 +42,9 @@ export async function parentDnsServer() {
         Buffer.from(ds.digest, 'hex'),
       ]);
       answer = Buffer.concat([
-        Buffer.from([0xc0, 12, 0, 43, 0, 1, 0, 0, 0x0e, 0x10, rdata.length >> 8, rdata.length & 0xff]),
+        Buffer.from([0xc0, 12, 0, 43, 0, 1]),
+        u32(ds.ttl ?? 3600),
+        Buffer.from([rdata.length >> 8, rdata.length & 0xff]),
         rdata,
       ]);
     }

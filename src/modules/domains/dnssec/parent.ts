@@ -35,7 +35,8 @@ function dsInAnswer(msg: Buffer): ParentDs[] {
       algorithm: rdata.readUInt8(2),
       digest_type: rdata.readUInt8(3),
       digest: rdata.subarray(4).toString('hex').toUpperCase(),
-      ttl,
+      // A TTL with its top bit set counts as 0 (RFC 2181, 8).
+      ttl: ttl > 0x7fffffff ? 0 : ttl,
     });
   }
   return found;

@@ -52,7 +52,7 @@ export function dnssecRoutes(app: App, domains: DomainsService, svc: DnssecServi
         operationId: 'checkDomainDnssec',
         summary: 'Look for the DS at the parent',
         description:
-          'Asks the parent (through `BERTH_DNSSEC_RESOLVER`) for the DS records of the zone: `pending_ds` turns `active` (`domain.dnssec.active`) once one of them is for the zone’s key, and `pending_disable` unsigns the zone (`domain.dnssec.disabled`) once none has been left for the longest TTL the DS was seen with (a day where it was never read): until then a resolver may hold the DS and refuse the unsigned zone’s answers. That time counts from the first request that found the DS gone. `parent_ds_seen_at` records the last time the DS was seen.',
+          'Asks the parent (through `BERTH_DNSSEC_RESOLVER`) for the DS records of the zone: `pending_ds` turns `active` (`domain.dnssec.active`) once one of them is for the zone’s key, and `pending_disable` unsigns the zone (`domain.dnssec.disabled`) once none has been left for the longest TTL the DS was seen with (a day where it was never read, a week at most): until then a resolver may hold the DS and refuse the unsigned zone’s answers. That time counts from the first request that found the DS gone. `parent_ds_seen_at` records the last time the DS was seen.',
         response: state,
       },
     },

@@ -25,6 +25,8 @@ const OPERATION = 'domain.dnssec.update';
 const RESIGN_AFTER_MS = 23 * 86_400_000;
 /** How long a resolver may hold a DS whose TTL was never read: a day, the DS TTL of .com and most TLDs. */
 const DS_TTL_UNKNOWN_S = 86_400;
+/** The longest resolvers hold a record, whatever its TTL (RFC 8767 suggests 7 days; BIND's default is a week). */
+const DS_TTL_MAX_S = 7 * 86_400;
 
 /**
  * When the parent was first seen without the zone's DS (`now`, if this is the first time), and
@@ -40,7 +42,7 @@ function dsGone(row: repo.DnssecRow, now: Date): { goneAt: string; cached: boole
 /** What seeing the zone's own DS at the parent records. */
 const dsSeen = (row: repo.DnssecRow, published: ParentDs[], now: Date) => ({
   parent_ds_seen_at: now.toISOString(),
-  parent_ds_ttl: Math.max(row.parent_ds_ttl ?? 0, ...published.map((d) => d.ttl)),
+  parent_ds_ttl: Math.min(DS_TTL_MAX_S, Math.max(row.parent_ds_ttl ?? 0, ...published.map((d) => d.ttl))),
   parent_ds_gone_at: null,
 });
 
