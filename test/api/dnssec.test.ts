@@ -32,6 +32,23 @@ afterAll(async () => {
 const zoneFile = (name: string) => path.join(t.dataDir, 'rendered', 'dns', `${name}.zone`);
 const dnssecOf = async (name: string) => (await t.get(`/v1/domains/${name}/dnssec`)).body;
 
+/**
+ * A new zone `name`, signed, its DS published at the parent with `ttl` (seconds) and seen there:
+ * `active`. What asks the parent again, answering the state.
+ */
+async function activeZone(name: string, ttl?: number): Promise<() => Promise<string>> {
+  const check = async () => (await t.post(`/v1/domains/${name}/dnssec/check`)).body.status as string;
+  expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+  expect((await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: true } })).status).toBe(202);
+  const signed = await eventually(async () => {
+    const d = await dnssecOf(name);
+    return d.status === 'pending_ds' && d;
+  });
+  parent.published.set(name, { ...(signed.ds_records[0] as ParentDsRecord), ...(ttl !== undefined && { ttl }) });
+  expect(await check()).toBe('active');
+  return check;
+}
+
 describe('DNSSEC', () => {
   it.skipIf(!signzone)(
     `signs the zone with Berth's key, waits for the DS at the parent, and unsigns only once the DS is gone (${signzone ? 'dnssec-signzone' : 'skipped: BIND’s dnssec-signzone is not installed'})`,
@@ -149,16 +166,7 @@ describe('DNSSEC', () => {
     'keeps a zone whose DS was just removed at the registrar signed for the TTL it was seen with, then unsigns it',
     async () => {
       const name = 'cached-ds.com';
-      const check = async () => (await t.post(`/v1/domains/${name}/dnssec/check`)).body.status;
-      expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
-      expect((await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: true } })).status).toBe(202);
-      const signed = await eventually(async () => {
-        const d = await dnssecOf(name);
-        return d.status === 'pending_ds' && d;
-      });
-      const [ds] = signed.ds_records as ParentDsRecord[];
-      parent.published.set(name, ds!);
-      expect(await check()).toBe('active');
+      const check = await activeZone(name);
       // The registrar removes the DS, then the zone is disabled: resolvers may hold the DS for 3,600 s.
       parent.published.delete(name);
       const off = async () => t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: false } });
@@ -179,15 +187,7 @@ describe('DNSSEC', () => {
 
   it.skipIf(!signzone)('waits a week at most, whatever TTL the DS was seen with', async () => {
     const name = 'long-ds.com';
-    const check = async () => (await t.post(`/v1/domains/${name}/dnssec/check`)).body.status;
-    expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
-    expect((await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: true } })).status).toBe(202);
-    const signed = await eventually(async () => {
-      const d = await dnssecOf(name);
-      return d.status === 'pending_ds' && d;
-    });
-    parent.published.set(name, { ...(signed.ds_records[0] as ParentDsRecord), ttl: 30 * 86_400 });
-    expect(await check()).toBe('active');
+    const check = await activeZone(name, 30 * 86_400);
     parent.published.delete(name);
     expect((await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: false } })).body.status).toBe(
       'pending_disable',
