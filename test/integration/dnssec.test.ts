@@ -86,7 +86,8 @@ describe.skipIf(!daemonEnv)(`DNSSEC on PowerDNS (${daemonEnv ? 'delv' : NO_DAEMO
     expect(await ask(name, anchor, `late.${name}`)).toMatch(/; fully validated[\s\S]*192\.0\.2\.45/);
 
     // The parent publishes the DS: active. Disabling, forced, asks the parent to remove it (RFC 8078)
-    // while the zone stays signed; once it is gone, the zone is served unsigned.
+    // while the zone stays signed; once it has been gone for its TTL (3,600 s: resolvers may hold
+    // it that long), the zone is served unsigned.
     parent.published.set(name, ds);
     expect((await t.post(`/v1/domains/${domain.id}/dnssec/check`)).body.status).toBe('active');
     const off = await t.request('PUT', `/v1/domains/${domain.id}/dnssec`, { body: { enabled: false, force: true } });
@@ -96,6 +97,9 @@ describe.skipIf(!daemonEnv)(`DNSSEC on PowerDNS (${daemonEnv ? 'delv' : NO_DAEMO
     await eventually(async () => (await served('CDS')) === '0 0 0 00' && (await served('CDNSKEY')) === '0 3 0 AA==');
     expect(await ask(name, anchor, `api.${name}`)).toMatch(/fully validated/);
     parent.published.delete(name);
+    expect((await t.post(`/v1/domains/${domain.id}/dnssec/check`)).body.status).toBe('pending_disable');
+    expect(await ask(name, anchor, `api.${name}`)).toMatch(/fully validated/);
+    t.clock.advance(3_600_000);
     expect((await t.post(`/v1/domains/${domain.id}/dnssec/check`)).body.status).toBe('disabled');
     // The keys, the CDS and the CDNSKEY go in separate requests too: the test waits for all three.
     await eventually(async () => !(await served('DNSKEY')) && !(await served('CDS')) && !(await served('CDNSKEY')));
