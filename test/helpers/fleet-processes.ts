@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect } from 'vitest';
+import { currentLink, mailRoot, siteDir } from '../../src/layout.js';
 import { type TarEntry, tarGz } from './archives.js';
 import { type MariadbEnv, noMariadbServers, startMariadb, stopDaemons } from './mariadb-servers.js';
 import { freePort } from './ports.js';
@@ -170,8 +171,8 @@ export async function accountWithSite(
   expect(deployed.status, JSON.stringify(deployed.body)).toBe(202);
   const box = await call('POST', '/v1/emails', { address: `info@${domain}`, password: 'a long enough passphrase' });
   expect(box.status, JSON.stringify(box.body)).toBe(201);
-  const release = (dir: string) => path.join(dir, 'accounts', account.id, 'sites', site.id, 'current');
-  const maildir = (dir: string) => path.join(dir, 'accounts', account.id, 'mail', domain, box.body.id, 'Maildir');
+  const release = (dir: string) => currentLink(siteDir(dir, account.id, site.id));
+  const maildir = (dir: string) => path.join(mailRoot(dir, account.id, domain), box.body.id, 'Maildir');
   const lastFile = o.files?.at(-1)?.path ?? 'index.html';
   await until(
     async () => existsSync(path.join(release(o.sourceDir), lastFile)) && existsSync(path.join(maildir(o.sourceDir), 'new')),

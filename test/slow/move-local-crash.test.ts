@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
+import { accountHome } from '../../src/layout.js';
 import { PLAN_LIMITS } from '../helpers/fixtures.js';
 import {
   accountWithSite,
@@ -95,5 +96,5 @@ it('a move from the local server whose control plane is killed halfway through i
   expect(existsSync(here.block)).toBe(false);
   expect(readFileSync(here.passwd, 'utf8')).not.toContain(`@${domain}`);
   expect(readFileSync(here.transport, 'utf8')).toBe('');
-  expect(existsSync(path.join(controlDir, 'accounts', account.id))).toBe(false);
+  expect(existsSync(accountHome(controlDir, account.id))).toBe(false);
 }, 300_000);
