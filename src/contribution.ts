@@ -22,7 +22,7 @@ export interface Contribution {
   routes?: (app: App) => void;
   workers?: Worker[];
   loops?: Loop[];
-  /** Pruning of what is kept for a while only, run by the hourly housekeeping job. */
+  /** What the hourly housekeeping job runs: pruning of what is kept for a while only, and looks that keep state current. */
   housekeeping?: ((now: Date) => Promise<unknown>)[];
   /** Gauges for /metrics. */
   gauges?: GaugeSource[];

@@ -847,7 +847,7 @@ export interface paths {
         get: operations["getDomainDnssec"];
         /**
          * Sign or unsign the zone
-         * @description Answers 202 with the state and its `domain.dnssec.update` operation, which ends when the zone is served as asked. Enabling makes a key (Berth keeps it, sealed), signs the zone (NSEC3 as RFC 9276 has it by default) and waits in `pending_ds` for the DS at the parent (`check`); it needs the zone's NS records to name this provider's name servers (409 `not_authoritative`). The algorithm of a signed zone cannot change (409 `invalid_state`: disable first). Disabling asks the parent (`BERTH_DNSSEC_RESOLVER`) for a DS first. One for the zone's key, and it is a 409 `ds_still_published`, unless `force: true`, which publishes the CDS/CDNSKEY delete records (RFC 8078) and keeps the zone signed (`pending_disable`) until `check` sees the DS gone for its TTL. None, and the zone is unsigned at once if the DS was never seen there (`parent_ds_seen_at` null); otherwise resolvers may still hold it, and the zone waits in `pending_disable` as well. Events `domain.dnssec.updated`, `domain.dnssec.disabled`, `domain.dnssec.error`.
+         * @description Answers 202 with the state and its `domain.dnssec.update` operation, which ends when the zone is served as asked. Enabling makes a key (Berth keeps it, sealed), signs the zone (NSEC3 as RFC 9276 has it by default) and waits in `pending_ds` for the DS at the parent (`check`, or Berth's own look every hour); it needs the zone's NS records to name this provider's name servers (409 `not_authoritative`). The algorithm of a signed zone cannot change (409 `invalid_state`: disable first). Disabling asks the parent (`BERTH_DNSSEC_RESOLVER`) for a DS first. One for the zone's key, and it is a 409 `ds_still_published`, unless `force: true`, which publishes the CDS/CDNSKEY delete records (RFC 8078) and keeps the zone signed (`pending_disable`) until the DS has been seen gone for its TTL. A DS for another key only counts as gone. None, and the zone is unsigned at once if the DS was never seen there (`parent_ds_seen_at` null); otherwise resolvers may still hold it, and the zone waits in `pending_disable` as well. Events `domain.dnssec.updated`, `domain.dnssec.disabled`, `domain.dnssec.error`.
          */
         put: operations["updateDomainDnssec"];
         post?: never;
@@ -868,7 +868,7 @@ export interface paths {
         put?: never;
         /**
          * Look for the DS at the parent
-         * @description Asks the parent (through `BERTH_DNSSEC_RESOLVER`) for the DS records of the zone: `pending_ds` turns `active` (`domain.dnssec.active`) once one of them is for the zone’s key, and `pending_disable` unsigns the zone (`domain.dnssec.disabled`) once none has been left for the longest TTL the DS was seen with (a day where it was never read, a week at most): until then a resolver may hold the DS and refuse the unsigned zone’s answers. That time counts from the first request that found the DS gone. `parent_ds_seen_at` records the last time the DS was seen.
+         * @description Asks the parent (through `BERTH_DNSSEC_RESOLVER`) for the DS records of the zone: `pending_ds` turns `active` (`domain.dnssec.active`) once one of them is for the zone’s key, and `pending_disable` unsigns the zone (`domain.dnssec.disabled`) once none for its key has been left for the longest TTL the DS was seen with (a day where it was never read, a week at most): until then a resolver may hold the DS and refuse the unsigned zone’s answers. That time counts from the first look that found the DS gone. `parent_ds_seen_at` records the last time the DS was seen. Berth also looks by itself every hour, for every zone in `pending_ds` or `pending_disable`: this request is for not waiting.
          */
         post: operations["checkDomainDnssec"];
         delete?: never;
@@ -4466,7 +4466,7 @@ export interface components {
         /** @description A domain's DNSSEC: its state, keys and the DS records for its registrar. */
         DomainDnssec: {
             /**
-             * @description `disabled` → `signing` (the zone is being signed) → `pending_ds` (signed; the DS records wait to be published at the parent, seen by `check`) → `active`. Disabling goes through `pending_disable` (the CDS/CDNSKEY delete records of RFC 8078 ask the parent to remove the DS; the zone stays signed until `check` has seen the DS gone for its TTL, which resolvers may cache it for) to `disabled`. `error`: the zone could not be signed (`error` says why); it is served as it was.
+             * @description `disabled` → `signing` (the zone is being signed) → `pending_ds` (signed; the DS records wait to be published at the parent, seen by `check` or Berth’s hourly look) → `active`. Disabling goes through `pending_disable` (the CDS/CDNSKEY delete records of RFC 8078 ask the parent to remove the DS; the zone stays signed until `check` or the hourly look has seen the DS gone, or only another key’s DS left, for its TTL, which resolvers may cache it for) to `disabled`. `error`: the zone could not be signed (`error` says why); it is served as it was.
              * @enum {string}
              */
             status: "disabled" | "signing" | "pending_ds" | "active" | "pending_disable" | "error";

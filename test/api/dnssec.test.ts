@@ -49,6 +49,19 @@ async function activeZone(name: string, ttl?: number): Promise<() => Promise<str
   return check;
 }
 
+/** Runs the hourly housekeeping job now, and waits until it has ended. */
+async function housekeeping(): Promise<void> {
+  const { rows } = await t.db.query<{ id: string }>(
+    `INSERT INTO pgboss.job (name, data) VALUES ('housekeeping', '{}') RETURNING id`,
+  );
+  await eventually(
+    async () =>
+      (await t.db.query<{ state: string }>('SELECT state FROM pgboss.job WHERE id = $1', [rows[0]!.id])).rows[0]?.state ===
+      'completed',
+    30_000,
+  );
+}
+
 describe('DNSSEC', () => {
   it.skipIf(!signzone)(
     `signs the zone with Berth's key, waits for the DS at the parent, and unsigns only once the DS is gone (${signzone ? 'dnssec-signzone' : 'skipped: BIND’s dnssec-signzone is not installed'})`,
@@ -193,6 +206,72 @@ describe('DNSSEC', () => {
       'pending_disable',
     );
     t.clock.advance(7 * 86_400_000 - 1_000);
+    expect(await check()).toBe('pending_disable');
+    t.clock.advance(1_000);
+    expect(await check()).toBe('disabled');
+  });
+
+  it.skipIf(!signzone)(
+    'asks the parent every hour by itself: a published DS activates the zone, and a zone being disabled is unsigned once its DS has been gone for its TTL',
+    async () => {
+      const name = 'hourly-look.com';
+      expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+      expect((await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: true } })).status).toBe(202);
+      const signed = await eventually(async () => {
+        const d = await dnssecOf(name);
+        return d.status === 'pending_ds' && d;
+      });
+      await housekeeping();
+      expect((await dnssecOf(name)).status).toBe('pending_ds');
+      parent.published.set(name, signed.ds_records[0] as ParentDsRecord);
+      await housekeeping();
+      expect((await dnssecOf(name)).status).toBe('active');
+      // (The job's pruning keeps events for a while only: each is looked for after its own run.)
+      const id = (await t.get(`/v1/domains/${name}`)).body.id;
+      const events = async (type: string) => (await t.get(`/v1/events?resource_id=${id}&type=${type}`)).body.data;
+      expect(await events('domain.dnssec.active')).toHaveLength(1);
+
+      const off = await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: false, force: true } });
+      expect(off.body.status).toBe('pending_disable');
+      parent.published.delete(name);
+      await housekeeping();
+      expect((await dnssecOf(name)).status).toBe('pending_disable');
+      t.clock.advance(3_600_000);
+      await housekeeping();
+      expect((await dnssecOf(name)).status).toBe('disabled');
+      await eventually(async () => !readFileSync(zoneFile(name), 'utf8').includes('RRSIG'));
+      expect(await events('domain.dnssec.disabled')).toHaveLength(1);
+    },
+  );
+
+  it.skipIf(!signzone)(
+    "unsigns a zone being disabled whose parent now publishes another key's DS only, once its own has been gone for its TTL",
+    async () => {
+      const name = 'foreign-ds.com';
+      const check = await activeZone(name);
+      const ours = parent.published.get(name)!;
+      expect((await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: false, force: true } })).body.status).toBe(
+        'pending_disable',
+      );
+      parent.published.set(name, { ...ours, key_tag: (ours.key_tag + 1) % 65_536, digest: 'AB'.repeat(32) });
+      expect(await check()).toBe('pending_disable');
+      t.clock.advance(3_599_000);
+      expect(await check()).toBe('pending_disable');
+      t.clock.advance(1_000);
+      expect(await check()).toBe('disabled');
+    },
+  );
+
+  it.skipIf(!signzone)('waits a day for a DS whose TTL was never read (a zone active before Berth read it)', async () => {
+    const name = 'unread-ttl.com';
+    const check = await activeZone(name);
+    const id = (await t.get(`/v1/domains/${name}`)).body.id;
+    await t.db.query('UPDATE dnssec SET parent_ds_ttl = NULL WHERE domain_id = $1', [id]);
+    parent.published.delete(name);
+    expect((await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: false } })).body.status).toBe(
+      'pending_disable',
+    );
+    t.clock.advance(86_400_000 - 1_000);
     expect(await check()).toBe('pending_disable');
     t.clock.advance(1_000);
     expect(await check()).toBe('disabled');

@@ -48,8 +48,8 @@ export function DnssecSection({ name }: { name: string }) {
       </p>
       {s.status === 'pending_disable' && (
         <p>
-          Signed until the parent has been without the DS for its TTL, as long as resolvers may hold it: look for the DS at the
-          parent then.
+          Signed until the parent has been without the DS for its TTL, as long as resolvers may hold it. Berth looks every hour,
+          or now with the button.
         </p>
       )}
       {s.ds_records.length > 0 && (

@@ -40,7 +40,7 @@ export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsD
       { queue: JOBS.dnsChangeApply, run: (data) => changes.runScheduled(String(data.change_id)) },
     ],
     gauges: [syncErrorGauge('dns', () => zoneUnits.countErrors(svc.db))],
-    housekeeping: [(now) => domains.pruneRetiredDkim(now), (now) => dnssec.resignDue(now)],
+    housekeeping: [(now) => domains.pruneRetiredDkim(now), (now) => dnssec.resignDue(now), () => dnssec.checkWaiting()],
   };
   return {
     contribution,

@@ -91,3 +91,11 @@ export async function signedBefore(db: Queryable, before: Date): Promise<string[
   const r = await db.query<{ domain_id: string }>('SELECT domain_id FROM dnssec WHERE signed_at < $1', [before.toISOString()]);
   return r.rows.map((row) => row.domain_id);
 }
+
+/** The zones waiting on their parent, for the DS to be published or to be gone, in a random order. */
+export async function waitingForParent(db: Queryable): Promise<string[]> {
+  const r = await db.query<{ domain_id: string }>(
+    `SELECT domain_id FROM dnssec WHERE status IN ('pending_ds', 'pending_disable') ORDER BY random()`,
+  );
+  return r.rows.map((row) => row.domain_id);
+}

@@ -42,7 +42,7 @@ const DsRecord = Type.Object({
 
 const DnssecStatus = StringEnum(['disabled', 'signing', 'pending_ds', 'active', 'pending_disable', 'error'] as const, {
   description:
-    '`disabled` → `signing` (the zone is being signed) → `pending_ds` (signed; the DS records wait to be published at the parent, seen by `check`) → `active`. Disabling goes through `pending_disable` (the CDS/CDNSKEY delete records of RFC 8078 ask the parent to remove the DS; the zone stays signed until `check` has seen the DS gone for its TTL, which resolvers may cache it for) to `disabled`. `error`: the zone could not be signed (`error` says why); it is served as it was.',
+    '`disabled` → `signing` (the zone is being signed) → `pending_ds` (signed; the DS records wait to be published at the parent, seen by `check` or Berth’s hourly look) → `active`. Disabling goes through `pending_disable` (the CDS/CDNSKEY delete records of RFC 8078 ask the parent to remove the DS; the zone stays signed until `check` or the hourly look has seen the DS gone, or only another key’s DS left, for its TTL, which resolvers may cache it for) to `disabled`. `error`: the zone could not be signed (`error` says why); it is served as it was.',
 });
 
 export const DomainDnssec = Type.Object(

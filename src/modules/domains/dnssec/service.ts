@@ -27,6 +27,10 @@ const RESIGN_AFTER_MS = 23 * 86_400_000;
 const DS_TTL_UNKNOWN_S = 86_400;
 /** The longest resolvers hold a record, whatever its TTL (RFC 8767 suggests 7 days; BIND's default is a week). */
 const DS_TTL_MAX_S = 7 * 86_400;
+/** How many parents the hourly look asks at once (each answers or times out within 6 s). */
+const PARENT_CHECKS_AT_ONCE = 8;
+/** How long the hourly look at the parents may take (real time: the job's own run is capped at 15 min). */
+const PARENT_CHECKS_MAX_MS = 5 * 60_000;
 
 /**
  * When the parent was first seen without the zone's DS (`now`, if this is the first time), and
@@ -170,6 +174,25 @@ export function dnssecService(deps: ServiceDeps, domainsSvc: DomainsService) {
     return present(domain);
   }
 
+  /** `check` for `domain`: what the parent publishes now moves a zone waiting on it. */
+  async function checkParent(domain: domains.DomainRow): Promise<DomainDnssec> {
+    const current = await repo.findDnssec(db, domain.id);
+    if (!current) return present(domain);
+    const { published, ours } = await atParent(domain);
+    // Gone, or only another key's DS left: our DS may still be in caches (see unsignOnceUncached).
+    if (current.status === 'pending_disable' && !ours) return unsignOnceUncached(domain, current);
+    if (!ours) return present(domain);
+    return db.transaction(async (tx) => {
+      const seen = dsSeen(current, published, deps.clock.now());
+      if (current.status !== 'pending_ds') {
+        await repo.updateDnssec(tx, domain.id, seen);
+        return present(domain, tx);
+      }
+      await repo.updateDnssec(tx, domain.id, { ...seen, status: 'active' });
+      return dnssecEvent(tx, domain, 'domain.dnssec.active');
+    });
+  }
+
   return {
     async get(caller: Caller, ref: string): Promise<DomainDnssec> {
       return present(await domainsSvc.load(caller, ref));
@@ -227,10 +250,9 @@ export function dnssecService(deps: ServiceDeps, domainsSvc: DomainsService) {
           );
         const now = deps.clock.now();
         const gone = dsGone(current, now);
-        // The parent's DS asked away (RFC 8078), or gone but perhaps still in resolvers' caches:
-        // signed until `check` sees it gone for its TTL. A DS for another key: unsigned at once.
-        const waits =
-          published.length > 0 ? ours && dsSeen(current, published, now) : gone.cached && { parent_ds_gone_at: gone.goneAt };
+        // The parent's DS asked away (RFC 8078), or gone (or only another key's left) but perhaps
+        // still in resolvers' caches: signed until it has been seen gone for its TTL.
+        const waits = ours ? dsSeen(current, published, now) : gone.cached && { parent_ds_gone_at: gone.goneAt };
         result = waits
           ? await change(
               domain,
@@ -243,22 +265,24 @@ export function dnssecService(deps: ServiceDeps, domainsSvc: DomainsService) {
     },
 
     /** Asks the parent for the zone's DS: `pending_ds` turns `active` once it is there, `pending_disable` unsigns once it is gone. */
-    async check(caller: Caller, ref: string): Promise<DomainDnssec> {
-      const domain = await writable(caller, ref);
-      const current = await repo.findDnssec(db, domain.id);
-      if (!current) return present(domain);
-      const { published, ours } = await atParent(domain);
-      if (current.status === 'pending_disable' && published.length === 0) return unsignOnceUncached(domain, current);
-      if (!ours) return present(domain);
-      return db.transaction(async (tx) => {
-        const seen = dsSeen(current, published, deps.clock.now());
-        if (current.status !== 'pending_ds') {
-          await repo.updateDnssec(tx, domain.id, seen);
-          return present(domain, tx);
+    check: async (caller: Caller, ref: string): Promise<DomainDnssec> => checkParent(await writable(caller, ref)),
+
+    /**
+     * The hourly look at the parent for every zone waiting on it (`pending_ds`, `pending_disable`),
+     * as `check` does, a few at a time, in a random order and for a few minutes at most (the
+     * housekeeping job's other tasks come first; a resolver that does not answer costs 6 s a zone).
+     * A zone not looked at, or whose parent did not answer, waits for the next hour.
+     */
+    async checkWaiting(): Promise<void> {
+      const waiting = await repo.waitingForParent(db);
+      const until = Date.now() + PARENT_CHECKS_MAX_MS;
+      const next = async (): Promise<void> => {
+        for (let id = waiting.shift(); id && Date.now() < until; id = waiting.shift()) {
+          const domain = await domains.findDomainById(db, id);
+          if (domain) await checkParent(domain).catch(() => undefined);
         }
-        await repo.updateDnssec(tx, domain.id, { ...seen, status: 'active' });
-        return dnssecEvent(tx, domain, 'domain.dnssec.active');
-      });
+      };
+      await Promise.all(Array.from({ length: PARENT_CHECKS_AT_ONCE }, next));
     },
 
     signing: async (domainId: string) => (await signingNow(domainId)).signing,
