@@ -134,15 +134,40 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
     // The size is measured on the server.
     await eventually(async () => (await t.get(`/v1/databases/${shop.id}`)).body.size_bytes > 0);
 
-    // A suspended account's users are refused, and let in again after.
+    // The user's event, run by MariaDB's event scheduler every second, writes with its privileges.
+    expect((await asAdmin('SET GLOBAL event_scheduler = ON')).ok).toBe(true);
+    const tick =
+      'CREATE TABLE ticks (at DATETIME(6)); CREATE EVENT tick ON SCHEDULE EVERY 1 SECOND DO INSERT INTO ticks VALUES (NOW(6))';
+    const scheduled = await mariadb(user.username, password, tick, shop.name);
+    expect(scheduled.ok, scheduled.err).toBe(true);
+    const ticks = async () => Number((await asAdmin(`SELECT COUNT(*) FROM ${q(shop.name)}.ticks`)).out.trim());
+    await eventually(async () => (await ticks()) > 0, 30_000);
+
+    // A suspended account's users are refused, and let in again after. Its events stop writing
+    // too (a lock refuses logins only: the grants are withheld), and write again after.
     await t.post(`/v1/accounts/${account.id}/suspend`, { reason: 'unpaid invoice' });
     await inSync(`/v1/database-users/${user.id}`);
     const locked = await mariadb(user.username, password, 'SELECT 1');
     expect(locked.ok).toBe(false);
     expect(locked.err).toMatch(/locked/i);
+    const since = (await asAdmin('SELECT NOW()')).out.trim();
+    const held = await ticks();
+    // Two runs of the event later (each one sets LAST_EXECUTED, refused or not), no row more.
+    await eventually(
+      async () =>
+        (
+          await asAdmin(
+            `SELECT COUNT(*) FROM information_schema.EVENTS WHERE EVENT_SCHEMA = '${shop.name}' AND LAST_EXECUTED >= '${since}' + INTERVAL 2 SECOND`,
+          )
+        ).out.trim() === '1',
+      30_000,
+    );
+    expect(await ticks()).toBe(held);
     await t.post(`/v1/accounts/${account.id}/unsuspend`);
     await inSync(`/v1/database-users/${user.id}`);
     expect((await mariadb(user.username, password, 'SELECT 1')).ok).toBe(true);
+    await eventually(async () => (await ticks()) > held, 30_000);
+    expect((await asAdmin(`DROP EVENT ${q(shop.name)}.tick; SET GLOBAL event_scheduler = OFF`)).ok).toBe(true);
 
     // A deleted database is gone from the server.
     expect((await t.request('DELETE', `/v1/databases/${other.id}`)).status).toBe(204);

@@ -419,6 +419,16 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     // Its database, on server 1's MariaDB; the site reaches it at its own server's address.
     const db = await database(account.id, `${account.username}_app`);
     await sql(one, 'CREATE TABLE writes (k int PRIMARY KEY)', db.as);
+    // And an event of its own, which MariaDB's event scheduler runs every second on either server.
+    for (const server of [one, two]) await sql(server, 'SET GLOBAL event_scheduler = ON');
+    await sql(
+      one,
+      'CREATE TABLE ticks (at DATETIME(6) PRIMARY KEY); CREATE EVENT tick ON SCHEDULE EVERY 1 SECOND DO INSERT INTO ticks VALUES (NOW(6))',
+      db.as,
+    );
+    const ticks = async (server: WebServer) =>
+      (await sql(server, `SELECT at FROM ${db.as.database}.ticks`)).split('\n').filter(Boolean);
+    await eventually(async () => (await ticks(one)).length > 0, 30_000);
     const port = Number(one.db.BERTH_IT_MARIADB?.split(':')[1]);
     const connect = Buffer.from(JSON.stringify({ ...db.as, port })).toString('base64');
     expect((await t.post('/v1/domains', { account_id: account.id, name, mail_enabled: true })).status).toBe(201);
@@ -512,6 +522,13 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
       return answer.status === 200 ? answer.body : null;
     }, 60_000);
     expect(ascending(rowsServed.split('\n').filter(Boolean).map(Number))).toEqual(ascending(rows));
+    // What the event wrote on server 1, stopped there from the freeze, is on server 2, where it
+    // writes again since the thaw (not before: the land's comparison with server 1 held).
+    const ticked = await ticks(one);
+    const copied = await ticks(two);
+    expect(ticked.filter((at) => !copied.includes(at))).toEqual([]);
+    await eventually(async () => (await ticks(two)).length > copied.length, 30_000);
+    expect(await ticks(one)).toEqual(ticked);
     await eventually(async () => {
       const inbox = (await subjects(two)) ?? [];
       expect(new Set(inbox).size, 'a message twice').toBe(inbox.length);
@@ -545,6 +562,8 @@ describe.skipIf(!version)(`a fleet of two web servers (${version ? 'agents' : `s
     await eventually(async () => !readdirSync(path.join(one.dataDir, 'accounts')).includes(account.id), 30_000);
     expect((await httpGet(name, '/', one.http)).body).not.toContain('written-on-1');
     await eventually(async () => (await sql(one, `SHOW DATABASES LIKE '${db.as.database}'`)).trim() === '', 30_000);
+    await sql(two, `DROP EVENT ${db.as.database}.tick`);
+    for (const server of [one, two]) await sql(server, 'SET GLOBAL event_scheduler = OFF');
   }, 300_000);
 
   it('a database on server 1 is backed up and restored by its agent: the same rows as before', async () => {

@@ -120,7 +120,10 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
   /**
    * Each (user, database) pair gets exactly its privileges; every other grant of the account's
    * users goes, wildcard ones included (`alice_shop` unescaped also matches `aliceXshop`): grants
-   * are compared by the pattern the server stored, never by the name it might match.
+   * are compared by the pattern the server stored, never by the name it might match. A locked
+   * user holds none: the lock refuses logins only, and the events the user defined (MariaDB's
+   * event scheduler) would go on writing with its privileges, into a suspended account's
+   * databases or a moving one's frozen source or its target's copy before the thaw.
    */
   private async reconcileGrants(c: Connection, spec: DatabaseAccountSpec, host: string): Promise<void> {
     const [rows] = await c.query<RowDataPacket[]>(
@@ -135,7 +138,8 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
       const k = key(m[1] as string, String(r.db));
       found.set(k, (found.get(k) ?? new Set()).add(String(r.privilege)));
     }
-    for (const g of spec.grants) {
+    const locked = new Set(spec.users.filter((u) => u.locked).map((u) => u.username));
+    for (const g of spec.grants.filter((grant) => !locked.has(grant.username))) {
       const k = key(g.username, grantPattern(g.database));
       const held = found.get(k) ?? new Set<string>();
       found.delete(k);
