@@ -26,7 +26,9 @@ for (const [label, file] of process.argv.slice(2).map((a) => a.split('='))) {
     });
   }
   const failedHere = r.numFailedTests + (outside ? 1 : 0);
-  console.log(`${label}: ${r.numPassedTests} passed, ${failedHere} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
+  console.log(
+    `${label}: ${r.numPassedTests} passed, ${failedHere} failed, ${r.numPendingTests + r.numTodoTests} skipped${timing(r)}`,
+  );
   for (const suite of r.testResults) {
     const where = relative(process.cwd(), suite.name);
     const failedTests = suite.assertionResults.filter((t) => t.status === 'failed');
@@ -44,4 +46,18 @@ for (const f of failures) {
   console.log(`\nFAILED ${f.label}: ${f.where} > ${f.name}`);
   const text = f.messages.filter(Boolean).join('\n').split('\n').slice(0, 12).join('\n');
   if (text) console.log(text.replace(/^/gm, '  '));
+}
+
+/**
+ * The run's time and its three longest files: only the end of a CI log may be kept, and a run that
+ * took longer than the last one has to say where.
+ */
+function timing(r) {
+  const files = r.testResults
+    .map((s) => ({ name: relative(process.cwd(), s.name), s: (s.endTime - s.startTime) / 1000 }))
+    .sort((a, b) => b.s - a.s);
+  if (files.length === 0) return '';
+  const end = Math.max(...r.testResults.map((s) => s.endTime));
+  const longest = files.slice(0, 3).map((f) => `${f.name} ${f.s.toFixed(0)} s`);
+  return ` in ${((end - r.startTime) / 1000).toFixed(0)} s (longest: ${longest.join(', ')})`;
 }
