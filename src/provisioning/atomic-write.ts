@@ -15,14 +15,18 @@ export async function writeFileAtomic(file: string, content: string, mode = 0o64
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
   const previous = await stat(file).catch(() => null);
   const handle = await open(tmp, 'w', mode);
+  let writtenSecond: number;
   try {
     await handle.writeFile(content, 'utf8');
     await handle.sync();
+    writtenSecond = Math.floor((await handle.stat()).mtimeMs / 1000);
   } finally {
     await handle.close();
   }
+  // The file system's clock is coarse and may still be in the previous second when Date.now()
+  // has passed it, so the written file's own mtime is what is compared.
   const previousSecond = previous ? Math.floor(previous.mtimeMs / 1000) : -1;
-  if (previousSecond >= Math.floor(Date.now() / 1000)) {
+  if (previousSecond >= writtenSecond) {
     const later = new Date((previousSecond + 1) * 1000);
     await utimes(tmp, later, later);
   }
