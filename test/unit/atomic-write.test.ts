@@ -1,6 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeFileAtomic } from '../../src/provisioning/atomic-write.js';
 
@@ -21,5 +22,24 @@ describe('writeFileAtomic', () => {
     expect(seconds()).toBeGreaterThan(second);
     expect(readFileSync(file, 'utf8')).toBe('box@example.com:{ARGON2ID}cccc\n');
     expect(statSync(file).mode & 0o777).toBe(0o640);
+  });
+
+  it('gives a later second to a rewrite just after the clock turned, while the file system clock still lags', async () => {
+    // The kernel stamps files with a coarse clock a few milliseconds behind Date.now(), so a file
+    // written in the first milliseconds of a second is stamped with the second before.
+    const millisecond = () => Date.now() % 1000;
+    const untilSecondEnds = async () => {
+      if (millisecond() < 970) await sleep(970 - millisecond());
+      while (millisecond() < 992); // its last milliseconds, spun
+    };
+    for (let round = 0; round < 3; round++) {
+      const file = path.join(dir, `turn-${round}`);
+      await untilSecondEnds();
+      writeFileSync(file, 'password-a\n');
+      const before = Math.floor(statSync(file).mtimeMs / 1000);
+      while (millisecond() >= 992); // the next second has begun
+      await writeFileAtomic(file, 'password-b\n');
+      expect(Math.floor(statSync(file).mtimeMs / 1000)).toBeGreaterThan(before);
+    }
   });
 });
