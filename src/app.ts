@@ -164,6 +164,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     svc,
     { sites: siteDomainHooks(jobs), mail: mailDomainHooks(jobs, config.dataDir) },
     deps.dnsDriver ?? drivers.dns,
+    (look) => app.log.info({ dnssec_parent_look: look }, 'DNSSEC: asked the parents of zones waiting on them'),
   );
   const php = deps.phpDriver ?? drivers.php;
   const mailDriver = deps.mailDriver ?? drivers.mail;

@@ -17,10 +17,23 @@ const signzone = installed('dnssec-signzone');
 let t: TestApp;
 let account: { id: string };
 let parent: Awaited<ReturnType<typeof parentDnsServer>>;
+/** The log lines of the hourly look at the parents. */
+const parentLooks: { waiting: number; asked: number; unanswered: number }[] = [];
+const logStream = {
+  write: (line: string) => {
+    const look = JSON.parse(line).dnssec_parent_look;
+    if (look) parentLooks.push(look);
+  },
+};
 beforeAll(async () => {
   parent = await parentDnsServer();
   t = await createTestApp({
-    env: { BERTH_NAMESERVERS: 'ns1.host.example.net,ns2.host.example.net', BERTH_DNSSEC_RESOLVER: parent.address },
+    env: {
+      BERTH_NAMESERVERS: 'ns1.host.example.net,ns2.host.example.net',
+      BERTH_DNSSEC_RESOLVER: parent.address,
+      BERTH_LOG_LEVEL: 'info',
+    },
+    deps: { logger: true, logStream },
   });
   account = await createAccount(t, (await createPlan(t, undefined, { max_domains: 10 })).id);
 });
@@ -221,8 +234,13 @@ describe('DNSSEC', () => {
         const d = await dnssecOf(name);
         return d.status === 'pending_ds' && d;
       });
+      parentLooks.length = 0;
       await housekeeping();
       expect((await dnssecOf(name)).status).toBe('pending_ds');
+      // The look says what it did, and every parent here answers.
+      expect(parentLooks).toHaveLength(1);
+      expect(parentLooks[0]).toMatchObject({ asked: parentLooks[0]?.waiting, unanswered: 0 });
+      expect(parentLooks[0]?.waiting).toBeGreaterThanOrEqual(1);
       parent.published.set(name, signed.ds_records[0] as ParentDsRecord);
       await housekeeping();
       expect((await dnssecOf(name)).status).toBe('active');

@@ -8,7 +8,7 @@ import { changeSchemas } from './changes/schemas.js';
 import { changesService } from './changes/service.js';
 import { dnssecRoutes } from './dnssec/routes.js';
 import { dnssecSchemas } from './dnssec/schemas.js';
-import { dnssecService } from './dnssec/service.js';
+import { dnssecService, type ParentLook } from './dnssec/service.js';
 import type { DomainHooks } from './hooks.js';
 import { dnsReconciler } from './reconciler.js';
 import { dnsRoutes } from './records/routes.js';
@@ -22,7 +22,12 @@ import { acmeChallengeRecords } from './zone/acme-challenges.js';
 import { serverRecords } from './zone/server-records.js';
 
 /** Domains and their zones: records, change sets, the zone apply and scheduled changes, and zones' part of backups. */
-export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsDriver) {
+export function domainsModule(
+  svc: ServiceDeps,
+  hooks: DomainHooks,
+  driver: DnsDriver,
+  logParentLook: (look: ParentLook) => void = () => undefined,
+) {
   const domains = domainsService(svc, hooks);
   const records = recordsService(svc, domains);
   const changes = changesService(svc, domains, records);
@@ -40,7 +45,14 @@ export function domainsModule(svc: ServiceDeps, hooks: DomainHooks, driver: DnsD
       { queue: JOBS.dnsChangeApply, run: (data) => changes.runScheduled(String(data.change_id)) },
     ],
     gauges: [syncErrorGauge('dns', () => zoneUnits.countErrors(svc.db))],
-    housekeeping: [(now) => domains.pruneRetiredDkim(now), (now) => dnssec.resignDue(now), () => dnssec.checkWaiting()],
+    housekeeping: [
+      (now) => domains.pruneRetiredDkim(now),
+      (now) => dnssec.resignDue(now),
+      async () => {
+        const look = await dnssec.checkWaiting();
+        if (look.waiting > 0) logParentLook(look);
+      },
+    ],
   };
   return {
     contribution,

@@ -58,6 +58,13 @@ export interface SavedDnssec {
   keys: Pick<repo.DnssecKeyRow, 'algorithm' | 'flags' | 'public_key' | 'private_key_sealed'>[];
 }
 
+/** What an hourly look at the parents did: zones waiting, zones asked about (the rest wait for the next hour), parents that did not answer. */
+export interface ParentLook {
+  waiting: number;
+  asked: number;
+  unanswered: number;
+}
+
 export function dnssecService(deps: ServiceDeps, domainsSvc: DomainsService) {
   const { db, config } = deps;
   const sealKey = repo.dnssecSealKey(config);
@@ -273,16 +280,20 @@ export function dnssecService(deps: ServiceDeps, domainsSvc: DomainsService) {
      * housekeeping job's other tasks come first; a resolver that does not answer costs 6 s a zone).
      * A zone not looked at, or whose parent did not answer, waits for the next hour.
      */
-    async checkWaiting(): Promise<void> {
+    async checkWaiting(): Promise<ParentLook> {
       const waiting = await repo.waitingForParent(db);
+      const look: ParentLook = { waiting: waiting.length, asked: 0, unanswered: 0 };
       const until = Date.now() + PARENT_CHECKS_MAX_MS;
       const next = async (): Promise<void> => {
         for (let id = waiting.shift(); id && Date.now() < until; id = waiting.shift()) {
           const domain = await domains.findDomainById(db, id);
-          if (domain) await checkParent(domain).catch(() => undefined);
+          if (!domain) continue;
+          look.asked++;
+          await checkParent(domain).catch(() => look.unanswered++);
         }
       };
       await Promise.all(Array.from({ length: PARENT_CHECKS_AT_ONCE }, next));
+      return look;
     },
 
     signing: async (domainId: string) => (await signingNow(domainId)).signing,
