@@ -14,6 +14,7 @@ smtp_port=${BERTH_IT_SMTP_PORT:-12525}
 submission_port=${BERTH_IT_SUBMISSION_PORT:-12587}
 auth_port=${BERTH_IT_AUTH_PORT:-12426}
 dkim_port=${BERTH_IT_DKIM_PORT:-12891}
+ports_free "$address" "$imap_port" "$lmtp_port" "$smtp_port" "$submission_port" "$auth_port" "$dkim_port"
 # Mail is stored as an unprivileged user; Dovecot refuses to access mail as root.
 mail_uid=$(id -u nobody)
 mail_gid=$(getent group nogroup | cut -d: -f3)

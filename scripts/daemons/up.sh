@@ -17,6 +17,8 @@ https_port=${BERTH_IT_HTTPS_PORT:-18443}
 acme_port=${BERTH_IT_ACME_PORT:-14000}
 acme_mgmt_port=${BERTH_IT_ACME_MGMT_PORT:-15000}
 mariadb_port=${BERTH_IT_MARIADB_PORT:-13306}
+ssh_port=${BERTH_IT_SSH_PORT:-12222}
+ports_free 127.0.0.1 "$pdns_port" "$pdns_api_port" "$http_port" "$https_port" "$acme_port" "$acme_mgmt_port" "$mariadb_port" "$ssh_port"
 api_key=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
 
 # --- PowerDNS (gsqlite3 backend, HTTP API) ---
@@ -94,7 +96,6 @@ fi
 # --- sshd: one of its own on a loopback port, whose configuration includes the drop-in Berth writes.
 # Its directory is not under DIR: sshd refuses key files and chroots below a directory others may
 # write, and DIR is usually in /tmp. ---
-ssh_port=${BERTH_IT_SSH_PORT:-12222}
 ssh_dir=/run/berth-it-$(basename "$dir")
 rm -rf "$ssh_dir"
 mkdir -p -m 755 "$ssh_dir" "$ssh_dir/sshd_config.d" /run/sshd
