@@ -58,7 +58,7 @@ export interface SavedDnssec {
   keys: Pick<repo.DnssecKeyRow, 'algorithm' | 'flags' | 'public_key' | 'private_key_sealed'>[];
 }
 
-/** What an hourly look at the parents did: zones waiting, zones asked about (the rest wait for the next hour), parents that did not answer. */
+/** What an hourly look at the parents did: zones waiting, zones asked about (the rest wait for the next hour), looks that failed (a parent that did not answer, mostly). */
 export interface ParentLook {
   waiting: number;
   asked: number;
