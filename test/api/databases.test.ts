@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
-import { nativePasswordHash } from '../../src/modules/databases/rules.js';
+import { nativePasswordHash } from '../../src/provisioning/render/mariadb.js';
 import { createTestApp, eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan, createToken, world } from '../helpers/fixtures.js';
 

@@ -1,13 +1,14 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgBossQueue } from '../../src/jobs/queue.js';
 import { changedTables, databasesBackupPart } from '../../src/modules/databases/backup.js';
-import { nativePasswordHash } from '../../src/modules/databases/rules.js';
 import { MariaDbDatabaseDriver } from '../../src/provisioning/drivers/mariadb.js';
+import { nativePasswordHash } from '../../src/provisioning/render/mariadb.js';
 import { eventually, type TestApp } from '../helpers/app.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 import { daemonApp, daemonEnv, NO_DAEMONS } from './daemons.js';
@@ -45,8 +46,11 @@ const mariadbDriver = () =>
   });
 const q = (name: string) => `\`${name}\``;
 
-/** A database with a table of awkward strings and bytes, a view, a trigger, two routines and an event (its client script). */
-const awkwardDatabase = (name: string) =>
+/**
+ * A database with a table of awkward strings and bytes, a view, a trigger, two routines and an
+ * event (its client script), each defined by `definer`, a user of the account.
+ */
+const awkwardDatabase = (name: string, definer: string) =>
   [
     `CREATE DATABASE ${q(name)} CHARACTER SET utf8mb4;`,
     `USE ${q(name)};`,
@@ -54,15 +58,27 @@ const awkwardDatabase = (name: string) =>
     // Quotes, backslashes, delimiters, comment markers, line breaks, NUL, four-byte UTF-8, latin1.
     "INSERT INTO `semi;colon` VALUES (1, 'it''s; -- not # a /* comment */ \\\\ \"q\" `b`', 0x00FF80273B, 0x636166E9), " +
       "(2, 'line\\nbreak\\r\\ttab\\0nul', NULL, NULL), (3, CONVERT(0x636166C3A920E29895F09D849E USING utf8mb4), '', '');",
-    'CREATE VIEW totals AS SELECT COUNT(*) AS n FROM `semi;colon`;',
+    `CREATE DEFINER=${definer} VIEW totals AS SELECT COUNT(*) AS n FROM \`semi;colon\`;`,
     // The client's own DELIMITER, for bodies that hold semicolons.
     'DELIMITER //',
-    "CREATE TRIGGER stamp BEFORE INSERT ON `semi;colon` FOR EACH ROW BEGIN SET NEW.t = CONCAT(NEW.t, ';x'); SET NEW.n = 'trig'; END//",
-    "CREATE PROCEDURE tally(OUT c INT) BEGIN SELECT COUNT(*) INTO c FROM `semi;colon`; SELECT 'a;b' INTO @s; END//",
+    `CREATE DEFINER=${definer} TRIGGER stamp BEFORE INSERT ON \`semi;colon\` FOR EACH ROW BEGIN SET NEW.t = CONCAT(NEW.t, ';x'); SET NEW.n = 'trig'; END//`,
+    `CREATE DEFINER=${definer} PROCEDURE tally(OUT c INT) BEGIN SELECT COUNT(*) INTO c FROM \`semi;colon\`; SELECT 'a;b' INTO @s; END//`,
     'DELIMITER ;',
-    'CREATE FUNCTION twice(x INT) RETURNS INT DETERMINISTIC RETURN x * 2;',
-    "CREATE EVENT tick ON SCHEDULE EVERY 1 DAY DISABLE DO UPDATE `semi;colon` SET n = 'tick';",
+    `CREATE DEFINER=${definer} FUNCTION twice(x INT) RETURNS INT DETERMINISTIC RETURN x * 2;`,
+    `CREATE DEFINER=${definer} EVENT tick ON SCHEDULE EVERY 1 DAY DISABLE DO UPDATE \`semi;colon\` SET n = 'tick';`,
   ].join('\n');
+
+/**
+ * An account's prefix for a test's databases (`<username>_`) and a user of it that defines their
+ * objects, with every privilege on them; `drop` removes the user.
+ */
+async function testAccount(tag: string) {
+  const prefix = `${tag}${Date.now().toString(36)}_`;
+  const definer = `\`${prefix}app\`@\`%\``;
+  const made = await asAdmin(`CREATE USER ${definer}; GRANT ALL PRIVILEGES ON \`${prefix}%\`.* TO ${definer}`);
+  expect(made.ok, made.err).toBe(true);
+  return { prefix, definer, drop: () => asAdmin(`DROP USER IF EXISTS ${definer}`) };
+}
 
 const asAdmin = (sql: string) => mariadb(decodeURIComponent(admin!.username), decodeURIComponent(admin!.password), sql);
 
@@ -391,10 +407,76 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
     }
   }, 60_000);
 
+  it('a dump from another server changes nothing but its database: it runs as a user of the load, each definer one of the account’s', async () => {
+    const driver = mariadbDriver();
+    const account = await testAccount('hs');
+    const name = `${account.prefix}db`;
+    const outfile = path.join(mkdtempSync(path.join(tmpdir(), 'berth-load-')), 'out');
+    const load = (dump: string) =>
+      driver.load({ name, charset: 'utf8mb4', collation: 'utf8mb4_unicode_ci' }, PassThrough.from([Buffer.from(dump)]));
+    // The users of this database's loads (`_berth_load_<its SHA-256's first 16 digits>_…`).
+    const loadUsers = `_berth_load_${createHash('sha256').update(name).digest('hex').slice(0, 16)}_`;
+    const loaders = async () =>
+      (await asAdmin(`SELECT User FROM mysql.user WHERE User LIKE '${loadUsers.replaceAll('_', '\\\\_')}%'`)).out;
+    try {
+      // What the account's own users define loads, and works.
+      await load(
+        `CREATE TABLE t (k INT);\nCREATE DEFINER=${account.definer} PROCEDURE p(OUT c INT) SELECT COUNT(*) INTO c FROM t;\nINSERT INTO t VALUES (1);\n`,
+      );
+      expect((await asAdmin(`CALL ${q(name)}.p(@c); SELECT @c`)).out.trim()).toBe('1');
+      expect(await loaders()).toBe('');
+
+      const refused: [string, RegExp][] = [
+        ['CREATE DEFINER=root@localhost PROCEDURE escalate() SELECT 1;', /definer "root@localhost", not a user of the account/],
+        ["CREATE /*!99999 'x */ DEFINER=`root`@`localhost` PROCEDURE escalate() SELECT 1 /* ' */;", /executable comment/],
+        [`CREATE USER \`${account.prefix}evil\`@'%';`, /ERROR 1227 .*CREATE USER/],
+        [`GRANT ALL PRIVILEGES ON *.* TO ${account.definer};`, /ERROR 1045 .*Access denied/],
+        [`CREATE DATABASE \`${account.prefix}other\`;`, /ERROR 1044 .*Access denied/],
+        [
+          `INSERT INTO mysql.db (Host, Db, User) VALUES ('%', '%', '${account.prefix}app');`,
+          /ERROR 1142 .*INSERT command denied/,
+        ],
+        [`SELECT 'x' INTO OUTFILE '${outfile}';`, /ERROR 1227 .*FILE/],
+        ["SET sql_mode = 'NO_BACKSLASH_ESCAPES';", /after it, the session reads statements under NO_BACKSLASH_ESCAPES/],
+        ['SET NAMES gbk;', /after it, the session reads statements under gbk/],
+      ];
+      for (const [statement, why] of refused) {
+        const loading = load(`CREATE TABLE t (k INT);\n${statement}\nCREATE TABLE after_it (k INT);\n`);
+        await expect(loading, statement).rejects.toThrow(/^the dump's statement 2 was refused: /);
+        await expect(loading, statement).rejects.toThrow(why);
+        expect(await loaders()).toBe('');
+      }
+      // Nothing of them is anywhere, and the loads stopped at them.
+      const left = await asAdmin(
+        [
+          "SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_NAME = 'escalate'",
+          `SELECT User FROM mysql.user WHERE User = '${account.prefix}evil'`,
+          `SHOW DATABASES LIKE '${account.prefix}other'`,
+          `SELECT Db FROM mysql.db WHERE User = '${account.prefix}app' AND Db = '%'`,
+          `SHOW TABLES FROM ${q(name)}`,
+        ].join(';\n'),
+      );
+      expect(left).toMatchObject({ ok: true, out: 't\n' });
+      expect((await asAdmin(`SHOW GRANTS FOR ${account.definer}`)).out).not.toMatch(/ALL PRIVILEGES ON \*\.\*/);
+      expect(existsSync(outfile)).toBe(false);
+
+      // A load's user that a process dying in the load left goes with the account.
+      expect((await asAdmin(`CREATE USER '${loadUsers}0dead0'@'%'`)).ok).toBe(true);
+      expect(await loaders()).not.toBe('');
+      await driver.removeAccount(account.prefix);
+      expect(await loaders()).toBe('');
+    } finally {
+      await asAdmin(`DROP DATABASE IF EXISTS ${q(name)}`);
+      await account.drop();
+      rmSync(path.dirname(outfile), { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('a dump of routines, triggers, events, views and awkward strings loads back the same', async () => {
     const driver = mariadbDriver();
-    const [from, to] = [`rtf${Date.now().toString(36)}`, `rtt${Date.now().toString(36)}`];
-    const made = await asAdmin(awkwardDatabase(from));
+    const account = await testAccount('rt');
+    const [from, to] = [`${account.prefix}from`, `${account.prefix}to`];
+    const made = await asAdmin(awkwardDatabase(from, account.definer));
     expect(made.ok, made.err).toBe(true);
     const shape = async (db: string) =>
       (
@@ -431,12 +513,14 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
       expect(ran.out.trim().split('\n')).toEqual(['3\ta;b\t42', 'z;x\ttrig']);
     } finally {
       await asAdmin(`DROP DATABASE IF EXISTS ${q(from)}; DROP DATABASE IF EXISTS ${q(to)}`);
+      await account.drop();
     }
   }, 60_000);
 
   it('a copy loaded ahead is told unchanged; each kind of change is told, and a dump of what changed, loaded in part, makes it the same', async () => {
     const driver = mariadbDriver();
-    const name = `ahd${Date.now().toString(36)}`;
+    const account = await testAccount('ah');
+    const name = `${account.prefix}db`;
     const spec = { name, charset: 'utf8mb4', collation: 'utf8mb4_unicode_ci' };
     const dumpOf = async (except?: string[]) => {
       const out = new PassThrough();
@@ -456,7 +540,7 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
         'SELECT id, HEX(t), HEX(b), HEX(n) FROM `semi;colon` ORDER BY id; SELECT * FROM `-plain.x` ORDER BY k; SELECT * FROM still; SHOW TABLES',
       );
     try {
-      expect((await asAdmin(awkwardDatabase(name))).ok).toBe(true);
+      expect((await asAdmin(awkwardDatabase(name, account.definer))).ok).toBe(true);
       await run(
         'CREATE TABLE `-plain.x` (k INT PRIMARY KEY, v TEXT); INSERT INTO `-plain.x` VALUES (1, "a"), (2, "b"); CREATE TABLE gone (k INT); CREATE TABLE still (k INT); INSERT INTO still VALUES (1)',
       );
@@ -478,7 +562,7 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
           'DROP TABLE gone',
           'CREATE TABLE added (k INT); INSERT INTO added VALUES (7)',
           'DROP TRIGGER stamp',
-          "CREATE TRIGGER stamp BEFORE INSERT ON `semi;colon` FOR EACH ROW SET NEW.n = 'other'",
+          `CREATE DEFINER=${account.definer} TRIGGER stamp BEFORE INSERT ON \`semi;colon\` FOR EACH ROW SET NEW.n = 'other'`,
         ].join(';\n'),
       );
       const source = await driver.checksums(name);
@@ -523,6 +607,7 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
       ]);
     } finally {
       await asAdmin(`DROP DATABASE IF EXISTS ${q(name)}`);
+      await account.drop();
     }
   }, 60_000);
 });

@@ -2,8 +2,15 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { changedTables, differingTables } from '../../src/modules/databases/backup.js';
-import { nativePasswordHash } from '../../src/modules/databases/rules.js';
-import { grantTarget, quoteName, quoteString, renderDatabaseState, sql, userAt } from '../../src/provisioning/render/mariadb.js';
+import {
+  nativePasswordHash,
+  grantTarget,
+  quoteName,
+  quoteString,
+  renderDatabaseState,
+  sql,
+  userAt,
+} from '../../src/provisioning/render/mariadb.js';
 
 const fixture = (name: string) => readFileSync(path.resolve(import.meta.dirname, '../fixtures/db', name), 'utf8');
 
@@ -46,6 +53,15 @@ describe('MariaDB statements', () => {
       /unsafe password hash/,
     );
     expect(() => sql.createDatabase({ name: 'alice_x', charset: 'utf8mb4', collation: 'x; DROP' })).toThrow(/unsafe collation/);
+  });
+
+  it('make the user of a load at the administrative account’s host, a network with its mask among them', () => {
+    const hash = nativePasswordHash('x');
+    expect(sql.createLoader('_berth_load_ab_01', '127.0.0.0/255.0.0.0', hash)).toBe(
+      `CREATE USER '_berth_load_ab_01'@'127.0.0.0/255.0.0.0' IDENTIFIED BY PASSWORD '${hash}'`,
+    );
+    expect(sql.grantSetUser('_berth_load_ab_01', '%')).toBe("GRANT SET USER ON *.* TO '_berth_load_ab_01'@'%'");
+    expect(() => sql.grantSetUser('_berth_load_ab_01', "%'@'x")).toThrow(/unsafe host/);
   });
 
   it('quote a table’s name whole, whatever the account named it', () => {

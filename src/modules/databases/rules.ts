@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FieldError } from '../../lib/errors.js';
 import { DATABASE_PRIVILEGES as PRIVILEGES } from '../../provisioning/render/mariadb.js';
 
@@ -54,13 +53,6 @@ export function passwordErrors(password: string, username: string): FieldError[]
     return [{ pointer, code: 'contains_username', detail: 'must not contain the user name' }];
   return [];
 }
-
-/**
- * mysql_native_password's stored form, `*` and the hex of SHA1(SHA1(password)): what MariaDB
- * verifies (`IDENTIFIED BY PASSWORD`), so the password itself is never kept or sent.
- */
-export const nativePasswordHash = (password: string): string =>
-  `*${createHash('sha1').update(createHash('sha1').update(password, 'utf8').digest()).digest('hex').toUpperCase()}`;
 
 /** `ALL` alone, or the named privileges in one order. */
 export function privilegeErrors(privileges: string[]): FieldError[] {

@@ -7,19 +7,12 @@ import { conflict, invalid, notFound, type FieldError } from '../../lib/errors.j
 import { isId, newId } from '../../lib/ids.js';
 import { checkVersion, staleVersion } from '../../lib/if-match.js';
 import { generateMailPassword } from '../../lib/mail-password.js';
+import { nativePasswordHash } from '../../provisioning/render/mariadb.js';
 import { counterOf, lockBelowLimit, writableAccount, type AccountHooks } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import * as repo from './repo.js';
 import { databaseEvent, presentUser, toDatabase, toGrant } from './representation.js';
-import {
-  charsetErrors,
-  defaultCollation,
-  nameErrors,
-  nativePasswordHash,
-  orderedPrivileges,
-  passwordErrors,
-  privilegeErrors,
-} from './rules.js';
+import { charsetErrors, defaultCollation, nameErrors, orderedPrivileges, passwordErrors, privilegeErrors } from './rules.js';
 import type {
   CreateDatabase,
   CreateDatabaseUser,

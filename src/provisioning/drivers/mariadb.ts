@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import mysql, { type Connection, type QueryError, type RowDataPacket } from 'mysql2/promise';
@@ -7,12 +8,14 @@ import {
   DATABASE_PRIVILEGES,
   definitionsDigest,
   grantPattern,
+  nativePasswordHash,
   sql,
   type DatabaseAccountSpec,
   type DatabaseSpec,
   type PartialLoad,
   type TableChecksums,
 } from '../render/mariadb.js';
+import { refusedDefiner } from './dump-definers.js';
 import { DumpStatements } from './dump-statements.js';
 
 /** The columns of a `SHOW CREATE` that a dump loaded on another server does not reproduce. */
@@ -25,6 +28,20 @@ export interface MariaDbOptions {
   userHost: string;
   dumpBin: string;
 }
+
+/**
+ * What the load of a dump does not read statements under (runStatements): SQL modes that change
+ * what ends a quoted string, and client character sets whose multi-byte characters may end in a
+ * quote or a backslash.
+ */
+const UNREAD = new Set(['ansi_quotes', 'no_backslash_escapes', 'big5', 'cp932', 'gbk', 'sjis', 'gb18030']);
+/** A statement that inserts rows (`mariadb-dump`'s many): it cannot set a definer. */
+const ROWS = /^\s*INSERT INTO /;
+/**
+ * The start of the name of each user a load of `database` runs as (its own: two loads never share
+ * one): no account's user starts so, their names start with a letter.
+ */
+const loadersOf = (database: string) => `_berth_load_${createHash('sha256').update(database).digest('hex').slice(0, 16)}_`;
 
 /** What `ALL` amounts to, as the server names the privileges. */
 const EVERY_PRIVILEGE: string[] = DATABASE_PRIVILEGES.map((p) => p.replace(/_/g, ' '));
@@ -188,7 +205,14 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
         'SELECT SCHEMA_NAME AS name FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE ?',
         [like],
       );
-      for (const s of schemas) await c.query(sql.dropDatabase(String(s.name)));
+      for (const s of schemas) {
+        await c.query(sql.dropDatabase(String(s.name)));
+        // A load's user left by a process that died in the load.
+        const [loaders] = await c.query<RowDataPacket[]>('SELECT User AS user, Host AS host FROM mysql.user WHERE User LIKE ?', [
+          startingWith(loadersOf(String(s.name))),
+        ]);
+        for (const l of loaders) await c.query(sql.dropUser(String(l.user), String(l.host)));
+      }
     });
   }
 
@@ -205,31 +229,59 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
     );
   }
 
+  /**
+   * Loads a dump (made on another server: a move's source, a backup's) into `database`, re-created
+   * first unless `partial`. Its statements run as a user of the load's own, made for it and dropped
+   * after: every privilege on that database and the right to set a definer (SET USER), nothing on
+   * any other database or the server (no FILE, no grants, no users), so a dump can change nothing
+   * but its database; each definer it sets must be a user of the account (dump-definers.ts).
+   */
   async load(database: DatabaseSpec, dump: Readable, partial?: PartialLoad): Promise<void> {
     dump.on('error', () => undefined); // told by the load (`errored`), whenever it comes
+    const loader = { user: loadersOf(database.name) + randomBytes(4).toString('hex'), password: randomBytes(24).toString('hex') };
+    let host: string | undefined;
+    let loaded = false;
     try {
-      await this.session(async (c) => {
+      host = await this.session(async (c) => {
         if (!partial) await c.query(sql.dropDatabase(database.name));
         await c.query(sql.createDatabase(database));
         for (const table of partial?.drop ?? []) await c.query(sql.dropTable(database.name, table));
+        // At the host the administrative account logs in from: the load's connection comes from there too.
+        const [me] = await c.query<RowDataPacket[]>('SELECT CURRENT_USER() AS me');
+        const at = String(me[0]?.me).replace(/^.*@/, '');
+        await c.query(sql.createLoader(loader.user, at, nativePasswordHash(loader.password)));
+        await c.query(sql.grant(database.name, loader.user, at, ['ALL']));
+        await c.query(sql.grantSetUser(loader.user, at));
+        return at;
       });
-      await this.runStatements(database.name, dump);
+      await this.runStatements(database.name, dump, loader);
+      loaded = true;
     } finally {
       // What is left of it (a load that failed) is read by nobody: its sender is not kept waiting.
       dump.destroy();
+      // One a failed drop leaves (or a process that died in the load) goes with the account (removeAccount).
+      const at = host;
+      if (at !== undefined)
+        await this.session((c) => c.query(sql.dropUser(loader.user, at))).catch((err: unknown) => {
+          if (loaded) throw err;
+        });
     }
   }
 
   /**
-   * A dump's statements (dump-statements.ts), run in turn on a connection of this process to the
-   * database: each piece's while the next is read and split. Their bytes go as they came
+   * A dump's statements (dump-statements.ts), run in turn on a connection of the load's user to
+   * the database: each piece's while the next is read and split. Their bytes go as they came
    * (character set binary, the dump's own `SET NAMES` telling the server how to read them), never
-   * formatted (`queryFormat`: no `?` is a placeholder). The first one refused ends the load, and
+   * formatted (`queryFormat`: no `?` is a placeholder). A statement is looked at before it is sent
+   * (its definers), and the session after it: the statements are read as the server reads them
+   * only while it takes backslash escapes and `"` quotes strings, in a character set whose
+   * multi-byte characters hold no quote or backslash. The first one refused ends the load, and
    * so does an input that fails as it is read.
    */
-  private async runStatements(name: string, dump: Readable): Promise<void> {
+  private async runStatements(name: string, dump: Readable, loader: { user: string; password: string }): Promise<void> {
     const c = await mysql.createConnection({
       ...this.login,
+      ...loader,
       database: sql.dumpName(name),
       charset: 'BINARY',
       // Without session tracking, mysql2 does not switch to encoding the statements by what the
@@ -242,26 +294,43 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
     const statements = new DumpStatements();
     let count = 0;
     let refused: Error | undefined;
+    const refuse = (why: string) => new Error(`the dump's statement ${count} was refused: ${why}`);
+    const readable = async () => {
+      const [rows] = await c.query<RowDataPacket[]>(
+        'SELECT @@SESSION.sql_mode AS mode, @@SESSION.character_set_client AS client',
+      );
+      const [mode, client] = [String(rows[0]?.mode), String(rows[0]?.client)];
+      const unread = [...mode.split(','), client].filter((m) => UNREAD.has(m.toLowerCase())).join(', ');
+      if (unread && count) throw refuse(`after it, the session reads statements under ${unread}, which the load does not`);
+      if (unread) throw new Error(`the load's session reads statements under ${unread}, which the load does not`);
+    };
     const run = async (batch: string[]) => {
       for (const statement of batch) {
         count++;
+        // An INSERT sets no definer; a dump is mostly those, of up to a MiB each.
+        const why = ROWS.test(statement) ? null : refusedDefiner(statement, name, this.options.userHost);
+        if (why) throw refuse(why);
         await c.query(statement).catch((err: QueryError) => {
           const code = err.errno ? `ERROR ${err.errno} (${err.sqlState}): ` : '';
-          throw new Error(`the dump's statement ${count} was refused: ${code}${err.message}`);
+          throw refuse(`${code}${err.message}`);
         });
+        await readable();
       }
     };
-    let running: Promise<void> = Promise.resolve();
+    const begin = (work: Promise<void>) => {
+      work.catch((err: Error) => {
+        refused = err;
+        dump.destroy(); // read no further
+      });
+      return work;
+    };
+    let running = begin(readable());
     try {
       for await (const chunk of dump) {
         const batch = statements.push(chunk as Buffer);
         if (batch.length === 0) continue;
         await running;
-        running = run(batch);
-        running.catch((err: Error) => {
-          refused = err;
-          dump.destroy(); // read no further
-        });
+        running = begin(run(batch));
       }
       await running;
       await run(statements.end());

@@ -33,6 +33,13 @@ export const TableNames = Type.Array(Type.String({ minLength: 1, maxLength: 64 }
 export const PartialLoad = Type.Object({ drop: TableNames });
 export type PartialLoad = Static<typeof PartialLoad>;
 
+/**
+ * mysql_native_password's stored form, `*` and the hex of SHA1(SHA1(password)): what MariaDB
+ * verifies (`IDENTIFIED BY PASSWORD`), so the password itself is never kept or sent.
+ */
+export const nativePasswordHash = (password: string): string =>
+  `*${createHash('sha1').update(createHash('sha1').update(password, 'utf8').digest()).digest('hex').toUpperCase()}`;
+
 /** The SHA-256 of `SHOW CREATE` rows taken together, as `TableChecksums` holds them (of none: a database without views, routines or events). */
 export const definitionsDigest = (rows: readonly string[]): string =>
   createHash('sha256').update(JSON.stringify(rows)).digest('hex');
@@ -80,7 +87,8 @@ export const DATABASE_PRIVILEGES = [
 const NAME = /^[a-z0-9_]{1,80}$/;
 const WORD = /^[a-z0-9_]{1,64}$/;
 const HASH = /^\*[0-9A-F]{40}$/;
-const HOST = /^[A-Za-z0-9.:%_-]{1,255}$/;
+/** A user's host: a name, an address, a pattern (`%`) or a network with its mask (`127.0.0.0/255.0.0.0`). */
+const HOST = /^[A-Za-z0-9.:%_/-]{1,255}$/;
 const PRIVILEGE = /^[A-Z_]{3,32}$/;
 
 function checked(value: string, pattern: RegExp, what: string): string {
@@ -132,6 +140,11 @@ export const sql = {
   alterUser: (u: DatabaseAccountSpec['users'][number], host: string) =>
     `ALTER USER ${userAt(u.username, host)} IDENTIFIED BY PASSWORD ${quoteString(checked(u.passwordHash, HASH, 'password hash'))} ACCOUNT ${u.locked ? 'LOCK' : 'UNLOCK'}`,
   dropUser: (username: string, host: string) => `DROP USER IF EXISTS ${userAt(username, host)}`,
+  /** The user of one load of a dump (drivers/mariadb.ts). */
+  createLoader: (username: string, host: string, passwordHash: string) =>
+    `CREATE USER ${userAt(username, host)} IDENTIFIED BY PASSWORD ${quoteString(checked(passwordHash, HASH, 'password hash'))}`,
+  /** What a load's user needs besides its database: to make objects with the account's users as their definers. */
+  grantSetUser: (username: string, host: string) => `GRANT SET USER ON *.* TO ${userAt(username, host)}`,
   grant: (database: string, username: string, host: string, privileges: string[]) =>
     `GRANT ${sqlPrivileges(privileges)} ON ${grantTarget(database)} TO ${userAt(username, host)}`,
   revoke: (database: string, username: string, host: string, privileges: string[]) =>
