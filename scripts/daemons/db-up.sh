@@ -22,7 +22,7 @@ mariadb-install-db --no-defaults --datadir="$dir/mariadb/data" --user=root --aut
   --skip-test-db --tmpdir="$dir/mariadb/tmp" >mariadb/install.log 2>&1
 setsid mariadbd --no-defaults --datadir="$dir/mariadb/data" --user=root --bind-address="$address" --port="$port" \
   --socket="$dir/mariadb/mariadb.sock" --pid-file="$dir/mariadb/mariadb.pid" --tmpdir="$dir/mariadb/tmp" \
-  --skip-name-resolve --log-error="$dir/mariadb/error.log" </dev/null >/dev/null 2>&1 &
+  --skip-name-resolve --skip-symbolic-links --log-error="$dir/mariadb/error.log" </dev/null >/dev/null 2>&1 &
 mariadbd=$!
 # Ready once its own socket answers: the port could answer for another process that took it since
 # it was chosen, and then this server gives up (exit 75: choose another port).

@@ -124,6 +124,21 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
     );
     expect(made.ok, made.err).toBe(true);
     expect(made.out.trim()).toBe('2');
+    // Its tables stay in the server's data directory: a database server runs with symbolic links
+    // off (databases.md), so DATA DIRECTORY is ignored, not a way to write files elsewhere.
+    const elsewhere = mkdtempSync(path.join(tmpdir(), 'berth-data-dir-'));
+    try {
+      const outside = await mariadb(
+        user.username,
+        user.password,
+        `CREATE TABLE outside (k INT) DATA DIRECTORY='${elsewhere}'`,
+        shop.name,
+      );
+      expect(outside.ok, outside.err).toBe(true);
+      expect(readdirSync(elsewhere)).toEqual([]);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
     const denied = await mariadb(user.username, user.password, 'SELECT 1', other.name);
     expect(denied.ok).toBe(false);
     expect(denied.err).toMatch(/Access denied/);
