@@ -402,7 +402,7 @@ async function effects(label: string, databaseUrl: string | null) {
       ` | the ${r.warmup} rounds before, not counted: slowest effect ${x.warmupMax.toFixed(0)} ms`;
     console.log(line('DNS record → zone file', r.dns));
     console.log(line('site → active', r.site));
-    console.log(line('mailbox → in_sync', r.mailbox));
+    console.log(`${line('mailbox → passwd line', r.mailbox)} | in_sync through the API ${ms(r.mailbox.reported)}`);
     return r;
   } finally {
     stop();
