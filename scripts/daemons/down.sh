@@ -13,7 +13,7 @@ stop() {
 }
 [ -f "$dir/postfix/main.cf" ] && postfix -c "$dir/postfix" stop >/dev/null 2>&1
 [ -f "$dir/dovecot/dovecot.conf" ] && doveadm -c "$dir/dovecot/dovecot.conf" stop >/dev/null 2>&1
-[ -f "$dir/nginx/nginx.pid" ] && stop "$dir/nginx/nginx.pid"
+stop "$dir/nginx/nginx.pid"
 stop "$dir/acme/pebble.pid"
 for pid in "$dir"/php/run/php*-fpm.pid; do stop "$pid"; done
 stop "$dir/mariadb/mariadb.pid"

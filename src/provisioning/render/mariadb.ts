@@ -106,6 +106,10 @@ export const quoteString = (value: string): string => `'${value.replace(/\\/g, '
 export const userAt = (username: string, host: string): string =>
   `${quoteString(checked(username, NAME, 'user name'))}@${quoteString(checked(host, HOST, 'host'))}`;
 
+/** A user's password, as the server keeps it (a `mysql_native_password` hash). */
+const identifiedBy = (passwordHash: string) =>
+  `IDENTIFIED BY PASSWORD ${quoteString(checked(passwordHash, HASH, 'password hash'))}`;
+
 /**
  * The target of a database-level grant. In GRANT, `_` and `%` in a database name are
  * wildcards: `alice_shop` would also match `aliceXshop`. Escaped, it matches itself only.
@@ -136,13 +140,13 @@ export const sql = {
   alterDatabase: (d: DatabaseSpec) => `ALTER DATABASE ${quoteName(d.name)} ${charsetOf(d)}`,
   dropDatabase: (name: string) => `DROP DATABASE IF EXISTS ${quoteName(name)}`,
   createUser: (u: DatabaseAccountSpec['users'][number], host: string) =>
-    `CREATE USER IF NOT EXISTS ${userAt(u.username, host)} IDENTIFIED BY PASSWORD ${quoteString(checked(u.passwordHash, HASH, 'password hash'))}`,
+    `CREATE USER IF NOT EXISTS ${userAt(u.username, host)} ${identifiedBy(u.passwordHash)}`,
   alterUser: (u: DatabaseAccountSpec['users'][number], host: string) =>
-    `ALTER USER ${userAt(u.username, host)} IDENTIFIED BY PASSWORD ${quoteString(checked(u.passwordHash, HASH, 'password hash'))} ACCOUNT ${u.locked ? 'LOCK' : 'UNLOCK'}`,
+    `ALTER USER ${userAt(u.username, host)} ${identifiedBy(u.passwordHash)} ACCOUNT ${u.locked ? 'LOCK' : 'UNLOCK'}`,
   dropUser: (username: string, host: string) => `DROP USER IF EXISTS ${userAt(username, host)}`,
   /** The user of one load of a dump (drivers/mariadb.ts). */
   createLoader: (username: string, host: string, passwordHash: string) =>
-    `CREATE USER ${userAt(username, host)} IDENTIFIED BY PASSWORD ${quoteString(checked(passwordHash, HASH, 'password hash'))}`,
+    `CREATE USER ${userAt(username, host)} ${identifiedBy(passwordHash)}`,
   /** What a load's user needs besides its database: to make objects with the account's users as their definers. */
   grantSetUser: (username: string, host: string) => `GRANT SET USER ON *.* TO ${userAt(username, host)}`,
   grant: (database: string, username: string, host: string, privileges: string[]) =>
