@@ -487,6 +487,48 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
     }
   }, 60_000);
 
+  it('a load whose own user cannot be dropped after it fails, and the account’s removal drops that user', async () => {
+    const account = await testAccount('du');
+    const name = `${account.prefix}db`;
+    // An administrative account of the test's own (not the account's: its removal drops those),
+    // so that it alone can be locked out.
+    const adminUser = `adm${Date.now().toString(36)}`;
+    const adminPassword = 'a-test-password';
+    expect(
+      (
+        await asAdmin(
+          `CREATE USER '${adminUser}'@'%' IDENTIFIED BY '${adminPassword}'; GRANT ALL PRIVILEGES ON *.* TO '${adminUser}'@'%' WITH GRANT OPTION`,
+        )
+      ).ok,
+    ).toBe(true);
+    const url = new URL(daemonEnv?.BERTH_MARIADB_URL as string);
+    url.username = adminUser;
+    url.password = adminPassword;
+    const driver = new MariaDbDatabaseDriver({ url: url.toString(), userHost: '%', dumpBin: 'mariadb-dump' });
+    const loadUsers = `_berth_load_${createHash('sha256').update(name).digest('hex').slice(0, 16)}_`;
+    const loaders = async () =>
+      (await asAdmin(`SELECT User FROM mysql.user WHERE User LIKE '${loadUsers.replaceAll('_', '\\\\_')}%'`)).out;
+    try {
+      const dump = new PassThrough();
+      const loading = driver.load({ name, charset: 'utf8mb4', collation: 'utf8mb4_unicode_ci' }, dump);
+      dump.write('CREATE TABLE t (k INT);\n');
+      await eventually(async () => (await asAdmin(`SHOW TABLES FROM ${q(name)}`)).out === 't\n');
+      // The load's own connection stays; the administrative one it drops its user through cannot log in.
+      expect((await asAdmin(`ALTER USER '${adminUser}'@'%' ACCOUNT LOCK`)).ok).toBe(true);
+      dump.end('INSERT INTO t VALUES (1);\n');
+      await expect(loading).rejects.toThrow(/locked/);
+      expect((await asAdmin(`SELECT k FROM ${q(name)}.t`)).out).toBe('1\n');
+      expect(await loaders()).not.toBe('');
+
+      expect((await asAdmin(`ALTER USER '${adminUser}'@'%' ACCOUNT UNLOCK`)).ok).toBe(true);
+      await driver.removeAccount(account.prefix);
+      expect(await loaders()).toBe('');
+    } finally {
+      await asAdmin(`DROP DATABASE IF EXISTS ${q(name)}; DROP USER IF EXISTS '${adminUser}'@'%'`);
+      await account.drop();
+    }
+  }, 60_000);
+
   it('a dump of routines, triggers, events, views and awkward strings loads back the same', async () => {
     const driver = mariadbDriver();
     const account = await testAccount('rt');
