@@ -2,8 +2,9 @@
  * The agents' figures: the time to effect of a change applied by an agent (an account's database
  * unit, rendered by the embedded driver into the agent's own directory) beside the same change
  * applied in-process, in the same run; and what 1,000 idle agents long-polling cost the control
- * plane (memory and CPU of the API process while their polls wait; the agents are simulated by
- * a child process holding 1,000 polls over mutual TLS with one server's certificate).
+ * plane (memory and CPU of a control plane's process of its own while their polls wait; the
+ * agents are simulated by a child process holding 1,000 polls over mutual TLS with one server's
+ * certificate: bench/idle-control-plane.ts).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { loadConfig } from '../src/config.js';
 import { openDb } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
 import { bootstrapOperator } from '../src/modules/tokens/service.js';
+import { SERVER_FLAGS } from './flags.js';
 import { percentile } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_AGENT_ROUNDS ?? 30);
@@ -66,6 +68,20 @@ export async function controlPlane(env: Record<string, string> = {}) {
   return { app, config, dataDir, token: TOKEN, post, get, close };
 }
 
+/** A server created through the API and enrolled: its agent's directory and identity. */
+export async function enrolled(
+  t: Awaited<ReturnType<typeof controlPlane>>,
+  url: string,
+  server: { name: string; roles: string[]; ipv4: string },
+) {
+  const dataDir = mkdtempSync(path.join(tmpdir(), `berth-bench-${server.name}-`));
+  const created = (await t.post('/v1/servers', { ...server, capacity: { accounts: 10 } })).body;
+  if (!created.enrolment) throw new Error(`server: ${JSON.stringify(created)}`);
+  const fingerprint = /--ca-fingerprint (\S+)/.exec(created.enrolment.command)?.[1] as string;
+  const identity = await enrol({ url, token: created.enrolment.token, caFingerprint: fingerprint, dataDir });
+  return { id: created.id as string, dataDir, identity };
+}
+
 /**
  * A server created through the API, enrolled, and its agent running as a process of its own
  * (`berth agent run`, as on a hosting server) with the embedded drivers in its own directory;
@@ -78,11 +94,7 @@ export async function benchAgent(
   signal: AbortSignal,
   env: Record<string, string> = {},
 ) {
-  const dataDir = mkdtempSync(path.join(tmpdir(), `berth-bench-${server.name}-`));
-  const created = (await t.post('/v1/servers', { ...server, capacity: { accounts: 10 } })).body;
-  if (!created.enrolment) throw new Error(`server: ${JSON.stringify(created)}`);
-  const fingerprint = /--ca-fingerprint (\S+)/.exec(created.enrolment.command)?.[1] as string;
-  const identity = await enrol({ url, token: created.enrolment.token, caFingerprint: fingerprint, dataDir });
+  const { id, dataDir, identity } = await enrolled(t, url, server);
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), 'agent', 'run'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', BERTH_DATA_DIR: dataDir, BERTH_LOG_LEVEL: 'warn', ...env },
@@ -103,7 +115,7 @@ export async function benchAgent(
     await exited;
     rmSync(dataDir, { recursive: true, force: true });
   };
-  return { id: created.id as string, dataDir, identity, stop };
+  return { id, dataDir, identity, stop };
 }
 
 export async function agentBench() {
@@ -147,8 +159,7 @@ export async function agentBench() {
     };
     const inProcess = await series(local, t.dataDir);
     const throughAgent = await series(remote, agentDir);
-    const idle = await idleAgents(url, agent.identity);
-    return { inProcess, throughAgent, idle };
+    return { inProcess, throughAgent };
   } finally {
     controller.abort();
     await agent?.stop();
@@ -156,43 +167,19 @@ export async function agentBench() {
   }
 }
 
-/** An idle agent's poll waits this long before it is answered and made again. */
-const POLL_PERIOD_MS = 30_000;
-const SETTLE_MS = 10_000;
-
 /**
- * The API process's memory and CPU while IDLE_AGENTS polls wait, against the same window without
- * them. The window is one whole poll period, after the first polls have been answered: each
- * agent polls once in it, as it does every 30 s for as long as it is idle.
+ * What IDLE_AGENTS idle agents long-polling cost a control plane (bench/idle-control-plane.ts),
+ * started for it with the service's V8 flags.
  */
-async function idleAgents(url: string, identity: { ca_pem: string; key_pem: string; certificate_pem: string }) {
-  const cpuOver = async (ms: number) => {
-    const before = process.cpuUsage();
-    await new Promise((r) => setTimeout(r, ms));
-    const used = process.cpuUsage(before);
-    return (used.user + used.system) / 1000 / ms;
-  };
-  const cpuBefore = await cpuOver(POLL_PERIOD_MS);
-  // Read after that quiet period. With the agent in a process of its own this process may give
-  // memory back during the window, so the difference can come out below zero (bench/HISTORY.md).
-  const rssBefore = process.memoryUsage().rss;
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/idle-agents.ts')], {
-    cwd: root,
-    env: { ...process.env, AGENT_URL: url, AGENT_IDENTITY: JSON.stringify(identity), AGENTS: String(IDLE_AGENTS) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      child.on('exit', (code) => reject(new Error(`idle agents exited (${code})`)));
-      createInterface({ input: child.stdout }).on('line', (l) => l === 'waiting' && resolve());
-    });
-    // The listener takes the 1,000 first polls (a handshake and a read of the units each) in
-    // the seconds after they are sent; then each waits, and polls again 30 s later.
-    await cpuOver(SETTLE_MS);
-    const rssWith = process.memoryUsage().rss;
-    const cpuWith = await cpuOver(POLL_PERIOD_MS);
-    return { agents: IDLE_AGENTS, rssAddedBytes: rssWith - rssBefore, cpuIdle: cpuBefore, cpuWith };
-  } finally {
-    child.kill('SIGKILL');
-  }
+export async function idleAgentsCost(): Promise<{ agents: number; rssAddedBytes: number; cpuIdle: number; cpuWith: number }> {
+  const child = spawn(
+    process.execPath,
+    [...SERVER_FLAGS, '--expose-gc', '--import', 'tsx', path.join(root, 'bench/idle-control-plane.ts')],
+    { cwd: root, env: { ...process.env, IDLE_AGENTS: String(IDLE_AGENTS) }, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const lines: string[] = [];
+  createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`the idle agents' control plane exited (${code})`);
+  return JSON.parse(lines.at(-1) as string);
 }

@@ -24,16 +24,17 @@
  * The scale benchmark is its own script: `npm run bench:scale` (bench/scale.ts).
  */
 import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statfsSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { agentBench } from './agents.js';
+import { agentBench, idleAgentsCost } from './agents.js';
 import { backupBench, REFERENCE } from './backup.js';
 import { deployBench } from './deploy.js';
 import { effectBench, resumeBench } from './effect.js';
+import { SERVER_FLAGS } from './flags.js';
 import { moveBench } from './move.js';
 import { phpBench } from './php.js';
 import { median, percentile, spread } from './stats.js';
@@ -82,18 +83,6 @@ process.on('exit', () => {
   for (const dir of [scratch, ...inRam]) rmSync(dir, { recursive: true, force: true });
 });
 process.on('SIGINT', () => process.exit(130));
-
-/**
- * The V8 flags `npm start` gives the service (package.json's start script), given to the servers
- * measured here too, so that they run as the service does; BENCH_SERVER_FLAGS adds others
- * (`--cpu-prof`, say).
- */
-const SERVER_FLAGS = [
-  ...(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
-    .split(/\s+/)
-    .filter((arg) => /^--[\w-]+-size=\d+$/.test(arg)),
-  ...(process.env.BENCH_SERVER_FLAGS ?? '').split(/\s+/).filter(Boolean),
-];
 
 async function startServers(databaseUrl: string | null, jobs = false, under = scratch) {
   const dataDir = mkdtempSync(path.join(under, 'data-'));
@@ -501,16 +490,17 @@ if (process.env.BENCH_ONLY === 'deploy') {
 /** Time to effect through an agent beside in-process, and the cost of idle agents (bench/agents.ts). */
 async function agents() {
   const r = await agentBench();
+  const idle = await idleAgentsCost();
   const ms = (x: { p50: number; p95: number }) => `p50 ${x.p50.toFixed(0)} / p95 ${x.p95.toFixed(0)} ms`;
   const met = r.throughAgent.p95 <= r.inProcess.p95 + 30 ? 'met' : 'NOT met';
   console.log(
     `  agent     database → applied            in-process ${ms(r.inProcess)} | through an agent ${ms(r.throughAgent)} (goal: p95 ≤ in-process p95 + 30 ms: ${met})`,
   );
-  // Signed: the process may give memory back while the agents wait (bench/agents.ts).
-  const mib = (b: number) => `${b < 0 ? '−' : '+'}${(Math.abs(b) / 1024 / 1024).toFixed(0)} MiB`;
+  // Signed: a garbage collection may still give back more than the agents take.
+  const mib = (b: number) => `${b < 0 ? '−' : '+'}${(Math.abs(b) / 1024 / 1024).toFixed(1)} MiB`;
   const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
   console.log(
-    `  agent     ${r.idle.agents} idle agents long-polling: API process ${mib(r.idle.rssAddedBytes)} RSS, CPU ${pct(r.idle.cpuWith)} of a core (${pct(r.idle.cpuIdle)} without them)`,
+    `  agent     ${idle.agents} idle agents long-polling: API process ${mib(idle.rssAddedBytes)} RSS, CPU ${pct(idle.cpuWith)} of a core (${pct(idle.cpuIdle)} without them)`,
   );
 }
 
