@@ -187,7 +187,8 @@ export async function idleAgentsCost(): Promise<{ agents: number; rssAddedBytes:
   );
   const lines: string[] = [];
   createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // 'close', not 'exit': by then its output has been read to the end.
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   if (code !== 0) throw new Error(`the idle agents' control plane exited (${code})`);
   return JSON.parse(lines.at(-1) as string);
 }
