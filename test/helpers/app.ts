@@ -9,6 +9,7 @@ import type { Clock } from '../../src/lib/time.js';
 import { bootstrapOperator } from '../../src/modules/tokens/service.js';
 import { freshDb } from './db.js';
 import { checkResponsesAgainstDocument } from './document-checked.js';
+import { printInternalErrors } from './internal-errors.js';
 
 export const OPERATOR_TOKEN = 'test-operator-token-0123456789-abcdefghij';
 
@@ -86,6 +87,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   const clock = opts.clock ?? new TestClock();
   const app = await buildApp({ config, db, clock, logger: false, ...opts.deps });
   checkResponsesAgainstDocument(app);
+  printInternalErrors(app);
   await app.ready();
 
   const request = async (method: string, url: string, o: RequestOptions = {}): Promise<Response> => {
