@@ -5939,7 +5939,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5953,7 +5953,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -6129,7 +6129,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6143,7 +6143,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -6373,7 +6373,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6387,7 +6387,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -6744,7 +6744,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6758,7 +6758,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -7018,7 +7018,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7032,7 +7032,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -7407,7 +7407,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7421,7 +7421,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -7758,7 +7758,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7772,7 +7772,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -8147,7 +8147,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8161,7 +8161,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -8407,7 +8407,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8421,7 +8421,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -8872,7 +8872,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8886,7 +8886,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -9162,7 +9162,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9176,7 +9176,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -9645,7 +9645,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9659,7 +9659,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -9996,7 +9996,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10010,7 +10010,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -10479,7 +10479,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10493,7 +10493,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -10745,7 +10745,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10759,7 +10759,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -11164,7 +11164,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11178,7 +11178,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -11460,7 +11460,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11474,7 +11474,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -11892,7 +11892,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11906,7 +11906,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -12243,7 +12243,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12257,7 +12257,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -12675,7 +12675,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12689,7 +12689,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -13049,7 +13049,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13063,7 +13063,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -13428,7 +13428,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13442,7 +13442,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -13742,7 +13742,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13756,7 +13756,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -14266,7 +14266,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14280,7 +14280,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -14596,7 +14596,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14610,7 +14610,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -15118,7 +15118,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15132,7 +15132,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -15556,7 +15556,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15570,7 +15570,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -16026,7 +16026,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16040,7 +16040,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -16445,7 +16445,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16459,7 +16459,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -16853,7 +16853,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16867,7 +16867,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -17115,7 +17115,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17129,7 +17129,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -17541,7 +17541,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17555,7 +17555,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -17794,7 +17794,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17808,7 +17808,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -18191,7 +18191,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18205,7 +18205,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -18478,7 +18478,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18492,7 +18492,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -18829,7 +18829,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -18843,7 +18843,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -19098,7 +19098,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19112,7 +19112,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -19446,7 +19446,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19460,7 +19460,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -19774,7 +19774,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19788,7 +19788,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -20032,7 +20032,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -20046,7 +20046,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -20313,7 +20313,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -20327,7 +20327,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -20672,7 +20672,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -20686,7 +20686,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -20963,7 +20963,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -20977,7 +20977,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -21221,7 +21221,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -21235,7 +21235,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -21487,7 +21487,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -21501,7 +21501,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -21849,7 +21849,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -21863,7 +21863,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -22117,7 +22117,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22131,7 +22131,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -22503,7 +22503,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22517,7 +22517,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -22789,7 +22789,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22803,7 +22803,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -23140,7 +23140,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -23154,7 +23154,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -23550,7 +23550,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -23564,7 +23564,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -23829,7 +23829,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -23843,7 +23843,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -24342,7 +24342,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -24356,7 +24356,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -24731,7 +24731,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -24745,7 +24745,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -25012,7 +25012,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -25026,7 +25026,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -25418,7 +25418,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -25432,7 +25432,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -25771,7 +25771,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -25785,7 +25785,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -26177,7 +26177,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26191,7 +26191,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -26428,7 +26428,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26442,7 +26442,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -26914,7 +26914,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26928,7 +26928,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -27210,7 +27210,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -27224,7 +27224,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -27705,7 +27705,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -27719,7 +27719,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -28008,7 +28008,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -28022,7 +28022,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -28373,7 +28373,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -28387,7 +28387,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -28663,7 +28663,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -28677,7 +28677,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -29061,7 +29061,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -29075,7 +29075,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -29447,7 +29447,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -29461,7 +29461,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -29667,7 +29667,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -29681,7 +29681,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -29899,7 +29899,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -29913,7 +29913,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -30162,7 +30162,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -30176,7 +30176,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -30572,7 +30572,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -30586,7 +30586,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -30860,7 +30860,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -30874,7 +30874,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -31291,7 +31291,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -31305,7 +31305,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -31642,7 +31642,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -31656,7 +31656,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -32073,7 +32073,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -32087,7 +32087,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -32326,7 +32326,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -32340,7 +32340,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -32695,7 +32695,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -32709,7 +32709,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -32973,7 +32973,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -32987,7 +32987,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -33357,7 +33357,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -33371,7 +33371,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -33708,7 +33708,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -33722,7 +33722,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -34092,7 +34092,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -34106,7 +34106,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -34344,7 +34344,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -34358,7 +34358,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -34721,7 +34721,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -34735,7 +34735,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -35000,7 +35000,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -35014,7 +35014,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -35389,7 +35389,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -35403,7 +35403,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -35740,7 +35740,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -35754,7 +35754,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -36129,7 +36129,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -36143,7 +36143,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -36401,7 +36401,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -36415,7 +36415,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -36682,7 +36682,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -36696,7 +36696,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -37097,7 +37097,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -37111,7 +37111,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -37453,7 +37453,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -37467,7 +37467,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -37710,7 +37710,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -37724,7 +37724,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -38089,7 +38089,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -38103,7 +38103,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -38373,7 +38373,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -38387,7 +38387,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -38770,7 +38770,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -38784,7 +38784,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -39121,7 +39121,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -39135,7 +39135,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -39518,7 +39518,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -39532,7 +39532,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -39814,7 +39814,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -39828,7 +39828,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -40249,7 +40249,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -40263,7 +40263,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -40554,7 +40554,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -40568,7 +40568,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -40910,7 +40910,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -40924,7 +40924,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -41362,7 +41362,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -41376,7 +41376,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -41721,7 +41721,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -41735,7 +41735,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -41997,7 +41997,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -42011,7 +42011,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -42253,7 +42253,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -42267,7 +42267,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -42603,7 +42603,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -42617,7 +42617,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -42881,7 +42881,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -42895,7 +42895,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -43262,7 +43262,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -43276,7 +43276,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -43549,7 +43549,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -43563,7 +43563,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -43905,7 +43905,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -43919,7 +43919,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -44300,7 +44300,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -44314,7 +44314,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -44579,7 +44579,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -44593,7 +44593,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -45039,7 +45039,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -45053,7 +45053,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -45343,7 +45343,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -45357,7 +45357,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -45799,7 +45799,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -45813,7 +45813,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -46211,7 +46211,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -46225,7 +46225,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -46667,7 +46667,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -46681,7 +46681,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -47060,7 +47060,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -47074,7 +47074,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -47442,7 +47442,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -47456,7 +47456,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -47716,7 +47716,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -47730,7 +47730,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -48096,7 +48096,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -48110,7 +48110,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -48379,7 +48379,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -48393,7 +48393,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -48758,7 +48758,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -48772,7 +48772,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -48984,7 +48984,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -48998,7 +48998,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -49242,7 +49242,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -49256,7 +49256,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -49627,7 +49627,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -49641,7 +49641,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -49884,7 +49884,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -49898,7 +49898,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -50275,7 +50275,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -50289,7 +50289,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -50559,7 +50559,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -50573,7 +50573,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -50910,7 +50910,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -50924,7 +50924,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -51304,7 +51304,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -51318,7 +51318,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -51602,7 +51602,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -51616,7 +51616,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -51854,7 +51854,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -51868,7 +51868,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -52246,7 +52246,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -52260,7 +52260,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -52527,7 +52527,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -52541,7 +52541,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -52934,7 +52934,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -52948,7 +52948,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -53285,7 +53285,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -53299,7 +53299,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -53692,7 +53692,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -53706,7 +53706,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -53964,7 +53964,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -53978,7 +53978,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -54263,7 +54263,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -54277,7 +54277,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -54693,7 +54693,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -54707,7 +54707,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -55070,7 +55070,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -55084,7 +55084,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -55447,7 +55447,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -55461,7 +55461,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -55700,7 +55700,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -55714,7 +55714,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -56084,7 +56084,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -56098,7 +56098,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -56369,7 +56369,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -56383,7 +56383,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -56770,7 +56770,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -56784,7 +56784,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -57121,7 +57121,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -57135,7 +57135,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -57522,7 +57522,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -57536,7 +57536,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -57886,7 +57886,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -57900,7 +57900,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -58255,7 +58255,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -58269,7 +58269,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -58545,7 +58545,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -58559,7 +58559,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -58840,7 +58840,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -58854,7 +58854,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"
@@ -59214,7 +59214,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The server is stopping, or cannot reach its database: retry after `Retry-After`. */
+            /** @description The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -59228,7 +59228,7 @@ export interface operations {
                      *       "type": "http://127.0.0.1:8080/problems/unavailable",
                      *       "title": "Unavailable",
                      *       "status": 503,
-                     *       "detail": "The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.",
+                     *       "detail": "The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.",
                      *       "instance": "/v1/accounts/acc_01jd3x9v6ef8tb2q4w5n7k8m9p",
                      *       "code": "unavailable",
                      *       "request_id": "req_01jd3x9v6ef8tb2q4w5n7k8m9p"

@@ -12,3 +12,9 @@ export const isUniqueViolation = (err: unknown, constraint?: string): boolean =>
 /** 23503 foreign_key_violation, or 23001 restrict_violation from an ON DELETE RESTRICT key. */
 export const isForeignKeyViolation = (err: unknown, constraint?: string): boolean =>
   ['23503', '23001'].includes(pgError(err).code ?? '') && (constraint === undefined || pgError(err).constraint === constraint);
+
+/**
+ * 40P01 deadlock_detected or 40001 serialization_failure: the transaction lost a race with a
+ * concurrent one and was rolled back; the same request, sent again, can succeed.
+ */
+export const isLostRace = (err: unknown): boolean => ['40P01', '40001'].includes(pgError(err).code ?? '');

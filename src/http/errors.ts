@@ -2,7 +2,8 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import { AppError, unsupportedMediaType, type ErrorCode, type FieldError } from '../lib/errors.js';
+import { isLostRace } from '../db/errors.js';
+import { AppError, unavailable, unsupportedMediaType, type ErrorCode, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { CORS_HEADERS, PREFLIGHT_HEADERS } from './cors.js';
 import { PROBLEMS } from './problems.js';
@@ -198,6 +199,22 @@ function unparsedBody(request: FastifyRequest): AppError {
   return unsupportedMediaType(request.headers['content-type'], declared.length > 0 ? declared : json);
 }
 
+/**
+ * Fastify's own 415 (no parser for the body) gets the operation's media types. A transaction
+ * that lost a race in the database (a deadlock, a serialization failure) was rolled back: the
+ * client may send the request again, as after any 503. It is not run again here: the handler
+ * may have committed earlier steps, and its callbacks were not written to run twice.
+ */
+function asProblem(thrown: FastifyError, request: FastifyRequest): FastifyError | AppError {
+  if (thrown instanceof AppError) return thrown;
+  if (thrown.statusCode === 415) return unparsedBody(request);
+  if (isLostRace(thrown)) {
+    request.log.warn({ err: thrown }, 'a transaction lost a race and was rolled back');
+    return unavailable('The request conflicted with a concurrent one and was rolled back. Send it again.', 1);
+  }
+  return thrown;
+}
+
 const ALL_METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /**
@@ -213,8 +230,7 @@ export function installErrorHandling(app: FastifyInstance, configuredBase: strin
   });
 
   app.setErrorHandler((thrown: FastifyError, request, reply) => {
-    // Fastify's own 415 (no parser for the body) gets the operation's media types.
-    const error = thrown.statusCode === 415 && !(thrown instanceof AppError) ? unparsedBody(request) : thrown;
+    const error = asProblem(thrown, request);
     if (error instanceof AppError) {
       void reply.headers(error.headers);
       return sendProblem(request, reply, error.code, error.message, error.extra, configuredBase);

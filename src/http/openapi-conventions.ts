@@ -79,7 +79,10 @@ const STANDARD_ERRORS: Record<string, [string, ErrorCode]> = {
   '406': ['The `Accept` header rules out JSON.', 'not_acceptable'],
   '429': ['Rate limited.', 'rate_limited'],
   '500': ['Internal error.', 'internal_error'],
-  '503': ['The server is stopping, or cannot reach its database: retry after `Retry-After`.', 'unavailable'],
+  '503': [
+    'The server is stopping, cannot reach its database, or rolled the request back in a conflict with a concurrent one: retry after `Retry-After`.',
+    'unavailable',
+  ],
 };
 const BODY_ERRORS: Record<string, [string, ErrorCode]> = {
   '413': ['Body too large.', 'payload_too_large'],

@@ -186,7 +186,8 @@ export const PROBLEMS: Record<ErrorCode, ProblemDoc> = {
   unavailable: {
     status: 503,
     title: 'Unavailable',
-    description: 'The service is starting, stopping or cannot reach its database. Retry after `Retry-After` seconds.',
+    description:
+      'The service is starting, stopping or cannot reach its database, or it rolled the request back in a conflict with a concurrent one (a deadlock). Retry after `Retry-After` seconds.',
   },
 };
 
