@@ -189,6 +189,7 @@ export async function idleAgentsCost(): Promise<{ agents: number; rssAddedBytes:
   createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
   // 'close', not 'exit': by then its output has been read to the end.
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  if (code !== 0) throw new Error(`the idle agents' control plane exited (${code})`);
-  return JSON.parse(lines.at(-1) as string);
+  const figures = lines.filter((l) => l.startsWith('{')).at(-1);
+  if (code !== 0 || !figures) throw new Error(`the idle agents' control plane exited (${code}) without its figures`);
+  return JSON.parse(figures);
 }

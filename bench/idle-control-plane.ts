@@ -29,14 +29,19 @@ const cpuOver = async (ms: number) => {
 };
 /**
  * The resident set once what is garbage is collected: what the process holds, not what it has yet
- * to sweep. A collection frees large buffers' memory on a thread of its own, after it returns.
+ * to sweep. A collection frees large buffers' memory on a thread of its own after it returns, so
+ * collections are repeated until two readings a quarter of a second apart differ by under 1 MiB.
  */
 const held = async () => {
-  collect();
-  await new Promise((r) => setTimeout(r, 1000));
-  collect();
-  await new Promise((r) => setTimeout(r, 1000));
-  return process.memoryUsage().rss;
+  let last = Number.NaN;
+  for (let i = 0; i < 40; i++) {
+    collect();
+    await new Promise((r) => setTimeout(r, 250));
+    const rss = process.memoryUsage().rss;
+    if (Math.abs(rss - last) < 1024 * 1024) return rss;
+    last = rss;
+  }
+  throw new Error('the resident set did not settle in 10 s');
 };
 
 const t = await controlPlane();
@@ -53,8 +58,13 @@ const agents = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'benc
 });
 try {
   await new Promise<void>((resolve, reject) => {
-    agents.on('exit', (code) => reject(new Error(`idle agents exited (${code})`)));
-    createInterface({ input: agents.stdout }).on('line', (l) => l === 'waiting' && resolve());
+    const exited = (code: number | null) => reject(new Error(`idle agents exited (${code})`));
+    agents.once('exit', exited);
+    createInterface({ input: agents.stdout }).on('line', (l) => {
+      if (l !== 'waiting') return;
+      agents.off('exit', exited);
+      resolve();
+    });
   });
   // The listener takes the first polls (a handshake and a read of the units each) in the seconds
   // after they are sent; then each waits, and polls again 30 s later.
