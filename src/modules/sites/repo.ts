@@ -185,13 +185,16 @@ export type WebUnit = SiteRow & {
 /**
  * The web apply unit: the site, its account's status, and the generation it represents, as
  * committed: FOR SHARE waits for a change still being written (jobs/names.ts, UNIT_KEYS).
+ * PostgreSQL locks a row's tables in the order `FOR SHARE OF` names them: the account before
+ * its site, as writers take them (a suspension changes the account, then its sites). The other
+ * order deadlocked with a suspension (test/api/unit-lock-order.test.ts).
  */
 export async function loadWebUnit(db: Queryable, id: string): Promise<WebUnit | undefined> {
   const r = await db.query<WebUnit>(
     `SELECT x.*, ${SERVED_STATUS} AS account_status, a.username AS account_username, a.web_server_id, s.generation,
        s.applied_generation
      FROM (${SELECT} WHERE s.id = $1) x JOIN sites s ON s.id = x.id JOIN accounts a ON a.id = x.account_id
-     FOR SHARE OF s, a`,
+     FOR SHARE OF a, s`,
     [id],
   );
   return r.rows[0];

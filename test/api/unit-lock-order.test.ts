@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db, Queryable } from '../../src/db/client.js';
+import { loadMailUnit, mailUnits } from '../../src/modules/mail/unit.js';
+import { loadWebUnit, webUnits } from '../../src/modules/sites/repo.js';
+import { createTestApp, eventually, type Response, type TestApp } from '../helpers/app.js';
+import { freshDb, onPostgres } from '../helpers/db.js';
+import { createAccountOnNewPlan } from '../helpers/fixtures.js';
+
+/**
+ * An apply being recorded (an agent's report, or the in-process apply: the unit read as
+ * committed, then marked applied) and the writers of what the unit holds take their row locks in
+ * one order, the owner's before the unit's: in the other, PostgreSQL aborts one of them as a
+ * deadlock's victim (a 503 for the client, a report refused for the agent). Each test stops one
+ * side after a statement while the other runs into its locks, then lets it go on: both must
+ * complete. PGlite is one session: there is nothing to order.
+ */
+let t: TestApp;
+let database: Awaited<ReturnType<typeof freshDb>>;
+let accountId: string;
+/** The next transaction of the app that runs a statement matching `at` stops after it until `meanwhile` resolves. */
+let stop: { at: RegExp; meanwhile: () => Promise<unknown> } | null = null;
+
+/** `db`, whose transactions' statements can be stopped after (see `stop`). */
+function stoppable(db: Db): Db {
+  const transaction: Db['transaction'] = (fn) =>
+    db.transaction((tx) =>
+      fn({
+        kind: tx.kind,
+        query: async (text, params) => {
+          const r = await tx.query(text, params);
+          const at = stop;
+          if (at?.at.test(text)) {
+            stop = null;
+            await at.meanwhile();
+          }
+          return r as never;
+        },
+      }),
+    );
+  return new Proxy(db, {
+    get: (target, prop) => {
+      if (prop === 'transaction') return transaction;
+      const value: unknown = Reflect.get(target, prop);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+beforeAll(async () => {
+  if (!onPostgres()) return;
+  database = await freshDb();
+  t = await createTestApp({ db: stoppable(database.db) });
+  accountId = (await createAccountOnNewPlan(t)).id;
+});
+afterAll(async () => {
+  await t?.close();
+  await database?.db.close();
+  await database?.drop();
+});
+
+/** Some session of this database waits for a lock. */
+const someoneWaits = async () =>
+  (
+    await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+       WHERE NOT l.granted AND a.datname = current_database()`,
+    )
+  ).rows[0]!.n > 0;
+
+/** Starts `work`; resolves once it waits for a lock or has ended, with what it will come to. */
+async function runIntoLocks<T>(work: () => Promise<T>): Promise<{ outcome: Promise<T> }> {
+  let ended = false;
+  const outcome = work().finally(() => (ended = true));
+  outcome.catch(() => undefined);
+  await eventually(async () => ended || (await someoneWaits()));
+  return { outcome };
+}
+
+/** A mail domain with a mailbox: its unit has a row. */
+async function mailDomain(name: string): Promise<string> {
+  const domain = await t.post('/v1/domains', { account_id: accountId, name, mail_enabled: true });
+  expect(domain.status, domain.text).toBe(201);
+  const box = await t.post('/v1/emails', { address: `info@${name}`, password: 'a long enough passphrase', quota_mb: 10 });
+  expect(box.status, box.text).toBe(201);
+  return domain.body.id;
+}
+
+const MAIL_STATEMENTS = 4;
+
+/** Records an apply of the domain's mail unit, stopping after its statement `stopAfter` until `meanwhile` resolves. */
+async function recordMailApplied(domainId: string, stopAfter: number, meanwhile: () => Promise<unknown>): Promise<void> {
+  await t.db.transaction(async (tx) => {
+    let n = 0;
+    const stopping: Queryable = {
+      kind: tx.kind,
+      query: async (text, params) => {
+        const r = await tx.query(text, params);
+        if (++n === stopAfter) await meanwhile();
+        return r as never;
+      },
+    };
+    const unit = await loadMailUnit(stopping, domainId);
+    await mailUnits.marks(stopping, domainId).applied(unit!.generation);
+    expect(n).toBe(MAIL_STATEMENTS);
+  });
+}
+
+/** The answer to `write`, started while the recording of the domain's mail apply is stopped after its statement `stopAfter`. */
+async function writtenWhileRecording(domainId: string, stopAfter: number, write: () => Promise<Response>): Promise<Response> {
+  let written: Promise<Response> | undefined;
+  await recordMailApplied(domainId, stopAfter, async () => {
+    written = (await runIntoLocks(write)).outcome;
+  });
+  return written!;
+}
+
+describe.skipIf(!onPostgres())('the order of row locks (PostgreSQL only: PGlite is one session)', () => {
+  for (let stopAfter = 1; stopAfter <= MAIL_STATEMENTS; stopAfter++) {
+    it(`a domain deleted with its mail while a mail apply's recording stops after its statement ${stopAfter}`, async () => {
+      const name = `gone-${stopAfter}.example.com`;
+      const id = await mailDomain(name);
+      const deleted = await writtenWhileRecording(id, stopAfter, () => t.request('DELETE', `/v1/domains/${name}?cascade=true`));
+      expect(deleted.status, deleted.text).toBe(204);
+    });
+
+    it(`a mailbox added while a mail apply's recording stops after its statement ${stopAfter}`, async () => {
+      const name = `added-${stopAfter}.example.com`;
+      const id = await mailDomain(name);
+      const added = await writtenWhileRecording(id, stopAfter, () =>
+        t.post('/v1/emails', { address: `sales@${name}`, password: 'a long enough passphrase', quota_mb: 10 }),
+      );
+      expect(added.status, added.text).toBe(201);
+    });
+  }
+
+  // The suspension has changed the account and goes on to its sites when the recording reads the site.
+  it('an account suspended while its site’s apply is recorded', async () => {
+    const name = 'suspended.example.com';
+    expect((await t.post('/v1/domains', { account_id: accountId, name })).status).toBe(201);
+    const site = await t.post('/v1/sites', { account_id: accountId, hostname: name });
+    expect(site.status, site.text).toBe(202);
+    let recorded: Promise<void> | undefined;
+    stop = {
+      at: /^UPDATE accounts SET status/,
+      meanwhile: async () => {
+        const record = () =>
+          t.db.transaction(async (tx) => {
+            const unit = await loadWebUnit(tx, site.body.id);
+            await webUnits.marks(tx, site.body.id).applied(unit!.generation);
+          });
+        recorded = (await runIntoLocks(record)).outcome;
+      },
+    };
+    const suspended = await t.post(`/v1/accounts/${accountId}/suspend`, { reason: 'unpaid invoice' });
+    expect(suspended.status, suspended.text).toBe(200);
+    await recorded;
+    expect((await t.post(`/v1/accounts/${accountId}/unsuspend`, {})).status).toBe(200);
+  });
+});
