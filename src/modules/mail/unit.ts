@@ -63,22 +63,26 @@ export async function touchMailUnitsOfAccount(tx: Queryable, jobs: JobQueue, acc
 
 /**
  * The unit as committed: FOR SHARE waits for a change still being written (jobs/names.ts,
- * UNIT_KEYS). The domain's row is locked before its unit's, in the order every writer takes them
- * (a domain's deletion, a new address): the other order deadlocked with a deletion whose cascade
- * reached the unit while this waited for the domain.
+ * UNIT_KEYS). Its generation is read before what it renders, so that what is rendered is at
+ * least as new as the generation recorded for it. The domain's row is locked first, in the order
+ * every writer takes them (a domain's deletion, a new address): locking the unit's row first
+ * deadlocked with a deletion whose cascade reached the unit while this waited for the domain
+ * (test/api/unit-lock-order.test.ts).
  */
 export async function loadMailUnit(db: Queryable, domainId: string): Promise<MailUnit | undefined> {
-  const d = await db.query<Omit<MailUnit, 'addresses' | 'generation' | 'applied_generation'>>(
-    `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.catch_all, d.status AS domain_status, ${SERVED_STATUS} AS account_status,
-       a.mail_server_id
-     FROM domains d JOIN accounts a ON a.id = d.account_id WHERE d.id = $1 FOR SHARE OF d`,
-    [domainId],
-  );
-  if (!d.rows[0]) return undefined;
+  const held = await db.query('SELECT 1 FROM domains WHERE id = $1 FOR SHARE', [domainId]);
+  if (held.rows.length === 0) return undefined;
   const u = await db.query<Pick<MailUnit, 'generation' | 'applied_generation'>>(
     'SELECT generation, applied_generation FROM mail_units WHERE domain_id = $1 FOR SHARE',
     [domainId],
   );
+  const d = await db.query<Omit<MailUnit, 'addresses' | 'generation' | 'applied_generation'>>(
+    `SELECT d.id, d.name, d.account_id, d.mail_enabled, d.catch_all, d.status AS domain_status, ${SERVED_STATUS} AS account_status,
+       a.mail_server_id
+     FROM domains d JOIN accounts a ON a.id = d.account_id WHERE d.id = $1`,
+    [domainId],
+  );
+  if (!d.rows[0]) return undefined;
   const r = await db.query<MailUnit['addresses'][number]>(
     `SELECT id, kind, address, password_hash, quota_mb, status, forward_to, autoresponder
      FROM mail_addresses WHERE domain_id = $1 ORDER BY address`,
