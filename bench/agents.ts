@@ -179,7 +179,13 @@ export async function agentBench() {
  * What IDLE_AGENTS idle agents long-polling cost a control plane (bench/idle-control-plane.ts),
  * started for it with the service's V8 flags.
  */
-export async function idleAgentsCost(): Promise<{ agents: number; rssAddedBytes: number; cpuIdle: number; cpuWith: number }> {
+export async function idleAgentsCost(): Promise<{
+  agents: number;
+  rssAddedBytes: number;
+  jsAddedBytes: number;
+  cpuIdle: number;
+  cpuWith: number;
+}> {
   const child = spawn(
     process.execPath,
     [...SERVER_FLAGS, '--expose-gc', '--import', 'tsx', path.join(root, 'bench/idle-control-plane.ts')],

@@ -28,20 +28,24 @@ const cpuOver = async (ms: number) => {
   return (used.user + used.system) / 1000 / ms;
 };
 /**
- * The resident set once what is garbage is collected: what the process holds, not what it has yet
- * to sweep. A collection frees large buffers' memory on a thread of its own after it returns, so
- * collections are repeated until two readings a quarter of a second apart differ by under 1 MiB.
+ * The resident set, and the memory JavaScript holds (its heap and the buffers outside it), once
+ * what is garbage is collected: what the process holds, not what it has yet to sweep. A
+ * collection frees large buffers' memory on a thread of its own after it returns, so collections
+ * are repeated until two readings a quarter of a second apart differ by under 1 MiB. The resident
+ * set also keeps pages V8 and the allocator have not yet given back, which they do in their own
+ * time: the JavaScript figure says what the agents themselves hold.
  */
 const held = async () => {
-  let last = Number.NaN;
+  let last = { rss: Number.NaN, js: Number.NaN };
   for (let i = 0; i < 40; i++) {
     collect();
     await new Promise((r) => setTimeout(r, 250));
-    const rss = process.memoryUsage().rss;
-    if (Math.abs(rss - last) < 1024 * 1024) return rss;
-    last = rss;
+    const m = process.memoryUsage();
+    const now = { rss: m.rss, js: m.heapUsed + m.external };
+    if (Math.abs(now.rss - last.rss) < 1024 * 1024 && Math.abs(now.js - last.js) < 1024 * 1024) return now;
+    last = now;
   }
-  throw new Error('the resident set did not settle in 10 s');
+  throw new Error('the memory did not settle in 10 s');
 };
 
 const t = await controlPlane();
@@ -50,7 +54,7 @@ const { identity, dataDir } = await enrolled(t, url, { name: 'bench-idle', roles
 // The window is one whole poll period, after the first polls have been answered: each agent
 // polls once in it, as it does every 30 s for as long as it is idle.
 const cpuIdle = await cpuOver(POLL_PERIOD_MS);
-const rssBefore = await held();
+const before = await held();
 const agents = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/idle-agents.ts')], {
   cwd: root,
   env: { ...process.env, AGENT_URL: url, AGENT_IDENTITY: JSON.stringify(identity), AGENTS: String(IDLE_AGENTS) },
@@ -69,9 +73,10 @@ try {
   // The listener takes the first polls (a handshake and a read of the units each) in the seconds
   // after they are sent; then each waits, and polls again 30 s later.
   await cpuOver(SETTLE_MS);
-  const rssAddedBytes = (await held()) - rssBefore;
+  const after = await held();
+  const [rssAddedBytes, jsAddedBytes] = [after.rss - before.rss, after.js - before.js];
   const cpuWith = await cpuOver(POLL_PERIOD_MS);
-  console.log(JSON.stringify({ agents: IDLE_AGENTS, rssAddedBytes, cpuIdle, cpuWith }));
+  console.log(JSON.stringify({ agents: IDLE_AGENTS, rssAddedBytes, jsAddedBytes, cpuIdle, cpuWith }));
 } finally {
   agents.kill('SIGKILL');
   await t.close();

@@ -500,7 +500,7 @@ async function agents() {
   const mib = (b: number) => `${b < 0 ? '−' : '+'}${(Math.abs(b) / 1024 / 1024).toFixed(1)} MiB`;
   const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
   console.log(
-    `  agent     ${idle.agents} idle agents long-polling: API process ${mib(idle.rssAddedBytes)} RSS, CPU ${pct(idle.cpuWith)} of a core (${pct(idle.cpuIdle)} without them)`,
+    `  agent     ${idle.agents} idle agents long-polling: API process ${mib(idle.rssAddedBytes)} RSS (${mib(idle.jsAddedBytes)} held by JavaScript), CPU ${pct(idle.cpuWith)} of a core (${pct(idle.cpuIdle)} without them)`,
   );
 }
 
