@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db, Queryable } from '../../src/db/client.js';
 import { loadMailUnit, mailUnits } from '../../src/modules/mail/unit.js';
-import { loadWebUnit, webUnits } from '../../src/modules/sites/repo.js';
+import { LOCAL_SERVER_ID } from '../../src/modules/servers/index.js';
+import { loadWebUnit, recordMeasuredBytes, webUnits } from '../../src/modules/sites/repo.js';
 import { createTestApp, eventually, type Response, type TestApp } from '../helpers/app.js';
 import { freshDb, onPostgres } from '../helpers/db.js';
 import { createAccount, createAccountOnNewPlan, createPlan } from '../helpers/fixtures.js';
@@ -156,5 +157,62 @@ describe.skipIf(!onPostgres())('the order of row locks (PostgreSQL only: PGlite 
     const suspended = await t.post(`/v1/accounts/${account}/suspend`, { reason: 'unpaid invoice' });
     expect(suspended.status, suspended.text).toBe(200);
     await recorded;
+  });
+
+  // A writer of several sites (a suspension) and a measurement of several would otherwise lock
+  // them in orders of their own.
+  it('a measurement passes over a site being written, which keeps its last measurement until the next', async () => {
+    const account = (await createAccountOnNewPlan(t)).id;
+    const ids: string[] = [];
+    for (const name of ['measured-1.example.com', 'measured-2.example.com']) {
+      expect((await t.post('/v1/domains', { account_id: account, name })).status).toBe(201);
+      ids.push((await t.post('/v1/sites', { account_id: account, hostname: name })).body.id);
+    }
+    const [written, free] = ids as [string, string];
+    const bytes = async () =>
+      new Map(
+        (
+          await t.db.query<{ id: string; measured_bytes: number | null }>(
+            'SELECT id, measured_bytes::float8 AS measured_bytes FROM sites WHERE id = ANY($1)',
+            [ids],
+          )
+        ).rows.map((r) => [r.id, r.measured_bytes]),
+      );
+    const measure = (n: number) =>
+      recordMeasuredBytes(
+        t.db,
+        LOCAL_SERVER_ID,
+        ids.map((key) => ({ key, bytes: n })),
+      );
+    const before = (await bytes()).get(written);
+    let release = () => {};
+    let writing: Promise<void> | undefined;
+    await new Promise<void>((locked) => {
+      writing = t.db.transaction(async (tx) => {
+        await tx.query('SELECT 1 FROM sites WHERE id = $1 FOR UPDATE', [written]);
+        locked();
+        await new Promise<void>((resolve) => (release = resolve));
+      });
+    });
+    // Were the measurement to wait for the lock, it would wait until the lock goes, after it.
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error('the measurement waited for the lock')), 20_000);
+    });
+    try {
+      await Promise.race([measure(1000), waited]);
+      expect(await bytes()).toEqual(
+        new Map([
+          [free, 1000],
+          [written, before],
+        ]),
+      );
+    } finally {
+      clearTimeout(timer);
+      release();
+      await writing;
+    }
+    await measure(2000);
+    expect(await bytes()).toEqual(new Map(ids.map((id) => [id, 2000])));
   });
 });

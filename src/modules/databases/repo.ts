@@ -206,13 +206,19 @@ export const databaseBytes = perAccount(
 
 /**
  * Records sizes a server measured, by database name, for the accounts placed on that server (a
- * name that is not one of theirs changes nothing). A measurement, not a change: no new version.
+ * name that is not one of theirs changes nothing). A measurement, not a change: no new version,
+ * and a database being written meanwhile keeps its last size until the next (a measurement never
+ * waits for a row's lock: it cannot deadlock with a writer).
  */
 export async function recordSizes(db: Queryable, serverId: string, sizes: Map<string, number>): Promise<void> {
   if (!sizes.size) return;
   await db.query(
-    `UPDATE databases d SET size_bytes = v.bytes FROM unnest($1::text[], $2::bigint[]) AS v(name, bytes), accounts a
-     WHERE d.name = v.name AND d.size_bytes <> v.bytes AND a.id = d.account_id AND a.database_server_id = $3`,
+    `UPDATE databases d SET size_bytes = free.bytes
+     FROM (SELECT t.id, v.bytes FROM unnest($1::text[], $2::bigint[]) AS v(name, bytes)
+             JOIN databases t ON t.name = v.name JOIN accounts a ON a.id = t.account_id
+           WHERE t.size_bytes <> v.bytes AND a.database_server_id = $3
+           FOR UPDATE OF t SKIP LOCKED) free
+     WHERE d.id = free.id`,
     [[...sizes.keys()], [...sizes.values()], serverId],
   );
 }

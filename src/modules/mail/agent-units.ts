@@ -106,12 +106,19 @@ export function mailAgentUnits(dkimKey: Buffer): AgentUnitSource {
       return 'recorded';
     },
 
-    /** Each mailbox's files as measured by the server its account's mail is placed on. */
+    /**
+     * Each mailbox's files as measured by the server its account's mail is placed on; one being
+     * written meanwhile keeps its last measurement until the next (a measurement never waits for
+     * a row's lock: it cannot deadlock with a writer).
+     */
     async measured(db, serverId, measurements) {
       await db.query(
-        `UPDATE mail_addresses m SET measured_bytes = v.bytes FROM unnest($1::text[], $2::bigint[]) AS v(id, bytes), accounts a
-         WHERE m.id = v.id AND m.kind = 'mailbox' AND a.id = m.account_id AND a.mail_server_id = $3
-           AND m.measured_bytes IS DISTINCT FROM v.bytes`,
+        `UPDATE mail_addresses m SET measured_bytes = free.bytes
+         FROM (SELECT t.id, v.bytes FROM unnest($1::text[], $2::bigint[]) AS v(id, bytes)
+                 JOIN mail_addresses t ON t.id = v.id JOIN accounts a ON a.id = t.account_id
+               WHERE t.kind = 'mailbox' AND a.mail_server_id = $3 AND t.measured_bytes IS DISTINCT FROM v.bytes
+               FOR UPDATE OF t SKIP LOCKED) free
+         WHERE m.id = free.id`,
         [measurements.map((m) => m.key), measurements.map((m) => m.bytes), serverId],
       );
     },

@@ -233,11 +233,19 @@ export async function findSiteByHostname(db: Queryable, hostname: string): Promi
   return r.rows[0] ? findSiteById(db, r.rows[0].site_id) : undefined;
 }
 
-/** Records each site's files as measured by the web server its account is placed on (others change nothing). */
+/**
+ * Records each site's files as measured by the web server its account is placed on (others change
+ * nothing). A site being written meanwhile keeps its last measurement until the next one: a
+ * measurement never waits for a row's lock, so it cannot deadlock with a writer of several sites.
+ */
 export async function recordMeasuredBytes(db: Queryable, serverId: string, measured: { key: string; bytes: number }[]) {
   await db.query(
-    `UPDATE sites s SET measured_bytes = v.bytes FROM unnest($1::text[], $2::bigint[]) AS v(id, bytes), accounts a
-     WHERE s.id = v.id AND a.id = s.account_id AND a.web_server_id = $3 AND s.measured_bytes IS DISTINCT FROM v.bytes`,
+    `UPDATE sites s SET measured_bytes = free.bytes
+     FROM (SELECT t.id, v.bytes FROM unnest($1::text[], $2::bigint[]) AS v(id, bytes)
+             JOIN sites t ON t.id = v.id JOIN accounts a ON a.id = t.account_id
+           WHERE a.web_server_id = $3 AND t.measured_bytes IS DISTINCT FROM v.bytes
+           FOR UPDATE OF t SKIP LOCKED) free
+     WHERE s.id = free.id`,
     [measured.map((m) => m.key), measured.map((m) => m.bytes), serverId],
   );
 }
