@@ -175,17 +175,20 @@ export async function agentBench() {
   }
 }
 
-/**
- * What IDLE_AGENTS idle agents long-polling cost a control plane (bench/idle-control-plane.ts),
- * started for it with the service's V8 flags.
- */
-export async function idleAgentsCost(): Promise<{
+/** What bench/idle-control-plane.ts prints: bytes added by the idle agents, CPU as a share of a core. */
+export interface IdleAgentsCost {
   agents: number;
   rssAddedBytes: number;
   jsAddedBytes: number;
   cpuIdle: number;
   cpuWith: number;
-}> {
+}
+
+/**
+ * What IDLE_AGENTS idle agents long-polling cost a control plane (bench/idle-control-plane.ts),
+ * started for it with the service's V8 flags.
+ */
+export async function idleAgentsCost(): Promise<IdleAgentsCost> {
   const child = spawn(
     process.execPath,
     [...SERVER_FLAGS, '--expose-gc', '--import', 'tsx', path.join(root, 'bench/idle-control-plane.ts')],
@@ -197,5 +200,5 @@ export async function idleAgentsCost(): Promise<{
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   const figures = lines.filter((l) => l.startsWith('{')).at(-1);
   if (code !== 0 || !figures) throw new Error(`the idle agents' control plane exited (${code}) without its figures`);
-  return JSON.parse(figures);
+  return JSON.parse(figures) as IdleAgentsCost;
 }

@@ -10,7 +10,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { listenAgents } from '../src/app.js';
-import { controlPlane, enrolled } from './agents.js';
+import { controlPlane, enrolled, type IdleAgentsCost } from './agents.js';
 
 const IDLE_AGENTS = Number(process.env.IDLE_AGENTS ?? 1000);
 /** An idle agent's poll waits this long before it is answered and made again. */
@@ -76,7 +76,7 @@ try {
   const after = await held();
   const [rssAddedBytes, jsAddedBytes] = [after.rss - before.rss, after.js - before.js];
   const cpuWith = await cpuOver(POLL_PERIOD_MS);
-  console.log(JSON.stringify({ agents: IDLE_AGENTS, rssAddedBytes, jsAddedBytes, cpuIdle, cpuWith }));
+  console.log(JSON.stringify({ agents: IDLE_AGENTS, rssAddedBytes, jsAddedBytes, cpuIdle, cpuWith } satisfies IdleAgentsCost));
 } finally {
   agents.kill('SIGKILL');
   await t.close();

@@ -21,23 +21,38 @@ let accountId: string;
 /** The next transaction of the app that runs a statement matching `at` stops after it until `meanwhile` resolves. */
 let stop: { at: RegExp; meanwhile: () => Promise<unknown> } | null = null;
 
+/**
+ * `tx`, whose first statement that `at` picks (by its text and its number, from 1) is followed by
+ * a wait for `meanwhile`; `statements()` counts those run.
+ */
+function pausing(tx: Queryable, at: (text: string, n: number) => boolean, meanwhile: () => Promise<unknown>) {
+  let statements = 0;
+  let paused = false;
+  const query: Queryable['query'] = async (text, params) => {
+    const r = await tx.query(text, params);
+    statements++;
+    if (!paused && at(text, statements)) {
+      paused = true;
+      await meanwhile();
+    }
+    return r as never;
+  };
+  return { tx: { kind: tx.kind, query }, statements: () => statements };
+}
+
 /** `db`, whose transactions' statements can be stopped after (see `stop`). */
 function stoppable(db: Db): Db {
   const transaction: Db['transaction'] = (fn) =>
-    db.transaction((tx) =>
-      fn({
-        kind: tx.kind,
-        query: async (text, params) => {
-          const r = await tx.query(text, params);
-          const at = stop;
-          if (at?.at.test(text)) {
-            stop = null;
-            await at.meanwhile();
-          }
-          return r as never;
-        },
-      }),
-    );
+    db.transaction((tx) => {
+      let taken: (() => Promise<unknown>) | undefined;
+      const at = (text: string) => {
+        if (!stop?.at.test(text)) return false;
+        taken = stop.meanwhile;
+        stop = null;
+        return true;
+      };
+      return fn(pausing(tx, at, () => taken!()).tx);
+    });
   return new Proxy(db, {
     get: (target, prop) => {
       if (prop === 'transaction') return transaction;
@@ -92,18 +107,10 @@ const MAIL_STATEMENTS = 5;
 /** Records an apply of the domain's mail unit, stopping after its statement `stopAfter` until `meanwhile` resolves. */
 async function recordMailApplied(domainId: string, stopAfter: number, meanwhile: () => Promise<unknown>): Promise<void> {
   await t.db.transaction(async (tx) => {
-    let n = 0;
-    const stopping: Queryable = {
-      kind: tx.kind,
-      query: async (text, params) => {
-        const r = await tx.query(text, params);
-        if (++n === stopAfter) await meanwhile();
-        return r as never;
-      },
-    };
-    const unit = await loadMailUnit(stopping, domainId);
-    await mailUnits.marks(stopping, domainId).applied(unit!.generation);
-    expect(n).toBe(MAIL_STATEMENTS);
+    const stopping = pausing(tx, (_, n) => n === stopAfter, meanwhile);
+    const unit = await loadMailUnit(stopping.tx, domainId);
+    await mailUnits.marks(stopping.tx, domainId).applied(unit!.generation);
+    expect(stopping.statements()).toBe(MAIL_STATEMENTS);
   });
 }
 
