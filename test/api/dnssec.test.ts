@@ -324,14 +324,21 @@ describe('DNSSEC', () => {
     const name = 'unsignable.com';
     const id = (await t.post('/v1/domains', { account_id: account.id, name })).body.id;
     await eventually(async () => existsSync(zoneFile(name)));
-    // A key whose public half is not its private key's: dnssec-signzone refuses it.
-    const put = await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: true } });
-    const { public_key } = (
-      await t.db.query<{ public_key: string }>('SELECT public_key FROM dnssec_keys WHERE domain_id = $1', [id])
-    ).rows[0]!;
-    await t.db.query('UPDATE dnssec_keys SET public_key = $2 WHERE domain_id = $1', [id, Buffer.alloc(64, 7).toString('base64')]);
-    await t.db.query(`UPDATE domains SET generation = generation + 1 WHERE id = $1`, [id]);
-    await t.db.query(`INSERT INTO pgboss.job (name, data) VALUES ('dns.apply', $1)`, [JSON.stringify({ domain_id: id, name })]);
+    // A key whose public half is not its private key's: dnssec-signzone refuses it. The zone's
+    // apply waits for its lock, held here, so that it never signs with the key as it was made.
+    const { put, public_key } = await t.db.withSessionLock(`dns.apply:${id}`, async () => {
+      const put = await t.request('PUT', `/v1/domains/${name}/dnssec`, { body: { enabled: true } });
+      const { public_key } = (
+        await t.db.query<{ public_key: string }>('SELECT public_key FROM dnssec_keys WHERE domain_id = $1', [id])
+      ).rows[0]!;
+      await t.db.query('UPDATE dnssec_keys SET public_key = $2 WHERE domain_id = $1', [
+        id,
+        Buffer.alloc(64, 7).toString('base64'),
+      ]);
+      await t.db.query(`UPDATE domains SET generation = generation + 1 WHERE id = $1`, [id]);
+      await t.db.query(`INSERT INTO pgboss.job (name, data) VALUES ('dns.apply', $1)`, [JSON.stringify({ domain_id: id, name })]);
+      return { put, public_key };
+    });
     const failed = await eventually(async () => {
       const d = await dnssecOf(name);
       return d.status === 'error' && d;

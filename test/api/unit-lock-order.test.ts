@@ -169,12 +169,14 @@ describe.skipIf(!onPostgres())('the order of row locks (PostgreSQL only: PGlite 
   // A writer of several sites (a suspension) and a measurement of several would otherwise lock
   // them in orders of their own.
   it('a measurement passes over a site being written, which keeps its last measurement until the next', async () => {
-    const account = (await createAccountOnNewPlan(t)).id;
+    // No certificate (the plan has no `ssl`) and provisioned: nothing else writes the sites meanwhile.
+    const account = (await createAccount(t, (await createPlan(t, undefined, { features: [] })).id)).id;
     const ids: string[] = [];
     for (const name of ['measured-1.example.com', 'measured-2.example.com']) {
       expect((await t.post('/v1/domains', { account_id: account, name })).status).toBe(201);
       ids.push((await t.post('/v1/sites', { account_id: account, hostname: name })).body.id);
     }
+    for (const id of ids) await eventually(async () => (await t.get(`/v1/sites/${id}`)).body.status === 'active');
     const [written, free] = ids as [string, string];
     const bytes = async () =>
       new Map(
