@@ -52,7 +52,7 @@ import { serversModule } from './modules/servers/module.js';
 import { keptReleaseBytes } from './modules/sites/deployments/repo.js';
 import { sitesModule } from './modules/sites/module.js';
 import { writtenOnServers } from './modules/sites/repo.js';
-import { siteAccountHooks, siteDomainHooks } from './modules/sites/service.js';
+import { siteAccountHooks, siteDomainHooks, sitePlanHooks } from './modules/sites/service.js';
 import { sshModule } from './modules/ssh/module.js';
 import { tokensModule } from './modules/tokens/module.js';
 import { TokenResolver } from './modules/tokens/resolver.js';
@@ -220,7 +220,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   const modules: Contribution[] = [
     resellersModule(svc),
-    plansModule(svc, ssh.planHooks),
+    plansModule(svc, { changed: [...ssh.planHooks.changed, ...sitePlanHooks(jobs).changed] }),
     servers.contribution,
     accounts.contribution,
     tokensModule(svc),

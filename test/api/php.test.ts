@@ -90,6 +90,26 @@ describe('PHP sites', () => {
     expect(existsSync(poolFile('8.2', other.account.username))).toBe(false);
   });
 
+  it('the pool follows the account’s workers: another plan, the plan changed, an override', async () => {
+    const { account, r } = await phpSite();
+    await inSync(r.body.id);
+    const workers = () => /pm\.max_children = (\d+)/.exec(readFileSync(poolFile('8.2', account.username), 'utf8'))?.[1];
+    expect(workers()).toBe('3');
+    const patch = (url: string, body: unknown) =>
+      t.request('PATCH', url, { body, headers: { 'content-type': 'application/merge-patch+json' } });
+
+    const larger = await createPlan(t, undefined, { features: ['php'], php_workers: 7 });
+    expect((await patch(`/v1/accounts/${account.id}`, { plan_id: larger.id })).status).toBe(200);
+    await eventually(async () => workers() === '7', 10_000);
+    expect((await patch(`/v1/plans/${larger.id}`, { php_workers: 9 })).status).toBe(200);
+    await eventually(async () => workers() === '9', 10_000);
+    expect((await patch(`/v1/accounts/${account.id}`, { limit_overrides: { php_workers: 2 } })).status).toBe(200);
+    await eventually(async () => workers() === '2', 10_000);
+    expect((await patch(`/v1/plans/${larger.id}`, { php_workers: 11 })).status).toBe(200);
+    await inSync(r.body.id);
+    expect(workers(), 'the override outranks the plan').toBe('2');
+  });
+
   it('refuses a version that is not installed (naming the installed ones), settings out of range, and PHP without the plan’s php', async () => {
     const missing = await phpSite({ runtime: 'php-7.4' });
     expect(missing.r.status).toBe(422);

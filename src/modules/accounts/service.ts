@@ -116,6 +116,8 @@ export interface AccountHooks {
   statusChanged: ((tx: Queryable, accountId: string) => Promise<void>)[];
   /** In the transaction that moves the account to another plan: what renders differently under it. */
   planChanged: ((tx: Queryable, accountId: string) => Promise<void>)[];
+  /** In the transaction that changes the account's effective limits (another plan, or its overrides): what renders them. */
+  limitsChanged: ((tx: Queryable, accountId: string, before: plans.Limits, after: plans.Limits) => Promise<void>)[];
   /** In the termination's transaction, before the row goes (its resources go with it by cascade). */
   terminating: ((tx: Queryable, accountId: string) => Promise<void>)[];
   /** Before that transaction: what lives outside the account's home (backup archives). */
@@ -129,13 +131,22 @@ export const mergeAccountHooks = (parts: Partial<AccountHooks>[]): AccountHooks 
   counters: parts.flatMap((p) => p.counters ?? []),
   statusChanged: parts.flatMap((p) => p.statusChanged ?? []),
   planChanged: parts.flatMap((p) => p.planChanged ?? []),
+  limitsChanged: parts.flatMap((p) => p.limitsChanged ?? []),
   terminating: parts.flatMap((p) => p.terminating ?? []),
   removals: parts.flatMap((p) => p.removals ?? []),
   diskBytes: parts.flatMap((p) => p.diskBytes ?? []),
 });
 
 export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> = {}) {
-  const { counters = [], statusChanged = [], planChanged = [], terminating = [], removals = [], diskBytes = [] } = hooks;
+  const {
+    counters = [],
+    statusChanged = [],
+    planChanged = [],
+    limitsChanged = [],
+    terminating = [],
+    removals = [],
+    diskBytes = [],
+  } = hooks;
   const { db, config } = deps;
 
   async function load(caller: Caller, id: string): Promise<repo.AccountRow> {
@@ -284,7 +295,8 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
           ? repo.planLimitsOf(current)
           : await usablePlan(caller, next.plan_id, current.reseller_id, '/plan_id');
       const usage = await usageOf(id);
-      const exceeded = exceededLimits({ ...planLimits, ...next.limit_overrides }, usage);
+      const limits = { ...planLimits, ...next.limit_overrides };
+      const exceeded = exceededLimits(limits, usage);
       const wasExceeded = new Set(exceededLimits(limitsOf(current), usage).map((e) => e.limit));
       // Only a change that lowers a limit below current usage is refused; unrelated edits pass.
       if (exceeded.some((e) => !wasExceeded.has(e.limit)))
@@ -292,6 +304,7 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
       const row = await db.transaction(async (tx) => {
         if (!(await repo.updateAccount(tx, id, current.version, next))) throw staleVersion();
         if (next.plan_id !== current.plan_id) for (const changed of planChanged) await changed(tx, id);
+        for (const changed of limitsChanged) await changed(tx, id, limitsOf(current), limits);
         const updated = (await repo.findAccountById(tx, id)) as repo.AccountRow;
         await accountEvent(tx, 'account.updated', updated);
         return updated;

@@ -17,6 +17,7 @@ import type { ServiceDeps } from '../deps.js';
 import { domainNamesOfAccount, type DomainDependent } from '../domains/index.js';
 import * as ops from '../operations/index.js';
 import { toOperation, type CancelHandler } from '../operations/index.js';
+import type { PlanHooks } from '../plans/index.js';
 import { requestIssue } from './certificates/issue.js';
 import { deleteCertificate, requestCertificate } from './certificates/repo.js';
 import { SSL_UNAVAILABLE } from './certificates/service.js';
@@ -24,7 +25,7 @@ import { findDeploymentById, setDeploymentStatus } from './deployments/repo.js';
 import * as repo from './repo.js';
 import { siteEvent, toSite } from './representation.js';
 import type { CreateSite, Site, SitePatch, TlsSettings } from './schemas.js';
-import { queueWebApply, touchWebUnitsOfAccount } from './unit.js';
+import { queueWebApply, touchWebUnitsOfAccount, touchWebUnitsOnPlan } from './unit.js';
 
 /** What a site's row holds of what the API writes (its TLS settings beside the certificate's state). */
 interface SiteFields {
@@ -337,6 +338,12 @@ export const siteAccountHooks = (
     },
   ],
   statusChanged: [(tx, accountId) => touchWebUnitsOfAccount(tx, jobs, accountId)],
+  // The PHP pools' `pm.max_children` is the account's `php_workers`.
+  limitsChanged: [
+    async (tx, accountId, before, after) => {
+      if (before.php_workers !== after.php_workers) await touchWebUnitsOfAccount(tx, jobs, accountId);
+    },
+  ],
   terminating: [
     async (tx, accountId) => {
       for (const site of await repo.siteIdsOfAccount(tx, accountId)) await queueWebApply(tx, jobs, site);
@@ -345,6 +352,15 @@ export const siteAccountHooks = (
 });
 
 /** Sites under a domain hold it; deleting the domain with cascade=true deletes them first. */
+/** A plan's `php_workers` changed: its accounts' pools render again. */
+export const sitePlanHooks = (jobs: JobQueue): PlanHooks => ({
+  changed: [
+    async (tx, planId, before, after) => {
+      if (before.php_workers !== after.php_workers) await touchWebUnitsOnPlan(tx, jobs, planId);
+    },
+  ],
+});
+
 export const siteDomainHooks = (jobs: JobQueue): DomainDependent => {
   const live = async (tx: Queryable, domain: { account_id: string; name: string }) =>
     (await repo.sitesUnderDomain(tx, domain.account_id, domain.name)).filter((s) => s.status !== 'deleting');

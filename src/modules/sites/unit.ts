@@ -13,3 +13,13 @@ export async function touchWebUnitsOfAccount(tx: Queryable, jobs: JobQueue, acco
   );
   for (const { id } of ids.rows) await queueWebApply(tx, jobs, id);
 }
+
+/** A plan's `php_workers` changed: the sites of its accounts without an override of their own render their pools again. */
+export async function touchWebUnitsOnPlan(tx: Queryable, jobs: JobQueue, planId: string): Promise<void> {
+  const ids = await tx.query<{ id: string }>(
+    `UPDATE sites s SET generation = s.generation + 1, sync_state = 'pending' FROM accounts a
+     WHERE a.id = s.account_id AND a.plan_id = $1 AND NOT a.limit_overrides ? 'php_workers' RETURNING s.id`,
+    [planId],
+  );
+  for (const { id } of ids.rows) await queueWebApply(tx, jobs, id);
+}
