@@ -33,7 +33,7 @@ import { LocalBackupStorage, type BackupStorage } from './modules/backups/storag
 import { cronModule } from './modules/cron/module.js';
 import { databasesModule } from './modules/databases/module.js';
 import { databaseBytes } from './modules/databases/repo.js';
-import { databaseAccountHooks } from './modules/databases/service.js';
+import { databaseAccountHooks, databasePlanHooks } from './modules/databases/service.js';
 import { databaseAgentUnits } from './modules/databases/unit.js';
 import type { ServiceDeps } from './modules/deps.js';
 import { domainsModule } from './modules/domains/module.js';
@@ -220,7 +220,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   const modules: Contribution[] = [
     resellersModule(svc),
-    plansModule(svc, { changed: [...ssh.planHooks.changed, ...sitePlanHooks(jobs).changed] }),
+    plansModule(svc, { changed: [ssh.planHooks, sitePlanHooks(jobs), databasePlanHooks(jobs)].flatMap((h) => h.changed) }),
     servers.contribution,
     accounts.contribution,
     tokensModule(svc),

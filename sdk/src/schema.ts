@@ -3398,6 +3398,11 @@ export interface components {
             max_database_users: number;
             /**
              * Format: int32
+             * @description Connections each of the account's MariaDB users may hold at once (MariaDB's `MAX_USER_CONNECTIONS`; one more is refused with error 1226), so that one account's scripts cannot take every connection of a shared database server. Optional when a plan is created or replaced: 20 if never given.
+             */
+            max_database_connections: number;
+            /**
+             * Format: int32
              * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
              */
             php_workers: number;
@@ -3644,6 +3649,11 @@ export interface components {
                 max_database_users: number;
                 /**
                  * Format: int32
+                 * @description Connections each of the account's MariaDB users may hold at once (MariaDB's `MAX_USER_CONNECTIONS`; one more is refused with error 1226), so that one account's scripts cannot take every connection of a shared database server. Optional when a plan is created or replaced: 20 if never given.
+                 */
+                max_database_connections: number;
+                /**
+                 * Format: int32
                  * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                  */
                 php_workers: number;
@@ -3710,6 +3720,11 @@ export interface components {
                  * @description MariaDB users. Optional when a plan is created or replaced: 10 if never given.
                  */
                 max_database_users?: number;
+                /**
+                 * Format: int32
+                 * @description Connections each of the account's MariaDB users may hold at once (MariaDB's `MAX_USER_CONNECTIONS`; one more is refused with error 1226), so that one account's scripts cannot take every connection of a shared database server. Optional when a plan is created or replaced: 20 if never given.
+                 */
+                max_database_connections?: number;
                 /**
                  * Format: int32
                  * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
@@ -3878,6 +3893,11 @@ export interface components {
                 max_database_users: number;
                 /**
                  * Format: int32
+                 * @description Connections each of the account's MariaDB users may hold at once (MariaDB's `MAX_USER_CONNECTIONS`; one more is refused with error 1226), so that one account's scripts cannot take every connection of a shared database server. Optional when a plan is created or replaced: 20 if never given.
+                 */
+                max_database_connections: number;
+                /**
+                 * Format: int32
                  * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                  */
                 php_workers: number;
@@ -3944,6 +3964,11 @@ export interface components {
                  * @description MariaDB users. Optional when a plan is created or replaced: 10 if never given.
                  */
                 max_database_users?: number;
+                /**
+                 * Format: int32
+                 * @description Connections each of the account's MariaDB users may hold at once (MariaDB's `MAX_USER_CONNECTIONS`; one more is refused with error 1226), so that one account's scripts cannot take every connection of a shared database server. Optional when a plan is created or replaced: 20 if never given.
+                 */
+                max_database_connections?: number;
                 /**
                  * Format: int32
                  * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
@@ -8218,6 +8243,7 @@ export interface operations {
                      *           "max_dns_records_per_domain": 10,
                      *           "max_databases": 10,
                      *           "max_database_users": 10,
+                     *           "max_database_connections": 20,
                      *           "php_workers": 5,
                      *           "max_cron_jobs": 10,
                      *           "cron_min_interval_minutes": 1,
@@ -8460,6 +8486,7 @@ export interface operations {
                  *       "max_dns_records_per_domain": 10,
                  *       "max_databases": 10,
                  *       "max_database_users": 10,
+                 *       "max_database_connections": 20,
                  *       "php_workers": 5,
                  *       "max_cron_jobs": 10,
                  *       "cron_min_interval_minutes": 1,
@@ -8520,6 +8547,11 @@ export interface operations {
                     max_database_users?: number;
                     /**
                      * Format: int32
+                     * @description Connections each of the account's MariaDB users may hold at once (MariaDB's `MAX_USER_CONNECTIONS`; one more is refused with error 1226), so that one account's scripts cannot take every connection of a shared database server. Optional when a plan is created or replaced: 20 if never given.
+                     */
+                    max_database_connections?: number;
+                    /**
+                     * Format: int32
                      * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                      */
                     php_workers?: number;
@@ -8576,6 +8608,7 @@ export interface operations {
                      *       "max_dns_records_per_domain": 10,
                      *       "max_databases": 10,
                      *       "max_database_users": 10,
+                     *       "max_database_connections": 20,
                      *       "php_workers": 5,
                      *       "max_cron_jobs": 10,
                      *       "cron_min_interval_minutes": 1,
@@ -8944,6 +8977,7 @@ export interface operations {
                      *       "max_dns_records_per_domain": 10,
                      *       "max_databases": 10,
                      *       "max_database_users": 10,
+                     *       "max_database_connections": 20,
                      *       "php_workers": 5,
                      *       "max_cron_jobs": 10,
                      *       "cron_min_interval_minutes": 1,
@@ -9221,6 +9255,7 @@ export interface operations {
                  *       "max_dns_records_per_domain": 10,
                  *       "max_databases": 10,
                  *       "max_database_users": 10,
+                 *       "max_database_connections": 20,
                  *       "php_workers": 5,
                  *       "max_cron_jobs": 10,
                  *       "cron_min_interval_minutes": 1,
@@ -9281,6 +9316,11 @@ export interface operations {
                     max_database_users?: number;
                     /**
                      * Format: int32
+                     * @description Connections each of the account's MariaDB users may hold at once (MariaDB's `MAX_USER_CONNECTIONS`; one more is refused with error 1226), so that one account's scripts cannot take every connection of a shared database server. Optional when a plan is created or replaced: 20 if never given.
+                     */
+                    max_database_connections?: number;
+                    /**
+                     * Format: int32
                      * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                      */
                     php_workers?: number;
@@ -9335,6 +9375,7 @@ export interface operations {
                      *       "max_dns_records_per_domain": 10,
                      *       "max_databases": 10,
                      *       "max_database_users": 10,
+                     *       "max_database_connections": 20,
                      *       "php_workers": 5,
                      *       "max_cron_jobs": 10,
                      *       "cron_min_interval_minutes": 1,
@@ -10055,6 +10096,7 @@ export interface operations {
                  *       "max_dns_records_per_domain": 10,
                  *       "max_databases": 10,
                  *       "max_database_users": 10,
+                 *       "max_database_connections": 20,
                  *       "php_workers": 5,
                  *       "max_cron_jobs": 10,
                  *       "cron_min_interval_minutes": 1,
@@ -10115,6 +10157,11 @@ export interface operations {
                     max_database_users?: number;
                     /**
                      * Format: int32
+                     * @description Connections each of the account's MariaDB users may hold at once (MariaDB's `MAX_USER_CONNECTIONS`; one more is refused with error 1226), so that one account's scripts cannot take every connection of a shared database server. Optional when a plan is created or replaced: 20 if never given.
+                     */
+                    max_database_connections?: number;
+                    /**
+                     * Format: int32
                      * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                      */
                     php_workers?: number;
@@ -10169,6 +10216,7 @@ export interface operations {
                      *       "max_dns_records_per_domain": 10,
                      *       "max_databases": 10,
                      *       "max_database_users": 10,
+                     *       "max_database_connections": 20,
                      *       "php_workers": 5,
                      *       "max_cron_jobs": 10,
                      *       "cron_min_interval_minutes": 1,
@@ -13518,6 +13566,7 @@ export interface operations {
                      *             "max_dns_records_per_domain": 10,
                      *             "max_databases": 10,
                      *             "max_database_users": 10,
+                     *             "max_database_connections": 20,
                      *             "php_workers": 5,
                      *             "max_cron_jobs": 10,
                      *             "cron_min_interval_minutes": 1,
@@ -13533,6 +13582,7 @@ export interface operations {
                      *             "max_dns_records_per_domain": 10,
                      *             "max_databases": 10,
                      *             "max_database_users": 10,
+                     *             "max_database_connections": 20,
                      *             "php_workers": 5,
                      *             "max_cron_jobs": 10,
                      *             "cron_min_interval_minutes": 1,
@@ -13799,6 +13849,7 @@ export interface operations {
                  *         "max_dns_records_per_domain": 10,
                  *         "max_databases": 10,
                  *         "max_database_users": 10,
+                 *         "max_database_connections": 20,
                  *         "php_workers": 5,
                  *         "max_cron_jobs": 10,
                  *         "cron_min_interval_minutes": 1,
@@ -13870,6 +13921,11 @@ export interface operations {
                         max_database_users?: number;
                         /**
                          * Format: int32
+                         * @description Connections each of the account's MariaDB users may hold at once (MariaDB's `MAX_USER_CONNECTIONS`; one more is refused with error 1226), so that one account's scripts cannot take every connection of a shared database server. Optional when a plan is created or replaced: 20 if never given.
+                         */
+                        max_database_connections?: number;
+                        /**
+                         * Format: int32
                          * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                          */
                         php_workers?: number;
@@ -13935,6 +13991,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -13950,6 +14007,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -14343,6 +14401,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -14358,6 +14417,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -14657,6 +14717,7 @@ export interface operations {
                  *         "max_dns_records_per_domain": 10,
                  *         "max_databases": 10,
                  *         "max_database_users": 10,
+                 *         "max_database_connections": 20,
                  *         "php_workers": 5,
                  *         "max_cron_jobs": 10,
                  *         "cron_min_interval_minutes": 1,
@@ -14719,6 +14780,11 @@ export interface operations {
                         max_database_users?: number;
                         /**
                          * Format: int32
+                         * @description Connections each of the account's MariaDB users may hold at once (MariaDB's `MAX_USER_CONNECTIONS`; one more is refused with error 1226), so that one account's scripts cannot take every connection of a shared database server. Optional when a plan is created or replaced: 20 if never given.
+                         */
+                        max_database_connections?: number;
+                        /**
+                         * Format: int32
                          * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.
                          */
                         php_workers?: number;
@@ -14773,6 +14839,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -14788,6 +14855,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -15194,6 +15262,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -15209,6 +15278,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -15617,6 +15687,7 @@ export interface operations {
                  *         "max_dns_records_per_domain": 10,
                  *         "max_databases": 10,
                  *         "max_database_users": 10,
+                 *         "max_database_connections": 20,
                  *         "php_workers": 5,
                  *         "max_cron_jobs": 10,
                  *         "cron_min_interval_minutes": 1,
@@ -15641,6 +15712,7 @@ export interface operations {
                         max_dns_records_per_domain?: number | null;
                         max_databases?: number | null;
                         max_database_users?: number | null;
+                        max_database_connections?: number | null;
                         php_workers?: number | null;
                         max_cron_jobs?: number | null;
                         cron_min_interval_minutes?: number | null;
@@ -15681,6 +15753,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -15696,6 +15769,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -16114,6 +16188,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -16129,6 +16204,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -16522,6 +16598,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -16537,6 +16614,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -17178,6 +17256,7 @@ export interface operations {
                      *         "max_dns_records_per_domain": 10,
                      *         "max_databases": 10,
                      *         "max_database_users": 10,
+                     *         "max_database_connections": 20,
                      *         "php_workers": 5,
                      *         "max_cron_jobs": 10,
                      *         "cron_min_interval_minutes": 1,
@@ -17260,6 +17339,11 @@ export interface operations {
                              * @description MariaDB users. Optional when a plan is created or replaced: 10 if never given.
                              */
                             max_database_users: number;
+                            /**
+                             * Format: int32
+                             * @description Connections each of the account's MariaDB users may hold at once (MariaDB's `MAX_USER_CONNECTIONS`; one more is refused with error 1226), so that one account's scripts cannot take every connection of a shared database server. Optional when a plan is created or replaced: 20 if never given.
+                             */
+                            max_database_connections: number;
                             /**
                              * Format: int32
                              * @description PHP processes an account may run at once per PHP version (its pool's `pm.max_children`). Optional when a plan is created or replaced: 5 if never given.

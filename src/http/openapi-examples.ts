@@ -64,6 +64,7 @@ const NUMBER_BY_NAME: [RegExp, number][] = [
   [/^memory_limit_mb$/, 256],
   [/^upload_max_filesize_mb$/, 64],
   [/^php_workers$/, 5],
+  [/^max_database_connections$/, 20],
   [/quota_mb$|_mb$/, 1024],
   [/_bytes$/, 52_428_800],
   [/^max_/, 10],

@@ -161,17 +161,27 @@ describe('databases', () => {
 
   it('a plan created without the database limits gets 10 of each; a replacement without them keeps them', async () => {
     const plan = await createPlan(t);
-    expect(plan).toMatchObject({ max_databases: 10, max_database_users: 10 });
-    const { id, reseller_id, created_at, updated_at, version, max_databases, max_database_users, ...rest } = plan;
-    void [id, reseller_id, created_at, updated_at, version, max_databases, max_database_users];
+    expect(plan).toMatchObject({ max_databases: 10, max_database_users: 10, max_database_connections: 20 });
+    const {
+      id,
+      reseller_id,
+      created_at,
+      updated_at,
+      version,
+      max_databases,
+      max_database_users,
+      max_database_connections,
+      ...rest
+    } = plan;
+    void [id, reseller_id, created_at, updated_at, version, max_databases, max_database_users, max_database_connections];
     const patched = await t.request('PATCH', `/v1/plans/${plan.id}`, {
-      body: { max_databases: 3 },
+      body: { max_databases: 3, max_database_connections: 30 },
       headers: { 'content-type': 'application/merge-patch+json' },
     });
     const replaced = await t.request('PUT', `/v1/plans/${plan.id}`, { body: rest });
     expect(patched.body.max_databases).toBe(3);
     expect(replaced.status, replaced.text).toBe(200);
-    expect(replaced.body).toMatchObject({ max_databases: 3, max_database_users: 10 });
+    expect(replaced.body).toMatchObject({ max_databases: 3, max_database_users: 10, max_database_connections: 30 });
   });
 });
 
@@ -230,8 +240,30 @@ describe('database users', () => {
     expect(changed.body).toMatchObject({ status: 'suspended', version: 2 });
     await inSync(`/v1/database-users/${u.id}`);
     expect(rendered()).toContain(
-      `ALTER USER '${u.username}'@'%' IDENTIFIED BY PASSWORD '${nativePasswordHash('another long passphrase')}' ACCOUNT LOCK;`,
+      `ALTER USER '${u.username}'@'%' IDENTIFIED BY PASSWORD '${nativePasswordHash('another long passphrase')}' WITH MAX_USER_CONNECTIONS 20 ACCOUNT LOCK;`,
     );
+  });
+
+  it('each user’s connections are the account’s max_database_connections: its plan’s, then its override, then another plan’s', async () => {
+    const account = await createAccount(t, (await createPlan(t)).id);
+    const u = await user(account.id, account.username);
+    const limit = () =>
+      new RegExp(`ALTER USER '${u.username}'@'%' .* WITH MAX_USER_CONNECTIONS (\\d+) `).exec(rendered(account.username))?.[1];
+    await inSync(`/v1/database-users/${u.id}`);
+    expect(limit()).toBe('20');
+    const patch = (url: string, body: unknown) =>
+      t.request('PATCH', url, { body, headers: { 'content-type': 'application/merge-patch+json' } });
+    expect((await patch(`/v1/accounts/${account.id}`, { limit_overrides: { max_database_connections: 4 } })).status).toBe(200);
+    await eventually(async () => limit() === '4');
+    const other = await createPlan(t, undefined, { max_database_connections: 7 });
+    expect(
+      (await patch(`/v1/accounts/${account.id}`, { plan_id: other.id, limit_overrides: { max_database_connections: null } }))
+        .status,
+    ).toBe(200);
+    await eventually(async () => limit() === '7');
+    const refused = await patch(`/v1/plans/${other.id}`, { max_database_connections: 0 });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors[0]).toMatchObject({ pointer: '/max_database_connections' });
   });
 
   it("PUT replaces the status (a password only when given); the list shows the account's users", async () => {

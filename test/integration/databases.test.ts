@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
+import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgBossQueue } from '../../src/jobs/queue.js';
 import { changedTables, databasesBackupPart } from '../../src/modules/databases/backup.js';
@@ -293,6 +294,29 @@ describe.skipIf(!daemonEnv)(`databases on MariaDB${daemonEnv ? '' : ` (skipped: 
       await t.request('DELETE', `/v1/databases/${d.id}`);
     }
   }, 60_000);
+
+  it('a user holds at most its plan’s max_database_connections at once; the plan raised, one more connects', async () => {
+    const plan = await createPlan(t, undefined, { max_database_connections: 2 });
+    const owner = await createAccount(t, plan.id);
+    const user = (
+      await t.post('/v1/database-users', { account_id: owner.id, username: `${owner.username}_app`, generate_password: true })
+    ).body;
+    await inSync(`/v1/database-users/${user.id}`);
+    const connect = () => mysql.createConnection({ host, port: Number(port), user: user.username, password: user.password });
+    const held = [await connect(), await connect()];
+    try {
+      await expect(connect()).rejects.toMatchObject({ errno: 1226 }); // ER_USER_LIMIT_REACHED: max_user_connections
+      expect((await patch(`/v1/plans/${plan.id}`, { max_database_connections: 3 })).status).toBe(200);
+      await eventually(async () => {
+        const limit = await asAdmin(`SELECT max_user_connections FROM mysql.user WHERE User = '${user.username}'`);
+        return limit.out.trim() === '3';
+      });
+      held.push(await connect());
+      await expect(connect()).rejects.toMatchObject({ errno: 1226 });
+    } finally {
+      await Promise.all(held.map((c) => c.end()));
+    }
+  });
 
   it('termination drops every database and user of the account', async () => {
     const doomed = await createAccount(t, (await createPlan(t)).id);

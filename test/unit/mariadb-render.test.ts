@@ -31,6 +31,7 @@ describe('MariaDB statements', () => {
           { database: 'alice_shop', username: 'alice_app', privileges: ['ALL'] },
           { database: 'alice_shop', username: 'alice_ro', privileges: ['SELECT', 'LOCK_TABLES', 'SHOW_VIEW'] },
         ],
+        maxUserConnections: 20,
       },
       '%',
     );
@@ -53,6 +54,11 @@ describe('MariaDB statements', () => {
       /unsafe password hash/,
     );
     expect(() => sql.createDatabase({ name: 'alice_x', charset: 'utf8mb4', collation: 'x; DROP' })).toThrow(/unsafe collation/);
+    const user = { username: 'alice_app', passwordHash: nativePasswordHash('x'), locked: false };
+    for (const bad of [0, 1.5, 10_001, Number.NaN])
+      expect(() => sql.alterUser(user, '%', bad)).toThrow(/unsafe connection limit/);
+    // A spec from before the limit leaves the server's as it is.
+    expect(sql.alterUser(user, '%')).not.toContain('MAX_USER_CONNECTIONS');
   });
 
   it('make the user of a load at the administrative account’s host, a network with its mask among them', () => {

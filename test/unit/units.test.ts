@@ -136,6 +136,7 @@ describe('quota checks', () => {
       max_dns_records_per_domain: 1,
       max_databases: 1,
       max_database_users: 2,
+      max_database_connections: 20,
       php_workers: 5,
       max_cron_jobs: 10,
       cron_min_interval_minutes: 5,

@@ -54,6 +54,7 @@ export function planLimitsOf(row: AccountRow, o: Partial<Limits> = {}): Limits {
     max_dns_records_per_domain: o.max_dns_records_per_domain ?? row.plan_max_dns_records_per_domain,
     max_databases: o.max_databases ?? row.plan_max_databases,
     max_database_users: o.max_database_users ?? row.plan_max_database_users,
+    max_database_connections: o.max_database_connections ?? row.plan_max_database_connections,
     php_workers: o.php_workers ?? row.plan_php_workers,
     max_cron_jobs: o.max_cron_jobs ?? row.plan_max_cron_jobs,
     cron_min_interval_minutes: o.cron_min_interval_minutes ?? row.plan_cron_min_interval_minutes,

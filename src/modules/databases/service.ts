@@ -10,6 +10,7 @@ import { generateMailPassword } from '../../lib/mail-password.js';
 import { nativePasswordHash } from '../../provisioning/render/mariadb.js';
 import { counterOf, lockBelowLimit, writableAccount, type AccountHooks } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
+import type { PlanHooks } from '../plans/index.js';
 import * as repo from './repo.js';
 import { databaseEvent, presentUser, toDatabase, toGrant } from './representation.js';
 import { charsetErrors, defaultCollation, nameErrors, orderedPrivileges, passwordErrors, privilegeErrors } from './rules.js';
@@ -274,6 +275,22 @@ export type DatabasesService = ReturnType<typeof databasesService>;
 export const databaseAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => ({
   counters: [counterOf('databases', repo.counts.databases), counterOf('database_users', repo.counts.database_users)],
   statusChanged: [(tx, accountId) => databaseUnits.touchExisting(tx, jobs, accountId)],
+  // Each user's MAX_USER_CONNECTIONS is the account's `max_database_connections`.
+  limitsChanged: [
+    async (tx, accountId, before, after) => {
+      if (before.max_database_connections !== after.max_database_connections)
+        await databaseUnits.touchExisting(tx, jobs, accountId);
+    },
+  ],
   // The unit goes with the account (cascade); the job, finding none, drops everything with the prefix.
   terminating: [(tx, accountId) => databaseUnits.touchExisting(tx, jobs, accountId)],
+});
+
+/** A plan's `max_database_connections` changed: its accounts' users get the new limit. */
+export const databasePlanHooks = (jobs: JobQueue): PlanHooks => ({
+  changed: [
+    async (tx, planId, before, after) => {
+      if (before.max_database_connections !== after.max_database_connections) await databaseUnits.touchOnPlan(tx, jobs, planId);
+    },
+  ],
 });

@@ -3,6 +3,7 @@ import { JOBS } from '../../jobs/names.js';
 import type { AgentUnitSource } from '../../provisioning/agent-units.js';
 import type { DatabaseDriver } from '../../provisioning/driver.js';
 import type { DatabaseAccountSpec } from '../../provisioning/render/mariadb.js';
+import { findAccountById, limitsOf } from '../accounts/index.js';
 import { type AccountUnitRow, accountUnits, LOCAL_SERVER_ID } from '../servers/index.js';
 import * as repo from './repo.js';
 
@@ -21,10 +22,11 @@ export const databaseUnits = accountUnits({
 /** Everything the database server must hold for the account. */
 async function specOf(db: Queryable, unit: AccountUnitRow): Promise<DatabaseAccountSpec> {
   const accountId = unit.account_id;
-  const [databases, users, grants] = await Promise.all([
+  const [databases, users, grants, account] = await Promise.all([
     repo.listOfAccount(db, 'databases', accountId),
     repo.listOfAccount(db, 'database_users', accountId),
     repo.grantsOfAccount(db, accountId),
+    findAccountById(db, accountId),
   ]);
   // Only an active account's users log in: suspension (and termination under way) locks them.
   const accountActive = unit.account_status === 'active';
@@ -37,6 +39,7 @@ async function specOf(db: Queryable, unit: AccountUnitRow): Promise<DatabaseAcco
       locked: !accountActive || u.status !== 'active',
     })),
     grants: grants.map((g) => ({ database: g.database_name, username: g.username, privileges: g.privileges })),
+    ...(account && { maxUserConnections: limitsOf(account).max_database_connections }),
   };
 }
 

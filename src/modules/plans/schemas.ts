@@ -15,6 +15,13 @@ export const LimitSchemas = {
   max_dns_records_per_domain: Limit('DNS records per domain'),
   max_databases: Limit('MariaDB databases. Optional when a plan is created or replaced: 10 if never given.'),
   max_database_users: Limit('MariaDB users. Optional when a plan is created or replaced: 10 if never given.'),
+  max_database_connections: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    format: 'int32',
+    description:
+      "Connections each of the account's MariaDB users may hold at once (MariaDB's `MAX_USER_CONNECTIONS`; one more is refused with error 1226), so that one account's scripts cannot take every connection of a shared database server. Optional when a plan is created or replaced: 20 if never given.",
+  }),
   php_workers: Type.Integer({
     minimum: 1,
     maximum: 1000,
@@ -68,14 +75,23 @@ export type PlanFeature = Plan['features'][number];
 
 // Limits added after the first plans existed are optional: a client written before them keeps
 // working (its plans get the default, and a replacement that leaves them out keeps the value).
-const { max_databases, max_database_users, php_workers, max_cron_jobs, cron_min_interval_minutes, max_ssh_keys, ...firstLimits } =
-  LimitSchemas;
+const {
+  max_databases,
+  max_database_users,
+  max_database_connections,
+  php_workers,
+  max_cron_jobs,
+  cron_min_interval_minutes,
+  max_ssh_keys,
+  ...firstLimits
+} = LimitSchemas;
 export const PlanMutable = {
   name: Name,
   description: Description,
   ...firstLimits,
   max_databases: Type.Optional(max_databases),
   max_database_users: Type.Optional(max_database_users),
+  max_database_connections: Type.Optional(max_database_connections),
   php_workers: Type.Optional(php_workers),
   max_cron_jobs: Type.Optional(max_cron_jobs),
   cron_min_interval_minutes: Type.Optional(cron_min_interval_minutes),

@@ -33,6 +33,7 @@ const fieldsOf = (r: repo.PlanRow): repo.PlanFields => ({
 
 // Fields a plan may leave out when it is created (the migrations gave existing plans the same defaults).
 const DEFAULT_DATABASES = 10;
+const DEFAULT_DATABASE_CONNECTIONS = 20;
 const DEFAULT_PHP_WORKERS = 5;
 const DEFAULT_CRON_JOBS = 10;
 const DEFAULT_CRON_INTERVAL_MINUTES = 5;
@@ -72,6 +73,7 @@ export function plansService(deps: ServiceDeps, hooks: PlanHooks = { changed: []
           ...input,
           max_databases: input.max_databases ?? DEFAULT_DATABASES,
           max_database_users: input.max_database_users ?? DEFAULT_DATABASES,
+          max_database_connections: input.max_database_connections ?? DEFAULT_DATABASE_CONNECTIONS,
           php_workers: input.php_workers ?? DEFAULT_PHP_WORKERS,
           max_cron_jobs: input.max_cron_jobs ?? DEFAULT_CRON_JOBS,
           cron_min_interval_minutes: input.cron_min_interval_minutes ?? DEFAULT_CRON_INTERVAL_MINUTES,

@@ -113,7 +113,7 @@ export class MariaDbDatabaseDriver implements DatabaseDriver {
       const wanted = new Set(spec.users.map((u) => u.username));
       for (const u of spec.users) {
         await c.query(sql.createUser(u, host));
-        await c.query(sql.alterUser(u, host));
+        await c.query(sql.alterUser(u, host, spec.maxUserConnections));
         // A lock refuses new logins only; the sessions already open end now.
         if (u.locked) await this.endSessions(c, u.username);
       }

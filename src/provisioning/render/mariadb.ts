@@ -17,6 +17,8 @@ export const DatabaseAccountSpec = Type.Object({
   prefix: Identifier,
   databases: Type.Array(DatabaseSpec),
   users: Type.Array(Type.Object({ username: Identifier, passwordHash: Type.String({ maxLength: 200 }), locked: Type.Boolean() })),
+  /** The connections each user may hold at once (the plan's `max_database_connections`); absent from a spec older than it: left as the server has it. */
+  maxUserConnections: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
   /** `privileges`: `["ALL"]` or the API's names (`CREATE_TEMPORARY_TABLES`). */
   grants: Type.Array(
     Type.Object({ database: Identifier, username: Identifier, privileges: Type.Array(Type.String({ maxLength: 32 })) }),
@@ -132,6 +134,11 @@ const PATTERN = /^[A-Za-z0-9_\\%$-]{1,200}$/;
 const sqlPrivileges = (privileges: string[]): string =>
   privileges.map((p) => (p === 'ALL' ? 'ALL PRIVILEGES' : checked(p, PRIVILEGE, 'privilege').replace(/_/g, ' '))).join(', ');
 
+const connections = (n: number): number => {
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new Error(`refusing an unsafe connection limit: ${n}`);
+  return n;
+};
+
 const charsetOf = (d: DatabaseSpec) =>
   `CHARACTER SET ${checked(d.charset, WORD, 'character set')} COLLATE ${checked(d.collation, WORD, 'collation')}`;
 
@@ -141,8 +148,10 @@ export const sql = {
   dropDatabase: (name: string) => `DROP DATABASE IF EXISTS ${quoteName(name)}`,
   createUser: (u: DatabaseAccountSpec['users'][number], host: string) =>
     `CREATE USER IF NOT EXISTS ${userAt(u.username, host)} ${identifiedBy(u.passwordHash)}`,
-  alterUser: (u: DatabaseAccountSpec['users'][number], host: string) =>
-    `ALTER USER ${userAt(u.username, host)} ${identifiedBy(u.passwordHash)} ACCOUNT ${u.locked ? 'LOCK' : 'UNLOCK'}`,
+  alterUser: (u: DatabaseAccountSpec['users'][number], host: string, maxConnections?: number) => {
+    const limit = maxConnections === undefined ? '' : ` WITH MAX_USER_CONNECTIONS ${connections(maxConnections)}`;
+    return `ALTER USER ${userAt(u.username, host)} ${identifiedBy(u.passwordHash)}${limit} ACCOUNT ${u.locked ? 'LOCK' : 'UNLOCK'}`;
+  },
   dropUser: (username: string, host: string) => `DROP USER IF EXISTS ${userAt(username, host)}`,
   /** The user of one load of a dump (drivers/mariadb.ts). */
   createLoader: (username: string, host: string, passwordHash: string) =>
@@ -178,7 +187,7 @@ export function renderDatabaseState(spec: DatabaseAccountSpec, host: string): st
     `-- Berth: the databases, users and grants of the account prefix ${spec.prefix}`,
     ...spec.databases.map(sql.createDatabase),
     ...spec.databases.map(sql.alterDatabase),
-    ...spec.users.flatMap((u) => [sql.createUser(u, host), sql.alterUser(u, host)]),
+    ...spec.users.flatMap((u) => [sql.createUser(u, host), sql.alterUser(u, host, spec.maxUserConnections)]),
     ...spec.grants.flatMap((g) => [
       sql.revoke(g.database, g.username, host, ['ALL']),
       sql.grant(g.database, g.username, host, g.privileges),
