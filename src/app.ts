@@ -197,6 +197,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     svc,
     {
       oldestPending: [sites.oldestPending, mail.oldestPending, databases.oldestPending, cron.oldestPending, ssh.oldestPending],
+      addressesChanged: domains.serverHooks.addressesChanged,
     },
     {
       authority: issuers.agentAuthority,

@@ -195,7 +195,7 @@ export interface paths {
         get: operations["getServer"];
         /**
          * Replace a server
-         * @description Operator tokens only: servers are the provider’s, never a reseller’s or an account’s. A role cannot be taken away while accounts are placed on the server for it (422).
+         * @description Operator tokens only: servers are the provider’s, never a reseller’s or an account’s. A role cannot be taken away while accounts are placed on the server for it (422). New addresses (`ipv4`, `ipv6`) renumber the server: the A and AAAA records of the accounts it serves (web and mail) that point at an address it had are changed to the new one, a zone at a time, shortly after the answer, each as any record change (serial, events, applied). An address removed leaves its records as they are.
          *
          *     Every mutable field is required, and each replaces the current value whole (an object too).
          */
@@ -212,7 +212,7 @@ export interface paths {
         head?: never;
         /**
          * Update a server (JSON Merge Patch)
-         * @description Operator tokens only: servers are the provider’s, never a reseller’s or an account’s. A role cannot be taken away while accounts are placed on the server for it (422).
+         * @description Operator tokens only: servers are the provider’s, never a reseller’s or an account’s. A role cannot be taken away while accounts are placed on the server for it (422). New addresses (`ipv4`, `ipv6`) renumber the server: the A and AAAA records of the accounts it serves (web and mail) that point at an address it had are changed to the new one, a zone at a time, shortly after the answer, each as any record change (serial, events, applied). An address removed leaves its records as they are.
          *
          *     A JSON Merge Patch (RFC 7396): only the fields sent change, `null` clears a nullable field.
          */

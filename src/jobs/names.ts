@@ -12,6 +12,7 @@ export const JOBS = {
   dnsChangeApply: 'dns.change.apply',
   housekeeping: 'housekeeping',
   mailApply: 'mail.apply',
+  serverReaddress: 'server.readdress',
   siteDeploy: 'site.deploy',
   sshApply: 'ssh.apply',
   webApply: 'web.apply',

@@ -102,14 +102,21 @@ export async function countAccountsOn(db: Queryable, serverIds: string[]): Promi
  * Accounts placed on a server for at least one role, not held by a move nor being terminated,
  * with the roles they have there: what a drain moves next, in id order.
  */
-export async function accountsPlacedOn(db: Queryable, serverId: string, limit: number): Promise<{ id: string; roles: Role[] }[]> {
+export async function accountsPlacedOn(
+  db: Queryable,
+  serverId: string,
+  limit: number,
+  /** `after`: the page after that account's id; `moving`: the accounts being moved as well. */
+  o: { after?: string; moving?: boolean } = {},
+): Promise<{ id: string; roles: Role[] }[]> {
   return (
     await db.query<{ id: string; roles: Role[] }>(
       `SELECT id, ARRAY_REMOVE(ARRAY[CASE WHEN web_server_id = $1 THEN 'web' END, CASE WHEN mail_server_id = $1 THEN 'mail' END,
            CASE WHEN database_server_id = $1 THEN 'database' END], NULL) AS roles
-       FROM accounts WHERE $1 IN (web_server_id, mail_server_id, database_server_id) AND move_id IS NULL AND status <> 'terminating'
+       FROM accounts WHERE $1 IN (web_server_id, mail_server_id, database_server_id) AND status <> 'terminating'
+         AND id > $3 ${o.moving ? '' : 'AND move_id IS NULL'}
        ORDER BY id LIMIT $2`,
-      [serverId, limit],
+      [serverId, limit, o.after ?? ''],
     )
   ).rows;
 }

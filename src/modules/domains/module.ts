@@ -1,7 +1,9 @@
 import { syncErrorGauge, type Contribution } from '../../contribution.js';
+import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
 import type { DnsDriver } from '../../provisioning/driver.js';
 import type { ServiceDeps } from '../deps.js';
+import type { ServerAddresses, ServerHooks } from '../servers/index.js';
 import { dnsBackupPart } from './backup.js';
 import { dnsChangeRoutes } from './changes/routes.js';
 import { changeSchemas } from './changes/schemas.js';
@@ -19,7 +21,7 @@ import { domainRoutes } from './routes.js';
 import { domainSchemas } from './schemas.js';
 import { domainsService } from './service.js';
 import { acmeChallengeRecords } from './zone/acme-challenges.js';
-import { serverRecords } from './zone/server-records.js';
+import { readdressFrom, serverRecords } from './zone/server-records.js';
 
 /** Domains and their zones: records, change sets, the zone apply and scheduled changes, and zones' part of backups. */
 export function domainsModule(
@@ -32,6 +34,7 @@ export function domainsModule(
   const records = recordsService(svc, domains);
   const changes = changesService(svc, domains, records);
   const dnssec = dnssecService(svc, domains);
+  const addressRecords = serverRecords(svc);
   const contribution: Contribution = {
     schemas: [...domainSchemas, ...recordSchemas, ...changeSchemas, ...dnssecSchemas],
     routes: (app) => {
@@ -43,6 +46,7 @@ export function domainsModule(
     workers: [
       { queue: JOBS.dnsApply, run: dnsReconciler(svc.db, driver, dnssec) },
       { queue: JOBS.dnsChangeApply, run: (data) => changes.runScheduled(String(data.change_id)) },
+      { queue: JOBS.serverReaddress, run: (data) => addressRecords.readdress(String(data.server_id), readdressFrom(data.from)) },
     ],
     gauges: [syncErrorGauge('dns', () => zoneUnits.countErrors(svc.db))],
     housekeeping: [
@@ -58,6 +62,13 @@ export function domainsModule(
     contribution,
     backupPart: dnsBackupPart(svc, domains, records, dnssec),
     acmeChallenges: acmeChallengeRecords(svc),
-    serverRecords: serverRecords(svc),
+    serverRecords: addressRecords,
+    /** A server's addresses changed: its accounts' records follow (a job, after the change commits). */
+    serverHooks: {
+      addressesChanged: [
+        (tx: Queryable, serverId: string, had: ServerAddresses) =>
+          svc.jobs.send(tx, JOBS.serverReaddress, { server_id: serverId, from: had }),
+      ],
+    } satisfies Pick<ServerHooks, 'addressesChanged'>,
   };
 }

@@ -55,31 +55,22 @@ function domainRef(ref: string): { id?: string; name?: string } {
 
 export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
   const { db, clock, config } = deps;
-  const zone: ZoneDefaults = {
-    nameservers: config.nameservers,
-    webIpv4: config.webIpv4,
-    webIpv6: config.webIpv6,
-    mailHost: config.mailHost,
-  };
+  const zone = { nameservers: config.nameservers, mailHost: config.mailHost };
   const present = (r: repo.CountedDomainRow) => toDomain(r, zone.nameservers);
 
   /**
    * The template's addresses for an account: its web server's (the configured ones for the local
-   * server). Mail on the local server goes to the provider's mail host, or `mail.<domain>` at the
-   * local addresses; on another server, to `mail.<domain>` at that server's.
+   * server, until set through the API). Mail on the local server goes to the provider's mail
+   * host, or `mail.<domain>` at the local addresses; on another server, to `mail.<domain>` at that server's.
    */
   async function zoneFor(account: accounts.AccountRow): Promise<ZoneDefaults> {
-    const addressesOf = (id: string) => serverAddresses(deps, id);
-    if (account.web_server_id === LOCAL_SERVER_ID && account.mail_server_id === LOCAL_SERVER_ID) return zone;
-    const web = await addressesOf(account.web_server_id);
-    const mail = await addressesOf(account.mail_server_id);
-    return {
-      ...zone,
-      webIpv4: web.ipv4,
-      webIpv6: web.ipv6,
-      mailHost: account.mail_server_id === LOCAL_SERVER_ID ? zone.mailHost : null,
-      mailAddresses: mail,
-    };
+    const web = await serverAddresses(deps, account.web_server_id);
+    const withWeb = { ...zone, webIpv4: web.ipv4, webIpv6: web.ipv6 };
+    if (account.mail_server_id === LOCAL_SERVER_ID)
+      return account.web_server_id === LOCAL_SERVER_ID
+        ? withWeb
+        : { ...withWeb, mailAddresses: await serverAddresses(deps, LOCAL_SERVER_ID) };
+    return { ...withWeb, mailHost: null, mailAddresses: await serverAddresses(deps, account.mail_server_id) };
   }
 
   /** `{domain}` in the caller's reach, or 404. */
@@ -229,15 +220,15 @@ export function domainsService(deps: ServiceDeps, hooks: DomainHooks) {
       // Keys to publish: a new one when mail turns on, none when it turns off, else those published.
       const key = mailChanges && next.mail_enabled ? await newKey(current.id, await dkim.selectorsOf(db, current.id)) : null;
       // (Read only when the managed mail records are rewritten: a status change needs none.)
-      const defaults = mailChanges ? await zoneFor(account) : zone;
+      const mailWanted = mailChanges ? mailRecords(current.name, await zoneFor(account)) : null;
       const keys: DkimKey[] =
         !next.mail_enabled || !(mailChanges || dmarcChanges) ? [] : key ? [key] : await dkim.publishedKeys(db, current.id);
       const { domain } = await editZone(
         current.id,
         account,
         (_zone, entries) => {
-          const mail = mailChanges
-            ? mailRecordsEdit(entries, mailRecords(current.name, defaults), next.mail_enabled)
+          const mail = mailWanted
+            ? mailRecordsEdit(entries, mailWanted, next.mail_enabled)
             : { entries, changed: new Map(), removed: [] };
           return mailChanges || dmarcChanges
             ? bothEdits(mail, (after) => mailAuthEdit(after, keys, next.mail_enabled ? dmarc : null, '/mail_enabled'))

@@ -11,6 +11,7 @@ import { checkVersion, staleVersion } from '../../lib/if-match.js';
 import { mergeFields } from '../../lib/merge-patch.js';
 import type { ServiceDeps } from '../deps.js';
 import { publishEvent } from '../publishing/index.js';
+import { addressesOf, type ServerAddresses } from './addresses.js';
 import * as repo from './repo.js';
 import type { CreateServer, Enrolment, Server, ServerFields, ServerListQuery, ServerWithEnrolment } from './schemas.js';
 import { serverStatus, serverTimeZone, statusCondition } from './status.js';
@@ -22,6 +23,8 @@ const NOTHING: repo.ServerCounts = { accounts: 0, in_sync: 0, pending: 0, error:
 export interface ServerHooks {
   /** Each module's oldest unit still to apply, per server. */
   oldestPending: ((db: Queryable, serverIds: string[]) => Promise<Map<string, string>>)[];
+  /** In the transaction that changes a server's addresses, with those it had: what points at them. */
+  addressesChanged?: ((tx: Queryable, serverId: string, had: ServerAddresses) => Promise<void>)[];
 }
 
 /** What the enrolment command needs from the agent listener: its URL and its CA's fingerprint. */
@@ -68,9 +71,7 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
         id: row.id,
         name: row.name,
         roles: row.roles,
-        // The local server's addresses are the configured web addresses until set here.
-        ipv4: row.ipv4 ?? (local ? config.webIpv4 : null),
-        ipv6: row.ipv6 ?? (local ? config.webIpv6 : null),
+        ...addressesOf(row, config),
         capacity: fieldsOf(row).capacity,
         placement: row.placement,
         status: serverStatus(row, clock.now()),
@@ -175,6 +176,8 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
         const row = await db.transaction(async (tx) => {
           const updated = await repo.updateServer(tx, id, current.version, next);
           if (!updated) throw staleVersion();
+          if (next.ipv4 !== current.ipv4 || next.ipv6 !== current.ipv6)
+            for (const changed of hooks.addressesChanged ?? []) await changed(tx, id, addressesOf(current, config));
           await serverEvent(tx, 'server.updated', updated);
           return updated;
         });

@@ -1,23 +1,26 @@
 import type { Config } from '../../../config.js';
 import type { Queryable } from '../../../db/client.js';
-import { findAccountById, type AccountRow } from '../../accounts/index.js';
+import { accountsPlacedOn, findAccountById, type AccountRow } from '../../accounts/index.js';
 import type { ServiceDeps } from '../../deps.js';
-import { findServerById, LOCAL_SERVER_ID } from '../../servers/index.js';
+import { addressesOf, findServerById, type ServerAddresses } from '../../servers/index.js';
 import type { StoredEntry, ZoneEntry } from '../records/repo.js';
 import * as domains from '../repo.js';
 import { zoneEditor } from './edit.js';
 
-/** A server's addresses as zones publish them: the local server's are the configured ones. */
-export interface ServerAddresses {
-  ipv4: string | null;
-  ipv6: string | null;
+export async function serverAddresses(deps: { db: ServiceDeps['db']; config: Config }, id: string): Promise<ServerAddresses> {
+  const server = await findServerById(deps.db, id);
+  return server ? addressesOf(server, deps.config) : { ipv4: null, ipv6: null };
 }
 
-export async function serverAddresses(deps: { db: ServiceDeps['db']; config: Config }, id: string): Promise<ServerAddresses> {
-  if (id === LOCAL_SERVER_ID) return { ipv4: deps.config.webIpv4, ipv6: deps.config.webIpv6 };
-  const server = await findServerById(deps.db, id);
-  return { ipv4: server?.ipv4 ?? null, ipv6: server?.ipv6 ?? null };
+/** A readdressing job's `from`, as it was sent. */
+export function readdressFrom(sent: unknown): ServerAddresses {
+  const had = (sent ?? {}) as Record<string, unknown>;
+  const address = (a: unknown) => (typeof a === 'string' ? a : null);
+  return { ipv4: address(had.ipv4), ipv6: address(had.ipv6) };
 }
+
+/** Accounts a readdressing changes at a time. */
+const READDRESS_PAGE = 100;
 
 /** A role's records move from the source's addresses to the target's. */
 export interface RoleRecords {
@@ -75,7 +78,44 @@ export function serverRecords(deps: ServiceDeps) {
     }
   }
 
+  /** Points the records at their target. */
+  const repoint = (accountId: string, roles: RoleRecords[]) =>
+    eachRecord(accountId, roles, (e, role) => {
+      const to = e.type === 'A' ? role.to.ipv4 : role.to.ipv6;
+      return to ? { content: to } : null;
+    });
+
   return {
+    repoint,
+
+    /**
+     * A server's addresses changed from `had`: the records of the accounts it serves (web and
+     * mail, moving ones too) that point at an address it had now point at the one it has, a
+     * zone at a time (safe to run again: a record already changed is passed over). An address
+     * that did not change, or that the server no longer has, leaves its records as they are.
+     */
+    async readdress(serverId: string, had: ServerAddresses): Promise<void> {
+      const now = await serverAddresses(deps, serverId);
+      const from = {
+        ipv4: now.ipv4 && had.ipv4 !== now.ipv4 ? had.ipv4 : null,
+        ipv6: now.ipv6 && had.ipv6 !== now.ipv6 ? had.ipv6 : null,
+      };
+      if (!from.ipv4 && !from.ipv6) return;
+      for (let after: string | undefined; ;) {
+        const page = await accountsPlacedOn(deps.db, serverId, READDRESS_PAGE, { after, moving: true });
+        for (const account of page) {
+          const roles = (['web', 'mail'] as const).filter((r) => account.roles.includes(r));
+          if (roles.length)
+            await repoint(
+              account.id,
+              roles.map((role) => ({ role, from, to: now })),
+            );
+        }
+        if (page.length < READDRESS_PAGE) return;
+        after = page.at(-1)?.id;
+      }
+    },
+
     /** Lowers the TTL of the records to at most `ttl`, handing each zone's old TTLs (by record id) to `record` in its transaction. */
     async lowerTtl(
       accountId: string,
@@ -102,13 +142,6 @@ export function serverRecords(deps: ServiceDeps) {
         },
       );
     },
-
-    /** Points the records at their target. */
-    repoint: (accountId: string, roles: RoleRecords[]) =>
-      eachRecord(accountId, roles, (e, role) => {
-        const to = e.type === 'A' ? role.to.ipv4 : role.to.ipv6;
-        return to ? { content: to } : null;
-      }),
 
     /** Gives the records (pointing at the roles' `from` now) that still exist the TTLs `had` holds (what lowerTtl returned). */
     restoreTtl: (accountId: string, roles: RoleRecords[], had: Record<string, number>, o: ZoneSteps = {}) =>
