@@ -99,14 +99,15 @@ export async function countAccountsOn(db: Queryable, serverIds: string[]): Promi
 }
 
 /**
- * Accounts placed on a server for at least one role, not held by a move nor being terminated,
- * with the roles they have there: what a drain moves next, in id order.
+ * Accounts placed on a server for at least one role, not being terminated nor (unless `moving`)
+ * held by a move, with the roles they have there, in id order: what a drain moves next, whose
+ * records a renumbered server repoints.
  */
 export async function accountsPlacedOn(
   db: Queryable,
   serverId: string,
   limit: number,
-  /** `after`: the page after that account's id; `moving`: the accounts being moved as well. */
+  /** `after`: the page after that account's id. */
   o: { after?: string; moving?: boolean } = {},
 ): Promise<{ id: string; roles: Role[] }[]> {
   return (
