@@ -3456,7 +3456,7 @@ export interface components {
                 accounts: number;
                 /**
                  * Format: int64
-                 * @description null: not limited
+                 * @description Bytes used on the server's disk (`usage.disk_bytes`) from which placement skips it and a move to it is refused (422 `server_full`); null: not limited.
                  */
                 disk_bytes?: number | null;
             };
@@ -3531,7 +3531,7 @@ export interface components {
                 accounts: number;
                 /**
                  * Format: int64
-                 * @description null: not limited
+                 * @description Bytes used on the server's disk (`usage.disk_bytes`) from which placement skips it and a move to it is refused (422 `server_full`); null: not limited.
                  */
                 disk_bytes?: number | null;
             };
@@ -10864,7 +10864,7 @@ export interface operations {
                         accounts: number;
                         /**
                          * Format: int64
-                         * @description null: not limited
+                         * @description Bytes used on the server's disk (`usage.disk_bytes`) from which placement skips it and a move to it is refused (422 `server_full`); null: not limited.
                          */
                         disk_bytes?: number | null;
                     };
@@ -11585,7 +11585,7 @@ export interface operations {
                         accounts: number;
                         /**
                          * Format: int64
-                         * @description null: not limited
+                         * @description Bytes used on the server's disk (`usage.disk_bytes`) from which placement skips it and a move to it is refused (422 `server_full`); null: not limited.
                          */
                         disk_bytes?: number | null;
                     };
@@ -12368,7 +12368,7 @@ export interface operations {
                         accounts?: number;
                         /**
                          * Format: int64
-                         * @description null: not limited
+                         * @description Bytes used on the server's disk (`usage.disk_bytes`) from which placement skips it and a move to it is refused (422 `server_full`); null: not limited.
                          */
                         disk_bytes?: number | null;
                     };

@@ -1154,6 +1154,50 @@ describe('placement and the agent’s units', () => {
     }
   });
 
+  it('a server whose disk has reached capacity.disk_bytes takes no new account, by placement or by a move', async () => {
+    const plan = await createPlan(t);
+    const { server, identity } = await enrolledServer({
+      roles: ['web', 'mail', 'database'],
+      capacity: { accounts: 10, disk_bytes: 4096 },
+    });
+    const report = (bytes: number) =>
+      agentCall(url, identity, 'GET', '/agent/v1/units?wait=0', undefined, {
+        headers: { 'berth-agent-version': '0.1.0', 'berth-disk-bytes-used': String(bytes) },
+      });
+    const servers = (await t.get('/v1/servers?limit=200')).body.data as { id: string; placement: string }[];
+    const aside = servers.filter((s) => s.id !== server.id && s.placement === 'enabled').map((s) => s.id);
+    const placement = (value: string) => (id: string) => t.request('PATCH', `/v1/servers/${id}`, { body: { placement: value } });
+    for (const id of aside) expect((await placement('disabled')(id)).status).toBe(200);
+    try {
+      expect((await report(4096)).status).toBe(200);
+      expect((await t.get(`/v1/servers/${server.id}`)).body.usage.disk_bytes).toBe(4096);
+      const refused = await t.post('/v1/accounts', {
+        username: `dfull${Date.now().toString(36).slice(-5)}`,
+        contact_email: 'a@b.example.com',
+        plan_id: plan.id,
+      });
+      expect(refused.status, refused.text).toBe(409);
+      expect(refused.body).toMatchObject({ code: 'no_capacity' });
+      const elsewhere = await createAccount(t, plan.id, undefined, { placement: { web: LOCAL, mail: LOCAL, database: LOCAL } });
+      const move = await t.post(`/v1/accounts/${elsewhere.id}/move`, { to: { web: server.id } });
+      expect(move.status, move.text).toBe(422);
+      expect(move.body.errors[0]).toMatchObject({ pointer: '/to/web', code: 'server_full' });
+      expect(move.body.errors[0].detail).toContain('disk capacity of 4096 bytes');
+
+      expect((await report(4095)).status).toBe(200);
+      expect((await createAccount(t, plan.id)).placement).toEqual({ web: server.id, mail: server.id, database: server.id });
+      expect((await report(1_000_000)).status).toBe(200);
+      const unlimited = await t.request('PATCH', `/v1/servers/${server.id}`, {
+        body: { capacity: { accounts: 10, disk_bytes: null } },
+      });
+      expect(unlimited.status, unlimited.text).toBe(200);
+      expect((await createAccount(t, plan.id)).placement.web).toBe(server.id);
+    } finally {
+      for (const id of aside) await placement('enabled')(id);
+      await placement('disabled')(server.id);
+    }
+  });
+
   it('a reseller cannot choose a server; a server without the role is refused', async () => {
     const plan = await createPlan(t);
     const bad = await t.post('/v1/accounts', {

@@ -4,6 +4,7 @@ import { invalid, noCapacity } from '../../lib/errors.js';
 import {
   findServerById,
   LOCAL_SERVER_ID,
+  noRoomOn,
   placementCandidates,
   type Role,
   ROLES,
@@ -23,7 +24,7 @@ export async function placeAccount(
   tx: Queryable,
   caller: Caller,
   wanted: Partial<Placement> | undefined,
-  now: Date,
+  at: PlacedAt,
 ): Promise<Placement> {
   if (wanted && Object.keys(wanted).length > 0 && caller.principal.kind !== 'operator') {
     throw invalid([{ pointer: '/placement', code: 'not_allowed', detail: 'is chosen by the placement policy' }]);
@@ -41,31 +42,38 @@ export async function placeAccount(
       placement[role] = id;
       continue;
     }
-    placement[role] = await chooseServer(tx, role, now);
+    placement[role] = await chooseServer(tx, role, at);
   }
   return placement as Placement;
 }
 
-/** The default policy for one role: the online server with the role and room that holds the fewest accounts (409 `no_capacity`). */
-async function chooseServer(tx: Queryable, role: Role, now: Date): Promise<string> {
-  const online = (await placementCandidates(tx, role)).filter((s) => serverStatus(s, now) === 'online');
+/** When a placement is chosen, and the local server's data directory (whose disk is its `usage.disk_bytes`). */
+export interface PlacedAt {
+  now: Date;
+  dataDir: string;
+}
+
+/**
+ * The default policy for one role: the online server with the role and room (accounts and disk
+ * below its capacity) that holds the fewest accounts (409 `no_capacity`).
+ */
+async function chooseServer(tx: Queryable, role: Role, at: PlacedAt): Promise<string> {
+  const online = (await placementCandidates(tx, role)).filter((s) => serverStatus(s, at.now) === 'online');
   const counts = await countAccountsOn(
     tx,
     online.map((s) => s.id),
   );
-  const roomy = online
-    .map((s) => ({ id: s.id, held: counts.get(s.id) ?? 0, capacity: s.capacity_accounts }))
-    .filter((s) => s.held < s.capacity)
-    .sort((a, b) => a.held - b.held || a.id.localeCompare(b.id));
-  const chosen = roomy[0];
-  if (!chosen) throw noCapacity(role);
-  return chosen.id;
+  const byHeld = online
+    .map((server) => ({ server, held: counts.get(server.id) ?? 0 }))
+    .sort((a, b) => a.held - b.held || a.server.id.localeCompare(b.server.id));
+  for (const { server, held } of byHeld) if (!(await noRoomOn(server, held, at.dataDir))) return server.id;
+  throw noCapacity(role);
 }
 
 /** Where the default policy would place `roles` of an account now (a drain's targets), inside the caller's transaction. */
-export async function choosePlacement(tx: Queryable, roles: Role[], now: Date): Promise<Partial<Placement>> {
+export async function choosePlacement(tx: Queryable, roles: Role[], at: PlacedAt): Promise<Partial<Placement>> {
   const placement: Partial<Placement> = {};
-  for (const role of roles) placement[role] = await chooseServer(tx, role, now);
+  for (const role of roles) placement[role] = await chooseServer(tx, role, at);
   return placement;
 }
 

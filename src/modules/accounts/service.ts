@@ -249,7 +249,7 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
               throw quotaExceeded([{ limit: 'max_accounts', allowed: count.max_accounts, usage: count.count }]);
             }
           }
-          const placement = await placeAccount(tx, caller, input.placement, deps.clock.now());
+          const placement = await placeAccount(tx, caller, input.placement, { now: deps.clock.now(), dataDir: config.dataDir });
           await repo.insertAccount(tx, {
             id,
             placement,

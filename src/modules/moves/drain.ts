@@ -43,7 +43,9 @@ export function drainer(deps: ServiceDeps, moves: MovesService, servers: Drainin
     );
     for (const account of candidates.filter((a) => !exhausted.has(a.id)).slice(0, room)) {
       try {
-        const to = await db.transaction((tx) => choosePlacement(tx, account.roles, clock.now()));
+        const to = await db.transaction((tx) =>
+          choosePlacement(tx, account.roles, { now: clock.now(), dataDir: config.dataDir }),
+        );
         await moves.create(caller, account.id, { to, cutover: 'auto' }, serverId);
       } catch (err) {
         // No room anywhere, or a move took the account meanwhile: the next look tries again.

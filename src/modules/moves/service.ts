@@ -8,7 +8,7 @@ import type { ServiceDeps } from '../deps.js';
 import * as ops from '../operations/index.js';
 import { toOperation } from '../operations/index.js';
 import { resourceReads } from '../reads.js';
-import { findServerById, type Role, ROLES, serverStatus } from '../servers/index.js';
+import { findServerById, noRoomOn, type Role, ROLES, serverStatus } from '../servers/index.js';
 import * as repo from './repo.js';
 import { moveEvent, toMove } from './representation.js';
 import type { CreateMove } from './schemas.js';
@@ -37,8 +37,10 @@ export function movesService(deps: ServiceDeps, accountMoves: AccountMoves, back
       else if (id === from[role]) errors.push({ pointer, code: 'same_server', detail: `the account's ${role} is there already` });
       else if (serverStatus(server, clock.now()) !== 'online')
         errors.push({ pointer, code: 'server_not_online', detail: `is ${serverStatus(server, clock.now())}` });
-      else if (((await countAccountsOn(db, [id])).get(id) ?? 0) >= server.capacity_accounts)
-        errors.push({ pointer, code: 'server_full', detail: `holds its capacity of ${server.capacity_accounts} accounts` });
+      else {
+        const full = await noRoomOn(server, (await countAccountsOn(db, [id])).get(id) ?? 0, deps.config.dataDir);
+        if (full) errors.push({ pointer, code: 'server_full', detail: full });
+      }
     }
     if (errors.length) throw invalid(errors);
   }

@@ -24,7 +24,15 @@ const Capacity = Type.Object(
       description: 'Accounts the server may hold; placement skips it once full.',
     }),
     disk_bytes: Type.Optional(
-      Nullable(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, format: 'int64', description: 'null: not limited' })),
+      Nullable(
+        Type.Integer({
+          minimum: 0,
+          maximum: Number.MAX_SAFE_INTEGER,
+          format: 'int64',
+          description:
+            "Bytes used on the server's disk (`usage.disk_bytes`) from which placement skips it and a move to it is refused (422 `server_full`); null: not limited.",
+        }),
+      ),
     ),
   },
   { additionalProperties: false },

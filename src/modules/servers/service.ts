@@ -4,7 +4,6 @@ import { hashSecret } from '../../auth/secret.js';
 import type { Queryable } from '../../db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.js';
 import type { PageParams } from '../../db/paging.js';
-import { bytesUsedUnder } from '../../lib/disk.js';
 import { conflict, invalid, notFound, serverNotEmpty } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { checkVersion, staleVersion } from '../../lib/if-match.js';
@@ -13,6 +12,7 @@ import type { ServiceDeps } from '../deps.js';
 import { publishEvent } from '../publishing/index.js';
 import { addressesOf, type ServerAddresses } from './addresses.js';
 import * as repo from './repo.js';
+import { diskUsedOn } from './room.js';
 import type { CreateServer, Enrolment, Server, ServerFields, ServerListQuery, ServerWithEnrolment } from './schemas.js';
 import { serverStatus, serverTimeZone, statusCondition } from './status.js';
 
@@ -53,9 +53,9 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
   /** The servers as the API shows them, read through `q` (the transaction of an event, if any): a few queries a page. */
   async function showAll(rows: repo.ServerRow[], q: Queryable = db): Promise<Server[]> {
     const ids = rows.map((row) => row.id);
-    const [counts, localDisk] = await Promise.all([
+    const [counts, disks] = await Promise.all([
       repo.serverCounts(q, ids),
-      ids.includes(repo.LOCAL_SERVER_ID) ? bytesUsedUnder(config.dataDir) : 0,
+      Promise.all(rows.map((row) => diskUsedOn(row, config.dataDir))),
     ]);
     // Only where units wait (a pending or failed unit keeps its `pending_since`).
     const waiting = ids.filter((id) => {
@@ -63,7 +63,7 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
       return c !== undefined && c.pending + c.error > 0;
     });
     const oldest = waiting.length ? await Promise.all(hooks.oldestPending.map((of) => of(q, waiting))) : [];
-    return rows.map((row) => {
+    return rows.map((row, i) => {
       const local = row.id === repo.LOCAL_SERVER_ID;
       const { accounts, ...units } = counts.get(row.id) ?? NOTHING;
       const pendingSince = oldest.map((of) => of.get(row.id)).filter((at): at is string => at !== undefined);
@@ -79,7 +79,7 @@ export function serversService(deps: ServiceDeps, hooks: ServerHooks, agent: Age
         last_seen_at: row.last_seen_at,
         agent_version: row.agent_version,
         timezone: serverTimeZone(row),
-        usage: { accounts, disk_bytes: local ? localDisk : Number(row.disk_bytes_used) },
+        usage: { accounts, disk_bytes: disks[i] as number },
         units: { ...units, oldest_pending_at: pendingSince.sort()[0] ?? null },
         created_at: row.created_at,
         updated_at: row.updated_at,
