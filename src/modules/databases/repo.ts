@@ -2,6 +2,7 @@ import { reachSql, type Caller } from '../../auth/caller.js';
 import type { Queryable } from '../../db/client.js';
 import { equalityFilters, pageOfIds, type PageParams, pageSql } from '../../db/paging.js';
 import { ofOneAccount, type PerAccount, perAccount } from '../../db/per-account.js';
+import { measuredInto } from '../servers/index.js';
 
 type SyncState = 'pending' | 'in_sync' | 'error';
 
@@ -204,21 +205,12 @@ export const databaseBytes = perAccount(
   'SELECT account_id, coalesce(sum(size_bytes), 0)::float8 AS n FROM databases WHERE account_id = ANY($1::text[]) GROUP BY account_id',
 );
 
-/**
- * Records sizes a server measured, by database name, for the accounts placed on that server (a
- * name that is not one of theirs changes nothing). A measurement, not a change: no new version,
- * and a database being written meanwhile keeps its last size until the next (a measurement never
- * waits for a row's lock: it cannot deadlock with a writer).
- */
-export async function recordSizes(db: Queryable, serverId: string, sizes: Map<string, number>): Promise<void> {
-  if (!sizes.size) return;
-  await db.query(
-    `UPDATE databases d SET size_bytes = free.bytes
-     FROM (SELECT t.id, v.bytes FROM unnest($1::text[], $2::bigint[]) AS v(name, bytes)
-             JOIN databases t ON t.name = v.name JOIN accounts a ON a.id = t.account_id
-           WHERE t.size_bytes <> v.bytes AND a.database_server_id = $3
-           FOR UPDATE OF t SKIP LOCKED) free
-     WHERE d.id = free.id`,
-    [[...sizes.keys()], [...sizes.values()], serverId],
+const recordMeasured = measuredInto({ table: 'databases', key: 'name', column: 'size_bytes', role: 'database' });
+
+/** Records sizes a server measured, by database name, for the accounts placed on that server. */
+export const recordSizes = (db: Queryable, serverId: string, sizes: Map<string, number>): Promise<void> =>
+  recordMeasured(
+    db,
+    serverId,
+    [...sizes].map(([key, bytes]) => ({ key, bytes })),
   );
-}

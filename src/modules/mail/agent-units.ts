@@ -3,7 +3,7 @@ import { unseal } from '../../lib/sealed.js';
 import type { AgentUnit, AgentUnitSource } from '../../provisioning/agent-units.js';
 import type { MailDomainContent } from '../../provisioning/render/mail.js';
 import { signingKey, signingKeys } from '../domains/index.js';
-import { wakeAgent } from '../servers/index.js';
+import { measuredInto, wakeAgent } from '../servers/index.js';
 import { loadMailUnit, mailDomainContent, mailUnits, mailUnitsWaitingOnServer, pendingMailUnitsOnServer } from './unit.js';
 
 type SealedKey = { selector: string; private_key_sealed: string } | undefined;
@@ -38,6 +38,14 @@ const REMOVAL_GENERATION = 1;
 
 /** The domains removed from the server `$1` whose removal its agent has yet to report. */
 const REMOVALS_OF_SERVER = 'FROM mail_removals WHERE server_id = $1';
+
+const recordMailboxBytes = measuredInto({
+  table: 'mail_addresses',
+  key: 'id',
+  column: 'measured_bytes',
+  role: 'mail',
+  where: "t.kind = 'mailbox'",
+});
 
 /**
  * The mail domains of the accounts placed on a mail server, as its agent pulls them and reports
@@ -106,21 +114,7 @@ export function mailAgentUnits(dkimKey: Buffer): AgentUnitSource {
       return 'recorded';
     },
 
-    /**
-     * Each mailbox's files as measured by the server its account's mail is placed on; one being
-     * written meanwhile keeps its last measurement until the next (a measurement never waits for
-     * a row's lock: it cannot deadlock with a writer).
-     */
-    async measured(db, serverId, measurements) {
-      await db.query(
-        `UPDATE mail_addresses m SET measured_bytes = free.bytes
-         FROM (SELECT t.id, v.bytes FROM unnest($1::text[], $2::bigint[]) AS v(id, bytes)
-                 JOIN mail_addresses t ON t.id = v.id JOIN accounts a ON a.id = t.account_id
-               WHERE t.kind = 'mailbox' AND a.mail_server_id = $3 AND t.measured_bytes IS DISTINCT FROM v.bytes
-               FOR UPDATE OF t SKIP LOCKED) free
-         WHERE m.id = free.id`,
-        [measurements.map((m) => m.key), measurements.map((m) => m.bytes), serverId],
-      );
-    },
+    /** Each mailbox's files as measured by the server its account's mail is placed on. */
+    measured: recordMailboxBytes,
   };
 }

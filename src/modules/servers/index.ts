@@ -1,6 +1,7 @@
 /** The servers module's public surface: where accounts may be placed, and which server is this one. */
 export { addressesOf, type ServerAddresses } from './addresses.js';
 export { findServerById, LOCAL_SERVER_ID, placementCandidates, type ServerRow } from './repo.js';
+export { measuredInto } from './measured.js';
 export { noRoomOn } from './room.js';
 export { ROLES, type Role } from './schemas.js';
 export { serverStatus, serverTimeZone } from './status.js';

@@ -6,7 +6,7 @@ import { unitState } from '../../db/unit-state.js';
 import type { Failure } from '../../http/schemas.js';
 import type { PhpSettings } from '../../provisioning/render/php-fpm.js';
 import type { SiteTraffic } from '../../provisioning/traffic-log.js';
-import { SERVED_STATUS } from '../servers/index.js';
+import { measuredInto, SERVED_STATUS } from '../servers/index.js';
 import type { SiteListQuery } from './schemas.js';
 
 type SiteStatus = 'provisioning' | 'active' | 'suspended' | 'failed' | 'deleting';
@@ -233,22 +233,8 @@ export async function findSiteByHostname(db: Queryable, hostname: string): Promi
   return r.rows[0] ? findSiteById(db, r.rows[0].site_id) : undefined;
 }
 
-/**
- * Records each site's files as measured by the web server its account is placed on (others change
- * nothing). A site being written meanwhile keeps its last measurement until the next one: a
- * measurement never waits for a row's lock, so it cannot deadlock with a writer of several sites.
- */
-export async function recordMeasuredBytes(db: Queryable, serverId: string, measured: { key: string; bytes: number }[]) {
-  await db.query(
-    `UPDATE sites s SET measured_bytes = free.bytes
-     FROM (SELECT t.id, v.bytes FROM unnest($1::text[], $2::bigint[]) AS v(id, bytes)
-             JOIN sites t ON t.id = v.id JOIN accounts a ON a.id = t.account_id
-           WHERE a.web_server_id = $3 AND t.measured_bytes IS DISTINCT FROM v.bytes
-           FOR UPDATE OF t SKIP LOCKED) free
-     WHERE s.id = free.id`,
-    [measured.map((m) => m.key), measured.map((m) => m.bytes), serverId],
-  );
-}
+/** Records each site's files as measured by the web server its account is placed on. */
+export const recordMeasuredBytes = measuredInto({ table: 'sites', key: 'id', column: 'measured_bytes', role: 'web' });
 
 /**
  * Records the bytes each site sent per day as the web server counted them: its totals, so the

@@ -5,21 +5,20 @@ import type { JobQueue } from '../../jobs/queue.js';
 /** Queues the apply of a site's web unit, inside the transaction that changed it (and bumped its generation). */
 export const queueWebApply = (tx: Queryable, jobs: JobQueue, siteId: string) => jobs.send(tx, JOBS.webApply, { site_id: siteId });
 
-/** A suspended account's sites answer with the suspension page: their web units render again. */
-export async function touchWebUnitsOfAccount(tx: Queryable, jobs: JobQueue, accountId: string): Promise<void> {
+/** Renders the sites `where` picks again (the sites `s`, their accounts `a`), each with an apply queued in the transaction. */
+async function touchWebUnits(tx: Queryable, jobs: JobQueue, where: string, params: unknown[]): Promise<void> {
   const ids = await tx.query<{ id: string }>(
-    `UPDATE sites SET generation = generation + 1, sync_state = 'pending' WHERE account_id = $1 RETURNING id`,
-    [accountId],
+    `UPDATE sites s SET generation = s.generation + 1, sync_state = 'pending' FROM accounts a
+     WHERE a.id = s.account_id AND ${where} RETURNING s.id`,
+    params,
   );
   for (const { id } of ids.rows) await queueWebApply(tx, jobs, id);
 }
 
+/** A suspended account's sites answer with the suspension page: their web units render again. */
+export const touchWebUnitsOfAccount = (tx: Queryable, jobs: JobQueue, accountId: string) =>
+  touchWebUnits(tx, jobs, 's.account_id = $1', [accountId]);
+
 /** A plan's `php_workers` changed: the sites of its accounts without an override of their own render their pools again. */
-export async function touchWebUnitsOnPlan(tx: Queryable, jobs: JobQueue, planId: string): Promise<void> {
-  const ids = await tx.query<{ id: string }>(
-    `UPDATE sites s SET generation = s.generation + 1, sync_state = 'pending' FROM accounts a
-     WHERE a.id = s.account_id AND a.plan_id = $1 AND NOT a.limit_overrides ? 'php_workers' RETURNING s.id`,
-    [planId],
-  );
-  for (const { id } of ids.rows) await queueWebApply(tx, jobs, id);
-}
+export const touchWebUnitsOnPlan = (tx: Queryable, jobs: JobQueue, planId: string) =>
+  touchWebUnits(tx, jobs, "a.plan_id = $1 AND NOT a.limit_overrides ? 'php_workers'", [planId]);
