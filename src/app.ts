@@ -221,7 +221,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   const modules: Contribution[] = [
     resellersModule(svc),
-    plansModule(svc, { changed: [ssh.planHooks, sitePlanHooks(jobs), databasePlanHooks(jobs)].flatMap((h) => h.changed) }),
+    // The plan's hooks lock their units table by table in the accounts' hooks' order (sites, databases,
+    // SSH): a plan's change and one of its accounts' suspensions would otherwise hold each other's rows.
+    plansModule(svc, { changed: [sitePlanHooks(jobs), databasePlanHooks(jobs), ssh.planHooks].flatMap((h) => h.changed) }),
     servers.contribution,
     accounts.contribution,
     tokensModule(svc),

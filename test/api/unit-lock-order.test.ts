@@ -166,6 +166,51 @@ describe.skipIf(!onPostgres())('the order of row locks (PostgreSQL only: PGlite 
     await recorded;
   });
 
+  // A plan's change renders its accounts' units table by table in the order an account's own
+  // change and a suspension do (sites, databases, SSH): in another, two of them would hold each
+  // other's rows. Each account's change stops after the first of its units' statements.
+  const firstUnit = /^UPDATE (sites s|ssh_units u) SET generation/;
+  /** An account on a plan (PHP workers 3, SFTP) with a site and SSH access: units of both kinds. */
+  async function accountWithUnits(name: string) {
+    const plan = (await createPlan(t, undefined, { features: [], ssh_access: 'sftp', php_workers: 3 })).id;
+    const account = (await createAccount(t, plan)).id;
+    expect((await t.post('/v1/domains', { account_id: account, name })).status).toBe(201);
+    expect((await t.post('/v1/sites', { account_id: account, hostname: name })).status).toBe(202);
+    const ssh = await t.put(`/v1/accounts/${account}/ssh`, { access: 'sftp' });
+    expect(ssh.status, ssh.text).toBe(200);
+    return { plan, account };
+  }
+  /** `write`, with the plan's PHP workers and SSH access changed while it stops after its first unit's statement. */
+  async function whilePlanChanges(plan: string, write: () => Promise<Response>): Promise<[Response, Response]> {
+    let changed: Promise<Response> | undefined;
+    stop = {
+      at: firstUnit,
+      meanwhile: async () => {
+        const change = () => t.patch(`/v1/plans/${plan}`, { ssh_access: 'shell', php_workers: 4 });
+        changed = (await runIntoLocks(change)).outcome;
+      },
+    };
+    const written = await write();
+    return [written, await changed!];
+  }
+
+  it('a plan whose PHP workers and SSH access change while one of its accounts is suspended', async () => {
+    const { plan, account } = await accountWithUnits('plan-suspended.example.com');
+    const [suspended, patched] = await whilePlanChanges(plan, () =>
+      t.post(`/v1/accounts/${account}/suspend`, { reason: 'unpaid invoice' }),
+    );
+    expect(suspended.status, suspended.text).toBe(200);
+    expect(patched.status, patched.text).toBe(200);
+  });
+
+  it('a plan whose PHP workers and SSH access change while one of its accounts moves to another plan', async () => {
+    const { plan, account } = await accountWithUnits('plan-left.example.com');
+    const other = (await createPlan(t, undefined, { features: [], ssh_access: 'shell', php_workers: 5 })).id;
+    const [moved, patched] = await whilePlanChanges(plan, () => t.patch(`/v1/accounts/${account}`, { plan_id: other }));
+    expect(moved.status, moved.text).toBe(200);
+    expect(patched.status, patched.text).toBe(200);
+  });
+
   // A writer of several sites (a suspension) and a measurement of several would otherwise lock
   // them in orders of their own.
   it('a measurement passes over a site being written, which keeps its last measurement until the next', async () => {

@@ -303,8 +303,10 @@ export function accountsService(deps: ServiceDeps, hooks: Partial<AccountHooks> 
         throw quotaExceeded(exceeded, 'The current usage exceeds the new limits.');
       const row = await db.transaction(async (tx) => {
         if (!(await repo.updateAccount(tx, id, current.version, next))) throw staleVersion();
-        if (next.plan_id !== current.plan_id) for (const changed of planChanged) await changed(tx, id);
+        // The limits' hooks (sites, databases) before the plan's (SSH): the units locked in the order
+        // a plan's own change and a suspension lock them (app.ts).
         for (const changed of limitsChanged) await changed(tx, id, limitsOf(current), limits);
+        if (next.plan_id !== current.plan_id) for (const changed of planChanged) await changed(tx, id);
         const updated = (await repo.findAccountById(tx, id)) as repo.AccountRow;
         await accountEvent(tx, 'account.updated', updated);
         return updated;
