@@ -42,8 +42,8 @@ afterAll(async () => {
 });
 
 /** A server with every role, enrolled, its agent running (`stop` stops it, `start` runs it again). */
-async function runningServer(ipv4: string) {
-  const s = await agents.enrolledServer({ roles: ROLES, ipv4 });
+async function runningServer(ipv4: string, ipv6?: string) {
+  const s = await agents.enrolledServer({ roles: ROLES, ipv4, ...(ipv6 && { ipv6 }) });
   let stop = agents.startAgent(s.dataDir, s.identity);
   stops.push(() => stop());
   await eventually(async () => (await t.get(`/v1/servers/${s.server.id}`)).body.status === 'online');
@@ -82,14 +82,15 @@ async function accountWithSite(placement: Record<string, string>, content: strin
   return { account, name, site: site.body as { id: string }, box: box.body as { id: string } };
 }
 
-const aRecords = async (name: string) =>
-  ((await t.get(`/v1/domains/${name}/records?type=A`)).body.data as { name: string; content: string; ttl: number }[])
+const aRecords = async (name: string, type = 'A') =>
+  ((await t.get(`/v1/domains/${name}/records?type=${type}`)).body.data as { name: string; content: string; ttl: number }[])
     .map((r) => `${r.name} ${r.content} ${r.ttl}`)
     .sort();
 
 describe('moving an account', () => {
   it('carries its site (with what it wrote), its mail and its databases to the target; the records follow; the source keeps nothing', async () => {
-    const a = await runningServer('127.0.0.21');
+    // The source has an IPv6 address, the target none.
+    const a = await runningServer('127.0.0.21', '2001:db8::21');
     const b = await runningServer('127.0.0.22');
     const plan = await createPlan(t);
     const account = await createAccount(t, plan.id, undefined, {
@@ -123,6 +124,7 @@ describe('moving an account', () => {
     await eventually(async () => existsSync(maildir(a.dataDir)));
     writeFileSync(path.join(maildir(a.dataDir), 'new', '1700000000.M1P1.mx'), 'Subject: kept\r\n\r\nhello\r\n');
     expect(await aRecords(name)).toEqual(['@ 127.0.0.21 3600', 'mail 127.0.0.21 3600', 'www 127.0.0.21 3600']);
+    expect(await aRecords(name, 'AAAA')).toEqual(['@ 2001:db8::21 3600', 'mail 2001:db8::21 3600', 'www 2001:db8::21 3600']);
     const backup = await t.post('/v1/backups', { account_id: account.id, include: ['dns'] });
     expect(backup.status, backup.text).toBe(202);
     await eventually(async () => (await t.get(`/v1/backups/${backup.body.id}`)).body.status === 'completed');
@@ -145,6 +147,7 @@ describe('moving an account', () => {
     const ready = await ended(moved.body.id, ['ready', 'failed']);
     expect(ready.status, JSON.stringify(ready.error)).toBe('ready');
     expect(await aRecords(name)).toEqual(['@ 127.0.0.21 5', 'mail 127.0.0.21 5', 'www 127.0.0.21 5']);
+    expect(await aRecords(name, 'AAAA')).toEqual(['@ 2001:db8::21 5', 'mail 2001:db8::21 5', 'www 2001:db8::21 5']);
     // Copied while the source serves: the site's files and the messages are here already.
     const staged = path.join(t.dataDir, 'staging', `move-${moved.body.id}`);
     expect(readFileSync(path.join(staged, 'sites', site.body.id, 'upload.txt'), 'utf8')).toBe('written on a');
@@ -245,6 +248,8 @@ describe('moving an account', () => {
     const loweredAt = forwarding.steps.find((s: { name: string }) => s.name === 'lower_ttl').ended_at;
     expect(Date.parse(forwarding.forward_until) - Date.parse(loweredAt)).toBe(3600_000);
     expect(await aRecords(name)).toEqual(['@ 127.0.0.22 5', 'mail 127.0.0.22 5', 'www 127.0.0.22 5']);
+    // The target has no IPv6 address: no record sends IPv6 clients to the source any more.
+    expect(await aRecords(name, 'AAAA')).toEqual([]);
     await eventually(async () =>
       readFileSync(block(a.dataDir), 'utf8').includes('proxy_pass $scheme://127.0.0.22:$server_port;'),
     );

@@ -113,6 +113,38 @@ describe('a server’s new addresses', () => {
     expect({ local: await addresses(domainLocal), serial: await serial(domainLocal) }).toEqual(untouched);
   });
 
+  it('an address taken away with none of its family in its place: the records pointing at it go, the others stay', async () => {
+    const web = (await enrolledServer({ roles: ['web', 'mail'], ipv4: '198.51.100.41', ipv6: '2001:db8::41' })).server;
+    const other = (await enrolledServer({ roles: ['web', 'mail'], ipv4: '198.51.100.42', ipv6: '2001:db8::41' })).server;
+    const plan = await createPlan(t);
+    const on = (server: { id: string }) => ({ placement: { web: server.id, mail: server.id, database: LOCAL } });
+    const [account, elsewhere] = [
+      await createAccount(t, plan.id, undefined, on(web)),
+      await createAccount(t, plan.id, undefined, on(other)),
+    ];
+    const own = [
+      { name: 'v6', type: 'AAAA', content: '2001:db8::41' },
+      { name: 'away', type: 'AAAA', content: '2001:db8::99' },
+    ];
+    const [name, kept] = [await domainOf(account, own), await domainOf(elsewhere)];
+    const keptBefore = await addresses(kept);
+    const before = await serial(name);
+
+    const changed = await patch(`/v1/servers/${web.id}`, { ipv6: null });
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.body.ipv6).toBeNull();
+    await eventually(async () => (await serial(name)) > before);
+    expect(await addresses(name)).toEqual([
+      '@ A 198.51.100.41',
+      'away AAAA 2001:db8::99',
+      'mail A 198.51.100.41',
+      'www A 198.51.100.41',
+    ]);
+    // Another server's account whose records name the same address is not this server's to change.
+    expect(await addresses(kept)).toEqual(keptBefore);
+    expect(keptBefore).toContain('@ AAAA 2001:db8::41');
+  });
+
   it('the local server’s, set through the API where the configured ones were: its accounts’ records follow, and new zones use them', async () => {
     const account = await createAccount(t, (await createPlan(t)).id);
     const name = await domainOf(account);

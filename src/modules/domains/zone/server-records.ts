@@ -29,6 +29,9 @@ export interface RoleRecords {
   to: ServerAddresses;
 }
 
+/** An edit's answer for a record to delete: the place its role moves to has no address of its family. */
+const GONE = 'gone';
+
 /** What runs between an account's zones as they change one after the other. */
 interface ZoneSteps {
   afterZone?: () => Promise<void>;
@@ -44,14 +47,15 @@ export function serverRecords(deps: ServiceDeps) {
   const editZone = zoneEditor(deps);
 
   /**
-   * The A/AAAA records of `roles` that point at their source, each given the change `edit` makes,
-   * a zone at a time; `alongside` commits with each zone's change, `afterZone` runs once it has
-   * committed (a crash test's point halfway through a move's step).
+   * The A/AAAA records of `roles` that point at their source, each given the change `edit` makes
+   * (or deleted where it answers GONE), a zone at a time; `alongside` commits with each zone's
+   * change, `afterZone` runs once it has committed (a crash test's point halfway through a move's
+   * step).
    */
   async function eachRecord(
     accountId: string,
     roles: RoleRecords[],
-    edit: (e: StoredEntry, role: RoleRecords) => Partial<ZoneEntry> | null,
+    edit: (e: StoredEntry, role: RoleRecords) => Partial<ZoneEntry> | typeof GONE | null,
     o: ZoneSteps & { alongside?: (tx: Queryable) => Promise<void> } = {},
   ): Promise<void> {
     const account = (await findAccountById(deps.db, accountId)) as AccountRow;
@@ -61,16 +65,21 @@ export function serverRecords(deps: ServiceDeps) {
         account,
         (_name, entries) => {
           const changed = new Map<ZoneEntry, string>();
-          const next = entries.map((e) => {
+          const removed: string[] = [];
+          const next = entries.flatMap((e) => {
             const role = roles.find((r) => r.role === (e.name === 'mail' ? 'mail' : 'web'));
             const from = e.type === 'A' ? role?.from.ipv4 : e.type === 'AAAA' ? role?.from.ipv6 : null;
             const change = role && from && e.content === from ? edit(e, role) : null;
-            if (!change) return e;
+            if (!change) return [e];
+            if (change === GONE) {
+              removed.push(e.id);
+              return [];
+            }
             const updated = { ...e, ...change };
             changed.set(updated, '/move');
-            return updated;
+            return [updated];
           });
-          return { entries: next, changed, removed: [] };
+          return { entries: next, changed, removed };
         },
         { alongside: o.alongside },
       );
@@ -78,11 +87,14 @@ export function serverRecords(deps: ServiceDeps) {
     }
   }
 
-  /** Points the records at their target. */
+  /**
+   * Points the records at their target; a record of a family the target has no address of is
+   * deleted (an AAAA record left at a source without the account would send IPv6 clients there).
+   */
   const repoint = (accountId: string, roles: RoleRecords[]) =>
     eachRecord(accountId, roles, (e, role) => {
       const to = e.type === 'A' ? role.to.ipv4 : role.to.ipv6;
-      return to ? { content: to } : null;
+      return to ? { content: to } : GONE;
     });
 
   return {
@@ -91,14 +103,15 @@ export function serverRecords(deps: ServiceDeps) {
     /**
      * A server's addresses changed from `had`: the records of the accounts it serves (web and
      * mail, moving ones too) that point at an address it had now point at the one it has, a
-     * zone at a time (safe to run again: a record already changed is passed over). An address
-     * that did not change, or that the server no longer has, leaves its records as they are.
+     * zone at a time (safe to run again: a record already changed is passed over). Those that
+     * point at an address the server no longer has, with none of its family in its place, are
+     * deleted. An address that did not change leaves its records as they are.
      */
     async readdress(serverId: string, had: ServerAddresses): Promise<void> {
       const now = await serverAddresses(deps, serverId);
       const from = {
-        ipv4: now.ipv4 && had.ipv4 !== now.ipv4 ? had.ipv4 : null,
-        ipv6: now.ipv6 && had.ipv6 !== now.ipv6 ? had.ipv6 : null,
+        ipv4: had.ipv4 !== now.ipv4 ? had.ipv4 : null,
+        ipv6: had.ipv6 !== now.ipv6 ? had.ipv6 : null,
       };
       if (!from.ipv4 && !from.ipv6) return;
       for (let after: string | undefined; ;) {
