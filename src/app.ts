@@ -43,7 +43,7 @@ import { issuersModule } from './modules/issuers/module.js';
 import { mailModule } from './modules/mail/module.js';
 import { measuredMailBytes } from './modules/mail/repo.js';
 import { mailAccountHooks, mailDomainHooks } from './modules/mail/service.js';
-import { movesModule } from './modules/moves/module.js';
+import { forwardsFollowTarget, movesModule } from './modules/moves/module.js';
 import { operationsModule } from './modules/operations/module.js';
 import { plansModule } from './modules/plans/module.js';
 import { publishEvent } from './modules/publishing/index.js';
@@ -197,7 +197,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     svc,
     {
       oldestPending: [sites.oldestPending, mail.oldestPending, databases.oldestPending, cron.oldestPending, ssh.oldestPending],
-      addressesChanged: domains.serverHooks.addressesChanged,
+      addressesChanged: [...domains.serverHooks.addressesChanged, forwardsFollowTarget(jobs)],
     },
     {
       authority: issuers.agentAuthority,

@@ -381,8 +381,19 @@ describe('moving an account', () => {
     expect(moved.body.from).toEqual({ web: LOCAL, mail: LOCAL, database: LOCAL });
     // While it forwards, the control plane's own web and mail servers proxy and relay to the target.
     expect((await ended(moved.body.id, ['forwarding', 'failed'])).status).toBe('forwarding');
+    const transport = path.join(t.dataDir, 'rendered', 'mail', 'transport');
     expect(readFileSync(here.block, 'utf8')).toContain('proxy_pass $scheme://127.0.0.27:$server_port;');
-    expect(readFileSync(path.join(t.dataDir, 'rendered', 'mail', 'transport'), 'utf8')).toBe(`${name} smtp:[127.0.0.27]:25\n`);
+    expect(readFileSync(transport, 'utf8')).toBe(`${name} smtp:[127.0.0.27]:25\n`);
+    // The target renumbered meanwhile: the forwarding follows it, as the records do.
+    const renumbered = await t.request('PATCH', `/v1/servers/${b.server.id}`, {
+      body: { ipv4: '127.0.0.28' },
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    expect(renumbered.status, renumbered.text).toBe(200);
+    await eventually(async () => readFileSync(here.block, 'utf8').includes('proxy_pass $scheme://127.0.0.28:$server_port;'));
+    await eventually(async () => readFileSync(transport, 'utf8') === `${name} smtp:[127.0.0.28]:25\n`);
+    await eventually(async () => (await aRecords(name)).every((r) => r.includes(' 127.0.0.28 ')));
+    expect((await t.get(`/v1/moves/${moved.body.id}`)).body.status).toBe('forwarding');
     const done = await ended(moved.body.id);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
 
@@ -393,11 +404,11 @@ describe('moving an account', () => {
       existsSync(path.join(there, 'mail', name, box.body.id, 'Maildir', 'new', '1700000000.M1P1.here')),
     );
     await eventually(async () => existsSync(path.join(b.dataDir, 'rendered', 'db', `${account.username}.sql`)));
-    expect(await aRecords(name)).toEqual(['@ 127.0.0.27 3600', 'mail 127.0.0.27 3600', 'www 127.0.0.27 3600']);
+    expect(await aRecords(name)).toEqual(['@ 127.0.0.28 3600', 'mail 127.0.0.28 3600', 'www 127.0.0.28 3600']);
     // Nothing of it is served here any more.
     expect(existsSync(here.block)).toBe(false);
     expect(readFileSync(here.passwd, 'utf8')).not.toContain(`@${name}`);
-    expect(readFileSync(path.join(t.dataDir, 'rendered', 'mail', 'transport'), 'utf8')).toBe('');
+    expect(readFileSync(transport, 'utf8')).toBe('');
     expect(existsSync(here.sql)).toBe(false);
     expect(existsSync(path.join(t.dataDir, 'accounts', account.id))).toBe(false);
   });

@@ -1,9 +1,12 @@
 import { type BackupPart, type Contribution, type AccountShare, operationWorker } from '../../contribution.js';
+import type { Queryable } from '../../db/client.js';
 import { JOBS } from '../../jobs/names.js';
+import type { JobQueue } from '../../jobs/queue.js';
 import type { AccountMoves } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import type { ServerRecords } from '../domains/index.js';
 import { type DrainingServers, drainer } from './drain.js';
+import { forwardingTo } from './repo.js';
 import { moveRoutes } from './routes.js';
 import { forwardingEnds, moveRunner } from './runner.js';
 import { moveSchemas } from './schemas.js';
@@ -36,3 +39,12 @@ export function movesModule(
     loops: [drainer(svc, moves, o.servers, onError), forwardingEnds(svc, onError)],
   };
 }
+
+/**
+ * A server given new addresses (ServerHooks.addressesChanged): the moves whose sources forward to
+ * it run their `forward` step again once the change commits, which reads its addresses then, so
+ * that the sources proxy and relay to the new ones until the forwarding's time is over.
+ */
+export const forwardsFollowTarget = (jobs: JobQueue) => async (tx: Queryable, serverId: string) => {
+  for (const move of await forwardingTo(tx, serverId)) await jobs.send(tx, JOBS.accountMove, { operation_id: move.operation_id });
+};

@@ -85,6 +85,17 @@ export async function activeMovesFrom(db: Queryable, serverId: string): Promise<
   return r.rows[0] ?? { copying: 0, forwarding: 0 };
 }
 
+/** The moves whose sources forward to the server (their `forward` step running: its time not over). */
+export async function forwardingTo(db: Queryable, serverId: string): Promise<{ operation_id: string }[]> {
+  const r = await db.query<{ operation_id: string }>(
+    `SELECT m.operation_id FROM moves m
+     WHERE (m.to_servers->>'web' = $1 OR m.to_servers->>'mail' = $1) AND m.status = 'forwarding'
+       AND m.steps -> $2::int ->> 'state' = 'running'`,
+    [serverId, MOVE_STEPS.indexOf('forward')],
+  );
+  return r.rows;
+}
+
 /**
  * Ends the `forward` step of the moves whose forwarding time is over (`now` on), each once, in
  * the caller's transaction, which sends their jobs on: a move waits for this without a worker.
