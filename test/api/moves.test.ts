@@ -82,7 +82,8 @@ async function accountWithSite(placement: Record<string, string>, content: strin
   return { account, name, site: site.body as { id: string }, box: box.body as { id: string } };
 }
 
-const aRecords = async (name: string, type = 'A') =>
+/** The zone's records of `type` (A, or AAAA) as `name content ttl`, sorted. */
+const addressRecords = async (name: string, type = 'A') =>
   ((await t.get(`/v1/domains/${name}/records?type=${type}`)).body.data as { name: string; content: string; ttl: number }[])
     .map((r) => `${r.name} ${r.content} ${r.ttl}`)
     .sort();
@@ -123,8 +124,12 @@ describe('moving an account', () => {
     const maildir = (dir: string) => path.join(home(dir), 'mail', name, box.body.id, 'Maildir');
     await eventually(async () => existsSync(maildir(a.dataDir)));
     writeFileSync(path.join(maildir(a.dataDir), 'new', '1700000000.M1P1.mx'), 'Subject: kept\r\n\r\nhello\r\n');
-    expect(await aRecords(name)).toEqual(['@ 127.0.0.21 3600', 'mail 127.0.0.21 3600', 'www 127.0.0.21 3600']);
-    expect(await aRecords(name, 'AAAA')).toEqual(['@ 2001:db8::21 3600', 'mail 2001:db8::21 3600', 'www 2001:db8::21 3600']);
+    expect(await addressRecords(name)).toEqual(['@ 127.0.0.21 3600', 'mail 127.0.0.21 3600', 'www 127.0.0.21 3600']);
+    expect(await addressRecords(name, 'AAAA')).toEqual([
+      '@ 2001:db8::21 3600',
+      'mail 2001:db8::21 3600',
+      'www 2001:db8::21 3600',
+    ]);
     const backup = await t.post('/v1/backups', { account_id: account.id, include: ['dns'] });
     expect(backup.status, backup.text).toBe(202);
     await eventually(async () => (await t.get(`/v1/backups/${backup.body.id}`)).body.status === 'completed');
@@ -146,8 +151,8 @@ describe('moving an account', () => {
     // Ready: served by the source, unfrozen, the records' TTL lowered; the account is held.
     const ready = await ended(moved.body.id, ['ready', 'failed']);
     expect(ready.status, JSON.stringify(ready.error)).toBe('ready');
-    expect(await aRecords(name)).toEqual(['@ 127.0.0.21 5', 'mail 127.0.0.21 5', 'www 127.0.0.21 5']);
-    expect(await aRecords(name, 'AAAA')).toEqual(['@ 2001:db8::21 5', 'mail 2001:db8::21 5', 'www 2001:db8::21 5']);
+    expect(await addressRecords(name)).toEqual(['@ 127.0.0.21 5', 'mail 127.0.0.21 5', 'www 127.0.0.21 5']);
+    expect(await addressRecords(name, 'AAAA')).toEqual(['@ 2001:db8::21 5', 'mail 2001:db8::21 5', 'www 2001:db8::21 5']);
     // Copied while the source serves: the site's files and the messages are here already.
     const staged = path.join(t.dataDir, 'staging', `move-${moved.body.id}`);
     expect(readFileSync(path.join(staged, 'sites', site.body.id, 'upload.txt'), 'utf8')).toBe('written on a');
@@ -208,7 +213,7 @@ describe('moving an account', () => {
       headers: { 'if-match': `"${(await t.get(`/v1/domains/${name}`)).body.version}"` },
     });
     expect(synced.status, synced.text).toBe(200);
-    expect(await aRecords(name)).toEqual(['@ 127.0.0.21 5', 'mail 127.0.0.21 5', 'www 127.0.0.21 5']);
+    expect(await addressRecords(name)).toEqual(['@ 127.0.0.21 5', 'mail 127.0.0.21 5', 'www 127.0.0.21 5']);
     const lowered = await t.request('PUT', `/v1/domains/${name}/records`, {
       body: {
         records: [
@@ -247,9 +252,9 @@ describe('moving an account', () => {
     expect(existsSync(path.join(ahead, sentAs as string))).toBe(false);
     const loweredAt = forwarding.steps.find((s: { name: string }) => s.name === 'lower_ttl').ended_at;
     expect(Date.parse(forwarding.forward_until) - Date.parse(loweredAt)).toBe(3600_000);
-    expect(await aRecords(name)).toEqual(['@ 127.0.0.22 5', 'mail 127.0.0.22 5', 'www 127.0.0.22 5']);
+    expect(await addressRecords(name)).toEqual(['@ 127.0.0.22 5', 'mail 127.0.0.22 5', 'www 127.0.0.22 5']);
     // The target has no IPv6 address: no record sends IPv6 clients to the source any more.
-    expect(await aRecords(name, 'AAAA')).toEqual([]);
+    expect(await addressRecords(name, 'AAAA')).toEqual([]);
     await eventually(async () =>
       readFileSync(block(a.dataDir), 'utf8').includes('proxy_pass $scheme://127.0.0.22:$server_port;'),
     );
@@ -283,7 +288,7 @@ describe('moving an account', () => {
       mail: b.server.id,
       database: b.server.id,
     });
-    expect(await aRecords(name)).toEqual(['@ 127.0.0.22 3600', 'mail 127.0.0.22 3600', 'www 127.0.0.22 3600']);
+    expect(await addressRecords(name)).toEqual(['@ 127.0.0.22 3600', 'mail 127.0.0.22 3600', 'www 127.0.0.22 3600']);
     await eventually(async () => existsSync(path.join(siteFiles(b.dataDir), 'upload.txt')));
     expect(readFileSync(path.join(siteFiles(b.dataDir), 'index.html'), 'utf8')).toBe('served');
     expect(readFileSync(path.join(siteFiles(b.dataDir), 'upload.txt'), 'utf8')).toBe('rewritten on a');
@@ -372,7 +377,7 @@ describe('moving an account', () => {
     await eventually(async () => (await t.get(`/v1/sites/${site.body.id}`)).body.current_deployment_id === deployed.body.id);
     await eventually(async () => existsSync(here.maildir) && existsSync(here.sql) && existsSync(here.block));
     writeFileSync(path.join(here.maildir, 'new', '1700000000.M1P1.here'), 'Subject: kept\r\n\r\nhello\r\n');
-    expect(await aRecords(name)).toEqual(['@ 192.0.2.10 3600', 'mail 192.0.2.10 3600', 'www 192.0.2.10 3600']);
+    expect(await addressRecords(name)).toEqual(['@ 192.0.2.10 3600', 'mail 192.0.2.10 3600', 'www 192.0.2.10 3600']);
 
     const moved = await t.post(`/v1/accounts/${account.id}/move`, {
       to: { web: b.server.id, mail: b.server.id, database: b.server.id },
@@ -392,7 +397,7 @@ describe('moving an account', () => {
     expect(renumbered.status, renumbered.text).toBe(200);
     await eventually(async () => readFileSync(here.block, 'utf8').includes('proxy_pass $scheme://127.0.0.28:$server_port;'));
     await eventually(async () => readFileSync(transport, 'utf8') === `${name} smtp:[127.0.0.28]:25\n`);
-    await eventually(async () => (await aRecords(name)).every((r) => r.includes(' 127.0.0.28 ')));
+    await eventually(async () => (await addressRecords(name)).every((r) => r.includes(' 127.0.0.28 ')));
     expect((await t.get(`/v1/moves/${moved.body.id}`)).body.status).toBe('forwarding');
     const done = await ended(moved.body.id);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
@@ -404,7 +409,7 @@ describe('moving an account', () => {
       existsSync(path.join(there, 'mail', name, box.body.id, 'Maildir', 'new', '1700000000.M1P1.here')),
     );
     await eventually(async () => existsSync(path.join(b.dataDir, 'rendered', 'db', `${account.username}.sql`)));
-    expect(await aRecords(name)).toEqual(['@ 127.0.0.28 3600', 'mail 127.0.0.28 3600', 'www 127.0.0.28 3600']);
+    expect(await addressRecords(name)).toEqual(['@ 127.0.0.28 3600', 'mail 127.0.0.28 3600', 'www 127.0.0.28 3600']);
     // Nothing of it is served here any more.
     expect(existsSync(here.block)).toBe(false);
     expect(readFileSync(here.passwd, 'utf8')).not.toContain(`@${name}`);
@@ -540,7 +545,7 @@ describe('moving an account', () => {
     expect(moved.status, moved.text).toBe(202);
     expect(moved.body.from).toEqual({ web: a.server.id, mail: a.server.id });
     expect((await ended(moved.body.id, ['ready', 'failed'])).status).toBe('ready');
-    expect(await aRecords(name)).toEqual(['@ 127.0.0.23 5', 'mail 127.0.0.23 5', 'www 127.0.0.23 5']);
+    expect(await addressRecords(name)).toEqual(['@ 127.0.0.23 5', 'mail 127.0.0.23 5', 'www 127.0.0.23 5']);
     // The messages were sent ahead.
     expect(existsSync(path.join(b.dataDir, 'accounts', account.id, 'mail', '.staged', name, box.body.id))).toBe(true);
 
@@ -551,7 +556,7 @@ describe('moving an account', () => {
     expect(done.error).toBeNull();
     expect((await t.get(`/v1/operations/${moved.body.operation.id}`)).body.status).toBe('canceled');
     expect((await t.get(`/v1/accounts/${account.id}`)).body.placement.web).toBe(a.server.id);
-    expect(await aRecords(name)).toEqual(['@ 127.0.0.23 3600', 'mail 127.0.0.23 3600', 'www 127.0.0.23 3600']);
+    expect(await addressRecords(name)).toEqual(['@ 127.0.0.23 3600', 'mail 127.0.0.23 3600', 'www 127.0.0.23 3600']);
     expect(existsSync(path.join(b.dataDir, 'accounts', account.id))).toBe(false);
     expect(readdirSync(path.join(maildir, 'new'))).toEqual(['1700000000.M1P1.mx']);
     // The provider's: a reseller does not see it.
