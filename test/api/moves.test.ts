@@ -24,7 +24,6 @@ const agents = agentHarness(
   () => t,
   () => url,
 );
-const stops: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
   t = await createTestApp({
@@ -36,19 +35,13 @@ beforeAll(async () => {
 // A spy on the relay ends with its test, passed or not.
 afterEach(() => vi.restoreAllMocks());
 afterAll(async () => {
-  for (const stop of stops) await stop();
+  await agents.stopAgents();
   await t.close();
   agents.removeDirs();
 });
 
 /** A server with every role, enrolled, its agent running (`stop` stops it, `start` runs it again). */
-async function runningServer(ipv4: string, ipv6?: string) {
-  const s = await agents.enrolledServer({ roles: ROLES, ipv4, ...(ipv6 && { ipv6 }) });
-  let stop = agents.startAgent(s.dataDir, s.identity);
-  stops.push(() => stop());
-  await eventually(async () => (await t.get(`/v1/servers/${s.server.id}`)).body.status === 'online');
-  return { ...s, stop: () => stop(), start: () => void (stop = agents.startAgent(s.dataDir, s.identity)) };
-}
+const runningServer = (ipv4: string, ipv6?: string) => agents.runningServer({ ipv4, ...(ipv6 && { ipv6 }) });
 
 async function ended(moveId: string, statuses = ['completed', 'failed', 'canceled']) {
   return eventually(async () => {
@@ -648,7 +641,7 @@ describe('moving an account', () => {
     await refused({ web: 'srv_00000000000000000000000099' }, '/to/web', 'unknown_server');
     await refused({ web: a.server.id }, '/to/web', 'same_server');
     const full = await agents.enrolledServer({ roles: ROLES, ipv4: '127.0.0.35', capacity: { accounts: 0 } });
-    stops.push(agents.startAgent(full.dataDir, full.identity));
+    agents.startAgent(full.dataDir, full.identity);
     await eventually(async () => (await t.get(`/v1/servers/${full.server.id}`)).body.status === 'online');
     await refused({ web: full.server.id }, '/to/web', 'server_full');
     await refused({ mail: dbOnly.server.id, database: a.server.id }, '/to/mail', 'unknown_server');

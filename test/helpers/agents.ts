@@ -11,7 +11,7 @@ import { EmbeddedMailDriver } from '../../src/provisioning/drivers/embedded-mail
 import { EmbeddedPhpDriver } from '../../src/provisioning/drivers/embedded-php.js';
 import { EmbeddedWebDriver } from '../../src/provisioning/drivers/embedded-web.js';
 import { cronDriver, sshDriver } from '../../src/provisioning/drivers/index.js';
-import type { TestApp } from './app.js';
+import { eventually, type TestApp } from './app.js';
 
 /**
  * Hosting servers with agents in this process: added through the API, enrolled with the agent's
@@ -20,6 +20,7 @@ import type { TestApp } from './app.js';
  */
 export function agentHarness(t: () => TestApp, url: () => string) {
   const dirs: string[] = [];
+  const stops: (() => Promise<void>)[] = [];
   const newAgentDir = () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'berth-agent-'));
     dirs.push(dir);
@@ -57,7 +58,7 @@ export function agentHarness(t: () => TestApp, url: () => string) {
     ssh: sshDriver(dataDir, null),
   });
 
-  /** runAgent in this process until the returned stop is called. */
+  /** runAgent in this process until the returned stop (or `stopAgents`) is called. */
   function startAgent(
     dataDir: string,
     identity: Identity,
@@ -79,15 +80,33 @@ export function agentHarness(t: () => TestApp, url: () => string) {
       },
       controller.signal,
     );
-    return async () => {
+    const stop = async () => {
       controller.abort();
       await running;
     };
+    stops.push(stop);
+    return stop;
   }
+
+  /**
+   * A server with every role (`roles` unless given), enrolled, its agent running; `stop` stops
+   * it, `start` runs it again.
+   */
+  async function runningServer(body: Record<string, unknown>) {
+    const s = await enrolledServer({ roles: ['web', 'mail', 'database'], ...body });
+    let stop = startAgent(s.dataDir, s.identity);
+    await eventually(async () => (await t().get(`/v1/servers/${s.server.id}`)).body.status === 'online');
+    return { ...s, stop: () => stop(), start: () => void (stop = startAgent(s.dataDir, s.identity)) };
+  }
+
+  /** Stops every agent started here that is still running. */
+  const stopAgents = async () => {
+    for (const stop of stops.splice(0)) await stop();
+  };
 
   const removeDirs = () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   };
 
-  return { newAgentDir, addServer, enrolledServer, agentDrivers, startAgent, removeDirs };
+  return { newAgentDir, addServer, enrolledServer, agentDrivers, startAgent, runningServer, stopAgents, removeDirs };
 }

@@ -351,7 +351,7 @@ export function moveRunner(
     if (marked) process.kill(process.pid, 'SIGKILL');
   }
 
-  return async function run(operationId: string): Promise<void> {
+  async function runOnce(operationId: string): Promise<void> {
     const op = await ops.findOperationById(db, operationId);
     if (!op || !['queued', 'running'].includes(op.status)) return;
     const found = await repo.findMoveById(db, op.resource_id);
@@ -397,5 +397,14 @@ export function moveRunner(
       if (running && BEFORE_CUTOVER.includes(running.name)) await repo.markStep(db, id, running.name, 'failed', clock.now());
       await rollBack(current, err);
     }
-  };
+  }
+
+  /**
+   * One run of a move at a time, across every process: a cancel or a cutover sends the job again
+   * while a run may be under way in another process (each has a worker of its own), and the
+   * second run must not roll back, or go on, beside the first. It waits for the first to end,
+   * then reads what that left: the first acts on the request at its next step, and the second
+   * finds the move ended or goes on from there. A wake is never lost to the wait.
+   */
+  return (operationId: string): Promise<void> => db.withSessionLock(`account.move:${operationId}`, () => runOnce(operationId));
 }
