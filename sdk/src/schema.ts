@@ -5514,7 +5514,7 @@ export interface components {
              * @description What has arrived so far (looked at every second while the copy runs).
              */
             bytes_copied: number;
-            /** @description Why the work failed: a stable `code` and a `detail` for people. */
+            /** @description Why the move failed before its cutover and rolled back (`move_failed`), or why a step failed after it (`move_retrying`): the move is then tried again, after a tenth of the time since the cutover (at least `BERTH_JOB_RETRY_S`, at most five minutes), until it completes. */
             error: ({
                 code: string;
                 title?: string;
@@ -5601,7 +5601,7 @@ export interface components {
              * @description What has arrived so far (looked at every second while the copy runs).
              */
             bytes_copied: number;
-            /** @description Why the work failed: a stable `code` and a `detail` for people. */
+            /** @description Why the move failed before its cutover and rolled back (`move_failed`), or why a step failed after it (`move_retrying`): the move is then tried again, after a tenth of the time since the cutover (at least `BERTH_JOB_RETRY_S`, at most five minutes), until it completes. */
             error: ({
                 code: string;
                 title?: string;

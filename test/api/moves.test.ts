@@ -445,6 +445,41 @@ describe('moving an account', () => {
     await eventually(async () => !existsSync(block));
   });
 
+  it('past its cutover, is tried again until it completes, however often it fails: more often than the queue retries a job', async () => {
+    const a = await runningServer('127.0.0.45');
+    const b = await runningServer('127.0.0.46');
+    const account = await createAccount(t, (await createPlan(t)).id, undefined, {
+      placement: { web: a.server.id, mail: a.server.id, database: LOCAL },
+    });
+    const name = `${account.username}.example.com`;
+    expect((await t.post('/v1/domains', { account_id: account.id, name })).status).toBe(201);
+    // The land's records, pointed at the target, fail seven times (the queue gives a job six runs).
+    await t.db.exec(`
+      CREATE SEQUENCE land_failures;
+      CREATE FUNCTION fail_land() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.content = '127.0.0.46' AND nextval('land_failures') <= 7 THEN RAISE EXCEPTION 'the records cannot change now'; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER fail_land BEFORE UPDATE ON dns_records FOR EACH ROW EXECUTE FUNCTION fail_land();`);
+    try {
+      const moved = await t.post(`/v1/accounts/${account.id}/move`, { to: { web: b.server.id } });
+      expect(moved.status, moved.text).toBe(202);
+      const retrying = await eventually(async () => {
+        const m = (await t.get(`/v1/moves/${moved.body.id}`)).body;
+        return m.error?.code === 'move_retrying' ? m : null;
+      });
+      expect(retrying.cut_over_at).not.toBeNull();
+      const done = await ended(moved.body.id);
+      expect(done.status, JSON.stringify(done.error)).toBe('completed');
+      const failures = await t.db.query<{ n: number }>('SELECT last_value::int AS n FROM land_failures');
+      expect(failures.rows[0]?.n).toBeGreaterThan(7);
+      expect(await addressRecords(name)).toEqual(['@ 127.0.0.46 3600', 'www 127.0.0.46 3600']);
+    } finally {
+      await t.db.exec('DROP TRIGGER fail_land ON dns_records; DROP FUNCTION fail_land(); DROP SEQUENCE land_failures;');
+    }
+  });
+
   it('from a backup, when the source is away: the backup’s files and messages go to the target, the source is withdrawn once back', async () => {
     const a = await runningServer('127.0.0.33');
     const b = await runningServer('127.0.0.34');

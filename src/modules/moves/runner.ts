@@ -33,9 +33,12 @@ const BEFORE_CUTOVER: MoveStepName[] = ['check', 'lower_ttl', 'copy', 'freeze', 
 const FREEZE_WAIT_MS = 120_000;
 /**
  * How long one run of the thaw waits for the target to serve what was landed (its sites fetch
- * their releases); past it the step fails, and the job, past the cutover, runs it again.
+ * their releases); past it the step fails, and the move, past the cutover, is tried again. Within
+ * the 15 minutes the queue gives one run of a job.
  */
-const LANDED_WAIT_MS = 30 * 60_000;
+const LANDED_WAIT_MS = 10 * 60_000;
+/** The longest wait between two tries of a move past its cutover (see `nextTry`). */
+const RETRY_MAX_MS = 5 * 60_000;
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A move stopped on purpose (a cancel), not by a failure. */
@@ -77,7 +80,7 @@ export function forwardingEnds(deps: ServiceDeps, onError: (err: unknown) => voi
  * so that a run after a crash resumes where the last one stopped (each step is safe to repeat).
  * Before the cutover a failure or a cancel rolls back (the account thawed, its TTLs restored, the
  * copy removed: the source goes on as it was); from the cutover on, the target is in charge and
- * the job is retried until the move completes.
+ * the move is tried again until it completes (`nextTry`).
  */
 export function moveRunner(
   deps: ServiceDeps,
@@ -89,7 +92,7 @@ export function moveRunner(
     backups: BackupCopies;
   },
 ) {
-  const { db, clock, config } = deps;
+  const { db, clock, config, jobs } = deps;
   const stagingOf = (move: repo.MoveRow) => path.join(config.dataDir, 'staging', `move-${move.id}`);
   /** What the copy after the freeze compares with: the source as the last copy listed it. */
   const listingsOf = (move: repo.MoveRow) => `${stagingOf(move)}.listings`;
@@ -293,6 +296,16 @@ export function moveRunner(
     },
   };
 
+  /**
+   * When a move that failed past its cutover is tried again: after a tenth of the time since the
+   * cutover, at least the queue's retry delay and at most RETRY_MAX_MS (a target away for
+   * hours is asked every few minutes, a passing failure again within seconds).
+   */
+  const nextTry = (move: repo.MoveRow) => {
+    const since = clock.now().getTime() - Date.parse(move.cut_over_at as string);
+    return new Date(Date.now() + Math.min(Math.max(since / 10, config.jobRetryS * 1000), RETRY_MAX_MS));
+  };
+
   /** Before the cutover: the source as it was, nothing of the copy kept. */
   async function rollBack(move: repo.MoveRow, failure: unknown): Promise<void> {
     const canceled = failure instanceof Canceled;
@@ -388,10 +401,15 @@ export function moveRunner(
     } catch (err) {
       const current = await reread();
       if (current.cut_over_at && !(err instanceof Canceled)) {
-        await repo.updateMove(db, id, {
-          error: { code: 'move_retrying', detail: err instanceof Error ? publicMessage(err) : 'unknown error' },
+        // The target is in charge: the move is tried again for as long as it takes (the queue's
+        // own retries run out after five), each try recorded with the failure that calls for it.
+        await db.transaction(async (tx) => {
+          await repo.updateMove(tx, id, {
+            error: { code: 'move_retrying', detail: err instanceof Error ? publicMessage(err) : 'unknown error' },
+          });
+          await jobs.send(tx, JOBS.accountMove, { operation_id: op.id }, { startAfter: nextTry(current) });
         });
-        throw err;
+        return;
       }
       const running = current.steps.find((s) => s.state === 'running');
       if (running && BEFORE_CUTOVER.includes(running.name)) await repo.markStep(db, id, running.name, 'failed', clock.now());

@@ -71,7 +71,11 @@ export const Move = Type.Object(
       description: 'While the copy runs, the account’s disk use as last measured; once it is done, what was copied.',
     },
     bytes_copied: { ...Bytes, description: 'What has arrived so far (looked at every second while the copy runs).' },
-    error: Nullable(Failure),
+    error: Nullable({
+      ...Failure,
+      description:
+        'Why the move failed before its cutover and rolled back (`move_failed`), or why a step failed after it (`move_retrying`): the move is then tried again, after a tenth of the time since the cutover (at least `BERTH_JOB_RETRY_S`, at most five minutes), until it completes.',
+    }),
     frozen_at: Nullable(Timestamp),
     cut_over_at: Nullable(Timestamp),
     forward_until: Nullable({
