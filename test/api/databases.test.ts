@@ -245,16 +245,29 @@ describe('database users', () => {
   });
 
   it('each user’s connections are the account’s max_database_connections: its plan’s, then its override, then another plan’s', async () => {
-    const account = await createAccount(t, (await createPlan(t)).id);
+    const plan = await createPlan(t);
+    const account = await createAccount(t, plan.id);
     const u = await user(account.id, account.username);
-    const limit = () =>
-      new RegExp(`ALTER USER '${u.username}'@'%' .* WITH MAX_USER_CONNECTIONS (\\d+) `).exec(rendered(account.username))?.[1];
+    const limitOf = (username: string, account: string) =>
+      new RegExp(`ALTER USER '${username}'@'%' .* WITH MAX_USER_CONNECTIONS (\\d+) `).exec(rendered(account))?.[1];
+    const limit = () => limitOf(u.username, account.username);
     await inSync(`/v1/database-users/${u.id}`);
     expect(limit()).toBe('20');
     const patch = (url: string, body: unknown) =>
       t.request('PATCH', url, { body, headers: { 'content-type': 'application/merge-patch+json' } });
     expect((await patch(`/v1/accounts/${account.id}`, { limit_overrides: { max_database_connections: 4 } })).status).toBe(200);
     await eventually(async () => limit() === '4');
+    // The plan's change renders its other accounts again, not the one whose override outranks it.
+    const generation = async () =>
+      (await t.db.query<{ g: number }>('SELECT generation AS g FROM database_units WHERE account_id = $1', [account.id])).rows[0]
+        ?.g;
+    const before = await generation();
+    const neighbour = await createAccount(t, plan.id);
+    const v = await user(neighbour.id, neighbour.username);
+    expect((await patch(`/v1/plans/${plan.id}`, { max_database_connections: 25 })).status).toBe(200);
+    await eventually(async () => limitOf(v.username, neighbour.username) === '25');
+    expect(await generation()).toBe(before);
+    expect(limit()).toBe('4');
     const other = await createPlan(t, undefined, { max_database_connections: 7 });
     expect(
       (await patch(`/v1/accounts/${account.id}`, { plan_id: other.id, limit_overrides: { max_database_connections: null } }))

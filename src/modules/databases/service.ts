@@ -290,7 +290,8 @@ export const databaseAccountHooks = (jobs: JobQueue): Partial<AccountHooks> => (
 export const databasePlanHooks = (jobs: JobQueue): PlanHooks => ({
   changed: [
     async (tx, planId, before, after) => {
-      if (before.max_database_connections !== after.max_database_connections) await databaseUnits.touchOnPlan(tx, jobs, planId);
+      if (before.max_database_connections !== after.max_database_connections)
+        await databaseUnits.touchOnPlan(tx, jobs, planId, 'max_database_connections');
     },
   ],
 });

@@ -95,12 +95,16 @@ export function accountUnits<K extends AgentUnitKind, U extends AccountUnitRow =
       if (username) await jobs.send(tx, queue, { account_id: accountId, username });
     },
 
-    /** Renders again the units of the accounts on a plan (a plan's limits changed). */
-    async touchOnPlan(tx: Queryable, jobs: JobQueue, planId: string): Promise<void> {
+    /**
+     * Renders again the units of the accounts on a plan (a plan's limits changed), but for those
+     * whose own override of the limit `unlessOverridden` names outranks the plan's.
+     */
+    async touchOnPlan(tx: Queryable, jobs: JobQueue, planId: string, unlessOverridden?: string): Promise<void> {
       const r = await tx.query<{ account_id: string; username: string; server_id: string }>(
         `UPDATE ${table} u SET generation = generation + 1, sync_state = 'pending' FROM accounts a
-         WHERE a.id = u.account_id AND a.plan_id = $1 RETURNING a.id AS account_id, a.username, a.${server} AS server_id`,
-        [planId],
+         WHERE a.id = u.account_id AND a.plan_id = $1 AND NOT (a.limit_overrides ? coalesce($2, ''))
+         RETURNING a.id AS account_id, a.username, a.${server} AS server_id`,
+        [planId, unlessOverridden ?? null],
       );
       for (const serverId of new Set(r.rows.map((row) => row.server_id))) await wakeOnCommit(tx, serverId);
       for (const row of r.rows) await jobs.send(tx, queue, { account_id: row.account_id, username: row.username });
