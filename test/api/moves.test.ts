@@ -412,8 +412,9 @@ describe('moving an account', () => {
   });
 
   it('makes its final copy only once the source serves the account frozen: with its agent away, the move waits in its freeze', async () => {
+    // The target has an IPv6 address, the source none.
     const a = await runningServer('127.0.0.29');
-    const b = await runningServer('127.0.0.30');
+    const b = await runningServer('127.0.0.30', '2001:db8::30');
     const account = await createAccount(t, (await createPlan(t)).id, undefined, {
       placement: { web: a.server.id, mail: a.server.id, database: LOCAL },
     });
@@ -441,6 +442,9 @@ describe('moving an account', () => {
     a.start();
     const done = await ended(moved.body.id);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    // The template's names served by the source gain the target's IPv6 address, at their own TTL.
+    expect(await addressRecords(name)).toEqual(['@ 127.0.0.30 3600', 'www 127.0.0.30 3600']);
+    expect(await addressRecords(name, 'AAAA')).toEqual(['@ 2001:db8::30 3600', 'www 2001:db8::30 3600']);
     // The source's agent withdraws the account once handed the withdrawal (the cleanup).
     await eventually(async () => !existsSync(block));
   });

@@ -113,7 +113,7 @@ describe('a server’s new addresses', () => {
     expect({ local: await addresses(domainLocal), serial: await serial(domainLocal) }).toEqual(untouched);
   });
 
-  it('an address taken away with none of its family in its place: the records pointing at it go, the others stay', async () => {
+  it('an address taken away with none of its family in its place: the records pointing at it go, the others stay; one given back, the template’s come again', async () => {
     const web = (await enrolledServer({ roles: ['web', 'mail'], ipv4: '198.51.100.41', ipv6: '2001:db8::41' })).server;
     const other = (await enrolledServer({ roles: ['web', 'mail'], ipv4: '198.51.100.42', ipv6: '2001:db8::41' })).server;
     const plan = await createPlan(t);
@@ -143,6 +143,36 @@ describe('a server’s new addresses', () => {
     // Another server's account whose records name the same address is not this server's to change.
     expect(await addresses(kept)).toEqual(keptBefore);
     expect(keptBefore).toContain('@ AAAA 2001:db8::41');
+
+    // An IPv6 address again (and a new IPv4 one): the names the template gave both families get
+    // it back, but for one that has an AAAA record of the owner's meanwhile; the owner's own
+    // records stay theirs.
+    const owners = { name: 'www', type: 'AAAA', content: '2001:db8::77' };
+    expect((await t.post(`/v1/domains/${name}/records`, owners)).status).toBe(201);
+    const removed = await serial(name);
+    expect((await patch(`/v1/servers/${web.id}`, { ipv4: '198.51.100.51', ipv6: '2001:db8::51' })).status).toBe(200);
+    await eventually(async () => (await serial(name)) > removed);
+    expect(await addresses(name)).toEqual([
+      '@ A 198.51.100.51',
+      '@ AAAA 2001:db8::51',
+      'away AAAA 2001:db8::99',
+      'mail A 198.51.100.51',
+      'mail AAAA 2001:db8::51',
+      'www A 198.51.100.51',
+      'www AAAA 2001:db8::77',
+    ]);
+    const given = (await t.get(`/v1/domains/${name}/records?type=AAAA&name=@`)).body.data;
+    expect(given).toEqual([expect.objectContaining({ ttl: 3600, content: '2001:db8::51' })]);
+    expect(await addresses(kept)).toEqual(keptBefore);
+    // What the API moved or added is still the template's: mail switched off takes its records away.
+    expect((await patch(`/v1/domains/${name}`, { mail_enabled: false })).status).toBe(200);
+    expect(await addresses(name)).toEqual([
+      '@ A 198.51.100.51',
+      '@ AAAA 2001:db8::51',
+      'away AAAA 2001:db8::99',
+      'www A 198.51.100.51',
+      'www AAAA 2001:db8::77',
+    ]);
   });
 
   it('the local server’s, set through the API where the configured ones were: its accounts’ records follow, and new zones use them', async () => {

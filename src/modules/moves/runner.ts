@@ -234,7 +234,7 @@ export function moveRunner(
         await part.land(move.account_id, stagingOf(move));
         if (i === 0) await crashPoint('land', 'inside');
       }
-      await o.records.repoint(move.account_id, await roleRecords(move));
+      await o.records.repoint(move.account_id, await roleRecords(move), move.lowered_ttls);
     },
 
     async thaw(move) {

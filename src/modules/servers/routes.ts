@@ -32,7 +32,7 @@ export function serverRoutes(app: App, svc: ServersService): void {
     get: { summary: 'Get a hosting server', description: OPERATOR_ONLY, get: svc.get },
     update: {
       noun: 'server',
-      description: `${OPERATOR_ONLY} A role cannot be taken away while accounts are placed on the server for it (422). New addresses (\`ipv4\`, \`ipv6\`) renumber the server: the A and AAAA records of the accounts it serves (web and mail) that point at an address it had are changed to the new one, a zone at a time, shortly after the answer, each as any record change (serial, events, applied). An address taken away with none of its family in its place (\`ipv6: null\`) deletes the records that pointed at it.`,
+      description: `${OPERATOR_ONLY} A role cannot be taken away while accounts are placed on the server for it (422). New addresses (\`ipv4\`, \`ipv6\`) renumber the server: the A and AAAA records of the accounts it serves (web and mail) that point at an address it had are changed to the new one, a zone at a time, shortly after the answer, each as any record change (serial, events, applied). An address taken away with none of its family in its place (\`ipv6: null\`) deletes the records that pointed at it; an address of a family the server had none of gives the template's names (\`@\`, \`www\`, \`mail\`) pointing at the server a record at it, unless the name has one of that family.`,
       mutable: ServerMutable,
       update: svc.update,
     },

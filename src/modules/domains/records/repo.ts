@@ -11,6 +11,8 @@ export interface ZoneEntry {
   managed?: boolean;
   /** Written by a template (web or mail records), not by the owner. */
   template?: boolean;
+  /** Changed by the API itself (a move, a server's new address): a template record stays the template's. */
+  byApi?: boolean;
 }
 
 export interface RecordRow {
@@ -63,10 +65,10 @@ export async function insertRecords(
 export const updateRecord = async (tx: Queryable, domainId: string, r: ZoneEntry & { id: string }) =>
   (
     await tx.query<StoredEntry>(
-      // An edited template record is the owner's from now on.
-      `UPDATE dns_records SET name = $3, type = $4, ttl = $5, content = $6, template = false, updated_at = now(), version = version + 1
+      // A template record the owner edits is the owner's from now on.
+      `UPDATE dns_records SET name = $3, type = $4, ttl = $5, content = $6, template = template AND $7, updated_at = now(), version = version + 1
      WHERE domain_id = $1 AND id = $2 AND NOT managed RETURNING ${ENTRY_COLUMNS.join(', ')}`,
-      [domainId, r.id, r.name, r.type, r.ttl, r.content],
+      [domainId, r.id, r.name, r.type, r.ttl, r.content, r.byApi === true],
     )
   ).rows[0];
 
