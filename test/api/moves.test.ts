@@ -382,7 +382,14 @@ describe('moving an account', () => {
     const transport = path.join(t.dataDir, 'rendered', 'mail', 'transport');
     expect(readFileSync(here.block, 'utf8')).toContain('proxy_pass $scheme://127.0.0.27:$server_port;');
     expect(readFileSync(transport, 'utf8')).toBe(`${name} smtp:[127.0.0.27]:25\n`);
-    // The target renumbered meanwhile: the forwarding follows it, as the records do.
+    // The target renumbered meanwhile: the forwarding follows it, as the records do, and the
+    // step keeps the time it first started.
+    const forwardStep = async () =>
+      ((await t.get(`/v1/moves/${moved.body.id}`)).body.steps as { name: string; started_at: string }[]).find(
+        (s) => s.name === 'forward',
+      );
+    const forwarding = await forwardStep();
+    t.clock.advance(1000);
     const renumbered = await t.request('PATCH', `/v1/servers/${b.server.id}`, {
       body: { ipv4: '127.0.0.28' },
       headers: { 'content-type': 'application/merge-patch+json' },
@@ -392,6 +399,7 @@ describe('moving an account', () => {
     await eventually(async () => readFileSync(transport, 'utf8') === `${name} smtp:[127.0.0.28]:25\n`);
     await eventually(async () => (await addressRecords(name)).every((r) => r.includes(' 127.0.0.28 ')));
     expect((await t.get(`/v1/moves/${moved.body.id}`)).body.status).toBe('forwarding');
+    expect(await forwardStep()).toEqual(forwarding);
     const done = await ended(moved.body.id);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
 

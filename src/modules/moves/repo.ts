@@ -189,12 +189,17 @@ export async function recordLoweredTtls(tx: Queryable, id: string, had: Record<s
 }
 
 /** A step's state, with when it started or ended. */
+/**
+ * A step's state, with the time it started (the first time: a step run again after a crash, a
+ * retry past the cutover or a renumbered target keeps it) or ended.
+ */
 export async function markStep(tx: Queryable, id: string, name: MoveStepName, state: MoveStep['state'], at: Date): Promise<void> {
   const index = MOVE_STEPS.indexOf(name);
   const field = state === 'running' ? 'started_at' : 'ended_at';
   await tx.query(
     `UPDATE moves SET steps = jsonb_set(jsonb_set(steps, ARRAY[$2::text, 'state'], to_jsonb($3::text)), ARRAY[$2::text, $4::text],
-       to_jsonb($5::text)), updated_at = now() WHERE id = $1`,
+       CASE WHEN $4 = 'started_at' AND jsonb_typeof(steps #> ARRAY[$2::text, 'started_at']) = 'string'
+         THEN steps #> ARRAY[$2::text, 'started_at'] ELSE to_jsonb($5::text) END), updated_at = now() WHERE id = $1`,
     [id, String(index), state, field, at.toISOString()],
   );
 }
