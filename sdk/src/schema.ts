@@ -5499,7 +5499,10 @@ export interface components {
                 name: "check" | "lower_ttl" | "copy" | "freeze" | "final_copy" | "cutover" | "land" | "thaw" | "forward" | "cleanup" | "restore_ttl";
                 /** @enum {string} */
                 state: "pending" | "running" | "done" | "failed" | "skipped";
-                /** Format: date-time */
+                /**
+                 * Format: date-time
+                 * @description When the step first started: a step that runs again (after a restart, or a retry past the cutover) keeps it.
+                 */
                 started_at: string | null;
                 /** Format: date-time */
                 ended_at: string | null;
@@ -5586,7 +5589,10 @@ export interface components {
                 name: "check" | "lower_ttl" | "copy" | "freeze" | "final_copy" | "cutover" | "land" | "thaw" | "forward" | "cleanup" | "restore_ttl";
                 /** @enum {string} */
                 state: "pending" | "running" | "done" | "failed" | "skipped";
-                /** Format: date-time */
+                /**
+                 * Format: date-time
+                 * @description When the step first started: a step that runs again (after a restart, or a retry past the cutover) keeps it.
+                 */
                 started_at: string | null;
                 /** Format: date-time */
                 ended_at: string | null;

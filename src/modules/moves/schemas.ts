@@ -41,7 +41,10 @@ const Step = Type.Object({
       '`check`: the target servers are online, have the role and room; `lower_ttl`: the records pointing at the source get `BERTH_MOVE_TTL_S`; `copy`: files and maildirs are copied from the source through the control plane while it serves the account, and the sites’ files and the maildirs sent on to their new servers; `freeze`: the source serves the account frozen (503, logins refused); `final_copy`: what changed since the copy is copied (names new or with another size or modification time; names gone removed), the database dumps made with each table’s `CHECKSUM TABLE`, the copy verified against the source and what changed sent on to the target (a move from a backup unpacks the backup here); `cutover`: placement moves to the target, and the sites’ copies sent there go live; `land`: the rest of the copy is put on the target (the maildirs sent ahead moved into place there; the dumps loaded, and each table’s checksum there compared with the frozen source’s: one that differs fails the step, which runs again) and the records point there (an AAAA or A record of a family the target has no address of is deleted; the template’s names get one of a family the target has and the source had none of); `thaw`: once the target applies what was landed, the account is served again, by the target; `forward`: the source proxies the account’s sites and relays its mail to the target until `forward_until` (skipped for a move from a backup); `cleanup`: the source holds nothing of it any more; `restore_ttl`: the records get their TTLs back.',
   }),
   state: StringEnum(['pending', 'running', 'done', 'failed', 'skipped'] as const),
-  started_at: Nullable(Timestamp),
+  started_at: Nullable({
+    ...Timestamp,
+    description: 'When the step first started: a step that runs again (after a restart, or a retry past the cutover) keeps it.',
+  }),
   ended_at: Nullable(Timestamp),
 });
 export type MoveStep = Static<typeof Step>;
