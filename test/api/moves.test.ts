@@ -445,6 +445,15 @@ describe('moving an account', () => {
     expect(state(freezing, 'final_copy')).toBe('pending');
     const block = path.join(a.dataDir, 'rendered', 'web', 'sites', `${site.body.id}.conf`);
     expect(readFileSync(block, 'utf8')).not.toContain('Retry-After');
+    // Meanwhile another account's move runs to its end beside it (BERTH_MOVE_CONCURRENCY, 2).
+    const [c, d] = [await runningServer('127.0.0.47'), await runningServer('127.0.0.48')];
+    const other = await createAccount(t, (await createPlan(t)).id, undefined, {
+      placement: { web: c.server.id, mail: c.server.id, database: LOCAL },
+    });
+    const beside = await t.post(`/v1/accounts/${other.id}/move`, { to: { web: d.server.id } });
+    expect(beside.status, beside.text).toBe(202);
+    expect((await ended(beside.body.id)).status).toBe('completed');
+    expect((await t.get(`/v1/moves/${moved.body.id}`)).body.status).toBe('freezing');
 
     // Back: it serves the account frozen (503, Retry-After), then the move goes on to its end.
     a.start();

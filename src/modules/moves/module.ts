@@ -35,7 +35,9 @@ export function movesModule(
   return {
     schemas: moveSchemas,
     routes: (app) => moveRoutes(app, moves),
-    workers: [operationWorker(JOBS.accountMove, moveRunner(svc, o))],
+    // BERTH_MOVE_CONCURRENCY moves at a time in each process: one waiting for a server (its
+    // freeze, its thaw) does not hold up the others.
+    workers: [{ ...operationWorker(JOBS.accountMove, moveRunner(svc, o)), concurrency: svc.config.moveConcurrency }],
     loops: [drainer(svc, moves, o.servers, onError), forwardingEnds(svc, onError)],
   };
 }
