@@ -3426,6 +3426,7 @@ export interface components {
              * @enum {string}
              */
             ssh_access: "disabled" | "sftp" | "shell";
+            /** @description What the plan's accounts may turn on. `ssl`: HTTPS for their sites (`tls.mode` `auto`, the default with it, or `custom`); without it a new site gets `none`, and asking for another mode or uploading a certificate is a 403 `feature_unavailable`. `php`: a `php-*` runtime (else 403). `backups`: for the provider's own offers; backups are not refused without it. Taking a feature away turns nothing off that is in use, as a cPanel feature list governs what may be turned on: a site keeps its HTTPS (renewed) and its PHP. A later change of such a site keeps its runtime, but must ask for `tls.mode: none`. */
             features: ("ssl" | "php" | "backups")[];
             /** Format: date-time */
             created_at: string;
@@ -8581,6 +8582,7 @@ export interface operations {
                      * @enum {string}
                      */
                     ssh_access?: "disabled" | "sftp" | "shell";
+                    /** @description What the plan's accounts may turn on. `ssl`: HTTPS for their sites (`tls.mode` `auto`, the default with it, or `custom`); without it a new site gets `none`, and asking for another mode or uploading a certificate is a 403 `feature_unavailable`. `php`: a `php-*` runtime (else 403). `backups`: for the provider's own offers; backups are not refused without it. Taking a feature away turns nothing off that is in use, as a cPanel feature list governs what may be turned on: a site keeps its HTTPS (renewed) and its PHP. A later change of such a site keeps its runtime, but must ask for `tls.mode: none`. */
                     features?: ("ssl" | "php" | "backups")[];
                 };
             };
@@ -9350,6 +9352,7 @@ export interface operations {
                      * @enum {string}
                      */
                     ssh_access?: "disabled" | "sftp" | "shell";
+                    /** @description What the plan's accounts may turn on. `ssl`: HTTPS for their sites (`tls.mode` `auto`, the default with it, or `custom`); without it a new site gets `none`, and asking for another mode or uploading a certificate is a 403 `feature_unavailable`. `php`: a `php-*` runtime (else 403). `backups`: for the provider's own offers; backups are not refused without it. Taking a feature away turns nothing off that is in use, as a cPanel feature list governs what may be turned on: a site keeps its HTTPS (renewed) and its PHP. A later change of such a site keeps its runtime, but must ask for `tls.mode: none`. */
                     features: ("ssl" | "php" | "backups")[];
                 };
             };
@@ -10191,6 +10194,7 @@ export interface operations {
                      * @enum {string}
                      */
                     ssh_access?: "disabled" | "sftp" | "shell";
+                    /** @description What the plan's accounts may turn on. `ssl`: HTTPS for their sites (`tls.mode` `auto`, the default with it, or `custom`); without it a new site gets `none`, and asking for another mode or uploading a certificate is a 403 `feature_unavailable`. `php`: a `php-*` runtime (else 403). `backups`: for the provider's own offers; backups are not refused without it. Taking a feature away turns nothing off that is in use, as a cPanel feature list governs what may be turned on: a site keeps its HTTPS (renewed) and its PHP. A later change of such a site keeps its runtime, but must ask for `tls.mode: none`. */
                     features?: ("ssl" | "php" | "backups")[];
                 };
             };

@@ -137,6 +137,26 @@ describe('automatic certificates from the internal CA (no ACME directory configu
     expect((await get(t, site.id)).tls.mode).toBe('none');
   });
 
+  it('a plan that loses ssl turns nothing off: its sites keep HTTPS; a later change asks for none', async () => {
+    const plan = await createPlan(t, undefined, { features: ['ssl'] });
+    const account = await createAccount(t, plan.id);
+    const site = await newSite(t, account.id);
+    expect((await settled(t, site.id)).tls).toMatchObject({ mode: 'auto', status: 'active' });
+    const merge = { 'content-type': 'application/merge-patch+json' };
+    expect((await t.request('PATCH', `/v1/plans/${plan.id}`, { body: { features: [] }, headers: merge })).status).toBe(200);
+    expect((await get(t, site.id)).tls).toMatchObject({ mode: 'auto', status: 'active' });
+    expect(serverBlock(t, site.id)).toContain('ssl http2;');
+    const kept = await t.request('PATCH', `/v1/sites/${site.id}`, { body: { aliases: [] }, headers: merge });
+    expect(kept.status).toBe(403);
+    expect(kept.body).toMatchObject({ code: 'feature_unavailable', feature: 'ssl' });
+    const off = await t.request('PATCH', `/v1/sites/${site.id}`, {
+      body: { aliases: [], tls: { mode: 'none' } },
+      headers: merge,
+    });
+    expect(off.status, off.text).toBe(200);
+    expect(off.body.tls.mode).toBe('none');
+  });
+
   it('reach: another tenant sees neither the certificate nor can upload one (404); sites:read reads it', async () => {
     const site = await newSite(t, w.accountA.id);
     await settled(t, site.id);
