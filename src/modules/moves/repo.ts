@@ -188,7 +188,6 @@ export async function recordLoweredTtls(tx: Queryable, id: string, had: Record<s
   await tx.query('UPDATE moves SET lowered_ttls = lowered_ttls || $2::jsonb WHERE id = $1', [id, JSON.stringify(had)]);
 }
 
-/** A step's state, with when it started or ended. */
 /**
  * A step's state, with the time it started (the first time: a step run again after a crash, a
  * retry past the cutover or a renumbered target keeps it) or ended.

@@ -419,7 +419,7 @@ export function moveRunner(
 
   /**
    * One run of a move at a time, across every process: a cancel or a cutover sends the job again
-   * while a run may be under way in another process (each has a worker of its own), and the
+   * while a run may be under way (in another process, or another of this one's workers), and the
    * second run must not roll back, or go on, beside the first. It waits for the first to end,
    * then reads what that left: the first acts on the request at its next step, and the second
    * finds the move ended or goes on from there. A wake is never lost to the wait.

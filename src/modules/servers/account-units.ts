@@ -102,7 +102,7 @@ export function accountUnits<K extends AgentUnitKind, U extends AccountUnitRow =
     async touchOnPlan(tx: Queryable, jobs: JobQueue, planId: string, unlessOverridden?: string): Promise<void> {
       const r = await tx.query<{ account_id: string; username: string; server_id: string }>(
         `UPDATE ${table} u SET generation = generation + 1, sync_state = 'pending' FROM accounts a
-         WHERE a.id = u.account_id AND a.plan_id = $1 AND NOT (a.limit_overrides ? coalesce($2, ''))
+         WHERE a.id = u.account_id AND a.plan_id = $1 AND ($2::text IS NULL OR NOT a.limit_overrides ? $2)
          RETURNING a.id AS account_id, a.username, a.${server} AS server_id`,
         [planId, unlessOverridden ?? null],
       );
