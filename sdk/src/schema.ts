@@ -3426,7 +3426,7 @@ export interface components {
              * @enum {string}
              */
             ssh_access: "disabled" | "sftp" | "shell";
-            /** @description What the plan's accounts may turn on. `ssl`: HTTPS for their sites (`tls.mode` `auto`, the default with it, or `custom`); without it a new site gets `none`, and asking for another mode or uploading a certificate is a 403 `feature_unavailable`. `php`: a `php-*` runtime (else 403). `backups`: for the provider's own offers; backups are not refused without it. Taking a feature away turns nothing off that is in use, as a cPanel feature list governs what may be turned on: a site keeps its HTTPS (renewed) and its PHP. A later change of such a site keeps its runtime, but must ask for `tls.mode: none`. */
+            /** @description What the plan's accounts may turn on. `ssl`: HTTPS for their sites (`tls.mode` `auto`, the default with it, or `custom`); without it a new site gets `none`, and asking for another mode or uploading a certificate is a 403 `feature_unavailable`. `php`: a `php-*` runtime (else 403). `backups`: for the provider's own offers; backups are not refused without it. Taking a feature away turns nothing off that is in use, as a cPanel feature list governs what may be turned on: a site keeps its HTTPS (renewed) and its PHP. Its other changes keep them, but neither can be turned on again while the plan lacks the feature. */
             features: ("ssl" | "php" | "backups")[];
             /** Format: date-time */
             created_at: string;
@@ -8582,7 +8582,7 @@ export interface operations {
                      * @enum {string}
                      */
                     ssh_access?: "disabled" | "sftp" | "shell";
-                    /** @description What the plan's accounts may turn on. `ssl`: HTTPS for their sites (`tls.mode` `auto`, the default with it, or `custom`); without it a new site gets `none`, and asking for another mode or uploading a certificate is a 403 `feature_unavailable`. `php`: a `php-*` runtime (else 403). `backups`: for the provider's own offers; backups are not refused without it. Taking a feature away turns nothing off that is in use, as a cPanel feature list governs what may be turned on: a site keeps its HTTPS (renewed) and its PHP. A later change of such a site keeps its runtime, but must ask for `tls.mode: none`. */
+                    /** @description What the plan's accounts may turn on. `ssl`: HTTPS for their sites (`tls.mode` `auto`, the default with it, or `custom`); without it a new site gets `none`, and asking for another mode or uploading a certificate is a 403 `feature_unavailable`. `php`: a `php-*` runtime (else 403). `backups`: for the provider's own offers; backups are not refused without it. Taking a feature away turns nothing off that is in use, as a cPanel feature list governs what may be turned on: a site keeps its HTTPS (renewed) and its PHP. Its other changes keep them, but neither can be turned on again while the plan lacks the feature. */
                     features?: ("ssl" | "php" | "backups")[];
                 };
             };
@@ -9352,7 +9352,7 @@ export interface operations {
                      * @enum {string}
                      */
                     ssh_access?: "disabled" | "sftp" | "shell";
-                    /** @description What the plan's accounts may turn on. `ssl`: HTTPS for their sites (`tls.mode` `auto`, the default with it, or `custom`); without it a new site gets `none`, and asking for another mode or uploading a certificate is a 403 `feature_unavailable`. `php`: a `php-*` runtime (else 403). `backups`: for the provider's own offers; backups are not refused without it. Taking a feature away turns nothing off that is in use, as a cPanel feature list governs what may be turned on: a site keeps its HTTPS (renewed) and its PHP. A later change of such a site keeps its runtime, but must ask for `tls.mode: none`. */
+                    /** @description What the plan's accounts may turn on. `ssl`: HTTPS for their sites (`tls.mode` `auto`, the default with it, or `custom`); without it a new site gets `none`, and asking for another mode or uploading a certificate is a 403 `feature_unavailable`. `php`: a `php-*` runtime (else 403). `backups`: for the provider's own offers; backups are not refused without it. Taking a feature away turns nothing off that is in use, as a cPanel feature list governs what may be turned on: a site keeps its HTTPS (renewed) and its PHP. Its other changes keep them, but neither can be turned on again while the plan lacks the feature. */
                     features: ("ssl" | "php" | "backups")[];
                 };
             };
@@ -10194,7 +10194,7 @@ export interface operations {
                      * @enum {string}
                      */
                     ssh_access?: "disabled" | "sftp" | "shell";
-                    /** @description What the plan's accounts may turn on. `ssl`: HTTPS for their sites (`tls.mode` `auto`, the default with it, or `custom`); without it a new site gets `none`, and asking for another mode or uploading a certificate is a 403 `feature_unavailable`. `php`: a `php-*` runtime (else 403). `backups`: for the provider's own offers; backups are not refused without it. Taking a feature away turns nothing off that is in use, as a cPanel feature list governs what may be turned on: a site keeps its HTTPS (renewed) and its PHP. A later change of such a site keeps its runtime, but must ask for `tls.mode: none`. */
+                    /** @description What the plan's accounts may turn on. `ssl`: HTTPS for their sites (`tls.mode` `auto`, the default with it, or `custom`); without it a new site gets `none`, and asking for another mode or uploading a certificate is a 403 `feature_unavailable`. `php`: a `php-*` runtime (else 403). `backups`: for the provider's own offers; backups are not refused without it. Taking a feature away turns nothing off that is in use, as a cPanel feature list governs what may be turned on: a site keeps its HTTPS (renewed) and its PHP. Its other changes keep them, but neither can be turned on again while the plan lacks the feature. */
                     features?: ("ssl" | "php" | "backups")[];
                 };
             };
@@ -44763,7 +44763,7 @@ export interface operations {
                         /** @description `display_errors`. Default false. */
                         display_errors?: boolean;
                     };
-                    /** @description HTTPS settings. Default mode: `auto` when the plan includes `ssl`, else `none`; `auto` or `custom` without `ssl` is a 403 `feature_unavailable`. `custom` is set by uploading a certificate. Asking for `auto` again after a failure retries at once. */
+                    /** @description HTTPS settings. Default mode: `auto` when the plan includes `ssl`, else `none`; turning `auto` or `custom` on without `ssl` (or retrying a failed `auto`) is a 403 `feature_unavailable`; a site that has HTTPS from before its plan lost `ssl` keeps it through other changes. `custom` is set by uploading a certificate. Asking for `auto` again after a failure retries at once. */
                     tls?: {
                         /**
                          * @description `auto`: Berth obtains and renews a certificate for the hostname and every alias (ACME, or the internal CA when no ACME directory is configured); `custom`: the one uploaded with PUT .../certificate; `none`: plain HTTP only.
@@ -45527,7 +45527,7 @@ export interface operations {
                         /** @description `display_errors`. Default false. */
                         display_errors?: boolean;
                     };
-                    /** @description HTTPS settings. Default mode: `auto` when the plan includes `ssl`, else `none`; `auto` or `custom` without `ssl` is a 403 `feature_unavailable`. `custom` is set by uploading a certificate. Asking for `auto` again after a failure retries at once. */
+                    /** @description HTTPS settings. Default mode: `auto` when the plan includes `ssl`, else `none`; turning `auto` or `custom` on without `ssl` (or retrying a failed `auto`) is a 403 `feature_unavailable`; a site that has HTTPS from before its plan lost `ssl` keeps it through other changes. `custom` is set by uploading a certificate. Asking for `auto` again after a failure retries at once. */
                     tls?: {
                         /**
                          * @description `auto`: Berth obtains and renews a certificate for the hostname and every alias (ACME, or the internal CA when no ACME directory is configured); `custom`: the one uploaded with PUT .../certificate; `none`: plain HTTP only.
@@ -46395,7 +46395,7 @@ export interface operations {
                         /** @description `display_errors`. Default false. */
                         display_errors?: boolean;
                     };
-                    /** @description HTTPS settings. Default mode: `auto` when the plan includes `ssl`, else `none`; `auto` or `custom` without `ssl` is a 403 `feature_unavailable`. `custom` is set by uploading a certificate. Asking for `auto` again after a failure retries at once. */
+                    /** @description HTTPS settings. Default mode: `auto` when the plan includes `ssl`, else `none`; turning `auto` or `custom` on without `ssl` (or retrying a failed `auto`) is a 403 `feature_unavailable`; a site that has HTTPS from before its plan lost `ssl` keeps it through other changes. `custom` is set by uploading a certificate. Asking for `auto` again after a failure retries at once. */
                     tls?: {
                         /**
                          * @description `auto`: Berth obtains and renews a certificate for the hostname and every alias (ACME, or the internal CA when no ACME directory is configured); `custom`: the one uploaded with PUT .../certificate; `none`: plain HTTP only.

@@ -137,7 +137,7 @@ describe('automatic certificates from the internal CA (no ACME directory configu
     expect((await get(t, site.id)).tls.mode).toBe('none');
   });
 
-  it('a plan that loses ssl turns nothing off: its sites keep HTTPS; a later change asks for none', async () => {
+  it('a plan that loses ssl turns nothing off: its sites keep HTTPS through other changes, and cannot turn it on again', async () => {
     const plan = await createPlan(t, undefined, { features: ['ssl'] });
     const account = await createAccount(t, plan.id);
     const site = await newSite(t, account.id);
@@ -146,15 +146,17 @@ describe('automatic certificates from the internal CA (no ACME directory configu
     expect((await t.request('PATCH', `/v1/plans/${plan.id}`, { body: { features: [] }, headers: merge })).status).toBe(200);
     expect((await get(t, site.id)).tls).toMatchObject({ mode: 'auto', status: 'active' });
     expect(serverBlock(t, site.id)).toContain('ssl http2;');
+    // Other changes keep it: with its names changed, it gets a certificate for them, as a renewal would.
     const kept = await t.request('PATCH', `/v1/sites/${site.id}`, { body: { aliases: [] }, headers: merge });
-    expect(kept.status).toBe(403);
-    expect(kept.body).toMatchObject({ code: 'feature_unavailable', feature: 'ssl' });
-    const off = await t.request('PATCH', `/v1/sites/${site.id}`, {
-      body: { aliases: [], tls: { mode: 'none' } },
-      headers: merge,
-    });
+    expect(kept.status, kept.text).toBe(200);
+    expect(kept.body.tls.mode).toBe('auto');
+    expect((await settled(t, site.id)).tls).toMatchObject({ status: 'active', names: [site.name] });
+    // Turned off, it cannot be turned on again.
+    const off = await t.request('PATCH', `/v1/sites/${site.id}`, { body: { tls: { mode: 'none' } }, headers: merge });
     expect(off.status, off.text).toBe(200);
-    expect(off.body.tls.mode).toBe('none');
+    const on = await t.request('PATCH', `/v1/sites/${site.id}`, { body: { tls: { mode: 'auto' } }, headers: merge });
+    expect(on.status).toBe(403);
+    expect(on.body).toMatchObject({ code: 'feature_unavailable', feature: 'ssl' });
   });
 
   it('reach: another tenant sees neither the certificate nor can upload one (404); sites:read reads it', async () => {

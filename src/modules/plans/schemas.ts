@@ -58,7 +58,7 @@ const Features = Type.Array(StringEnum(['ssl', 'php', 'backups'] as const), {
   maxItems: 3,
   uniqueItems: true,
   description:
-    "What the plan's accounts may turn on. `ssl`: HTTPS for their sites (`tls.mode` `auto`, the default with it, or `custom`); without it a new site gets `none`, and asking for another mode or uploading a certificate is a 403 `feature_unavailable`. `php`: a `php-*` runtime (else 403). `backups`: for the provider's own offers; backups are not refused without it. Taking a feature away turns nothing off that is in use, as a cPanel feature list governs what may be turned on: a site keeps its HTTPS (renewed) and its PHP. A later change of such a site keeps its runtime, but must ask for `tls.mode: none`.",
+    "What the plan's accounts may turn on. `ssl`: HTTPS for their sites (`tls.mode` `auto`, the default with it, or `custom`); without it a new site gets `none`, and asking for another mode or uploading a certificate is a 403 `feature_unavailable`. `php`: a `php-*` runtime (else 403). `backups`: for the provider's own offers; backups are not refused without it. Taking a feature away turns nothing off that is in use, as a cPanel feature list governs what may be turned on: a site keeps its HTTPS (renewed) and its PHP. Its other changes keep them, but neither can be turned on again while the plan lacks the feature.",
 });
 const Description = Type.String({ maxLength: 2000 });
 

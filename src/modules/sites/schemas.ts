@@ -43,7 +43,7 @@ const TlsInput = Type.Object(
   {
     additionalProperties: false,
     description:
-      'HTTPS settings. Default mode: `auto` when the plan includes `ssl`, else `none`; `auto` or `custom` without `ssl` is a 403 `feature_unavailable`. `custom` is set by uploading a certificate. Asking for `auto` again after a failure retries at once.',
+      'HTTPS settings. Default mode: `auto` when the plan includes `ssl`, else `none`; turning `auto` or `custom` on without `ssl` (or retrying a failed `auto`) is a 403 `feature_unavailable`; a site that has HTTPS from before its plan lost `ssl` keeps it through other changes. `custom` is set by uploading a certificate. Asking for `auto` again after a failure retries at once.',
   },
 );
 const Tls = Type.Object(

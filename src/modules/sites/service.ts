@@ -57,11 +57,18 @@ function checkRuntime(account: accounts.AccountRow, runtime: string, runtimes: R
 
 /**
  * The HTTPS a site asks for: `auto` by default when the plan includes `ssl` (Caddy's model:
- * HTTPS is the default, not an option to find), else `none`; `auto` or `custom` without `ssl`
- * is a 403. `custom` comes only with an uploaded certificate (PUT .../certificate).
+ * HTTPS is the default, not an option to find), else `none`; turning `auto` or `custom` on
+ * without `ssl`, or retrying a failed `auto` (`retry`), is a 403. A site that has HTTPS from
+ * before its plan lost `ssl` keeps it through other changes, as a runtime uninstalled since
+ * does. `custom` comes only with an uploaded certificate (PUT .../certificate).
  */
-function checkTls(account: accounts.AccountRow, wanted: TlsSettings, currentMode: TlsSettings['mode'] | null): TlsSettings {
-  if (wanted.mode !== 'none' && !hasFeature(account, 'ssl')) throw SSL_UNAVAILABLE();
+function checkTls(
+  account: accounts.AccountRow,
+  wanted: TlsSettings,
+  currentMode: TlsSettings['mode'] | null,
+  retry = false,
+): TlsSettings {
+  if (wanted.mode !== 'none' && (wanted.mode !== currentMode || retry) && !hasFeature(account, 'ssl')) throw SSL_UNAVAILABLE();
   if (wanted.mode === 'custom' && currentMode !== 'custom')
     throw invalid([
       {
@@ -165,12 +172,12 @@ export function sitesService(deps: ServiceDeps, runtimes: Runtimes) {
       tls: { mode: current.tls_mode, redirect_http: current.tls_redirect_http, hsts: current.tls_hsts },
     };
     const next = mergeFields<SiteFields>(before, patch);
-    const tls = checkTls(account, next.tls, current.tls_mode);
+    const retry = patch.tls?.mode === 'auto' && current.tls_status === 'failed';
+    const tls = checkTls(account, next.tls, current.tls_mode, retry);
     // A version uninstalled since does not stand in the way of other changes.
     if (next.runtime !== current.runtime) checkRuntime(account, next.runtime, runtimes);
     const names = await hostnames(current.account_id, current.hostname, next.aliases);
     const renamed = names.slice(1).join() !== current.aliases.join();
-    const retry = patch.tls?.mode === 'auto' && current.tls_status === 'failed';
     try {
       const row = await db.transaction(async (tx) => {
         const change = {
