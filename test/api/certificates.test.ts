@@ -151,6 +151,11 @@ describe('automatic certificates from the internal CA (no ACME directory configu
     expect(kept.status, kept.text).toBe(200);
     expect(kept.body.tls.mode).toBe('auto');
     expect((await settled(t, site.id)).tls).toMatchObject({ status: 'active', names: [site.name] });
+    // A failed certificate is not asked for again.
+    await t.db.query(`UPDATE certificates SET status = 'failed' WHERE site_id = $1`, [site.id]);
+    const retry = await t.request('PATCH', `/v1/sites/${site.id}`, { body: { tls: { mode: 'auto' } }, headers: merge });
+    expect(retry.status).toBe(403);
+    expect(retry.body).toMatchObject({ code: 'feature_unavailable', feature: 'ssl' });
     // Turned off, it cannot be turned on again.
     const off = await t.request('PATCH', `/v1/sites/${site.id}`, { body: { tls: { mode: 'none' } }, headers: merge });
     expect(off.status, off.text).toBe(200);
