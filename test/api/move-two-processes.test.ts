@@ -9,11 +9,12 @@ import { freshDb, onPostgres } from '../helpers/db.js';
 import { createAccount, createPlan } from '../helpers/fixtures.js';
 
 /**
- * A move's job in two control-plane processes on one database: a request (a cancel) sends the
- * job again while a run is under way in the other process, whose worker is busy with it. The
- * second run waits for the first instead of rolling back beside it. PGlite is one process.
+ * A move's job in two control-plane processes on one database, each running one move at a time:
+ * a request (a cancel) sends the job again while a run is under way in one process, and the other
+ * takes it. The second run waits for the first instead of rolling back beside it (as it does in
+ * another worker of the same process). PGlite is one process.
  */
-const ENV = { BERTH_AGENT_LISTEN: '127.0.0.1:0', BERTH_MOVE_TTL_S: '5' };
+const ENV = { BERTH_AGENT_LISTEN: '127.0.0.1:0', BERTH_MOVE_TTL_S: '5', BERTH_MOVE_CONCURRENCY: '1' };
 const LOCAL = 'srv_00000000000000000000000000';
 
 describe.skipIf(!onPostgres())('a move in two processes', () => {
@@ -48,7 +49,7 @@ describe.skipIf(!onPostgres())('a move in two processes', () => {
 
   const count = async (sql: string, params: unknown[] = []) => (await database.db.query<{ n: number }>(sql, params)).rows[0]?.n;
 
-  it('canceled while its run waits in the other process, rolls back once, after that run', async () => {
+  it('canceled while its run waits for its source, rolls back once, after that run', async () => {
     const a = await runningServer('127.0.0.41');
     const b = await runningServer('127.0.0.42');
     const account = await createAccount(t, (await createPlan(t)).id, undefined, {

@@ -616,6 +616,35 @@ describe('moving an account', () => {
     expect((await t.post('/v1/backups', { account_id: account.id })).status).toBe(202);
   });
 
+  it('canceled while its run waits for its source, rolls back once, after that run: the cancel’s run waits in another worker', async () => {
+    const a = await runningServer('127.0.0.49');
+    const b = await runningServer('127.0.0.50');
+    const { account } = await accountWithSite({ web: a.server.id, mail: a.server.id, database: LOCAL }, 'stays');
+    const moved = await t.post(`/v1/accounts/${account.id}/move`, { to: { web: b.server.id }, cutover: 'manual' });
+    expect((await ended(moved.body.id, ['ready', 'failed'])).status).toBe('ready');
+    await a.stop();
+    expect((await t.post(`/v1/moves/${moved.body.id}/cutover`, {})).status).toBe(200);
+    const status = async () => (await t.get(`/v1/moves/${moved.body.id}`)).body.status;
+    await eventually(async () => (await status()) === 'freezing');
+    expect((await t.post(`/v1/moves/${moved.body.id}/cancel`, {})).status).toBe(200);
+    const active = async () =>
+      (
+        await t.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'account.move' AND state = 'active'`,
+        )
+      ).rows[0]?.n;
+    await eventually(async () => {
+      expect(await status()).toBe('freezing');
+      return (await active()) === 2;
+    });
+    a.start();
+    expect((await ended(moved.body.id)).status).toBe('canceled');
+    await eventually(async () => (await active()) === 0);
+    const events = await t.get(`/v1/events?resource_id=${moved.body.id}&type=account.move.canceled`);
+    expect(events.body.data).toHaveLength(1);
+    expect((await t.get(`/v1/accounts/${account.id}`)).body.placement.web).toBe(a.server.id);
+  });
+
   it('copied again after a crash, drops first what the earlier copy sent ahead: a second copy that fails leaves nothing on the target', async () => {
     const a = await runningServer('127.0.0.25');
     const b = await runningServer('127.0.0.26');
