@@ -6,6 +6,7 @@ import type { AccountMoves } from '../accounts/index.js';
 import type { ServiceDeps } from '../deps.js';
 import type { ServerRecords } from '../domains/index.js';
 import { type DrainingServers, drainer } from './drain.js';
+import { sendMoveJob } from './job.js';
 import { forwardingTo } from './repo.js';
 import { moveRoutes } from './routes.js';
 import { forwardingEnds, moveRunner } from './runner.js';
@@ -48,5 +49,5 @@ export function movesModule(
  * that the sources proxy and relay to the new ones until the forwarding's time is over.
  */
 export const forwardsFollowTarget = (jobs: JobQueue) => async (tx: Queryable, serverId: string) => {
-  for (const move of await forwardingTo(tx, serverId)) await jobs.send(tx, JOBS.accountMove, { operation_id: move.operation_id });
+  for (const move of await forwardingTo(tx, serverId)) await sendMoveJob(jobs, tx, move.operation_id);
 };

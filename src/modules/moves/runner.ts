@@ -2,7 +2,6 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bytesUnder } from '../../archives/pack.js';
 import type { AccountShare, BackupPart, PartServers } from '../../contribution.js';
-import { JOBS } from '../../jobs/names.js';
 import { periodic } from '../../jobs/periodic.js';
 import { publicMessage } from '../../lib/errors.js';
 import { removeTree } from '../../lib/remove-tree.js';
@@ -22,6 +21,7 @@ import {
   withdrawAccount,
 } from '../servers/index.js';
 import { stageCopy } from './copy.js';
+import { sendMoveJob } from './job.js';
 import { sampledProgress } from './progress.js';
 import * as repo from './repo.js';
 import { moveEvent } from './representation.js';
@@ -67,8 +67,7 @@ export function forwardingEnds(deps: ServiceDeps, onError: (err: unknown) => voi
   return periodic(
     () =>
       db.transaction(async (tx) => {
-        for (const move of await repo.endForwarding(tx, clock.now()))
-          await jobs.send(tx, JOBS.accountMove, { operation_id: move.operation_id });
+        for (const move of await repo.endForwarding(tx, clock.now())) await sendMoveJob(jobs, tx, move.operation_id);
       }),
     FORWARDING_ENDS_EVERY_MS,
     onError,
@@ -407,7 +406,7 @@ export function moveRunner(
           await repo.updateMove(tx, id, {
             error: { code: 'move_retrying', detail: err instanceof Error ? publicMessage(err) : 'unknown error' },
           });
-          await jobs.send(tx, JOBS.accountMove, { operation_id: op.id }, { startAfter: nextTry(current) });
+          await sendMoveJob(jobs, tx, op.id, nextTry(current));
         });
         return;
       }

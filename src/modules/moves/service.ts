@@ -1,6 +1,5 @@
 import { requireKind, requireWritable, type Caller } from '../../auth/caller.js';
 import type { PartServers } from '../../contribution.js';
-import { JOBS } from '../../jobs/names.js';
 import { conflict, invalid } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { type AccountMoves, countAccountsOn, findAccountById, notMoving, writableAccount } from '../accounts/index.js';
@@ -9,6 +8,7 @@ import * as ops from '../operations/index.js';
 import { toOperation } from '../operations/index.js';
 import { resourceReads } from '../reads.js';
 import { findServerById, noRoomOn, type Role, ROLES, serverStatus } from '../servers/index.js';
+import { sendMoveJob } from './job.js';
 import * as repo from './repo.js';
 import { moveEvent, toMove } from './representation.js';
 import type { CreateMove } from './schemas.js';
@@ -44,10 +44,6 @@ export function movesService(deps: ServiceDeps, accountMoves: AccountMoves, back
     }
     if (errors.length) throw invalid(errors);
   }
-
-  /** Sends the move's job again (a cancel or a cutover it should act on now). */
-  const wake = (tx: Parameters<typeof jobs.send>[0], move: repo.MoveRow) =>
-    jobs.send(tx, JOBS.accountMove, { operation_id: move.operation_id });
 
   return {
     ...reads,
@@ -89,7 +85,7 @@ export function movesService(deps: ServiceDeps, accountMoves: AccountMoves, back
         });
         const row = (await repo.findMoveById(tx, id)) as repo.MoveRow;
         await moveEvent(tx, 'account.move.started', row);
-        await jobs.send(tx, JOBS.accountMove, { operation_id: op.id });
+        await sendMoveJob(jobs, tx, op.id);
         return { ...toMove(row), operation: toOperation(op) };
       });
     },
@@ -107,7 +103,7 @@ export function movesService(deps: ServiceDeps, accountMoves: AccountMoves, back
             `The move is ${row.status}${row.cut_over_at ? ', past its cutover' : ''}; it cannot be canceled.`,
           );
         await repo.updateMove(tx, id, { cancel_requested: true });
-        await wake(tx, row);
+        await sendMoveJob(jobs, tx, row.operation_id);
         return toMove((await repo.findMoveById(tx, id)) as repo.MoveRow);
       });
     },
@@ -125,7 +121,7 @@ export function movesService(deps: ServiceDeps, accountMoves: AccountMoves, back
             `Only a manual move that is ready cuts over on request; this one is ${row.cutover}, ${row.status}.`,
           );
         await repo.updateMove(tx, id, { cutover_requested: true });
-        await wake(tx, row);
+        await sendMoveJob(jobs, tx, row.operation_id);
         return toMove((await repo.findMoveById(tx, id)) as repo.MoveRow);
       });
     },
